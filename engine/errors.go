@@ -1,0 +1,70 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Kind classifies engine errors so callers can branch with errors.Is and map
+// them to HTTP statuses in one place.
+type Kind int
+
+// The kinds of engine errors.
+const (
+	// KindInternal is a failure that is not the client's fault.
+	KindInternal Kind = iota
+	// KindInvalid is a bad transformation chain or parameter (400).
+	KindInvalid
+	// KindUnsupported is an input type no loader handles (415, code 203).
+	KindUnsupported
+	// KindCorrupt is input that cannot be decoded or has zero size (415, code 205).
+	KindCorrupt
+	// KindTooLarge is input over the configured dimension or pixel limits (413).
+	KindTooLarge
+)
+
+// Error is an engine error with a kind and a public message. Msg is safe to
+// show to clients; Err, when set, carries the internal cause for logs.
+type Error struct {
+	Kind Kind
+	Msg  string
+	Err  error
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return e.Msg + ": " + e.Err.Error()
+	}
+	return e.Msg
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Is reports whether target is an *Error of the same kind, so that
+// errors.Is(err, engine.ErrInvalid) works.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Msg == "" && t.Kind == e.Kind
+}
+
+// Sentinels for errors.Is.
+var (
+	ErrInvalid     = &Error{Kind: KindInvalid}
+	ErrUnsupported = &Error{Kind: KindUnsupported}
+	ErrCorrupt     = &Error{Kind: KindCorrupt}
+	ErrTooLarge    = &Error{Kind: KindTooLarge}
+)
+
+// invalidf returns a KindInvalid error with a formatted public message.
+func invalidf(format string, args ...any) error {
+	return &Error{Kind: KindInvalid, Msg: fmt.Sprintf(format, args...)}
+}
+
+// KindOf returns the kind of err, KindInternal when it is not an engine error.
+func KindOf(err error) Kind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return KindInternal
+}

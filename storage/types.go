@@ -1,0 +1,101 @@
+package storage
+
+import (
+	"errors"
+	"time"
+)
+
+// Errors with a stable kind; callers branch with errors.Is.
+var (
+	// ErrNotExist: the image, metadata, short URL, key, group or rule is missing.
+	ErrNotExist = errors.New("storage: does not exist")
+	// ErrExist: a unique value (short URL id, public key, group) is taken.
+	ErrExist = errors.New("storage: already exists")
+)
+
+// Image is one stored image's record.
+type Image struct {
+	User             string
+	Identifier       string
+	Size             int64
+	Extension        string
+	Mime             string
+	Width            int
+	Height           int
+	Checksum         string
+	OriginalChecksum string
+	Added            time.Time
+	Updated          time.Time
+	// Metadata is filled only by listings with Query.WithMetadata.
+	Metadata map[string]any
+}
+
+// SortKey is one `sort[]` entry. Field is one of size, user,
+// imageIdentifier, extension, mime, added, updated, width, height, checksum,
+// originalChecksum.
+type SortKey struct {
+	Field string
+	Desc  bool
+}
+
+// Query selects a page of images. Zero values mean "no filter".
+type Query struct {
+	// Users restricts to these users; empty means every user.
+	Users []string
+	// Page (1-based) and Limit select the page; Limit 0 means no limit.
+	Page, Limit int
+	// From and To bound Added, inclusive; zero means unbounded.
+	From, To time.Time
+	// IDs, Checksums and OriginalChecksums filter by value: OR within a
+	// list, AND across lists.
+	IDs, Checksums, OriginalChecksums []string
+	// Sort orders the result; empty means added descending.
+	Sort []SortKey
+	// WithMetadata fills Image.Metadata.
+	WithMetadata bool
+}
+
+// Page is one page of a listing plus the total number of matches.
+type Page struct {
+	Images []Image
+	Hits   int
+}
+
+// UserStats counts one user's images.
+type UserStats struct {
+	User      string
+	NumImages int64
+	NumBytes  int64
+}
+
+// ShortURL points a 7-character id at an image, an output extension and a
+// transformation query.
+type ShortURL struct {
+	ID        string
+	User      string
+	Image     string
+	Extension string // "" when none
+	Query     string // canonical query string, e.g. "t[]=thumbnail&t[]=desaturate"; "" when none
+}
+
+// Key is a public/private key pair.
+type Key struct {
+	PublicKey  string
+	PrivateKey string
+}
+
+// Group is a named set of access-control resources.
+type Group struct {
+	Name      string
+	Resources []string
+}
+
+// Rule grants a public key resources (or a group's resources) on users.
+// Users is ["*"] for every user. Exactly one of Group and Resources is set.
+type Rule struct {
+	ID        int64
+	PublicKey string
+	Group     string
+	Resources []string
+	Users     []string
+}
