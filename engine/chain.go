@@ -1,6 +1,10 @@
 package engine
 
-import "strings"
+import (
+	"errors"
+	"sort"
+	"strings"
+)
 
 // Chain is a parsed and validated transformation chain.
 type Chain struct {
@@ -34,5 +38,146 @@ func (c Chain) Names() []string {
 // (`Transformation "<name>" not registered`), validates every parameter and
 // enforces the chain-length limit; all errors are KindInvalid.
 func (e *Engine) ParseChain(ts []string) (Chain, error) {
-	return Chain{}, errNotImplemented
+	var (
+		specs []Spec
+		// from records, for specs expanded from a preset, the request
+		// parameters given on the preset name; origin the index in ts.
+		from   []map[string]string
+		origin []int
+	)
+	for i, t := range ts {
+		sp := ParseSpec(t)
+		preset, ok := e.cfg.Presets[sp.Name]
+		if !ok {
+			specs = append(specs, sp)
+			from = append(from, nil)
+			origin = append(origin, i)
+			continue
+		}
+		for _, ptxt := range preset {
+			ps := ParseSpec(ptxt)
+			merged := make(map[string]string, len(sp.Params)+len(ps.Params))
+			for k, v := range sp.Params {
+				merged[k] = v
+			}
+			for k, v := range ps.Params { // preset parameters win
+				merged[k] = v
+			}
+			specs = append(specs, Spec{Name: ps.Name, Params: merged})
+			from = append(from, sp.Params)
+			origin = append(origin, i)
+		}
+		if len(specs) > e.cfg.MaxTransformations {
+			break // no need to expand further
+		}
+	}
+	if len(specs) > e.cfg.MaxTransformations {
+		n := len(specs)
+		if n < len(ts) {
+			n = len(ts)
+		}
+		return Chain{}, invalidf("Too many transformations: %d (the limit is %d)", n, e.cfg.MaxTransformations)
+	}
+	c := Chain{specs: specs, steps: make([]Step, len(specs))}
+	// used[k] per preset occurrence: request parameters some step took.
+	used := map[int]map[string]bool{}
+	for i := range specs {
+		st, err := e.parseStep(&specs[i], from[i])
+		if err != nil {
+			return Chain{}, err
+		}
+		c.steps[i] = st
+		if from[i] != nil {
+			if used[origin[i]] == nil {
+				used[origin[i]] = map[string]bool{}
+			}
+			for k := range from[i] {
+				if _, kept := specs[i].Params[k]; kept {
+					used[origin[i]][k] = true
+				}
+			}
+		}
+	}
+	// A request parameter that no step of its preset takes is unknown.
+	for i, u := range used {
+		sp := ParseSpec(ts[i])
+		var unknown []string
+		for k := range sp.Params {
+			if !u[k] {
+				unknown = append(unknown, k)
+			}
+		}
+		if len(unknown) > 0 {
+			sort.Strings(unknown)
+			return Chain{}, invalidf("%s: Unknown parameter(s): %s", sp.Name, strings.Join(unknown, ", "))
+		}
+	}
+	return c, nil
+}
+
+// parseStep looks sp up and parses its parameters. For a spec expanded from
+// a preset, request parameters (reqParams) that the transformation does not
+// take are dropped from sp rather than rejected: they fill only the steps
+// that use them.
+func (e *Engine) parseStep(sp *Spec, reqParams map[string]string) (Step, error) {
+	t, ok := e.reg.Lookup(sp.Name)
+	if !ok {
+		return nil, invalidf("Transformation %q not registered", sp.Name)
+	}
+	p := NewParams(sp.Name, sp.Params)
+	st, err := safeParse(t, p)
+	if len(reqParams) > 0 {
+		var drop []string
+		for k := range reqParams {
+			if !p.used[k] {
+				drop = append(drop, k)
+			}
+		}
+		if len(drop) > 0 {
+			sort.Strings(drop)
+			params := make(map[string]string, len(sp.Params))
+			for k, v := range sp.Params {
+				params[k] = v
+			}
+			for _, k := range drop {
+				delete(params, k)
+			}
+			sp.Params = params
+			p = NewParams(sp.Name, params)
+			st, err = safeParse(t, p)
+		}
+	}
+	if err == nil {
+		// A transformation that forgot p.Err() still rejects unknown
+		// parameters and recorded problems.
+		err = p.Err()
+	}
+	if err != nil {
+		return nil, asInvalid(sp.Name, err)
+	}
+	if st == nil {
+		return nil, &Error{Kind: KindInternal, Msg: "Transformation failed", Err: errors.New(sp.Name + ": Parse returned no step")}
+	}
+	return st, nil
+}
+
+// safeParse calls t.Parse, turning a panic in a (possibly third-party)
+// parser into an internal error rather than a crashed request.
+func safeParse(t Transformation, p *Params) (st Step, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			st, err = nil, &Error{Kind: KindInternal, Msg: "Transformation failed", Err: errors.New(p.transformation + ": parse panicked")}
+		}
+	}()
+	return t.Parse(p)
+}
+
+// asInvalid makes a parse error a KindInvalid *Error naming the
+// transformation, unless it already is an engine error.
+func asInvalid(name string, err error) error {
+	var ee *Error
+	if errors.As(err, &ee) {
+		return err
+	}
+	return &Error{Kind: KindInvalid, Msg: name + ": " + err.Error()}
 }

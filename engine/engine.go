@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
+	"runtime"
 )
 
 // Config is the engine's part of the service configuration. The zero value
@@ -63,8 +65,60 @@ type Result struct {
 	Headers map[string]string
 }
 
-// errNotImplemented marks API the engine issue is filling in.
-var errNotImplemented = errors.New("engine: not implemented yet")
+// Defaults applied by New to zero fields of Config.
+const (
+	DefaultMaxSide            = 32768
+	DefaultMaxPixels          = 100_000_000
+	DefaultMaxTransformations = 20
+	DefaultJPEGQuality        = 80
+)
+
+// withDefaults returns c with every zero field set to its default.
+func (c Config) withDefaults() Config {
+	if c.Concurrency == 0 {
+		c.Concurrency = runtime.NumCPU()
+	}
+	if c.MaxWidth == 0 {
+		c.MaxWidth = DefaultMaxSide
+	}
+	if c.MaxHeight == 0 {
+		c.MaxHeight = DefaultMaxSide
+	}
+	if c.MaxPixels == 0 {
+		c.MaxPixels = DefaultMaxPixels
+	}
+	if c.MaxTransformations == 0 {
+		c.MaxTransformations = DefaultMaxTransformations
+	}
+	if c.JPEGQuality == 0 {
+		c.JPEGQuality = DefaultJPEGQuality
+	}
+	return c
+}
+
+// Validate reports the first field out of range. Zero values are valid (they
+// mean "default").
+func (c Config) Validate() error {
+	switch {
+	case c.Concurrency < 0:
+		return fmt.Errorf("engine: concurrency must not be negative, got %d", c.Concurrency)
+	case c.MaxWidth < 0 || c.MaxHeight < 0 || c.MaxPixels < 0:
+		return fmt.Errorf("engine: maxWidth, maxHeight and maxPixels must not be negative")
+	case c.MaxTransformations < 0:
+		return fmt.Errorf("engine: maxTransformations must not be negative, got %d", c.MaxTransformations)
+	case c.JPEGQuality < 0 || c.JPEGQuality > 100:
+		return fmt.Errorf("engine: jpegQuality must be between 1 and 100, got %d", c.JPEGQuality)
+	}
+	for name, specs := range c.Presets {
+		if name == "" {
+			return errors.New("engine: a preset has an empty name")
+		}
+		if len(specs) == 0 {
+			return fmt.Errorf("engine: preset %q is empty", name)
+		}
+	}
+	return nil
+}
 
 // Engine runs transformation chains. It is safe for concurrent use.
 type Engine struct {
@@ -73,24 +127,128 @@ type Engine struct {
 	sem chan struct{}
 }
 
+// New validates cfg, applies its defaults and returns an engine holding every
+// native transformation. The first call starts libvips for the process.
+func New(cfg Config) (*Engine, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	startVips()
+	return &Engine{cfg: cfg, reg: NewRegistry(), sem: make(chan struct{}, cfg.Concurrency)}, nil
+}
+
+// Close releases the engine. It does not stop libvips, which is shared by the
+// process; main calls Shutdown once.
+func (e *Engine) Close() error { return nil }
+
+// Config returns the engine's configuration with defaults applied.
+func (e *Engine) Config() Config { return e.cfg }
+
 // Registry returns the engine's transformation registry, for start-up
 // registration of custom transformations.
 func (e *Engine) Registry() *Registry { return e.reg }
 
-// Probe sniffs the type of data and reads its dimensions from the header
-// without decoding pixels, enforcing the size limits (KindTooLarge),
-// unsupported types (KindUnsupported, message `Unsupported image type: <mime>`)
-// and unreadable headers or zero sizes (KindCorrupt, `Invalid image`).
-func (e *Engine) Probe(data []byte) (Info, error) { return Info{}, errNotImplemented }
+// Process decodes src, runs the chain and encodes the requested format. With
+// an empty chain and no format change it returns src untouched. Request.Format,
+// when set, wins over a convert step: the extension the client asked for is
+// what it gets.
+func (e *Engine) Process(ctx context.Context, src []byte, req Request) (*Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	srcInfo := req.Source
+	if srcInfo.Ext == "" || srcInfo.Width == 0 {
+		info, err := e.Probe(src)
+		if err != nil {
+			return nil, err
+		}
+		srcInfo = info
+	}
+	if req.Format != "" {
+		if _, ok := mimeOf[req.Format]; !ok {
+			return nil, invalidf("Unsupported output format: %q", req.Format)
+		}
+	}
+	if req.Chain.Len() == 0 && (req.Format == "" || req.Format == srcInfo.Ext) {
+		return &Result{Data: src, Mime: srcInfo.Mime, Ext: srcInfo.Ext,
+			Width: srcInfo.Width, Height: srcInfo.Height, Headers: map[string]string{}}, nil
+	}
 
-// Inspect is Probe plus a full decode, so that an upload whose pixels are
-// corrupt or truncated is refused (KindCorrupt) before it is stored.
-func (e *Engine) Inspect(ctx context.Context, data []byte) (Info, error) {
-	return Info{}, errNotImplemented
+	if err := e.acquire(ctx); err != nil {
+		return nil, err
+	}
+	defer e.release()
+
+	d, err := e.decode(src, req.Chain.steps, req.Env)
+	if err != nil {
+		return nil, err
+	}
+	s := &State{
+		Ctx:        ctx,
+		Image:      d.img,
+		Env:        req.Env,
+		Output:     &Output{Format: d.ext},
+		OrigWidth:  d.w,
+		OrigHeight: d.h,
+		Headers:    map[string]string{},
+		engine:     e,
+	}
+	if d.img.Width() != d.w || d.img.Height() != d.h {
+		s.loadW, s.loadH = d.w, d.h
+	}
+	// Close whatever image the state holds at the end: steps may replace it.
+	defer func() { s.Image.Close() }()
+
+	for i, st := range req.Chain.steps {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if err := st.Apply(s); err != nil {
+			return nil, stepError(req.Chain.specs[i].Name, err)
+		}
+		s.loadW, s.loadH = 0, 0
+		// Images are lazy: checking the size after each step costs nothing
+		// and stops a chain that would enlarge past the limits before any
+		// pixel is computed.
+		if err := e.checkSize(s.Image.Width(), s.Image.Height()); err != nil {
+			return nil, err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if req.Format != "" {
+		s.Output.Format = req.Format
+	}
+	if s.Output.Format == "" {
+		s.Output.Format = d.ext
+	}
+	if s.Output.Strip {
+		if err := s.Image.RemoveMetadata(); err != nil {
+			return nil, fmt.Errorf("engine: strip: %w", err)
+		}
+	}
+	data, err := e.encode(s.Image, s.Output)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{
+		Data:    data,
+		Mime:    mimeOf[s.Output.Format],
+		Ext:     s.Output.Format,
+		Width:   s.Image.Width(),
+		Height:  s.Image.Height(),
+		Headers: s.Headers,
+	}, nil
 }
 
-// Process decodes src, runs the chain and encodes the requested format. With
-// an empty chain and no format change it returns src untouched.
-func (e *Engine) Process(ctx context.Context, src []byte, req Request) (*Result, error) {
-	return nil, errNotImplemented
+// stepError keeps engine errors as they are and wraps anything else (a
+// libvips failure) as an internal error naming the transformation.
+func stepError(name string, err error) error {
+	var ee *Error
+	if errors.As(err, &ee) {
+		return err
+	}
+	return fmt.Errorf("engine: %s: %w", name, err)
 }

@@ -38,6 +38,10 @@ type State struct {
 	Headers map[string]string
 	// engine is the running engine, for steps that decode further images.
 	engine *Engine
+	// loadW and loadH, when not zero, are the size Image would have had
+	// without shrink-on-load; the first step computes its geometry from them
+	// (see State.Size) so that results are exact either way.
+	loadW, loadH int
 }
 
 // Env is what the service gives a chain about the image it transforms.
@@ -53,8 +57,11 @@ type Env struct {
 type Output struct {
 	// Format is the output extension: jpg, png, gif, webp or avif.
 	Format string
-	// Level is the compress level (0-100); 0 means the encoder's default.
+	// Level is the compress level (0-100); it applies only when LevelSet.
 	Level int
+	// LevelSet reports that compress ran: an explicit level 0 is the lowest
+	// quality (RULINGS.md 18), not "the encoder's default".
+	LevelSet bool
 	// Progressive asks for progressive JPEG / interlaced PNG and GIF.
 	Progressive bool
 	// Strip removes metadata (EXIF, ICC, comments) on encode.

@@ -1,0 +1,39 @@
+# The two commands of the README:
+#   make run    run the server on the embedded default (SQLite + files under ./data)
+#   make test   run the whole test suite
+# Both install what is missing first (Debian/Ubuntu: libvips-dev via apt).
+
+GO ?= go
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+FUZZTIME ?= 10s
+
+.PHONY: run test deps build vet fuzz bench load
+
+deps:
+	@pkg-config --exists vips 2>/dev/null || { \
+		echo "installing libvips-dev (apt)"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq libvips-dev pkg-config gcc >/dev/null; }
+	@command -v $(GO) >/dev/null || { echo "Go is missing: install Go 1.26 from https://go.dev/dl/"; exit 1; }
+
+build: deps
+	$(GO) build -o vitrine .
+
+run: build
+	./vitrine serve $(ARGS)
+
+vet: deps
+	$(GO) vet ./...
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+		if [ -n "$$unformatted" ]; then echo "not gofmt-formatted: $$unformatted"; exit 1; fi
+
+# Fuzz targets run for a short, fixed time each.
+fuzz: deps
+	$(GO) test ./engine -run '^$$' -fuzz '^FuzzParseSpec$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./engine -run '^$$' -fuzz '^FuzzInspect$$' -fuzztime $(FUZZTIME)
+
+test: vet
+	MALLOC_ARENA_MAX=2 $(GO) test -race -count=1 -timeout 30m ./...
+	$(MAKE) --no-print-directory fuzz
+
+bench: deps
+	$(GO) test ./engine -run '^$$' -bench . -benchmem -benchtime 3s

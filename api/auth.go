@@ -1,0 +1,263 @@
+package api
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// signatureWindow is how far a write's timestamp may be from server time.
+const signatureWindow = 120 * time.Second
+
+var timestampPattern = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$`)
+
+// authenticate is the authentication listener (priority 100): reads on
+// guarded routes need an access token, writes a signature.
+func (s *Server) authenticate(ctx context.Context, ev *Event) error {
+	c := ev.call
+	if unguarded[c.route.name] {
+		return nil
+	}
+	switch c.method {
+	case http.MethodGet, http.MethodHead:
+		return s.checkAccessToken(ctx, c)
+	case http.MethodPost, http.MethodPut, http.MethodDelete:
+		return s.checkSignature(ctx, c)
+	}
+	return nil
+}
+
+// sign is lower-case hex HMAC-SHA256.
+func sign(key, data string) string {
+	m := hmac.New(sha256.New, []byte(key))
+	m.Write([]byte(data))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// equalMAC compares hex MACs in constant time.
+func equalMAC(a, b string) bool { return hmac.Equal([]byte(a), []byte(b)) }
+
+func (s *Server) privateKey(ctx context.Context, publicKey string) (string, error) {
+	priv, _, ok, err := s.acl.key(ctx, publicKey)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return "", errPermissionDenied
+	}
+	return priv, nil
+}
+
+// checkAccessToken verifies `accessToken` against every candidate URI of
+// REFERENCE.md 3.2.
+func (s *Server) checkAccessToken(ctx context.Context, c *call) error {
+	token := c.query.Get("accessToken")
+	if token == "" {
+		return errorf(http.StatusBadRequest, "Missing access token")
+	}
+	priv, err := s.privateKey(ctx, c.publicKey)
+	if err != nil {
+		return err
+	}
+	for _, u := range s.tokenCandidates(c) {
+		if equalMAC(sign(priv, u), token) {
+			return nil
+		}
+	}
+	return errorf(http.StatusBadRequest, "Incorrect access token")
+}
+
+var accessTokenParam = regexp.MustCompile(`(^|[?&])accessToken=[^&]*&?`)
+
+// stripParam removes accessToken wherever it appears, then trailing & and ?.
+func stripAccessToken(u string) string {
+	u = accessTokenParam.ReplaceAllStringFunc(u, func(m string) string {
+		if strings.HasPrefix(m, "?") {
+			return "?"
+		}
+		if strings.HasPrefix(m, "&") {
+			return "&"
+		}
+		return ""
+	})
+	return strings.TrimRight(u, "&?")
+}
+
+// tokenCandidates lists the URIs a client may have signed: the URI with its
+// query URL-decoded, as received, and both again with t[] and t[0] array
+// styles swapped (plain and RFC 3986-encoded), for each accepted scheme.
+func (s *Server) tokenCandidates(c *call) []string {
+	path, rawQuery := c.r.URL.EscapedPath(), c.r.URL.RawQuery
+	if c.r.RequestURI != "" && !strings.HasPrefix(c.r.RequestURI, "http") {
+		path, rawQuery, _ = strings.Cut(c.r.RequestURI, "?")
+	}
+	decodedPath := path
+	if p, err := url.PathUnescape(path); err == nil {
+		decodedPath = p
+	}
+	decodedQuery := phpURLDecode(rawQuery)
+	swapped := swapArrayStyle(decodedQuery)
+	suffixes := []string{
+		join(decodedPath, decodedQuery),
+		join(path, rawQuery),
+		join(decodedPath, swapped),
+		join(decodedPath, encodeQuery(swapped)),
+	}
+	var out []string
+	for _, base := range s.bases(c) {
+		for _, sfx := range suffixes {
+			out = append(out, stripAccessToken(base+sfx))
+		}
+	}
+	return out
+}
+
+func join(path, query string) string {
+	if query == "" {
+		return path
+	}
+	return path + "?" + query
+}
+
+// phpURLDecode decodes like PHP urldecode: `+` is a space, bad escapes stay.
+func phpURLDecode(s string) string {
+	if v, err := url.QueryUnescape(s); err == nil {
+		return v
+	}
+	return strings.ReplaceAll(s, "+", " ")
+}
+
+var indexedKey = regexp.MustCompile(`^([^\[\]]+)\[(\d*)\]$`)
+
+// swapArrayStyle rewrites `t[]=a&t[]=b` as `t[0]=a&t[1]=b` and the other way
+// round, leaving everything else as it is.
+func swapArrayStyle(query string) string {
+	if query == "" {
+		return ""
+	}
+	pairs := strings.Split(query, "&")
+	counts := map[string]int{}
+	for i, p := range pairs {
+		k, v, hasV := strings.Cut(p, "=")
+		m := indexedKey.FindStringSubmatch(k)
+		if m == nil {
+			continue
+		}
+		if m[2] == "" {
+			k = m[1] + "[" + strconv.Itoa(counts[m[1]]) + "]"
+			counts[m[1]]++
+		} else {
+			k = m[1] + "[]"
+		}
+		if hasV {
+			pairs[i] = k + "=" + v
+		} else {
+			pairs[i] = k
+		}
+	}
+	return strings.Join(pairs, "&")
+}
+
+// encodeQuery percent-encodes keys and values RFC 3986 style.
+func encodeQuery(query string) string {
+	if query == "" {
+		return ""
+	}
+	pairs := strings.Split(query, "&")
+	for i, p := range pairs {
+		k, v, hasV := strings.Cut(p, "=")
+		k = strings.ReplaceAll(url.QueryEscape(k), "+", "%20")
+		if hasV {
+			pairs[i] = k + "=" + strings.ReplaceAll(url.QueryEscape(v), "+", "%20")
+		} else {
+			pairs[i] = k
+		}
+	}
+	return strings.Join(pairs, "&")
+}
+
+// checkSignature verifies a signed write (REFERENCE.md 1.6 and 3.3).
+func (s *Server) checkSignature(ctx context.Context, c *call) error {
+	ts, tsFromHeader := c.authValue("Authenticate-Timestamp", "timestamp")
+	if ts == "" {
+		return coded(http.StatusBadRequest, codeMissingParam, "Missing authentication timestamp")
+	}
+	if !timestampPattern.MatchString(ts) {
+		return coded(http.StatusBadRequest, codeInvalidTimestamp, "Invalid timestamp: "+ts)
+	}
+	t, err := time.Parse(time.RFC3339Nano, ts)
+	if err != nil {
+		return coded(http.StatusBadRequest, codeInvalidTimestamp, "Invalid timestamp: "+ts)
+	}
+	if d := s.now().Sub(t); d > signatureWindow || d < -signatureWindow {
+		return coded(http.StatusBadRequest, codeTimestampExpired, "Timestamp has expired: "+ts)
+	}
+	sig, sigFromHeader := c.authValue("Authenticate-Signature", "signature")
+	if sig == "" {
+		return coded(http.StatusBadRequest, codeMissingParam, "Missing authentication signature")
+	}
+	priv, err := s.privateKey(ctx, c.publicKey)
+	if err != nil {
+		return err
+	}
+	var urls []string
+	for _, u := range s.signatureCandidates(c, !tsFromHeader && !sigFromHeader) {
+		urls = append(urls, u)
+		data := c.method + "|" + u + "|" + c.publicKey + "|" + ts
+		if equalMAC(sign(priv, data), sig) {
+			c.w.Header().Set(c.header("AuthUrl"), u)
+			return nil
+		}
+	}
+	c.w.Header().Set(c.header("AuthUrl"), strings.Join(urls, ", "))
+	return coded(http.StatusBadRequest, codeSignatureMismatch, "Signature mismatch")
+}
+
+// authValue reads an authentication value from the header (either prefix)
+// or, failing that, the query parameter; fromHeader tells which.
+func (c *call) authValue(header, param string) (v string, fromHeader bool) {
+	for _, p := range []string{c.s.cfg.HeaderPrefix, "X-Service", "X-Imbo"} {
+		if v := c.r.Header.Get(p + "-" + header); v != "" {
+			return v, true
+		}
+	}
+	return c.query.Get(param), false
+}
+
+var sigParams = regexp.MustCompile(`(^|[?&])(signature|timestamp)=[^&]*`)
+
+// signatureCandidates lists the URLs a write may have been signed with: the
+// URI with its query URL-decoded (the reference form) and as received.
+// When the signature came in the query, its parameters are removed first.
+func (s *Server) signatureCandidates(c *call, stripQuery bool) []string {
+	path, rawQuery := c.r.URL.EscapedPath(), c.r.URL.RawQuery
+	if c.r.RequestURI != "" && !strings.HasPrefix(c.r.RequestURI, "http") {
+		path, rawQuery, _ = strings.Cut(c.r.RequestURI, "?")
+	}
+	decodedPath := path
+	if p, err := url.PathUnescape(path); err == nil {
+		decodedPath = p
+	}
+	clean := func(u string) string {
+		if stripQuery {
+			u = sigParams.ReplaceAllString(u, "$1")
+			u = strings.NewReplacer("?&", "?", "&&", "&").Replace(u)
+		}
+		return strings.TrimRight(u, "&?")
+	}
+	var out []string
+	for _, base := range s.bases(c) {
+		out = append(out, clean(base+join(decodedPath, phpURLDecode(rawQuery))))
+		if raw := clean(base + join(path, rawQuery)); raw != out[len(out)-1] {
+			out = append(out, raw)
+		}
+	}
+	return out
+}

@@ -1,0 +1,196 @@
+package api
+
+import (
+	"fmt"
+	"net/netip"
+	"regexp"
+	"strings"
+)
+
+// Config is the api part of the service configuration. Its zero value is
+// usable after Defaults: loopback-only stats, X-Service headers, images
+// converted by content negotiation.
+type Config struct {
+	// HeaderPrefix names response headers (`X-Service-OriginalWidth`...).
+	// Set it to `X-Imbo` to serve existing Imbo clients. Default `X-Service`.
+	HeaderPrefix string `yaml:"headerPrefix"`
+	// ContentNegotiateImages converts images to the type the Accept header
+	// prefers. When false, images are only converted when an extension asks.
+	// Default true.
+	ContentNegotiateImages *bool `yaml:"contentNegotiateImages"`
+	// IndexRedirect, when set, makes GET / answer 307 to this URL.
+	IndexRedirect string `yaml:"indexRedirect"`
+	// StatsAllow lists client addresses or CIDR ranges allowed to read
+	// /stats; `*` allows everyone. Default loopback only.
+	StatsAllow []string `yaml:"statsAllow"`
+	// TrustedProxies lists proxy addresses or CIDR ranges whose
+	// X-Forwarded-For/-Proto/-Host headers are believed.
+	TrustedProxies []string `yaml:"trustedProxies"`
+	// Authentication configures how signed URLs are rebuilt.
+	Authentication Authentication `yaml:"authentication"`
+	// AccessControl holds the keys, groups and rules.
+	AccessControl AccessControl `yaml:"accessControl"`
+	// Limits caps request sizes.
+	Limits Limits `yaml:"limits"`
+	// CacheVariants stores transformed images in the blob store so repeated
+	// requests skip the work. Default true.
+	CacheVariants *bool `yaml:"cacheVariants"`
+}
+
+// Authentication configures URL reconstruction for tokens and signatures.
+type Authentication struct {
+	// Protocol is `incoming` (the scheme as received, the default), `http`,
+	// `https` (force one, for TLS-terminating load balancers) or `both`.
+	Protocol string `yaml:"protocol"`
+}
+
+// Limits caps what one request may carry.
+type Limits struct {
+	// MaxBodyBytes caps upload bodies (413 above). Default 64 MiB.
+	MaxBodyBytes int64 `yaml:"maxBodyBytes"`
+	// MaxMetadataBytes caps a metadata document (400 above). Default 64 KiB.
+	MaxMetadataBytes int64 `yaml:"maxMetadataBytes"`
+	// MaxMetadataDepth caps metadata nesting (400 above). Default 16.
+	MaxMetadataDepth int `yaml:"maxMetadataDepth"`
+}
+
+// AccessControl is the configured (immutable) part of access control.
+type AccessControl struct {
+	// Keys are public/private key pairs with their rules.
+	Keys []ConfigKey `yaml:"keys"`
+	// Groups maps group names to resource lists, beside the built-in
+	// `read-only`, `read-write` and `all`.
+	Groups map[string][]string `yaml:"groups"`
+	// Database enables keys, groups and rules managed through the API and
+	// stored in the database, beside the configured ones.
+	Database bool `yaml:"database"`
+}
+
+// ConfigKey is one configured key pair.
+type ConfigKey struct {
+	PublicKey  string       `yaml:"publicKey"`
+	PrivateKey string       `yaml:"privateKey"`
+	Rules      []ConfigRule `yaml:"rules"`
+}
+
+// ConfigRule grants resources (or a group) on users. Users is a list or the
+// string `*`.
+type ConfigRule struct {
+	Users     Users    `yaml:"users"`
+	Resources []string `yaml:"resources"`
+	Group     string   `yaml:"group"`
+}
+
+// Users is a list of user names; the YAML string `*` means every user.
+type Users []string
+
+// UnmarshalYAML accepts a list or the string `*`.
+func (u *Users) UnmarshalYAML(unmarshal func(any) error) error {
+	var s string
+	if err := unmarshal(&s); err == nil {
+		if s != "*" {
+			return fmt.Errorf("users: want a list or \"*\", got %q", s)
+		}
+		*u = Users{"*"}
+		return nil
+	}
+	var l []string
+	if err := unmarshal(&l); err != nil {
+		return err
+	}
+	*u = l
+	return nil
+}
+
+// namePattern is what user names and public keys look like (RULINGS.md 6).
+var namePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+func boolOr(p *bool, def bool) bool {
+	if p == nil {
+		return def
+	}
+	return *p
+}
+
+// Defaults fills unset fields.
+func (c *Config) Defaults() {
+	if c.HeaderPrefix == "" {
+		c.HeaderPrefix = "X-Service"
+	}
+	c.HeaderPrefix = strings.TrimSuffix(c.HeaderPrefix, "-")
+	if c.StatsAllow == nil {
+		c.StatsAllow = []string{"127.0.0.1", "::1"}
+	}
+	if c.Authentication.Protocol == "" {
+		c.Authentication.Protocol = "incoming"
+	}
+	if c.Limits.MaxBodyBytes == 0 {
+		c.Limits.MaxBodyBytes = 64 << 20
+	}
+	if c.Limits.MaxMetadataBytes == 0 {
+		c.Limits.MaxMetadataBytes = 64 << 10
+	}
+	if c.Limits.MaxMetadataDepth == 0 {
+		c.Limits.MaxMetadataDepth = 16
+	}
+}
+
+// Validate reports the first configuration problem.
+func (c *Config) Validate() error {
+	switch c.Authentication.Protocol {
+	case "incoming", "http", "https", "both":
+	default:
+		return fmt.Errorf("authentication.protocol: want incoming, http, https or both, got %q", c.Authentication.Protocol)
+	}
+	for _, list := range [][]string{c.StatsAllow, c.TrustedProxies} {
+		for _, a := range list {
+			if a == "*" {
+				continue
+			}
+			if _, err := parsePrefix(a); err != nil {
+				return fmt.Errorf("address %q: %w", a, err)
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for i, k := range c.AccessControl.Keys {
+		if !namePattern.MatchString(k.PublicKey) {
+			return fmt.Errorf("accessControl.keys[%d]: invalid publicKey %q", i, k.PublicKey)
+		}
+		if k.PrivateKey == "" {
+			return fmt.Errorf("accessControl.keys[%d] (%s): privateKey is empty", i, k.PublicKey)
+		}
+		if seen[k.PublicKey] {
+			return fmt.Errorf("accessControl.keys: %s is defined twice", k.PublicKey)
+		}
+		seen[k.PublicKey] = true
+		for j, r := range k.Rules {
+			if (r.Group == "") == (len(r.Resources) == 0) {
+				return fmt.Errorf("accessControl.keys[%d].rules[%d]: give exactly one of group and resources", i, j)
+			}
+			if len(r.Users) == 0 {
+				return fmt.Errorf("accessControl.keys[%d].rules[%d]: users is required", i, j)
+			}
+			if r.Group != "" {
+				if _, ok := builtinGroups[r.Group]; !ok {
+					if _, ok := c.AccessControl.Groups[r.Group]; !ok {
+						return fmt.Errorf("accessControl.keys[%d].rules[%d]: group %q is not defined", i, j, r.Group)
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// parsePrefix reads an address or CIDR range.
+func parsePrefix(s string) (netip.Prefix, error) {
+	if strings.Contains(s, "/") {
+		return netip.ParsePrefix(s)
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	return netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()), nil
+}

@@ -1,0 +1,99 @@
+package api
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Event is what listeners receive: the event name (`image.get`,
+// `images.post`, `stats.get`...) and the request it belongs to.
+type Event struct {
+	// Name is `<resource>.<method>`.
+	Name string
+	// Stats is the `custom` object of the stats response; stats.get
+	// listeners may add to it.
+	Stats map[string]any
+	call  *call
+	stop  bool
+}
+
+// User is the `<user>` of the path, "" on routes without one.
+func (e *Event) User() string { return e.call.params["user"] }
+
+// ImageIdentifier is the `<image>` of the path, "" on routes without one.
+func (e *Event) ImageIdentifier() string { return e.call.params["image"] }
+
+// PublicKey is the public key the request acts with.
+func (e *Event) PublicKey() string { return e.call.publicKey }
+
+// StopPropagation skips the remaining listeners of this event (the resource
+// itself still runs).
+func (e *Event) StopPropagation() { e.stop = true }
+
+// Listener handles an event; a returned error ends the request with that
+// error (an *Error for a chosen status, anything else is a 500).
+type Listener func(ctx context.Context, ev *Event) error
+
+type subscription struct {
+	pattern  string
+	priority int
+	seq      int
+	fn       Listener
+}
+
+// Bus dispatches events to listeners subscribed by name (`image.get`), by
+// prefix (`image.*`) or to everything (`*`). Higher priority runs first;
+// equal priorities run in subscription order.
+type Bus struct {
+	mu   sync.RWMutex
+	subs []subscription
+}
+
+// On subscribes fn to events matching pattern.
+func (b *Bus) On(pattern string, priority int, fn Listener) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.subs = append(b.subs, subscription{pattern: pattern, priority: priority, seq: len(b.subs), fn: fn})
+}
+
+func patternMatches(pattern, name string) bool {
+	if pattern == "*" || pattern == name {
+		return true
+	}
+	if p, ok := strings.CutSuffix(pattern, ".*"); ok {
+		return strings.HasPrefix(name, p+".")
+	}
+	if p, ok := strings.CutPrefix(pattern, "*."); ok {
+		return strings.HasSuffix(name, "."+p)
+	}
+	return false
+}
+
+// Fire runs every listener of ev.Name in order and returns the first error.
+func (b *Bus) Fire(ctx context.Context, ev *Event) error {
+	b.mu.RLock()
+	var run []subscription
+	for _, s := range b.subs {
+		if patternMatches(s.pattern, ev.Name) {
+			run = append(run, s)
+		}
+	}
+	b.mu.RUnlock()
+	sort.SliceStable(run, func(i, j int) bool {
+		if run[i].priority != run[j].priority {
+			return run[i].priority > run[j].priority
+		}
+		return run[i].seq < run[j].seq
+	})
+	for _, s := range run {
+		if err := s.fn(ctx, ev); err != nil {
+			return err
+		}
+		if ev.stop {
+			return nil
+		}
+	}
+	return nil
+}

@@ -1,0 +1,198 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"strconv"
+
+	"vitrine/engine"
+	"vitrine/storage"
+)
+
+func (s *Server) getImage(c *call) error {
+	specs, err := transformations(c.query)
+	if err != nil {
+		return err
+	}
+	img, err := s.db.Image(c.ctx(), c.params["user"], c.params["image"])
+	if isNotExist(err) {
+		return errorf(http.StatusNotFound, "Image not found")
+	}
+	if err != nil {
+		return err
+	}
+	c.originalHeaders(img)
+	chain, err := s.engine.ParseChain(specs)
+	if err != nil {
+		return err
+	}
+	format, err := c.outputFormat(img.Mime)
+	if err != nil {
+		return err
+	}
+	return s.serveImage(c, img, chain, format)
+}
+
+// originalHeaders describe the stored image on every image response,
+// errors included.
+func (c *call) originalHeaders(img storage.Image) {
+	h := c.w.Header()
+	h.Set(c.header("OriginalExtension"), img.Extension)
+	h.Set(c.header("OriginalMimeType"), img.Mime)
+	h.Set(c.header("OriginalFileSize"), strconv.FormatInt(img.Size, 10))
+	h.Set(c.header("OriginalWidth"), strconv.Itoa(img.Width))
+	h.Set(c.header("OriginalHeight"), strconv.Itoa(img.Height))
+}
+
+// serveImage answers an image GET or HEAD: the stored bytes when nothing
+// changes (validators known without reading the blob), otherwise the
+// variant from the cache or freshly rendered.
+func (s *Server) serveImage(c *call, img storage.Image, chain engine.Chain, format string) error {
+	o := out{cache: cacheImages, etag: true, lastModified: img.Updated}
+	if chain.Len() == 0 && format == img.Extension {
+		etag := `"` + img.Checksum + `"`
+		c.w.Header().Set("Cache-Control", cacheImages)
+		c.w.Header().Set("ETag", etag)
+		c.w.Header().Set("Last-Modified", httpDate(img.Updated))
+		c.commonHeaders()
+		if c.notModified(etag, img.Updated) {
+			c.w.WriteHeader(http.StatusNotModified)
+			return nil
+		}
+		if c.method == http.MethodHead {
+			c.w.Header().Set("Content-Type", img.Mime)
+			c.w.Header().Set("Content-Length", strconv.FormatInt(img.Size, 10))
+			c.w.WriteHeader(http.StatusOK)
+			return nil
+		}
+		data, err := s.blobs.Get(c.ctx(), storage.ImageKey(img.User, img.Identifier))
+		if err != nil {
+			return fmt.Errorf("image %s/%s: %w", img.User, img.Identifier, err)
+		}
+		return c.writeBody(data, img.Mime, o)
+	}
+	v, err := s.variant(c.ctx(), img, chain, format)
+	if err != nil {
+		return err
+	}
+	for k, val := range v.Headers {
+		c.w.Header().Set(c.header(k), val)
+	}
+	return c.writeBody(v.Data, v.Mime, o)
+}
+
+// variant is an encoded transformation result as cached.
+type variant struct {
+	Mime    string            `json:"mime"`
+	Headers map[string]string `json:"headers,omitempty"`
+	Data    []byte            `json:"-"`
+}
+
+// variantMagic starts a cached variant blob: magic, a JSON header line, then
+// the image bytes.
+const variantMagic = "vitrine-variant-1\n"
+
+func encodeVariant(v variant) []byte {
+	head, _ := json.Marshal(v)
+	buf := make([]byte, 0, len(variantMagic)+len(head)+1+len(v.Data))
+	buf = append(append(append(append(buf, variantMagic...), head...), '\n'), v.Data...)
+	return buf
+}
+
+func decodeVariant(b []byte) (variant, bool) {
+	var v variant
+	rest, ok := bytes.CutPrefix(b, []byte(variantMagic))
+	if !ok {
+		return v, false
+	}
+	head, data, ok := bytes.Cut(rest, []byte{'\n'})
+	if !ok || json.Unmarshal(head, &v) != nil {
+		return v, false
+	}
+	v.Data = data
+	return v, true
+}
+
+// variant returns the rendered image from the variant cache or renders and
+// stores it. The key covers the image's last change (metadata feeds
+// smartSize and drawPois), the chain and the format.
+func (s *Server) variant(ctx context.Context, img storage.Image, chain engine.Chain, format string) (variant, error) {
+	cache := boolOr(s.cfg.CacheVariants, true)
+	sum := md5.Sum([]byte(fmt.Sprintf("%s|%d|%s", format, img.Updated.Unix(), chain.Key())))
+	key := storage.VariantKey(img.User, img.Identifier, hex.EncodeToString(sum[:]))
+	if cache {
+		if b, err := s.blobs.Get(ctx, key); err == nil {
+			if v, ok := decodeVariant(b); ok {
+				return v, nil
+			}
+		} else if !isNotExist(err) {
+			s.log.Warn("variant cache read", "key", key, "err", err)
+		}
+	}
+	src, err := s.blobs.Get(ctx, storage.ImageKey(img.User, img.Identifier))
+	if err != nil {
+		return variant{}, fmt.Errorf("image %s/%s: %w", img.User, img.Identifier, err)
+	}
+	md, err := s.db.Metadata(ctx, img.User, img.Identifier)
+	if err != nil {
+		return variant{}, err
+	}
+	res, err := s.engine.Process(ctx, src, engine.Request{
+		Chain:  chain,
+		Format: format,
+		Source: engine.Info{Mime: img.Mime, Ext: img.Extension, Width: img.Width, Height: img.Height},
+		Env: engine.Env{Metadata: md, LoadImage: func(ctx context.Context, id string) ([]byte, error) {
+			if _, err := s.db.Image(ctx, img.User, id); err != nil {
+				if isNotExist(err) {
+					return nil, fmt.Errorf("image %s/%s: %w", img.User, id, fs.ErrNotExist)
+				}
+				return nil, err
+			}
+			b, err := s.blobs.Get(ctx, storage.ImageKey(img.User, id))
+			if isNotExist(err) {
+				return nil, fmt.Errorf("image %s/%s: %w", img.User, id, fs.ErrNotExist)
+			}
+			return b, err
+		}},
+	})
+	if err != nil {
+		return variant{}, err
+	}
+	v := variant{Mime: res.Mime, Headers: res.Headers, Data: res.Data}
+	if cache {
+		if err := s.blobs.Put(context.WithoutCancel(ctx), key, encodeVariant(v)); err != nil {
+			s.log.Warn("variant cache write", "key", key, "err", err)
+		}
+	}
+	return v, nil
+}
+
+// deleteImage removes the row with its metadata and short URLs, then the
+// blob and every cached variant.
+func (s *Server) deleteImage(c *call) error {
+	user, id := c.params["user"], c.params["image"]
+	err := s.db.DeleteImage(c.ctx(), user, id)
+	if err != nil && !isNotExist(err) {
+		return err
+	}
+	// Blobs go even when the row was missing: they may be left over from
+	// an interrupted request.
+	ctx := context.WithoutCancel(c.ctx())
+	if derr := s.blobs.Delete(ctx, storage.ImageKey(user, id)); derr != nil {
+		s.log.Error("delete image blob", "user", user, "image", id, "err", derr)
+	}
+	if derr := s.blobs.DeletePrefix(ctx, storage.VariantPrefix(user, id)); derr != nil {
+		s.log.Error("delete variants", "user", user, "image", id, "err", derr)
+	}
+	if errors.Is(err, storage.ErrNotExist) {
+		return errorf(http.StatusNotFound, "Image not found")
+	}
+	return c.writeJSON(map[string]string{"imageIdentifier": id}, out{})
+}

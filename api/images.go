@@ -1,0 +1,225 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"vitrine/storage"
+)
+
+// imageFields is the fixed key order of listing entries.
+var imageFields = []string{"added", "updated", "checksum", "originalChecksum", "extension", "size",
+	"width", "height", "mime", "mimeType", "imageIdentifier", "user", "metadata"}
+
+// object is a JSON object that keeps its key order.
+type object struct {
+	keys []string
+	vals map[string]any
+}
+
+// MarshalJSON writes the keys in order.
+func (o object) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range o.keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		vb, err := json.Marshal(o.vals[k])
+		if err != nil {
+			return nil, err
+		}
+		b.Write(kb)
+		b.WriteByte(':')
+		b.Write(vb)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// imageEntry renders one listing entry with the requested fields.
+func imageEntry(img storage.Image, fields []string, withMetadata bool) object {
+	var orig any
+	if img.OriginalChecksum != "" {
+		orig = img.OriginalChecksum
+	}
+	vals := map[string]any{
+		"added": httpDate(img.Added), "updated": httpDate(img.Updated), "checksum": img.Checksum,
+		"originalChecksum": orig, "extension": img.Extension, "size": img.Size, "width": img.Width,
+		"height": img.Height, "mime": img.Mime, "mimeType": img.Mime, "imageIdentifier": img.Identifier,
+		"user": img.User,
+	}
+	if withMetadata {
+		md := img.Metadata
+		if md == nil {
+			md = map[string]any{}
+		}
+		vals["metadata"] = md
+	}
+	o := object{vals: vals}
+	for _, k := range imageFields {
+		if _, ok := vals[k]; !ok {
+			continue
+		}
+		if len(fields) > 0 && !slices.Contains(fields, k) {
+			continue
+		}
+		o.keys = append(o.keys, k)
+	}
+	return o
+}
+
+// writeListing runs the query and writes {search, images}.
+func (s *Server) writeListing(c *call, q storage.Query, fields []string) error {
+	page := storage.Page{}
+	var err error
+	if q.Users == nil || len(q.Users) > 0 {
+		if page, err = s.db.Images(c.ctx(), q); err != nil {
+			return err
+		}
+	}
+	last, err := s.lastModified(c.ctx(), q.Users)
+	if err != nil {
+		return err
+	}
+	entries := make([]object, len(page.Images))
+	for i, img := range page.Images {
+		entries[i] = imageEntry(img, fields, q.WithMetadata)
+	}
+	return c.writeJSON(map[string]any{
+		"search": map[string]int{"hits": page.Hits, "page": q.Page, "limit": q.Limit, "count": len(entries)},
+		"images": entries,
+	}, out{cache: cacheJSON, etag: true, lastModified: last})
+}
+
+func (s *Server) listImages(c *call) error {
+	q, fields, err := listQuery(c)
+	if err != nil {
+		return err
+	}
+	user := c.params["user"]
+	q.Users = []string{user}
+	page, err := s.db.Images(c.ctx(), storage.Query{Users: q.Users, Limit: 1})
+	if err != nil {
+		return err
+	}
+	if ok, err := s.userExists(c.ctx(), user, page.Hits); err != nil {
+		return err
+	} else if !ok {
+		return errorf(http.StatusNotFound, "User not found")
+	}
+	return s.writeListing(c, q, fields)
+}
+
+// listGlobalImages serves GET /images: the users[] the key may read, or
+// every user with images the key may read (RULINGS.md 12).
+func (s *Server) listGlobalImages(c *call) error {
+	q, fields, err := listQuery(c)
+	if err != nil {
+		return err
+	}
+	_, rules, _, err := s.acl.key(c.ctx(), c.publicKey)
+	if err != nil {
+		return err
+	}
+	users := listParam(c.query, "users")
+	if len(users) > 0 {
+		denied, err := s.acl.deniedUsers(c.ctx(), rules, users)
+		if err != nil {
+			return err
+		}
+		if len(denied) > 0 {
+			return errorf(http.StatusBadRequest, "Public key does not have access to the users: [%s]", strings.Join(denied, ", "))
+		}
+	} else {
+		all, err := s.db.Users(c.ctx())
+		if err != nil {
+			return err
+		}
+		denied, err := s.acl.deniedUsers(c.ctx(), rules, all)
+		if err != nil {
+			return err
+		}
+		users = []string{}
+		for _, u := range all {
+			if !slices.Contains(denied, u) {
+				users = append(users, u)
+			}
+		}
+	}
+	q.Users = users
+	return s.writeListing(c, q, fields)
+}
+
+// postImage stores an upload: size cap, type sniffing and header limits,
+// full decode check, then the blob (durable) before the row commits.
+func (s *Server) postImage(c *call) error {
+	user := c.params["user"]
+	data, err := readBody(c, s.cfg.Limits.MaxBodyBytes)
+	if err != nil {
+		return err
+	}
+	if len(data) == 0 {
+		return coded(http.StatusBadRequest, codeNoImageAttached, "No image attached")
+	}
+	info, err := s.engine.Inspect(c.ctx(), data)
+	if err != nil {
+		return err
+	}
+	sum := md5.Sum(data)
+	id := hex.EncodeToString(sum[:])
+	img := storage.Image{
+		User: user, Identifier: id, Size: int64(len(data)), Extension: info.Ext, Mime: info.Mime,
+		Width: info.Width, Height: info.Height, Checksum: id, OriginalChecksum: id,
+		Added: s.now().UTC(), Updated: s.now().UTC(),
+	}
+	created, err := s.storeImage(c.ctx(), &img, data)
+	if err != nil {
+		return err
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	c.params["image"] = img.Identifier
+	c.w.Header().Set(c.header("ImageIdentifier"), img.Identifier)
+	return c.writeJSON(map[string]any{"imageIdentifier": img.Identifier, "width": img.Width,
+		"height": img.Height, "extension": img.Extension}, out{status: status})
+}
+
+// storeImage writes the blob, then commits the row. An image the user
+// already has is returned as it is (created false) and nothing is written.
+// When the row cannot be committed, the blob is removed again unless a
+// concurrent upload of the same bytes committed it meanwhile.
+func (s *Server) storeImage(ctx context.Context, img *storage.Image, data []byte) (bool, error) {
+	if existing, err := s.db.Image(ctx, img.User, img.Identifier); err == nil {
+		*img = existing
+		return false, nil
+	} else if !isNotExist(err) {
+		return false, err
+	}
+	key := storage.ImageKey(img.User, img.Identifier)
+	if err := s.blobs.Put(ctx, key, data); err != nil {
+		return false, fmt.Errorf("store blob %s: %w", key, err)
+	}
+	created, err := s.db.InsertImage(ctx, img)
+	if err != nil {
+		// The request context may be gone; clean up regardless.
+		cleanup := context.WithoutCancel(ctx)
+		if _, ierr := s.db.Image(cleanup, img.User, img.Identifier); isNotExist(ierr) {
+			if derr := s.blobs.Delete(cleanup, key); derr != nil {
+				s.log.Error("remove blob of failed upload", "key", key, "err", derr)
+			}
+		}
+		return false, err
+	}
+	return created, nil
+}

@@ -1,0 +1,117 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+func (s *Server) getMetadata(c *call) error {
+	img, err := s.db.Image(c.ctx(), c.params["user"], c.params["image"])
+	if isNotExist(err) {
+		return errorf(http.StatusNotFound, "Image not found")
+	}
+	if err != nil {
+		return err
+	}
+	md, err := s.db.Metadata(c.ctx(), img.User, img.Identifier)
+	if err != nil {
+		return err
+	}
+	return c.writeJSON(md, out{cache: cacheJSON, etag: true, lastModified: img.Updated})
+}
+
+// readMetadata reads and validates a metadata document (RULINGS.md 14).
+func (s *Server) readMetadata(c *call) (map[string]any, error) {
+	var doc any
+	err := c.readJSON(s.cfg.Limits.MaxMetadataBytes, &doc)
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return nil, errorf(http.StatusBadRequest, "Invalid metadata. The document is larger than %d bytes", mbe.Limit)
+	}
+	if err != nil {
+		return nil, err
+	}
+	md, ok := doc.(map[string]any)
+	if !ok {
+		return nil, errorf(http.StatusBadRequest, "Invalid metadata. A JSON object is expected")
+	}
+	if err := validateMetadata(md, 1, s.cfg.Limits.MaxMetadataDepth); err != nil {
+		return nil, err
+	}
+	return md, nil
+}
+
+// validateMetadata checks keys at every depth and the nesting limit.
+func validateMetadata(v any, depth, max int) error {
+	if depth > max {
+		return errorf(http.StatusBadRequest, "Invalid metadata. Nesting deeper than %d levels is not allowed", max)
+	}
+	switch t := v.(type) {
+	case map[string]any:
+		for k, child := range t {
+			var why string
+			switch {
+			case k == "":
+				why = "Empty keys are not allowed"
+			case strings.Contains(k, "."):
+				why = "Dot characters ('.') are not allowed in metadata keys"
+			case strings.Contains(k, "::"):
+				why = "'::' is not allowed in metadata keys"
+			case strings.HasPrefix(k, "$"):
+				why = "Keys must not start with '$'"
+			}
+			if why != "" {
+				return errorf(http.StatusBadRequest, "Invalid metadata. %s", why)
+			}
+			if err := validateMetadata(child, depth+1, max); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for _, child := range t {
+			if err := validateMetadata(child, depth+1, max); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (s *Server) putMetadata(c *call) error {
+	md, err := s.readMetadata(c)
+	if err != nil {
+		return err
+	}
+	if err := s.db.SetMetadata(c.ctx(), c.params["user"], c.params["image"], md); err != nil {
+		return metadataErr(err)
+	}
+	return c.writeJSON(md, out{})
+}
+
+func (s *Server) postMetadata(c *call) error {
+	md, err := s.readMetadata(c)
+	if err != nil {
+		return err
+	}
+	merged, err := s.db.MergeMetadata(c.ctx(), c.params["user"], c.params["image"], md)
+	if err != nil {
+		return metadataErr(err)
+	}
+	return c.writeJSON(merged, out{})
+}
+
+func (s *Server) deleteMetadata(c *call) error {
+	if err := s.db.DeleteMetadata(c.ctx(), c.params["user"], c.params["image"]); err != nil {
+		return metadataErr(err)
+	}
+	return c.writeJSON(map[string]any{}, out{})
+}
+
+func metadataErr(err error) error {
+	if isNotExist(err) {
+		return errorf(http.StatusNotFound, "Image not found")
+	}
+	return fmt.Errorf("metadata: %w", err)
+}

@@ -1,0 +1,135 @@
+package api
+
+import (
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// acceptEntry is one media range of an Accept header.
+type acceptEntry struct {
+	typ, sub string
+	q        float64
+}
+
+// parseAccept parses an Accept header; malformed ranges are skipped.
+func parseAccept(h string) []acceptEntry {
+	var out []acceptEntry
+	for _, part := range strings.Split(h, ",") {
+		fields := strings.Split(part, ";")
+		mt := strings.ToLower(strings.TrimSpace(fields[0]))
+		typ, sub, ok := strings.Cut(mt, "/")
+		if !ok || typ == "" || sub == "" {
+			continue
+		}
+		e := acceptEntry{typ: typ, sub: sub, q: 1}
+		for _, p := range fields[1:] {
+			k, v, _ := strings.Cut(strings.TrimSpace(p), "=")
+			if strings.EqualFold(k, "q") {
+				if q, err := strconv.ParseFloat(v, 64); err == nil && q >= 0 && q <= 1 {
+					e.q = q
+				}
+			}
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// acceptQuality is the quality the most specific matching range gives mime.
+func acceptQuality(entries []acceptEntry, mime string) float64 {
+	typ, sub, _ := strings.Cut(mime, "/")
+	best, spec := 0.0, -1
+	for _, e := range entries {
+		s := -1
+		switch {
+		case e.typ == typ && e.sub == sub:
+			s = 2
+		case e.typ == typ && e.sub == "*":
+			s = 1
+		case e.typ == "*" && e.sub == "*":
+			s = 0
+		}
+		if s > spec {
+			best, spec = e.q, s
+		}
+	}
+	return best
+}
+
+// exactQuality is the quality of an exact match for mime only (webp and
+// avif are served only when asked for by name, RULINGS.md 16).
+func exactQuality(entries []acceptEntry, mime string) float64 {
+	typ, sub, _ := strings.Cut(mime, "/")
+	for _, e := range entries {
+		if e.typ == typ && e.sub == sub {
+			return e.q
+		}
+	}
+	return 0
+}
+
+// imageFormats are the output types: extension to mime type.
+var imageFormats = map[string]string{
+	"jpg": "image/jpeg", "png": "image/png", "gif": "image/gif",
+	"webp": "image/webp", "avif": "image/avif",
+}
+
+// extOfMime maps stored mime types to extensions.
+var extOfMime = map[string]string{
+	"image/jpeg": "jpg", "image/png": "png", "image/gif": "gif",
+	"image/webp": "webp", "image/avif": "avif", "image/tiff": "tif",
+}
+
+// outputFormat picks the output extension for an image response: the path
+// extension wins; otherwise, with content negotiation on, the Accept header;
+// the original type is kept whenever it is acceptable at the best quality.
+func (c *call) outputFormat(originalMime string) (string, error) {
+	if c.ext != "" {
+		ext := c.ext
+		if ext == "jpeg" {
+			ext = "jpg"
+		}
+		if _, ok := imageFormats[ext]; !ok {
+			return "", errorf(http.StatusNotFound, "Not Found")
+		}
+		return ext, nil
+	}
+	original := extOfMime[originalMime]
+	accept := c.r.Header.Get("Accept")
+	if accept == "" {
+		return original, nil
+	}
+	c.negotiated = true
+	entries := parseAccept(accept)
+	type cand struct {
+		ext string
+		q   float64
+	}
+	var cands []cand
+	for _, ext := range []string{"jpg", "png", "gif", "webp", "avif"} {
+		mime := imageFormats[ext]
+		q := acceptQuality(entries, mime)
+		if ext == "webp" || ext == "avif" {
+			q = exactQuality(entries, mime)
+		}
+		if q > 0 {
+			cands = append(cands, cand{ext, q})
+		}
+	}
+	qOrig := acceptQuality(entries, originalMime)
+	sort.SliceStable(cands, func(i, j int) bool { return cands[i].q > cands[j].q })
+	if qOrig > 0 && (len(cands) == 0 || qOrig >= cands[0].q) {
+		return original, nil
+	}
+	if len(cands) == 0 {
+		return "", errorf(http.StatusNotAcceptable, "Not acceptable")
+	}
+	if !boolOr(c.s.cfg.ContentNegotiateImages, true) {
+		// Negotiation is off: the original is served as long as the client
+		// takes any image at all.
+		return original, nil
+	}
+	return cands[0].ext, nil
+}

@@ -1,0 +1,183 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"vitrine/engine"
+	"vitrine/storage"
+)
+
+// Deps are the long-lived components the API works with.
+type Deps struct {
+	DB     *storage.DB
+	Blobs  *storage.Blobs
+	Engine *engine.Engine
+	// Logger receives server errors; default slog.Default().
+	Logger *slog.Logger
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+// Server is the REST interface as an http.Handler.
+type Server struct {
+	cfg    Config
+	db     *storage.DB
+	blobs  *storage.Blobs
+	engine *engine.Engine
+	log    *slog.Logger
+	now    func() time.Time
+	acl    *accessControl
+	routes []*route
+	// Bus carries `<resource>.<method>` events; subscribe listeners before
+	// serving.
+	Bus *Bus
+
+	statsAllow, trustedProxies prefixList
+}
+
+// New builds a Server; cfg gets its defaults and is validated.
+func New(cfg Config, d Deps) (*Server, error) {
+	cfg.Defaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("api: %w", err)
+	}
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	s := &Server{cfg: cfg, db: d.DB, blobs: d.Blobs, engine: d.Engine, log: d.Logger, now: d.Now, Bus: &Bus{}}
+	s.acl = newAccessControl(cfg.AccessControl, d.DB)
+	var err error
+	if s.statsAllow, err = newPrefixList(cfg.StatsAllow); err != nil {
+		return nil, err
+	}
+	if s.trustedProxies, err = newPrefixList(cfg.TrustedProxies); err != nil {
+		return nil, err
+	}
+	s.routes = s.buildRoutes()
+	s.Bus.On("*", 500, s.checkAccess)
+	s.Bus.On("*", 100, s.authenticate)
+	return s, nil
+}
+
+func (s *Server) buildRoutes() []*route {
+	r := func(name, path string, jsonExt bool, h map[string]handler) *route {
+		var segs []string
+		if p := strings.Trim(path, "/"); p != "" {
+			segs = strings.Split(p, "/")
+		}
+		return &route{name: name, segs: segs, jsonExt: jsonExt, handlers: h}
+	}
+	image := r("image", "/users/{user}/images/{image}", false, map[string]handler{
+		"GET": s.getImage, "DELETE": s.deleteImage,
+	})
+	image.imageExt = true
+	metadata := map[string]handler{"GET": s.getMetadata, "PUT": s.putMetadata, "POST": s.postMetadata, "DELETE": s.deleteMetadata}
+	return []*route{
+		r("index", "/", false, map[string]handler{"GET": s.getIndex}),
+		r("status", "/status", true, map[string]handler{"GET": s.getStatus}),
+		r("stats", "/stats", true, map[string]handler{"GET": s.getStats}),
+		r("globalshorturl", "/s/{id}", false, map[string]handler{"GET": s.getShortURL}),
+		r("user", "/users/{user}", true, map[string]handler{"GET": s.getUser}),
+		r("images", "/users/{user}/images", true, map[string]handler{"GET": s.listImages, "POST": s.postImage}),
+		image,
+		r("metadata", "/users/{user}/images/{image}/metadata", true, metadata),
+		r("metadata", "/users/{user}/images/{image}/meta", true, metadata),
+		r("shorturls", "/users/{user}/images/{image}/shorturls", true, map[string]handler{
+			"POST": s.postShortURL, "DELETE": s.deleteShortURLs}),
+		r("shorturl", "/users/{user}/images/{image}/shorturls/{id}", true, map[string]handler{
+			"GET": s.getShortURLParams, "DELETE": s.deleteShortURL}),
+		r("globalimages", "/images", true, map[string]handler{"GET": s.listGlobalImages}),
+		r("groups", "/groups", true, map[string]handler{"GET": s.listGroups}),
+		r("group", "/groups/{group}", true, map[string]handler{"GET": s.getGroup}),
+	}
+}
+
+// call is one request on its way through the service.
+type call struct {
+	s         *Server
+	w         http.ResponseWriter
+	r         *http.Request
+	route     *route
+	params    map[string]string
+	ext       string
+	method    string // upper case; HEAD is served by GET handlers
+	publicKey string
+	query     url.Values
+	// custom is the stats `custom` object listeners fill.
+	custom map[string]any
+	// negotiated is set when the Accept header chose the response type, so
+	// Vary gets Accept.
+	negotiated bool
+}
+
+// event is the `<resource>.<method>` name of the call.
+func (c *call) event() string { return c.route.name + "." + strings.ToLower(c.method) }
+
+func (c *call) header(name string) string { return c.s.cfg.HeaderPrefix + "-" + name }
+
+// ServeHTTP routes the request, runs the event's listeners (access control,
+// authentication, custom) and then the resource.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	c := &call{s: s, w: w, r: r, method: r.Method, query: r.URL.Query()}
+	if err := s.serve(c); err != nil {
+		c.writeError(err)
+	}
+}
+
+func (s *Server) serve(c *call) error {
+	m, ok := match(s.routes, c.r.URL.Path)
+	if !ok {
+		c.params = map[string]string{}
+		return errorf(http.StatusNotFound, "Not Found")
+	}
+	c.route, c.params, c.ext = m.route, m.params, m.ext
+	switch {
+	case c.method == "BREW":
+		return errorf(http.StatusTeapot, "I'm a teapot!")
+	case !knownMethods[c.method]:
+		return errorf(http.StatusNotImplemented, "Unsupported HTTP method: %s", c.method)
+	}
+	lookup := c.method
+	if lookup == http.MethodHead {
+		lookup = http.MethodGet
+	}
+	h, ok := c.route.handlers[lookup]
+	if !ok {
+		e := errorf(http.StatusMethodNotAllowed, "Method not allowed")
+		e.Header = http.Header{"Allow": {c.route.allowed()}}
+		return e
+	}
+	c.publicKey = s.publicKeyOf(c)
+	c.custom = map[string]any{}
+	ev := &Event{Name: c.event(), call: c, Stats: c.custom}
+	if err := s.Bus.Fire(c.r.Context(), ev); err != nil {
+		return err
+	}
+	return h(c)
+}
+
+// publicKeyOf picks the acting public key: the PublicKey header (either
+// prefix), then the `publicKey` query parameter, then the path user.
+func (s *Server) publicKeyOf(c *call) string {
+	for _, h := range []string{s.cfg.HeaderPrefix + "-PublicKey", "X-Service-PublicKey", "X-Imbo-PublicKey"} {
+		if v := c.r.Header.Get(h); v != "" {
+			return v
+		}
+	}
+	if v := c.query.Get("publicKey"); v != "" {
+		return v
+	}
+	return c.params["user"]
+}
+
+// ctx is the request context.
+func (c *call) ctx() context.Context { return c.r.Context() }

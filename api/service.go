@@ -1,0 +1,177 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sort"
+	"time"
+
+	"vitrine/storage"
+)
+
+// Index links (SPEC.md "Index").
+const (
+	siteURL   = "https://github.com/vitrine/vitrine"
+	sourceURL = "https://github.com/vitrine/vitrine"
+	issuesURL = "https://github.com/vitrine/vitrine/issues"
+	docsURL   = "https://github.com/vitrine/vitrine#readme"
+)
+
+func (s *Server) getIndex(c *call) error {
+	if s.cfg.IndexRedirect != "" {
+		c.w.Header().Set("Location", s.cfg.IndexRedirect)
+		c.w.Header().Set("Cache-Control", cacheNone)
+		c.w.WriteHeader(http.StatusTemporaryRedirect)
+		return nil
+	}
+	return c.writeJSON(map[string]string{"site": siteURL, "source": sourceURL, "issues": issuesURL, "docs": docsURL},
+		out{cache: cacheNone})
+}
+
+func (s *Server) getStatus(c *call) error {
+	ctx, cancel := context.WithTimeout(c.ctx(), 5*time.Second)
+	defer cancel()
+	dbOK := s.db.Ping(ctx) == nil
+	storageOK := s.blobs.Ping(ctx) == nil
+	now := httpDate(s.now())
+	status := http.StatusOK
+	if !dbOK || !storageOK {
+		status = http.StatusServiceUnavailable
+	}
+	return c.writeJSON(map[string]any{"timestamp": now, "date": now, "database": dbOK, "storage": storageOK},
+		out{status: status, cache: cacheNone})
+}
+
+func (s *Server) getStats(c *call) error {
+	if !s.statsAllow.contains(c.clientIP()) {
+		return errorf(http.StatusForbidden, "Access denied")
+	}
+	stats, err := s.db.UserStats(c.ctx())
+	if err != nil {
+		return err
+	}
+	users := map[string]any{}
+	var images, bytes int64
+	for _, u := range stats {
+		users[u.User] = map[string]int64{"numImages": u.NumImages, "numBytes": u.NumBytes}
+		images += u.NumImages
+		bytes += u.NumBytes
+	}
+	return c.writeJSON(map[string]any{
+		"users":     users,
+		"total":     map[string]int64{"numImages": images, "numUsers": int64(len(stats)), "numBytes": bytes},
+		"custom":    c.custom,
+		"numImages": images, "numUsers": len(stats), "numBytes": bytes,
+	}, out{cache: cacheNone})
+}
+
+// userExists: a user is known when it has images or a key of its name exists.
+func (s *Server) userExists(ctx context.Context, user string, numImages int) (bool, error) {
+	if numImages > 0 {
+		return true, nil
+	}
+	_, _, ok, err := s.acl.key(ctx, user)
+	return ok, err
+}
+
+func (s *Server) getUser(c *call) error {
+	user := c.params["user"]
+	page, err := s.db.Images(c.ctx(), storage.Query{Users: []string{user}, Limit: 1})
+	if err != nil {
+		return err
+	}
+	if ok, err := s.userExists(c.ctx(), user, page.Hits); err != nil {
+		return err
+	} else if !ok {
+		return errorf(http.StatusNotFound, "User not found")
+	}
+	last, err := s.lastModified(c.ctx(), []string{user})
+	if err != nil {
+		return err
+	}
+	return c.writeJSON(map[string]any{"user": user, "numImages": page.Hits, "lastModified": httpDate(last)},
+		out{cache: cacheJSON, etag: true, lastModified: last})
+}
+
+// lastModified is the latest change among the users' images, or now.
+func (s *Server) lastModified(ctx context.Context, users []string) (time.Time, error) {
+	t, err := s.db.LastModified(ctx, users)
+	if err != nil {
+		return time.Time{}, err
+	}
+	if t.IsZero() {
+		return s.now(), nil
+	}
+	return t, nil
+}
+
+// groupView is a group as the API shows it.
+type groupView struct {
+	Name      string   `json:"name"`
+	Resources []string `json:"resources"`
+}
+
+// allGroups merges built-in, configured and database groups by name.
+func (s *Server) allGroups(ctx context.Context) ([]groupView, error) {
+	byName := map[string][]string{}
+	for n, r := range s.acl.groups {
+		byName[n] = r
+	}
+	if s.db != nil {
+		dbGroups, _, err := s.db.Groups(ctx, 1, 0)
+		if err != nil {
+			return nil, err
+		}
+		for _, g := range dbGroups {
+			if _, ok := byName[g.Name]; !ok {
+				byName[g.Name] = g.Resources
+			}
+		}
+	}
+	out := make([]groupView, 0, len(byName))
+	for n, r := range byName {
+		out = append(out, groupView{Name: n, Resources: nonNil(r)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func (s *Server) listGroups(c *call) error {
+	page, limit, err := pageParams(c)
+	if err != nil {
+		return err
+	}
+	groups, err := s.allGroups(c.ctx())
+	if err != nil {
+		return err
+	}
+	hits := len(groups)
+	start := min((page-1)*limit, hits)
+	groups = groups[start:min(start+limit, hits)]
+	return c.writeJSON(map[string]any{
+		"search": map[string]int{"hits": hits, "page": page, "limit": limit, "count": len(groups)},
+		"groups": groups,
+	}, out{cache: cacheJSON})
+}
+
+func (s *Server) getGroup(c *call) error {
+	res, ok, err := s.acl.group(c.ctx(), c.params["group"])
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errorf(http.StatusNotFound, "Group not found")
+	}
+	return c.writeJSON(groupView{Name: c.params["group"], Resources: nonNil(res)}, out{cache: cacheJSON})
+}
+
+// isNotExist reports a storage miss.
+func isNotExist(err error) bool { return errors.Is(err, storage.ErrNotExist) }

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"gopkg.in/yaml.v3"
+
+	"vitrine/api"
+	"vitrine/engine"
+)
+
+// fileConfig is the configuration file (YAML). Every key can be overridden
+// by an environment variable named after its path: `limits.maxBodyBytes` is
+// VITRINE_LIMITS_MAX_BODY_BYTES; lists take comma-separated values.
+type fileConfig struct {
+	// Listen is the address to serve on (default 127.0.0.1:8080).
+	Listen string `yaml:"listen"`
+	// Database is sqlite:///path, postgres://... or mysql://... (default
+	// sqlite:///<data>/vitrine.db).
+	Database string `yaml:"database"`
+	// Storage is a blob URL: file:///dir, mem:// or s3://bucket?... (default
+	// file:///<data>/images).
+	Storage string `yaml:"storage"`
+	// Secret encrypts private keys at rest. Default: a random secret kept in
+	// <data>/secret, created on first start.
+	Secret string `yaml:"secret"`
+
+	HeaderPrefix           string             `yaml:"headerPrefix"`
+	ContentNegotiateImages *bool              `yaml:"contentNegotiateImages"`
+	IndexRedirect          string             `yaml:"indexRedirect"`
+	StatsAllow             []string           `yaml:"statsAllow"`
+	TrustedProxies         []string           `yaml:"trustedProxies"`
+	Authentication         api.Authentication `yaml:"authentication"`
+	AccessControl          api.AccessControl  `yaml:"accessControl"`
+	CacheVariants          *bool              `yaml:"cacheVariants"`
+	Limits                 limits             `yaml:"limits"`
+
+	// TransformationPresets maps names usable in t[] to chains.
+	TransformationPresets map[string][]string `yaml:"transformationPresets"`
+	// ICCProfiles maps profile names to ICC files for the icc transformation.
+	ICCProfiles map[string]string `yaml:"iccProfiles"`
+	// DefaultWatermark is the image identifier watermark uses without img.
+	DefaultWatermark string `yaml:"defaultWatermark"`
+	// Concurrency bounds simultaneous image pipelines (default: CPU count).
+	Concurrency int `yaml:"concurrency"`
+	// JPEGQuality is the default JPEG output quality (default 80).
+	JPEGQuality int `yaml:"jpegQuality"`
+}
+
+// limits are every size limit in one place.
+type limits struct {
+	MaxBodyBytes       int64 `yaml:"maxBodyBytes"`
+	MaxMetadataBytes   int64 `yaml:"maxMetadataBytes"`
+	MaxMetadataDepth   int   `yaml:"maxMetadataDepth"`
+	MaxWidth           int   `yaml:"maxWidth"`
+	MaxHeight          int   `yaml:"maxHeight"`
+	MaxPixels          int64 `yaml:"maxPixels"`
+	MaxTransformations int   `yaml:"maxTransformations"`
+}
+
+// loadConfig reads the file (if any), applies the environment and the
+// flags' defaults for the data directory.
+func loadConfig(path, dataDir string) (*fileConfig, error) {
+	cfg := &fileConfig{}
+	if path != "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		dec := yaml.NewDecoder(strings.NewReader(string(b)))
+		dec.KnownFields(true)
+		if err := dec.Decode(cfg); err != nil && err.Error() != "EOF" {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	if err := applyEnv(reflect.ValueOf(cfg).Elem(), "VITRINE"); err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(dataDir)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Listen == "" {
+		cfg.Listen = "127.0.0.1:8080"
+	}
+	if cfg.Database == "" {
+		cfg.Database = "sqlite://" + filepath.Join(abs, "vitrine.db")
+	}
+	if cfg.Storage == "" {
+		cfg.Storage = "file://" + filepath.Join(abs, "images")
+	}
+	return cfg, nil
+}
+
+func (c *fileConfig) api() api.Config {
+	return api.Config{
+		HeaderPrefix: c.HeaderPrefix, ContentNegotiateImages: c.ContentNegotiateImages,
+		IndexRedirect: c.IndexRedirect, StatsAllow: c.StatsAllow, TrustedProxies: c.TrustedProxies,
+		Authentication: c.Authentication, AccessControl: c.AccessControl, CacheVariants: c.CacheVariants,
+		Limits: api.Limits{MaxBodyBytes: c.Limits.MaxBodyBytes, MaxMetadataBytes: c.Limits.MaxMetadataBytes,
+			MaxMetadataDepth: c.Limits.MaxMetadataDepth},
+	}
+}
+
+func (c *fileConfig) engine() engine.Config {
+	return engine.Config{
+		Concurrency: c.Concurrency, MaxWidth: c.Limits.MaxWidth, MaxHeight: c.Limits.MaxHeight,
+		MaxPixels: c.Limits.MaxPixels, MaxTransformations: c.Limits.MaxTransformations,
+		Presets: c.TransformationPresets, ICCProfiles: c.ICCProfiles, DefaultWatermark: c.DefaultWatermark,
+		JPEGQuality: c.JPEGQuality,
+	}
+}
+
+// envName turns a yaml key into its environment form: maxBodyBytes →
+// MAX_BODY_BYTES.
+func envName(key string) string {
+	var b strings.Builder
+	for i, r := range key {
+		if unicode.IsUpper(r) && i > 0 {
+			b.WriteByte('_')
+		}
+		b.WriteRune(unicode.ToUpper(r))
+	}
+	return b.String()
+}
+
+// applyEnv sets scalar and list fields of v from PREFIX_<KEY> variables,
+// recursing into nested structs.
+func applyEnv(v reflect.Value, prefix string) error {
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		key, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if key == "" || key == "-" {
+			continue
+		}
+		name := prefix + "_" + envName(key)
+		fv := v.Field(i)
+		if f.Type.Kind() == reflect.Struct {
+			if err := applyEnv(fv, name); err != nil {
+				return err
+			}
+			continue
+		}
+		raw, ok := os.LookupEnv(name)
+		if !ok {
+			continue
+		}
+		if err := setFromString(fv, raw); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func setFromString(fv reflect.Value, raw string) error {
+	switch fv.Kind() {
+	case reflect.String:
+		fv.SetString(raw)
+	case reflect.Int, reflect.Int64:
+		n, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil {
+			return err
+		}
+		fv.SetInt(n)
+	case reflect.Bool:
+		b, err := strconv.ParseBool(raw)
+		if err != nil {
+			return err
+		}
+		fv.SetBool(b)
+	case reflect.Pointer:
+		if fv.Type().Elem().Kind() != reflect.Bool {
+			return fmt.Errorf("not settable from the environment")
+		}
+		b, err := strconv.ParseBool(raw)
+		if err != nil {
+			return err
+		}
+		fv.Set(reflect.ValueOf(&b))
+	case reflect.Slice:
+		if fv.Type().Elem().Kind() != reflect.String {
+			return fmt.Errorf("not settable from the environment")
+		}
+		var list []string
+		for _, s := range strings.Split(raw, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				list = append(list, s)
+			}
+		}
+		fv.Set(reflect.ValueOf(list))
+	default:
+		return fmt.Errorf("not settable from the environment; use the configuration file")
+	}
+	return nil
+}

@@ -1,0 +1,82 @@
+package engine
+
+import "github.com/davidbyttow/govips/v2/vips"
+
+// canvas places the image on a width x height canvas of colour bg, cropping
+// it first where it is larger than the canvas; transparency becomes bg.
+type canvas struct {
+	w, h, x, y int // w, h: 0 = the image's own
+	mode       string
+	bg         Color
+}
+
+func init() { register("canvas", TransformationFunc(parseCanvas)) }
+
+func parseCanvas(p *Params) (Step, error) {
+	c := &canvas{
+		w:    p.Int("width", 0, 1, maxSide),
+		h:    p.Int("height", 0, 1, maxSide),
+		mode: p.Enum("mode", "free", "free", "center", "center-x", "center-y"),
+		x:    p.Int("x", 0, -maxSide, maxSide),
+		y:    p.Int("y", 0, -maxSide, maxSide),
+		bg:   p.Color("bg", "ffffff", false),
+	}
+	return c, p.Err()
+}
+
+// layout returns the crop applied first (size and offset) and where the
+// cropped image lands on a cw x ch canvas.
+func (c *canvas) layout(W, H int) (cw, ch, cropX, cropY, w, h, x, y int) {
+	cw, ch = W, H
+	if c.w > 0 {
+		cw = c.w
+	}
+	if c.h > 0 {
+		ch = c.h
+	}
+	centreX := c.mode == "center" || c.mode == "center-x"
+	centreY := c.mode == "center" || c.mode == "center-y"
+	w, h = min(W, cw), min(H, ch)
+	if centreX && W > cw {
+		cropX = (W - cw) / 2
+	}
+	if centreY && H > ch {
+		cropY = (H - ch) / 2
+	}
+	x, y = c.x, c.y
+	if centreX {
+		x = (cw - w) / 2
+	}
+	if centreY {
+		y = (ch - h) / 2
+	}
+	return
+}
+
+func (c *canvas) Apply(s *State) error {
+	W, H := s.Size()
+	cw, ch, cropX, cropY, w, h, x, y := c.layout(W, H)
+	if w != W || h != H {
+		if err := s.Image.ExtractArea(cropX, cropY, w, h); err != nil {
+			return err
+		}
+	}
+	if err := toSRGB(s.Image); err != nil {
+		return err
+	}
+	bg := c.bg
+	bg.A = 255
+	if s.Image.HasAlpha() {
+		if err := s.Image.Flatten(&vips.Color{R: bg.R, G: bg.G, B: bg.B}); err != nil {
+			return err
+		}
+	}
+	return s.Image.EmbedBackgroundRGBA(x, y, cw, ch, rgba(bg))
+}
+
+func (*canvas) streams() {}
+
+var (
+	_ Step     = (*canvas)(nil)
+	_ streamer = (*canvas)(nil)
+)

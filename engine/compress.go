@@ -1,0 +1,28 @@
+package engine
+
+// compress sets the output compression level (0-100): the JPEG, WebP and
+// AVIF quality; for PNG the tens digit is the zlib level and the ones digit
+// the filter. It has no effect on GIF.
+type compress struct{ level int }
+
+func init() { register("compress", TransformationFunc(parseCompress)) }
+
+func parseCompress(p *Params) (Step, error) {
+	c := &compress{}
+	if p.Required("level") {
+		c.level = p.Int("level", 0, 0, 100)
+	}
+	return c, p.Err()
+}
+
+func (c *compress) Apply(s *State) error {
+	s.Output.Level, s.Output.LevelSet = c.level, true
+	return nil
+}
+
+func (*compress) streams() {}
+
+var (
+	_ Step     = (*compress)(nil)
+	_ streamer = (*compress)(nil)
+)

@@ -1,0 +1,36 @@
+package engine
+
+// convert sets the output format: jpg, png, gif, webp or avif (jpeg is
+// accepted for jpg). An extension in the request path takes precedence.
+type convert struct{ format string }
+
+func init() { register("convert", TransformationFunc(parseConvert)) }
+
+func parseConvert(p *Params) (Step, error) {
+	c := &convert{}
+	if p.Required("type") {
+		t := p.String("type", "")
+		if t == "jpeg" {
+			t = "jpg"
+		}
+		switch t {
+		case "jpg", "png", "gif", "webp", "avif":
+			c.format = t
+		default:
+			p.Fail("Invalid value for type: %q (allowed: jpg, png, gif, webp, avif)", t)
+		}
+	}
+	return c, p.Err()
+}
+
+func (c *convert) Apply(s *State) error {
+	s.Output.Format = c.format
+	return nil
+}
+
+func (*convert) streams() {}
+
+var (
+	_ Step     = (*convert)(nil)
+	_ streamer = (*convert)(nil)
+)

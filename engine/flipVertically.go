@@ -1,0 +1,14 @@
+package engine
+
+import "github.com/davidbyttow/govips/v2/vips"
+
+// flipVertically mirrors the image top to bottom.
+type flipVertically struct{}
+
+func init() { register("flipVertically", TransformationFunc(parseFlipVertically)) }
+
+func parseFlipVertically(p *Params) (Step, error) { return flipVertically{}, p.Err() }
+
+func (flipVertically) Apply(s *State) error { return s.Image.Flip(vips.DirectionVertical) }
+
+var _ Step = flipVertically{}

@@ -1,0 +1,111 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"mime"
+	"net/http"
+
+	"github.com/davidbyttow/govips/v2/vips"
+)
+
+// format is one input type the engine accepts.
+type format struct {
+	mime string
+	ext  string
+}
+
+// sniff identifies the input type from its magic bytes; ok is false for
+// anything the engine does not load.
+func sniff(data []byte) (format, bool) {
+	switch {
+	case len(data) >= 3 && data[0] == 0xFF && data[1] == 0xD8 && data[2] == 0xFF:
+		return format{"image/jpeg", "jpg"}, true
+	case bytes.HasPrefix(data, []byte("\x89PNG\r\n\x1a\n")):
+		return format{"image/png", "png"}, true
+	case bytes.HasPrefix(data, []byte("GIF87a")), bytes.HasPrefix(data, []byte("GIF89a")):
+		return format{"image/gif", "gif"}, true
+	case len(data) >= 12 && string(data[0:4]) == "RIFF" && string(data[8:12]) == "WEBP":
+		return format{"image/webp", "webp"}, true
+	case bytes.HasPrefix(data, []byte("II*\x00")), bytes.HasPrefix(data, []byte("MM\x00*")):
+		return format{"image/tiff", "tif"}, true
+	}
+	return format{}, false
+}
+
+// unsupported is the error for bytes no loader handles; the MIME type is the
+// one net/http sniffs, without parameters (`text/plain`, not
+// `text/plain; charset=utf-8`).
+func unsupported(data []byte) error {
+	mt := http.DetectContentType(data)
+	if base, _, err := mime.ParseMediaType(mt); err == nil {
+		mt = base
+	}
+	return &Error{Kind: KindUnsupported, Msg: "Unsupported image type: " + mt}
+}
+
+// errInvalidImage is the public error for undecodable input.
+func invalidImage(cause error) error {
+	return &Error{Kind: KindCorrupt, Msg: "Invalid image", Err: cause}
+}
+
+// checkSize enforces the configured dimension and pixel limits.
+func (e *Engine) checkSize(w, h int) error {
+	if w <= 0 || h <= 0 {
+		return invalidImage(fmt.Errorf("zero size %dx%d", w, h))
+	}
+	if w > e.cfg.MaxWidth || h > e.cfg.MaxHeight || int64(w)*int64(h) > e.cfg.MaxPixels {
+		return &Error{Kind: KindTooLarge, Msg: "Image too large",
+			Err: fmt.Errorf("%dx%d over the limits %dx%d, %d pixels", w, h, e.cfg.MaxWidth, e.cfg.MaxHeight, e.cfg.MaxPixels)}
+	}
+	return nil
+}
+
+// Probe sniffs the type of data and reads its dimensions from the header
+// without decoding pixels, enforcing the size limits (KindTooLarge),
+// unsupported types (KindUnsupported, message `Unsupported image type: <mime>`)
+// and unreadable headers or zero sizes (KindCorrupt, `Invalid image`).
+func (e *Engine) Probe(data []byte) (Info, error) {
+	f, ok := sniff(data)
+	if !ok {
+		return Info{}, unsupported(data)
+	}
+	// libvips loaders only read the header when an image is opened; pixels
+	// are decoded when something asks for them, which Probe never does.
+	ref, err := vips.LoadImageFromBuffer(data, vips.NewImportParams())
+	if err != nil {
+		return Info{}, invalidImage(err)
+	}
+	w, h := ref.Width(), ref.Height()
+	ref.Close()
+	if err := e.checkSize(w, h); err != nil {
+		return Info{}, err
+	}
+	return Info{Mime: f.mime, Ext: f.ext, Width: w, Height: h}, nil
+}
+
+// Inspect is Probe plus a full decode, so that an upload whose pixels are
+// corrupt or truncated is refused (KindCorrupt) before it is stored.
+func (e *Engine) Inspect(ctx context.Context, data []byte) (Info, error) {
+	info, err := e.Probe(data)
+	if err != nil {
+		return Info{}, err
+	}
+	if err := e.acquire(ctx); err != nil {
+		return Info{}, err
+	}
+	defer e.release()
+	params := vips.NewImportParams() // fail on the first decoder warning
+	params.Access.Set(vips.AccessSequential)
+	ref, err := vips.LoadImageFromBuffer(data, params)
+	if err != nil {
+		return Info{}, invalidImage(err)
+	}
+	defer ref.Close()
+	// Average reads every pixel once, in order: the cheapest full decode.
+	if _, err := ref.Average(); err != nil {
+		return Info{}, invalidImage(err)
+	}
+	return info, nil
+}

@@ -1,0 +1,20 @@
+package engine
+
+// progressive asks for progressive JPEG and interlaced PNG output.
+type progressive struct{}
+
+func init() { register("progressive", TransformationFunc(parseProgressive)) }
+
+func parseProgressive(p *Params) (Step, error) { return progressive{}, p.Err() }
+
+func (progressive) Apply(s *State) error {
+	s.Output.Progressive = true
+	return nil
+}
+
+func (progressive) streams() {}
+
+var (
+	_ Step     = progressive{}
+	_ streamer = progressive{}
+)

@@ -1,0 +1,72 @@
+package engine
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+
+	"github.com/davidbyttow/govips/v2/vips"
+)
+
+// libvips is process-wide: it is started once, by the first New, and shut
+// down once, by Shutdown, after the server has drained.
+var (
+	startOnce    sync.Once
+	shutdownOnce sync.Once
+)
+
+// startVips routes libvips logging to slog and starts libvips with one thread
+// per pipeline and the operation cache off. Why: every anchor measured in
+// PERFORMANCE.md does the same; the engine bounds parallelism itself with a
+// semaphore, and a cache of decoded images only inflates memory for a service
+// whose inputs rarely repeat.
+func startVips() {
+	startOnce.Do(func() {
+		vips.LoggingSettings(logVips, vips.LogLevelWarning)
+		vips.Startup(&vips.Config{
+			ConcurrencyLevel: 1,
+			MaxCacheFiles:    0,
+			MaxCacheMem:      0,
+			MaxCacheSize:     0,
+		})
+	})
+}
+
+// logVips forwards libvips and govips messages to the default slog logger.
+// Warnings are logged at debug level: libvips warns about every slightly
+// damaged upload, which is the client's business, not the operator's.
+func logVips(domain string, level vips.LogLevel, msg string) {
+	switch level {
+	case vips.LogLevelError, vips.LogLevelCritical:
+		slog.Error("libvips", "domain", domain, "msg", msg)
+	default:
+		slog.Debug("libvips", "domain", domain, "msg", msg)
+	}
+}
+
+// Shutdown stops libvips. Call it once from main after every request has
+// finished; no Engine may be used afterwards.
+func Shutdown() {
+	shutdownOnce.Do(func() {
+		startVips() // harmless when already started; makes Shutdown-before-New safe
+		vips.Shutdown()
+	})
+}
+
+// acquire takes one pipeline slot, waiting until one is free or ctx ends.
+func (e *Engine) acquire(ctx context.Context) error {
+	select {
+	case e.sem <- struct{}{}:
+		return nil
+	default:
+	}
+	select {
+	case e.sem <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// release frees a slot taken by acquire.
+func (e *Engine) release() { <-e.sem }

@@ -1,0 +1,274 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/go-sql-driver/mysql"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
+	_ "github.com/mattn/go-sqlite3"    // registers the "sqlite3" database/sql driver
+	"github.com/uptrace/bun"
+	"github.com/uptrace/bun/dialect/mysqldialect"
+	"github.com/uptrace/bun/dialect/pgdialect"
+	"github.com/uptrace/bun/dialect/sqlitedialect"
+)
+
+// Options tunes a DB. The zero value is valid.
+type Options struct {
+	// Secret, when non-empty, encrypts private keys at rest with AES-256-GCM
+	// under a key derived from it with HKDF-SHA256. Without a secret, private
+	// keys are stored as given. A database written with a secret must be
+	// opened with the same secret to read its keys (ErrDecrypt otherwise).
+	Secret []byte
+}
+
+// kind is the SQL dialect behind a DB.
+type kind int
+
+const (
+	sqliteKind kind = iota
+	postgresKind
+	mysqlKind
+)
+
+// DB stores image records, metadata, short URLs, keys, groups and rules in
+// SQLite, PostgreSQL or MySQL/MariaDB. It is safe for concurrent use.
+//
+// Times are stored as UTC unix microseconds in BIGINT columns, the same on
+// every dialect; Added and Updated are truncated to whole seconds on write
+// because HTTP dates (Last-Modified) have second resolution.
+type DB struct {
+	bun    *bun.DB
+	kind   kind
+	sealer *sealer // nil when private keys are stored as given
+}
+
+// Open connects to the database named by dsn and creates any missing tables
+// and indexes. Accepted forms:
+//
+//	sqlite:///abs/path/vitrine.db   (parent directories are created)
+//	sqlite://relative/path.db
+//	sqlite::memory:                  (a private in-memory database)
+//	postgres://user@host:5432/db?sslmode=disable   (also postgresql://)
+//	mysql://user:pass@host:3306/db
+func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
+	db := &DB{}
+	if len(opts.Secret) > 0 {
+		s, err := newSealer(opts.Secret)
+		if err != nil {
+			return nil, fmt.Errorf("storage: open: %w", err)
+		}
+		db.sealer = s
+	}
+	var (
+		sqldb *sql.DB
+		err   error
+	)
+	switch {
+	case strings.HasPrefix(dsn, "sqlite:"):
+		db.kind = sqliteKind
+		sqldb, err = openSQLite(strings.TrimPrefix(dsn, "sqlite:"))
+		if err == nil {
+			db.bun = bun.NewDB(sqldb, sqlitedialect.New())
+		}
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		db.kind = postgresKind
+		sqldb, err = sql.Open("pgx", dsn)
+		if err == nil {
+			db.bun = bun.NewDB(sqldb, pgdialect.New())
+		}
+	case strings.HasPrefix(dsn, "mysql://"):
+		db.kind = mysqlKind
+		var src string
+		src, err = mysqlDSN(dsn)
+		if err == nil {
+			sqldb, err = sql.Open("mysql", src)
+		}
+		if err == nil {
+			db.bun = bun.NewDB(sqldb, mysqldialect.New())
+		}
+	default:
+		return nil, fmt.Errorf("storage: open: unsupported database URL scheme in %q: %w", redact(dsn), ErrInvalid)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("storage: open %s: %w", redact(dsn), err)
+	}
+	if err := db.Ping(ctx); err != nil {
+		_ = sqldb.Close()
+		return nil, err
+	}
+	if err := db.migrate(ctx); err != nil {
+		_ = sqldb.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// openSQLite opens the SQLite database at rest, the part of the DSN after
+// "sqlite:".
+func openSQLite(rest string) (*sql.DB, error) {
+	path, query, _ := strings.Cut(rest, "?")
+	params := url.Values{}
+	// Why: database/sql runs statements on many connections. With WAL,
+	// readers never block the writer; _txlock=immediate takes the write lock
+	// at BEGIN, so a transaction never fails half-way when upgrading a read
+	// lock, and busy_timeout makes concurrent writers queue instead of
+	// failing with SQLITE_BUSY.
+	params.Set("_busy_timeout", "10000")
+	params.Set("_foreign_keys", "1")
+	params.Set("_txlock", "immediate")
+	memory := path == ":memory:" || path == "//:memory:"
+	if memory {
+		path = ":memory:"
+	} else {
+		switch {
+		case strings.HasPrefix(path, "///"):
+			path = path[2:]
+		case strings.HasPrefix(path, "//"):
+			path = path[2:]
+		}
+		if path == "" {
+			return nil, fmt.Errorf("empty SQLite path: %w", ErrInvalid)
+		}
+		if dir := filepath.Dir(path); dir != "." {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
+				return nil, fmt.Errorf("create database directory: %w", err)
+			}
+		}
+		params.Set("_journal_mode", "WAL")
+		params.Set("_synchronous", "NORMAL")
+	}
+	extra, err := url.ParseQuery(query)
+	if err != nil {
+		return nil, fmt.Errorf("SQLite parameters: %w", err)
+	}
+	for k, v := range extra {
+		params[k] = v
+	}
+	sqldb, err := sql.Open("sqlite3", "file:"+path+"?"+params.Encode())
+	if err != nil {
+		return nil, err
+	}
+	if memory {
+		// Each connection to ":memory:" is its own database: keep exactly one.
+		sqldb.SetMaxOpenConns(1)
+		sqldb.SetMaxIdleConns(1)
+		sqldb.SetConnMaxLifetime(0)
+		sqldb.SetConnMaxIdleTime(0)
+	}
+	return sqldb, nil
+}
+
+// mysqlDSN turns mysql://user:pass@host:port/db?k=v into the
+// go-sql-driver/mysql form, with parseTime=true.
+func mysqlDSN(dsn string) (string, error) {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "", fmt.Errorf("parse MySQL URL: %w", err)
+	}
+	cfg := mysql.NewConfig()
+	if u.User != nil {
+		cfg.User = u.User.Username()
+		cfg.Passwd, _ = u.User.Password()
+	}
+	cfg.Net = "tcp"
+	cfg.Addr = u.Host
+	if u.Port() == "" {
+		cfg.Addr = u.Hostname() + ":3306"
+	}
+	cfg.DBName = strings.TrimPrefix(u.Path, "/")
+	cfg.ParseTime = true
+	src := cfg.FormatDSN()
+	if u.RawQuery != "" {
+		sep := "?"
+		if strings.Contains(src, "?") {
+			sep = "&"
+		}
+		src += sep + u.RawQuery
+	}
+	if _, err := mysql.ParseDSN(src); err != nil {
+		return "", fmt.Errorf("MySQL parameters: %w", err)
+	}
+	return src, nil
+}
+
+// redact hides the password of a URL-shaped DSN for error messages.
+func redact(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil || u.User == nil {
+		return dsn
+	}
+	return u.Redacted()
+}
+
+// Close closes the database.
+func (db *DB) Close() error {
+	if err := db.bun.Close(); err != nil {
+		return fmt.Errorf("storage: close database: %w", err)
+	}
+	return nil
+}
+
+// Ping checks that the database answers.
+func (db *DB) Ping(ctx context.Context) error {
+	if err := db.bun.PingContext(ctx); err != nil {
+		return fmt.Errorf("storage: ping database: %w", err)
+	}
+	return nil
+}
+
+// Dialect names the SQL dialect: "sqlite", "postgres" or "mysql".
+func (db *DB) Dialect() string {
+	switch db.kind {
+	case postgresKind:
+		return "postgres"
+	case mysqlKind:
+		return "mysql"
+	}
+	return "sqlite"
+}
+
+// insertIgnore makes q skip a row whose primary or unique key is taken, so
+// that RowsAffected is 0 for it. Why not INSERT IGNORE on MySQL: it also
+// turns data errors (truncation) into warnings.
+func (db *DB) insertIgnore(q *bun.InsertQuery, col string) *bun.InsertQuery {
+	if db.kind == mysqlKind {
+		return q.On("DUPLICATE KEY UPDATE " + col + " = " + col)
+	}
+	return q.On("CONFLICT DO NOTHING")
+}
+
+// forUpdate locks the selected rows until the transaction ends. SQLite has
+// no row locks and needs none: its transactions take the write lock at BEGIN.
+func (db *DB) forUpdate(q *bun.SelectQuery) *bun.SelectQuery {
+	if db.kind == sqliteKind {
+		return q
+	}
+	return q.For("UPDATE")
+}
+
+// affected reports the number of rows a statement changed.
+func affected(res sql.Result) (int64, error) {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("rows affected: %w", err)
+	}
+	return n, nil
+}
+
+// checkLen rejects empty (when required) or over-long values that the
+// schema cannot hold the same way on every dialect.
+func checkLen(what, v string, max int, required bool) error {
+	if required && v == "" {
+		return fmt.Errorf("storage: %s is empty: %w", what, ErrInvalid)
+	}
+	if len(v) > max {
+		return fmt.Errorf("storage: %s is longer than %d bytes: %w", what, max, ErrInvalid)
+	}
+	return nil
+}

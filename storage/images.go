@@ -1,0 +1,246 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// imageRow is the images table.
+type imageRow struct {
+	bun.BaseModel `bun:"table:images"`
+
+	User             string         `bun:"user_name,pk"`
+	Identifier       string         `bun:"identifier,pk"`
+	Size             int64          `bun:"size"`
+	Extension        string         `bun:"extension"`
+	Mime             string         `bun:"mime"`
+	Width            int            `bun:"width"`
+	Height           int            `bun:"height"`
+	Checksum         string         `bun:"checksum"`
+	OriginalChecksum sql.NullString `bun:"original_checksum"`
+	Added            int64          `bun:"added"`
+	Updated          int64          `bun:"updated"`
+}
+
+func (r *imageRow) image() Image {
+	return Image{
+		User:             r.User,
+		Identifier:       r.Identifier,
+		Size:             r.Size,
+		Extension:        r.Extension,
+		Mime:             r.Mime,
+		Width:            r.Width,
+		Height:           r.Height,
+		Checksum:         r.Checksum,
+		OriginalChecksum: r.OriginalChecksum.String,
+		Added:            fromMicros(r.Added),
+		Updated:          fromMicros(r.Updated),
+	}
+}
+
+// toMicros stores a record time: UTC, whole seconds.
+func toMicros(t time.Time) int64 { return t.Truncate(time.Second).UnixMicro() }
+
+func fromMicros(v int64) time.Time { return time.UnixMicro(v).UTC() }
+
+// now is the current time as stored.
+func now() time.Time { return time.Now().UTC().Truncate(time.Second) }
+
+func validateImage(img *Image) error {
+	for _, c := range []struct {
+		what, v  string
+		max      int
+		required bool
+	}{
+		{"user", img.User, maxName, true},
+		{"image identifier", img.Identifier, maxName, true},
+		{"extension", img.Extension, maxExtension, false},
+		{"mime type", img.Mime, maxName, false},
+		{"checksum", img.Checksum, maxChecksum, false},
+		{"original checksum", img.OriginalChecksum, maxChecksum, false},
+	} {
+		if err := checkLen(c.what, c.v, c.max, c.required); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// InsertImage adds img. A zero Added becomes now and a zero Updated becomes
+// Added; both are stored UTC in whole seconds and written back to img. When
+// (img.User, img.Identifier) already exists nothing is written: img is
+// overwritten with the stored record and created is false. Concurrent
+// inserts of one image leave one row and report created once.
+func (db *DB) InsertImage(ctx context.Context, img *Image) (created bool, err error) {
+	if err := validateImage(img); err != nil {
+		return false, err
+	}
+	if img.Added.IsZero() {
+		img.Added = now()
+	}
+	if img.Updated.IsZero() {
+		img.Updated = img.Added
+	}
+	img.Added = img.Added.UTC().Truncate(time.Second)
+	img.Updated = img.Updated.UTC().Truncate(time.Second)
+	row := &imageRow{
+		User:             img.User,
+		Identifier:       img.Identifier,
+		Size:             img.Size,
+		Extension:        img.Extension,
+		Mime:             img.Mime,
+		Width:            img.Width,
+		Height:           img.Height,
+		Checksum:         img.Checksum,
+		OriginalChecksum: sql.NullString{String: img.OriginalChecksum, Valid: img.OriginalChecksum != ""},
+		Added:            toMicros(img.Added),
+		Updated:          toMicros(img.Updated),
+	}
+	res, err := db.insertIgnore(db.bun.NewInsert().Model(row), "identifier").Exec(ctx)
+	if err != nil {
+		return false, fmt.Errorf("storage: insert image %s/%s: %w", img.User, img.Identifier, err)
+	}
+	n, err := affected(res)
+	if err != nil {
+		return false, fmt.Errorf("storage: insert image %s/%s: %w", img.User, img.Identifier, err)
+	}
+	if n > 0 {
+		return true, nil
+	}
+	existing, err := db.Image(ctx, img.User, img.Identifier)
+	if err != nil {
+		return false, err
+	}
+	*img = existing
+	return false, nil
+}
+
+// Image returns one image's record (without metadata).
+func (db *DB) Image(ctx context.Context, user, id string) (Image, error) {
+	var row imageRow
+	err := db.bun.NewSelect().Model(&row).
+		Where("user_name = ? AND identifier = ?", user, id).
+		Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Image{}, fmt.Errorf("storage: image %s/%s: %w", user, id, ErrNotExist)
+	}
+	if err != nil {
+		return Image{}, fmt.Errorf("storage: image %s/%s: %w", user, id, err)
+	}
+	return row.image(), nil
+}
+
+// DeleteImage deletes an image's record, its metadata and its short URLs in
+// one transaction. It does not touch blobs.
+func (db *DB) DeleteImage(ctx context.Context, user, id string) error {
+	err := db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		res, err := tx.NewDelete().Model((*imageRow)(nil)).
+			Where("user_name = ? AND identifier = ?", user, id).Exec(ctx)
+		if err != nil {
+			return err
+		}
+		n, err := affected(res)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return ErrNotExist
+		}
+		// The foreign keys cascade too; these deletes keep the behaviour
+		// independent of whether a connection enforces them.
+		if _, err := tx.NewDelete().Model((*metadataRow)(nil)).
+			Where("user_name = ? AND identifier = ?", user, id).Exec(ctx); err != nil {
+			return err
+		}
+		_, err = tx.NewDelete().Model((*shortURLRow)(nil)).
+			Where("user_name = ? AND identifier = ?", user, id).Exec(ctx)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("storage: delete image %s/%s: %w", user, id, err)
+	}
+	return nil
+}
+
+// lockImage checks that an image exists inside tx and locks its row until
+// tx ends, so that metadata and short URLs cannot be written for an image
+// that a concurrent DeleteImage removes.
+func (db *DB) lockImage(ctx context.Context, tx bun.Tx, user, id string) error {
+	var one int
+	err := db.forUpdate(tx.NewSelect().Model((*imageRow)(nil)).ColumnExpr("1").
+		Where("user_name = ? AND identifier = ?", user, id)).Scan(ctx, &one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("storage: image %s/%s: %w", user, id, ErrNotExist)
+	}
+	if err != nil {
+		return fmt.Errorf("storage: image %s/%s: %w", user, id, err)
+	}
+	return nil
+}
+
+// touchImage sets an image's updated time to now; the row must be locked.
+func (db *DB) touchImage(ctx context.Context, tx bun.Tx, user, id string) error {
+	_, err := tx.NewUpdate().Model((*imageRow)(nil)).
+		Set("updated = ?", toMicros(now())).
+		Where("user_name = ? AND identifier = ?", user, id).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("storage: touch image %s/%s: %w", user, id, err)
+	}
+	return nil
+}
+
+// LastModified returns the latest Updated time of the given users' images
+// (every user's when users is empty), or the zero time when there are none.
+func (db *DB) LastModified(ctx context.Context, users []string) (time.Time, error) {
+	var max sql.NullInt64
+	q := db.bun.NewSelect().Model((*imageRow)(nil)).ColumnExpr("MAX(updated)")
+	if len(users) > 0 {
+		q = q.Where("user_name IN (?)", bun.In(users))
+	}
+	if err := q.Scan(ctx, &max); err != nil {
+		return time.Time{}, fmt.Errorf("storage: last modified: %w", err)
+	}
+	if !max.Valid {
+		return time.Time{}, nil
+	}
+	return fromMicros(max.Int64), nil
+}
+
+// Users returns the users that have images, sorted byte-wise.
+func (db *DB) Users(ctx context.Context) ([]string, error) {
+	users := []string{}
+	err := db.bun.NewSelect().Model((*imageRow)(nil)).Distinct().Column("user_name").
+		Order("user_name").Scan(ctx, &users)
+	if err != nil {
+		return nil, fmt.Errorf("storage: users: %w", err)
+	}
+	return users, nil
+}
+
+// UserStats returns each user's image count and total size, sorted by user.
+func (db *DB) UserStats(ctx context.Context) ([]UserStats, error) {
+	rows, err := db.bun.NewSelect().Model((*imageRow)(nil)).
+		ColumnExpr("user_name, COUNT(*), COALESCE(SUM(size), 0)").
+		Group("user_name").Order("user_name").Rows(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("storage: user stats: %w", err)
+	}
+	defer rows.Close()
+	stats := []UserStats{}
+	for rows.Next() {
+		var s UserStats
+		if err := rows.Scan(&s.User, &s.NumImages, &s.NumBytes); err != nil {
+			return nil, fmt.Errorf("storage: user stats: %w", err)
+		}
+		stats = append(stats, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("storage: user stats: %w", err)
+	}
+	return stats, nil
+}

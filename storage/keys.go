@@ -1,0 +1,129 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/uptrace/bun"
+)
+
+// keyRow is the api_keys table.
+type keyRow struct {
+	bun.BaseModel `bun:"table:api_keys"`
+
+	PublicKey  string `bun:"public_key,pk"`
+	PrivateKey string `bun:"private_key"`
+}
+
+// Key returns a key pair. With Options.Secret the private key is decrypted;
+// ErrDecrypt when it was encrypted under another secret.
+func (db *DB) Key(ctx context.Context, publicKey string) (Key, error) {
+	var row keyRow
+	err := db.bun.NewSelect().Model(&row).Where("public_key = ?", publicKey).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Key{}, fmt.Errorf("storage: key %s: %w", publicKey, ErrNotExist)
+	}
+	if err != nil {
+		return Key{}, fmt.Errorf("storage: key %s: %w", publicKey, err)
+	}
+	priv, err := db.openKey(row.PublicKey, row.PrivateKey)
+	if err != nil {
+		return Key{}, fmt.Errorf("storage: key %s: %w", publicKey, err)
+	}
+	return Key{PublicKey: row.PublicKey, PrivateKey: priv}, nil
+}
+
+// RawPrivateKey returns the private key exactly as stored (encrypted when
+// the DB has a secret). It exists for tests and diagnostics.
+func (db *DB) RawPrivateKey(ctx context.Context, publicKey string) (string, error) {
+	var raw string
+	err := db.bun.NewSelect().Model((*keyRow)(nil)).Column("private_key").
+		Where("public_key = ?", publicKey).Scan(ctx, &raw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("storage: key %s: %w", publicKey, ErrNotExist)
+	}
+	if err != nil {
+		return "", fmt.Errorf("storage: key %s: %w", publicKey, err)
+	}
+	return raw, nil
+}
+
+// PutKey creates a key pair, or changes the private key of an existing one;
+// created tells which.
+func (db *DB) PutKey(ctx context.Context, k Key) (created bool, err error) {
+	if err := checkLen("public key", k.PublicKey, maxName, true); err != nil {
+		return false, err
+	}
+	if k.PrivateKey == "" {
+		return false, fmt.Errorf("storage: key %s: empty private key: %w", k.PublicKey, ErrInvalid)
+	}
+	stored, err := db.sealKey(k.PublicKey, k.PrivateKey)
+	if err != nil {
+		return false, fmt.Errorf("storage: key %s: %w", k.PublicKey, err)
+	}
+	row := &keyRow{PublicKey: k.PublicKey, PrivateKey: stored}
+	err = db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		res, err := db.insertIgnore(tx.NewInsert().Model(row), "public_key").Exec(ctx)
+		if err != nil {
+			return err
+		}
+		n, err := affected(res)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			created = true
+			return nil
+		}
+		_, err = tx.NewUpdate().Model(row).Column("private_key").WherePK().Exec(ctx)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("storage: put key %s: %w", k.PublicKey, err)
+	}
+	return created, nil
+}
+
+// DeleteKey deletes a key pair and its rules.
+func (db *DB) DeleteKey(ctx context.Context, publicKey string) error {
+	err := db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		// Delete the key first: its row lock orders this after any AddRules
+		// that holds it, so the rule delete below sees those rules.
+		res, err := tx.NewDelete().Model((*keyRow)(nil)).Where("public_key = ?", publicKey).Exec(ctx)
+		if err != nil {
+			return err
+		}
+		n, err := affected(res)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return ErrNotExist
+		}
+		_, err = tx.NewDelete().Model((*ruleRow)(nil)).Where("public_key = ?", publicKey).Exec(ctx)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("storage: delete key %s: %w", publicKey, err)
+	}
+	return nil
+}
+
+// Keys returns every key pair sorted by public key.
+func (db *DB) Keys(ctx context.Context) ([]Key, error) {
+	var rows []keyRow
+	if err := db.bun.NewSelect().Model(&rows).Order("public_key").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("storage: keys: %w", err)
+	}
+	keys := make([]Key, len(rows))
+	for i, r := range rows {
+		priv, err := db.openKey(r.PublicKey, r.PrivateKey)
+		if err != nil {
+			return nil, fmt.Errorf("storage: key %s: %w", r.PublicKey, err)
+		}
+		keys[i] = Key{PublicKey: r.PublicKey, PrivateKey: priv}
+	}
+	return keys, nil
+}

@@ -1,0 +1,154 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/uptrace/bun"
+)
+
+// ruleRow is the access_rules table; Resources and Users are JSON arrays.
+type ruleRow struct {
+	bun.BaseModel `bun:"table:access_rules"`
+
+	ID        int64          `bun:"id,pk,autoincrement"`
+	PublicKey string         `bun:"public_key"`
+	Group     sql.NullString `bun:"group_name"`
+	Resources string         `bun:"resources"`
+	Users     string         `bun:"users"`
+}
+
+func (r *ruleRow) rule() (Rule, error) {
+	rule := Rule{ID: r.ID, PublicKey: r.PublicKey, Group: r.Group.String}
+	if err := json.Unmarshal([]byte(r.Users), &rule.Users); err != nil {
+		return Rule{}, fmt.Errorf("storage: rule %d: decode users: %w", r.ID, err)
+	}
+	if !r.Group.Valid {
+		if err := json.Unmarshal([]byte(r.Resources), &rule.Resources); err != nil {
+			return Rule{}, fmt.Errorf("storage: rule %d: decode resources: %w", r.ID, err)
+		}
+	}
+	return rule, nil
+}
+
+// Rules returns a key's rules in id order; ErrNotExist when the key does
+// not exist.
+func (db *DB) Rules(ctx context.Context, publicKey string) ([]Rule, error) {
+	var rows []ruleRow
+	err := db.bun.NewSelect().Model(&rows).Where("public_key = ?", publicKey).Order("id").Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("storage: rules of %s: %w", publicKey, err)
+	}
+	if len(rows) == 0 {
+		exists, err := db.bun.NewSelect().Model((*keyRow)(nil)).Where("public_key = ?", publicKey).Exists(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("storage: rules of %s: %w", publicKey, err)
+		}
+		if !exists {
+			return nil, fmt.Errorf("storage: key %s: %w", publicKey, ErrNotExist)
+		}
+	}
+	rules := make([]Rule, len(rows))
+	for i := range rows {
+		r, err := rows[i].rule()
+		if err != nil {
+			return nil, err
+		}
+		rules[i] = r
+	}
+	return rules, nil
+}
+
+// AddRules adds rules to a key in one transaction and returns them with
+// their IDs and PublicKey set. ErrNotExist when the key does not exist;
+// ErrInvalid when a rule has no users, does not have exactly one of Group
+// and Resources, or names a group that does not exist.
+func (db *DB) AddRules(ctx context.Context, publicKey string, rules []Rule) ([]Rule, error) {
+	rows := make([]ruleRow, len(rules))
+	for i, r := range rules {
+		if len(r.Users) == 0 {
+			return nil, fmt.Errorf("storage: rule %d: no users: %w", i, ErrInvalid)
+		}
+		if (r.Group == "") == (len(r.Resources) == 0) {
+			return nil, fmt.Errorf("storage: rule %d: exactly one of group and resources must be set: %w", i, ErrInvalid)
+		}
+		rows[i] = ruleRow{
+			PublicKey: publicKey,
+			Group:     sql.NullString{String: r.Group, Valid: r.Group != ""},
+			Resources: encodeList(r.Resources),
+			Users:     encodeList(r.Users),
+		}
+	}
+	err := db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		var one int
+		err := db.forUpdate(tx.NewSelect().Model((*keyRow)(nil)).ColumnExpr("1").
+			Where("public_key = ?", publicKey)).Scan(ctx, &one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return fmt.Errorf("key %s: %w", publicKey, ErrNotExist)
+		}
+		if err != nil {
+			return err
+		}
+		for i := range rows {
+			if rows[i].Group.Valid {
+				err := db.forUpdate(tx.NewSelect().Model((*groupRow)(nil)).ColumnExpr("1").
+					Where("name = ?", rows[i].Group.String)).Scan(ctx, &one)
+				if errors.Is(err, sql.ErrNoRows) {
+					return fmt.Errorf("group %q does not exist: %w", rows[i].Group.String, ErrInvalid)
+				}
+				if err != nil {
+					return err
+				}
+			}
+			if _, err := tx.NewInsert().Model(&rows[i]).Exec(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("storage: add rules to %s: %w", publicKey, err)
+	}
+	out := make([]Rule, len(rows))
+	for i := range rows {
+		r, err := rows[i].rule()
+		if err != nil {
+			return nil, err
+		}
+		out[i] = r
+	}
+	return out, nil
+}
+
+// Rule returns one of a key's rules.
+func (db *DB) Rule(ctx context.Context, publicKey string, id int64) (Rule, error) {
+	var row ruleRow
+	err := db.bun.NewSelect().Model(&row).Where("id = ? AND public_key = ?", id, publicKey).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Rule{}, fmt.Errorf("storage: rule %d of %s: %w", id, publicKey, ErrNotExist)
+	}
+	if err != nil {
+		return Rule{}, fmt.Errorf("storage: rule %d of %s: %w", id, publicKey, err)
+	}
+	return row.rule()
+}
+
+// DeleteRule deletes one of a key's rules.
+func (db *DB) DeleteRule(ctx context.Context, publicKey string, id int64) error {
+	res, err := db.bun.NewDelete().Model((*ruleRow)(nil)).
+		Where("id = ? AND public_key = ?", id, publicKey).Exec(ctx)
+	if err == nil {
+		var n int64
+		n, err = affected(res)
+		if err == nil && n == 0 {
+			err = ErrNotExist
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("storage: delete rule %d of %s: %w", id, publicKey, err)
+	}
+	return nil
+}

@@ -1,0 +1,133 @@
+package storage
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+
+	"github.com/uptrace/bun"
+)
+
+// shortURLRow is the short_urls table. Lookup is the SHA-256 of the
+// (user, image, extension, query) tuple and is unique, because MySQL cannot
+// put a unique index on long text columns.
+type shortURLRow struct {
+	bun.BaseModel `bun:"table:short_urls"`
+
+	ID         string `bun:"id,pk"`
+	User       string `bun:"user_name"`
+	Identifier string `bun:"identifier"`
+	Extension  string `bun:"extension"`
+	Query      string `bun:"query_string"`
+	Lookup     string `bun:"lookup"`
+}
+
+func (r *shortURLRow) shortURL() ShortURL {
+	return ShortURL{ID: r.ID, User: r.User, Image: r.Identifier, Extension: r.Extension, Query: r.Query}
+}
+
+// shortURLLookup hashes the tuple a short URL stands for.
+func shortURLLookup(user, image, ext, query string) string {
+	h := sha256.New()
+	for _, part := range []string{user, image, ext, query} {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// InsertShortURL stores u. ErrExist when u.ID is taken or the same user,
+// image, extension and query already have a short URL; ErrNotExist when the
+// image does not exist.
+func (db *DB) InsertShortURL(ctx context.Context, u ShortURL) error {
+	if err := checkLen("short URL id", u.ID, maxShortID, true); err != nil {
+		return err
+	}
+	if err := checkLen("extension", u.Extension, maxExtension, false); err != nil {
+		return err
+	}
+	row := &shortURLRow{
+		ID:         u.ID,
+		User:       u.User,
+		Identifier: u.Image,
+		Extension:  u.Extension,
+		Query:      u.Query,
+		Lookup:     shortURLLookup(u.User, u.Image, u.Extension, u.Query),
+	}
+	return db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := db.lockImage(ctx, tx, u.User, u.Image); err != nil {
+			return err
+		}
+		res, err := db.insertIgnore(tx.NewInsert().Model(row), "id").Exec(ctx)
+		if err != nil {
+			return fmt.Errorf("storage: insert short URL %s: %w", u.ID, err)
+		}
+		n, err := affected(res)
+		if err != nil {
+			return fmt.Errorf("storage: insert short URL %s: %w", u.ID, err)
+		}
+		if n == 0 {
+			return fmt.Errorf("storage: short URL %s: %w", u.ID, ErrExist)
+		}
+		return nil
+	})
+}
+
+// ShortURL returns the short URL with the given id.
+func (db *DB) ShortURL(ctx context.Context, id string) (ShortURL, error) {
+	var row shortURLRow
+	err := db.bun.NewSelect().Model(&row).Where("id = ?", id).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ShortURL{}, fmt.Errorf("storage: short URL %s: %w", id, ErrNotExist)
+	}
+	if err != nil {
+		return ShortURL{}, fmt.Errorf("storage: short URL %s: %w", id, err)
+	}
+	return row.shortURL(), nil
+}
+
+// FindShortURL returns the short URL of an image with the given extension
+// and canonical query, if there is one.
+func (db *DB) FindShortURL(ctx context.Context, user, image, ext, query string) (ShortURL, error) {
+	var row shortURLRow
+	err := db.bun.NewSelect().Model(&row).
+		Where("lookup = ?", shortURLLookup(user, image, ext, query)).Scan(ctx)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ShortURL{}, fmt.Errorf("storage: short URL of %s/%s: %w", user, image, ErrNotExist)
+	}
+	if err != nil {
+		return ShortURL{}, fmt.Errorf("storage: short URL of %s/%s: %w", user, image, err)
+	}
+	return row.shortURL(), nil
+}
+
+// DeleteShortURL deletes the short URL id of the image user/image;
+// ErrNotExist unless it exists and belongs to that image.
+func (db *DB) DeleteShortURL(ctx context.Context, user, image, id string) error {
+	res, err := db.bun.NewDelete().Model((*shortURLRow)(nil)).
+		Where("id = ? AND user_name = ? AND identifier = ?", id, user, image).Exec(ctx)
+	if err == nil {
+		var n int64
+		n, err = affected(res)
+		if err == nil && n == 0 {
+			err = ErrNotExist
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("storage: delete short URL %s of %s/%s: %w", id, user, image, err)
+	}
+	return nil
+}
+
+// DeleteShortURLs deletes every short URL of an image; none is not an error.
+func (db *DB) DeleteShortURLs(ctx context.Context, user, image string) error {
+	_, err := db.bun.NewDelete().Model((*shortURLRow)(nil)).
+		Where("user_name = ? AND identifier = ?", user, image).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("storage: delete short URLs of %s/%s: %w", user, image, err)
+	}
+	return nil
+}

@@ -1,0 +1,216 @@
+package storagetest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"vitrine/storage"
+)
+
+// TestBlobs runs the blob-store conformance suite. open returns a fresh,
+// empty Blobs; it must arrange its own cleanup.
+func TestBlobs(t *testing.T, open func(t *testing.T) *storage.Blobs) {
+	cases := []struct {
+		name string
+		fn   func(t *testing.T, b *storage.Blobs)
+	}{
+		{"PutGet", testPutGet},
+		{"NotFound", testBlobNotFound},
+		{"Overwrite", testOverwrite},
+		{"Delete", testBlobDelete},
+		{"DeletePrefix", testDeletePrefix},
+		{"CancelledPut", testCancelledPut},
+		{"ConcurrentPut", testConcurrentPut},
+		{"Keys", testBlobKeys},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { c.fn(t, open(t)) })
+	}
+}
+
+func testPutGet(t *testing.T, b *storage.Blobs) {
+	if err := b.Ping(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	data := make([]byte, 300_000)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	key := storage.ImageKey("alice", "abc")
+	before := time.Now().Add(-2 * time.Second)
+	if err := b.Put(ctx(t), key, data); err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.Get(ctx(t), key)
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("Get = %d bytes, %v; want %d equal bytes", len(got), err, len(data))
+	}
+	r, err := b.Open(ctx(t), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(r); err != nil || !bytes.Equal(buf.Bytes(), data) {
+		t.Fatalf("Open read %d bytes, %v", buf.Len(), err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	size, mod, err := b.Attributes(ctx(t), key)
+	if err != nil || size != int64(len(data)) {
+		t.Fatalf("Attributes = %d, %v, %v; want size %d", size, mod, err, len(data))
+	}
+	if mod.Before(before) || mod.After(time.Now().Add(time.Minute)) {
+		t.Fatalf("ModTime %v not around now", mod)
+	}
+	ok, err := b.Exists(ctx(t), key)
+	if err != nil || !ok {
+		t.Fatalf("Exists = %v, %v", ok, err)
+	}
+	if err := b.Put(ctx(t), "empty", nil); err != nil {
+		t.Fatal(err)
+	}
+	got, err = b.Get(ctx(t), "empty")
+	if err != nil || len(got) != 0 {
+		t.Fatalf("Get(empty) = %q, %v", got, err)
+	}
+}
+
+func testBlobNotFound(t *testing.T, b *storage.Blobs) {
+	_, err := b.Get(ctx(t), "images/nobody/none")
+	wantErr(t, "Get(missing)", err, storage.ErrNotExist)
+	_, err = b.Open(ctx(t), "images/nobody/none")
+	wantErr(t, "Open(missing)", err, storage.ErrNotExist)
+	_, _, err = b.Attributes(ctx(t), "images/nobody/none")
+	wantErr(t, "Attributes(missing)", err, storage.ErrNotExist)
+	ok, err := b.Exists(ctx(t), "images/nobody/none")
+	if err != nil || ok {
+		t.Fatalf("Exists(missing) = %v, %v", ok, err)
+	}
+}
+
+func testOverwrite(t *testing.T, b *storage.Blobs) {
+	for _, v := range []string{"first version", "second"} {
+		if err := b.Put(ctx(t), "k", []byte(v)); err != nil {
+			t.Fatal(err)
+		}
+		got, err := b.Get(ctx(t), "k")
+		if err != nil || string(got) != v {
+			t.Fatalf("Get = %q, %v; want %q", got, err, v)
+		}
+	}
+}
+
+func testBlobDelete(t *testing.T, b *storage.Blobs) {
+	if err := b.Put(ctx(t), "a/b", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Delete(ctx(t), "a/b"); err != nil {
+		t.Fatal(err)
+	}
+	_, err := b.Get(ctx(t), "a/b")
+	wantErr(t, "Get after Delete", err, storage.ErrNotExist)
+	if err := b.Delete(ctx(t), "a/b"); err != nil {
+		t.Fatalf("Delete(missing) = %v, want nil", err)
+	}
+}
+
+func testDeletePrefix(t *testing.T, b *storage.Blobs) {
+	keep := []string{
+		storage.ImageKey("alice", "abc"),
+		storage.VariantKey("alice", "abcd", "h1"), // shares a string prefix, not the folder
+		storage.VariantKey("bob", "abc", "h1"),
+	}
+	gone := []string{
+		storage.VariantKey("alice", "abc", "h1"),
+		storage.VariantKey("alice", "abc", "h2"),
+		storage.VariantKey("alice", "abc", "deep/er"),
+	}
+	for _, k := range append(append([]string{}, keep...), gone...) {
+		if err := b.Put(ctx(t), k, []byte(k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.DeletePrefix(ctx(t), storage.VariantPrefix("alice", "abc")); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range gone {
+		if ok, err := b.Exists(ctx(t), k); err != nil || ok {
+			t.Fatalf("Exists(%s) after DeletePrefix = %v, %v", k, ok, err)
+		}
+	}
+	for _, k := range keep {
+		if got, err := b.Get(ctx(t), k); err != nil || string(got) != k {
+			t.Fatalf("Get(%s) after DeletePrefix = %q, %v", k, got, err)
+		}
+	}
+	if err := b.DeletePrefix(ctx(t), "nothing/here/"); err != nil {
+		t.Fatalf("DeletePrefix(none) = %v", err)
+	}
+	wantErr(t, "DeletePrefix(\"\")", b.DeletePrefix(ctx(t), ""), storage.ErrInvalid)
+}
+
+func testCancelledPut(t *testing.T, b *storage.Blobs) {
+	c, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := b.Put(c, "cancelled", []byte("data")); err == nil {
+		t.Fatal("Put with a cancelled context succeeded")
+	}
+	if ok, err := b.Exists(ctx(t), "cancelled"); err != nil || ok {
+		t.Fatalf("cancelled Put left a blob: %v, %v", ok, err)
+	}
+	// A cancelled overwrite keeps the old blob.
+	if err := b.Put(ctx(t), "kept", []byte("old")); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Put(c, "kept", []byte("new")); err == nil {
+		t.Fatal("Put with a cancelled context succeeded")
+	}
+	if got, err := b.Get(ctx(t), "kept"); err != nil || string(got) != "old" {
+		t.Fatalf("after cancelled overwrite Get = %q, %v; want old", got, err)
+	}
+}
+
+func testConcurrentPut(t *testing.T, b *storage.Blobs) {
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	values := make([]string, 8)
+	for i := range 8 {
+		values[i] = fmt.Sprintf("value-%d-%s", i, bytes.Repeat([]byte{'x'}, 10_000))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = b.Put(ctx(t), "shared", []byte(values[i]))
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	got, err := b.Get(ctx(t), "shared")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(values)
+	if i := sort.SearchStrings(values, string(got)); i == len(values) || values[i] != string(got) {
+		t.Fatalf("concurrent Puts left a torn blob of %d bytes", len(got))
+	}
+}
+
+func testBlobKeys(t *testing.T, b *storage.Blobs) {
+	for _, c := range []struct{ got, want string }{
+		{storage.ImageKey("u", "id"), "images/u/id"},
+		{storage.VariantPrefix("u", "id"), "variants/u/id/"},
+		{storage.VariantKey("u", "id", "h"), "variants/u/id/h"},
+	} {
+		if c.got != c.want {
+			t.Fatalf("key %q, want %q", c.got, c.want)
+		}
+	}
+}
