@@ -64,8 +64,9 @@ func (db *DB) Rules(ctx context.Context, publicKey string) ([]Rule, error) {
 
 // AddRules adds rules to a key in one transaction and returns them with
 // their IDs and PublicKey set. ErrNotExist when the key does not exist;
-// ErrInvalid when a rule has no users, does not have exactly one of Group
-// and Resources, or names a group that does not exist.
+// ErrInvalid when a rule has no users or does not have exactly one of Group
+// and Resources. Group names are not checked here: groups may live outside
+// the database (built-in and configured ones), so the caller validates them.
 func (db *DB) AddRules(ctx context.Context, publicKey string, rules []Rule) ([]Rule, error) {
 	rows := make([]ruleRow, len(rules))
 	for i, r := range rules {
@@ -93,16 +94,6 @@ func (db *DB) AddRules(ctx context.Context, publicKey string, rules []Rule) ([]R
 			return err
 		}
 		for i := range rows {
-			if rows[i].Group.Valid {
-				err := db.forUpdate(tx.NewSelect().Model((*groupRow)(nil)).ColumnExpr("1").
-					Where("name = ?", rows[i].Group.String)).Scan(ctx, &one)
-				if errors.Is(err, sql.ErrNoRows) {
-					return fmt.Errorf("group %q does not exist: %w", rows[i].Group.String, ErrInvalid)
-				}
-				if err != nil {
-					return err
-				}
-			}
 			if _, err := tx.NewInsert().Model(&rows[i]).Exec(ctx); err != nil {
 				return err
 			}

@@ -769,7 +769,7 @@ func testRules(t *testing.T, db *storage.DB) {
 		{{Resources: []string{"a"}, Users: []string{"*"}}, {Resources: []string{"a"}}},
 		{{Users: []string{"*"}}},
 		{{Group: "readers", Resources: []string{"a"}, Users: []string{"*"}}},
-		{{Resources: []string{"a"}, Users: []string{"*"}}, {Group: "nope", Users: []string{"*"}}},
+		{{Resources: []string{"a"}, Users: []string{"*"}}, {Group: "readers", Users: nil}},
 	} {
 		_, err := db.AddRules(ctx(t), "pub", bad)
 		wantErr(t, fmt.Sprintf("AddRules(%+v)", bad), err, storage.ErrInvalid)
