@@ -100,7 +100,7 @@ func (rt *route) allowed() string {
 	ms := make([]string, 0, len(rt.handlers)+1)
 	for m := range rt.handlers {
 		ms = append(ms, m)
-		if m == http.MethodGet {
+		if _, head := rt.handlers[http.MethodHead]; m == http.MethodGet && !head {
 			ms = append(ms, http.MethodHead)
 		}
 	}

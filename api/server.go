@@ -97,7 +97,12 @@ func (s *Server) buildRoutes() []*route {
 			"GET": s.getShortURLParams, "DELETE": s.deleteShortURL}),
 		r("globalimages", "/images", true, map[string]handler{"GET": s.listGlobalImages}),
 		r("groups", "/groups", true, map[string]handler{"GET": s.listGroups}),
-		r("group", "/groups/{group}", true, map[string]handler{"GET": s.getGroup}),
+		r("group", "/groups/{group}", true, map[string]handler{
+			"GET": s.getGroup, "PUT": s.putGroup, "DELETE": s.deleteGroup}),
+		r("keys", "/keys/{pk}", false, map[string]handler{"HEAD": s.headKey, "PUT": s.putKey, "DELETE": s.deleteKey}),
+		r("accessrules", "/keys/{pk}/access", true, map[string]handler{"GET": s.listRules, "POST": s.postRules}),
+		r("accessrule", "/keys/{pk}/access/{rule}", true, map[string]handler{
+			"GET": s.getRule, "DELETE": s.deleteRule}),
 	}
 }
 
@@ -146,11 +151,10 @@ func (s *Server) serve(c *call) error {
 	case !knownMethods[c.method]:
 		return errorf(http.StatusNotImplemented, "Unsupported HTTP method: %s", c.method)
 	}
-	lookup := c.method
-	if lookup == http.MethodHead {
-		lookup = http.MethodGet
+	h, ok := c.route.handlers[c.method]
+	if !ok && c.method == http.MethodHead {
+		h, ok = c.route.handlers[http.MethodGet]
 	}
-	h, ok := c.route.handlers[lookup]
 	if !ok {
 		e := errorf(http.StatusMethodNotAllowed, "Method not allowed")
 		e.Header = http.Header{"Allow": {c.route.allowed()}}
