@@ -39,6 +39,7 @@ type fileConfig struct {
 	Authentication         api.Authentication `yaml:"authentication"`
 	AccessControl          api.AccessControl  `yaml:"accessControl"`
 	CacheVariants          *bool              `yaml:"cacheVariants"`
+	CORS                   api.CORS           `yaml:"cors"`
 	Limits                 limits             `yaml:"limits"`
 
 	// TransformationPresets maps names usable in t[] to chains.
@@ -103,6 +104,7 @@ func (c *fileConfig) api() api.Config {
 		HeaderPrefix: c.HeaderPrefix, ContentNegotiateImages: c.ContentNegotiateImages,
 		IndexRedirect: c.IndexRedirect, StatsAllow: c.StatsAllow, TrustedProxies: c.TrustedProxies,
 		Authentication: c.Authentication, AccessControl: c.AccessControl, CacheVariants: c.CacheVariants,
+		CORS: c.CORS,
 		Limits: api.Limits{MaxBodyBytes: c.Limits.MaxBodyBytes, MaxMetadataBytes: c.Limits.MaxMetadataBytes,
 			MaxMetadataDepth: c.Limits.MaxMetadataDepth},
 	}

@@ -32,6 +32,8 @@ type Config struct {
 	AccessControl AccessControl `yaml:"accessControl"`
 	// Limits caps request sizes.
 	Limits Limits `yaml:"limits"`
+	// CORS configures cross-origin access; off by default.
+	CORS CORS `yaml:"cors"`
 	// CacheVariants stores transformed images in the blob store so repeated
 	// requests skip the work. Default true.
 	CacheVariants *bool `yaml:"cacheVariants"`
@@ -130,6 +132,7 @@ func (c *Config) Defaults() {
 	if c.Limits.MaxMetadataBytes == 0 {
 		c.Limits.MaxMetadataBytes = 64 << 10
 	}
+	c.CORS.defaults()
 	if c.Limits.MaxMetadataDepth == 0 {
 		c.Limits.MaxMetadataDepth = 16
 	}

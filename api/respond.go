@@ -126,6 +126,9 @@ func (c *call) commonHeaders() {
 	if c.negotiated {
 		vary = "Accept, " + vary
 	}
+	if c.varyOrigin {
+		vary += ", Origin"
+	}
 	h.Set("Vary", vary)
 	if id := c.params["image"]; id != "" && h.Get(c.header("ImageIdentifier")) == "" {
 		h.Set(c.header("ImageIdentifier"), id)

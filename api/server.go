@@ -119,6 +119,8 @@ type call struct {
 	query     url.Values
 	// custom is the stats `custom` object listeners fill.
 	custom map[string]any
+	// varyOrigin is set when CORS applies, so Vary gets Origin.
+	varyOrigin bool
 	// negotiated is set when the Accept header chose the response type, so
 	// Vary gets Accept.
 	negotiated bool
@@ -150,6 +152,9 @@ func (s *Server) serve(c *call) error {
 		return errorf(http.StatusTeapot, "I'm a teapot!")
 	case !knownMethods[c.method]:
 		return errorf(http.StatusNotImplemented, "Unsupported HTTP method: %s", c.method)
+	}
+	if s.cfg.CORS.enabled() && s.applyCORS(c) {
+		return nil
 	}
 	h, ok := c.route.handlers[c.method]
 	if !ok && c.method == http.MethodHead {
