@@ -94,14 +94,7 @@ func stripAccessToken(u string) string {
 // query URL-decoded, as received, and both again with t[] and t[0] array
 // styles swapped (plain and RFC 3986-encoded), for each accepted scheme.
 func (s *Server) tokenCandidates(c *call) []string {
-	path, rawQuery := c.r.URL.EscapedPath(), c.r.URL.RawQuery
-	if c.r.RequestURI != "" && !strings.HasPrefix(c.r.RequestURI, "http") {
-		path, rawQuery, _ = strings.Cut(c.r.RequestURI, "?")
-	}
-	decodedPath := path
-	if p, err := url.PathUnescape(path); err == nil {
-		decodedPath = p
-	}
+	path, decodedPath, rawQuery := requestTarget(c.r)
 	decodedQuery := phpURLDecode(rawQuery)
 	swapped := swapArrayStyle(decodedQuery)
 	suffixes := []string{
@@ -117,6 +110,20 @@ func (s *Server) tokenCandidates(c *call) []string {
 		}
 	}
 	return out
+}
+
+// requestTarget splits the request target as the client sent it into its
+// path (raw and decoded) and raw query.
+func requestTarget(r *http.Request) (path, decodedPath, rawQuery string) {
+	path, rawQuery = r.URL.EscapedPath(), r.URL.RawQuery
+	if r.RequestURI != "" && !strings.HasPrefix(r.RequestURI, "http") {
+		path, rawQuery, _ = strings.Cut(r.RequestURI, "?")
+	}
+	decodedPath = path
+	if p, err := url.PathUnescape(path); err == nil {
+		decodedPath = p
+	}
+	return path, decodedPath, rawQuery
 }
 
 func join(path, query string) string {
@@ -237,14 +244,7 @@ var sigParams = regexp.MustCompile(`(^|[?&])(signature|timestamp)=[^&]*`)
 // URI with its query URL-decoded (the reference form) and as received.
 // When the signature came in the query, its parameters are removed first.
 func (s *Server) signatureCandidates(c *call, stripQuery bool) []string {
-	path, rawQuery := c.r.URL.EscapedPath(), c.r.URL.RawQuery
-	if c.r.RequestURI != "" && !strings.HasPrefix(c.r.RequestURI, "http") {
-		path, rawQuery, _ = strings.Cut(c.r.RequestURI, "?")
-	}
-	decodedPath := path
-	if p, err := url.PathUnescape(path); err == nil {
-		decodedPath = p
-	}
+	path, decodedPath, rawQuery := requestTarget(c.r)
 	clean := func(u string) string {
 		if stripQuery {
 			u = sigParams.ReplaceAllString(u, "$1")

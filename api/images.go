@@ -79,16 +79,17 @@ func imageEntry(img storage.Image, fields []string, withMetadata bool) object {
 
 // writeListing runs the query and writes {search, images}.
 func (s *Server) writeListing(c *call, q storage.Query, fields []string) error {
-	page := storage.Page{}
-	var err error
+	// An empty, non-nil user list means "none may be read"; storage would
+	// read an empty list as "every user".
+	page, last := storage.Page{}, s.now()
 	if q.Users == nil || len(q.Users) > 0 {
+		var err error
 		if page, err = s.db.Images(c.ctx(), q); err != nil {
 			return err
 		}
-	}
-	last, err := s.lastModified(c.ctx(), q.Users)
-	if err != nil {
-		return err
+		if last, err = s.lastModified(c.ctx(), q.Users); err != nil {
+			return err
+		}
 	}
 	entries := make([]object, len(page.Images))
 	for i, img := range page.Images {
@@ -105,16 +106,9 @@ func (s *Server) listImages(c *call) error {
 	if err != nil {
 		return err
 	}
-	user := c.params["user"]
-	q.Users = []string{user}
-	page, err := s.db.Images(c.ctx(), storage.Query{Users: q.Users, Limit: 1})
-	if err != nil {
+	q.Users = []string{c.params["user"]}
+	if _, err := s.countImages(c.ctx(), q.Users[0]); err != nil {
 		return err
-	}
-	if ok, err := s.userExists(c.ctx(), user, page.Hits); err != nil {
-		return err
-	} else if !ok {
-		return errorf(http.StatusNotFound, "User not found")
 	}
 	return s.writeListing(c, q, fields)
 }

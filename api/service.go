@@ -66,31 +66,32 @@ func (s *Server) getStats(c *call) error {
 	}, out{cache: cacheNone})
 }
 
-// userExists: a user is known when it has images or a key of its name exists.
-func (s *Server) userExists(ctx context.Context, user string, numImages int) (bool, error) {
-	if numImages > 0 {
-		return true, nil
+// countImages returns how many images user has, or 404 User not found for
+// an unknown user: one without images and without a key of its name.
+func (s *Server) countImages(ctx context.Context, user string) (int, error) {
+	page, err := s.db.Images(ctx, storage.Query{Users: []string{user}, Limit: 1})
+	if err != nil || page.Hits > 0 {
+		return page.Hits, err
 	}
-	_, _, ok, err := s.acl.key(ctx, user)
-	return ok, err
+	if _, _, ok, err := s.acl.key(ctx, user); err != nil {
+		return 0, err
+	} else if !ok {
+		return 0, errorf(http.StatusNotFound, "User not found")
+	}
+	return 0, nil
 }
 
 func (s *Server) getUser(c *call) error {
 	user := c.params["user"]
-	page, err := s.db.Images(c.ctx(), storage.Query{Users: []string{user}, Limit: 1})
+	n, err := s.countImages(c.ctx(), user)
 	if err != nil {
 		return err
-	}
-	if ok, err := s.userExists(c.ctx(), user, page.Hits); err != nil {
-		return err
-	} else if !ok {
-		return errorf(http.StatusNotFound, "User not found")
 	}
 	last, err := s.lastModified(c.ctx(), []string{user})
 	if err != nil {
 		return err
 	}
-	return c.writeJSON(map[string]any{"user": user, "numImages": page.Hits, "lastModified": httpDate(last)},
+	return c.writeJSON(map[string]any{"user": user, "numImages": n, "lastModified": httpDate(last)},
 		out{cache: cacheJSON, etag: true, lastModified: last})
 }
 

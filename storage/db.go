@@ -243,6 +243,50 @@ func (db *DB) insertIgnore(q *bun.InsertQuery, col string) *bun.InsertQuery {
 	return q.On("CONFLICT DO NOTHING")
 }
 
+// upsert inserts row (a model with a primary key), or updates column of
+// the existing row; created tells which.
+func (db *DB) upsert(ctx context.Context, row any, keyCol, column string) (created bool, err error) {
+	err = db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		res, err := db.insertIgnore(tx.NewInsert().Model(row), keyCol).Exec(ctx)
+		if err != nil {
+			return err
+		}
+		n, err := affected(res)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			created = true
+			return nil
+		}
+		_, err = tx.NewUpdate().Model(row).Column(column).WherePK().Exec(ctx)
+		return err
+	})
+	return created, err
+}
+
+// deleteWithRules deletes the row of model whose col equals value, then the
+// access rules whose ruleCol equals it, in one transaction; ErrNotExist when
+// no row matched. The parent goes first so that its row lock orders this
+// after any AddRules holding it, and the rule delete sees those rules.
+func (db *DB) deleteWithRules(ctx context.Context, model any, col, ruleCol, value string) error {
+	return db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		res, err := tx.NewDelete().Model(model).Where("? = ?", bun.Ident(col), value).Exec(ctx)
+		if err != nil {
+			return err
+		}
+		n, err := affected(res)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return ErrNotExist
+		}
+		_, err = tx.NewDelete().Model((*ruleRow)(nil)).Where("? = ?", bun.Ident(ruleCol), value).Exec(ctx)
+		return err
+	})
+}
+
 // forUpdate locks the selected rows until the transaction ends. SQLite has
 // no row locks and needs none: its transactions take the write lock at BEGIN.
 func (db *DB) forUpdate(q *bun.SelectQuery) *bun.SelectQuery {

@@ -58,22 +58,7 @@ func (db *DB) PutGroup(ctx context.Context, g Group) (created bool, err error) {
 		return false, err
 	}
 	row := &groupRow{Name: g.Name, Resources: encodeList(g.Resources)}
-	err = db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		res, err := db.insertIgnore(tx.NewInsert().Model(row), "name").Exec(ctx)
-		if err != nil {
-			return err
-		}
-		n, err := affected(res)
-		if err != nil {
-			return err
-		}
-		if n > 0 {
-			created = true
-			return nil
-		}
-		_, err = tx.NewUpdate().Model(row).Column("resources").WherePK().Exec(ctx)
-		return err
-	})
+	created, err = db.upsert(ctx, row, "name", "resources")
 	if err != nil {
 		return false, fmt.Errorf("storage: put group %s: %w", g.Name, err)
 	}
@@ -82,22 +67,7 @@ func (db *DB) PutGroup(ctx context.Context, g Group) (created bool, err error) {
 
 // DeleteGroup deletes a group and every rule that uses it.
 func (db *DB) DeleteGroup(ctx context.Context, name string) error {
-	err := db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		// Group first, for the same lock ordering as DeleteKey.
-		res, err := tx.NewDelete().Model((*groupRow)(nil)).Where("name = ?", name).Exec(ctx)
-		if err != nil {
-			return err
-		}
-		n, err := affected(res)
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return ErrNotExist
-		}
-		_, err = tx.NewDelete().Model((*ruleRow)(nil)).Where("group_name = ?", name).Exec(ctx)
-		return err
-	})
+	err := db.deleteWithRules(ctx, (*groupRow)(nil), "name", "group_name", name)
 	if err != nil {
 		return fmt.Errorf("storage: delete group %s: %w", name, err)
 	}

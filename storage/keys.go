@@ -64,22 +64,7 @@ func (db *DB) PutKey(ctx context.Context, k Key) (created bool, err error) {
 		return false, fmt.Errorf("storage: key %s: %w", k.PublicKey, err)
 	}
 	row := &keyRow{PublicKey: k.PublicKey, PrivateKey: stored}
-	err = db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		res, err := db.insertIgnore(tx.NewInsert().Model(row), "public_key").Exec(ctx)
-		if err != nil {
-			return err
-		}
-		n, err := affected(res)
-		if err != nil {
-			return err
-		}
-		if n > 0 {
-			created = true
-			return nil
-		}
-		_, err = tx.NewUpdate().Model(row).Column("private_key").WherePK().Exec(ctx)
-		return err
-	})
+	created, err = db.upsert(ctx, row, "public_key", "private_key")
 	if err != nil {
 		return false, fmt.Errorf("storage: put key %s: %w", k.PublicKey, err)
 	}
@@ -88,23 +73,7 @@ func (db *DB) PutKey(ctx context.Context, k Key) (created bool, err error) {
 
 // DeleteKey deletes a key pair and its rules.
 func (db *DB) DeleteKey(ctx context.Context, publicKey string) error {
-	err := db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		// Delete the key first: its row lock orders this after any AddRules
-		// that holds it, so the rule delete below sees those rules.
-		res, err := tx.NewDelete().Model((*keyRow)(nil)).Where("public_key = ?", publicKey).Exec(ctx)
-		if err != nil {
-			return err
-		}
-		n, err := affected(res)
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return ErrNotExist
-		}
-		_, err = tx.NewDelete().Model((*ruleRow)(nil)).Where("public_key = ?", publicKey).Exec(ctx)
-		return err
-	})
+	err := db.deleteWithRules(ctx, (*keyRow)(nil), "public_key", "public_key", publicKey)
 	if err != nil {
 		return fmt.Errorf("storage: delete key %s: %w", publicKey, err)
 	}
