@@ -37,6 +37,10 @@ func main() {
 	switch os.Args[1] {
 	case "serve":
 		err = serve(os.Args[2:])
+	case "keys":
+		err = runKeys(os.Args[2:])
+	case "sign":
+		err = runSign(os.Args[2:])
 	case "help", "-h", "--help":
 		usage()
 		return
@@ -54,6 +58,8 @@ func main() {
 func usage() {
 	fmt.Fprint(os.Stderr, `usage:
   vitrine serve [--config FILE] [--listen ADDR] [--data DIR]
+  vitrine keys add|list|delete|rotate ...   (vitrine keys -h)
+  vitrine sign [--public KEY] [--private KEY] [--method M] URL   (vitrine sign -h)
 `)
 }
 

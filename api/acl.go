@@ -44,6 +44,16 @@ var (
 	}
 )
 
+// BuiltinGroups returns the names of the groups every deployment has.
+func BuiltinGroups() []string {
+	names := make([]string, 0, len(builtinGroups))
+	for n := range builtinGroups {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
+
 // unguarded routes are not subject to access control.
 var unguarded = map[string]bool{"index": true, "status": true, "stats": true, "globalshorturl": true}
 
