@@ -36,4 +36,8 @@ test: vet
 	$(MAKE) --no-print-directory fuzz
 
 bench: deps
-	$(GO) test ./engine -run '^$$' -bench . -benchmem -benchtime 3s
+	$(GO) test ./engine ./api -run '^$$' -bench . -benchmem -benchtime 3s
+
+# wrk against the built binary: req/s, p50/p99 and peak RSS per workload.
+load: build
+	VITRINE_BIN=$(CURDIR)/vitrine e2e/load/run.sh

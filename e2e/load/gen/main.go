@@ -1,0 +1,193 @@
+// Command gen prepares the load test of e2e/load/run.sh: it generates
+// distinct JPEG sources, uploads them to a running vitrine with signed
+// requests and writes, per workload, a file of signed GET request targets
+// (path and query with accessToken), one per line, for wrk to cycle through.
+//
+//	gen -url http://127.0.0.1:PORT -user load -pub load -priv SECRET -n 32 -out DIR
+//	gen -free-port     prints a free TCP port on 127.0.0.1
+//	gen -wait URL      waits up to 30 s for URL to answer 200
+//
+// Sources are smooth gradients with slight noise, q90, about 390 KB at
+// 1920x1080 and 2.2 MB at 4000x3000, each seeded differently so that every
+// file is distinct (no request coalescing or cache can serve one from
+// another).
+package main
+
+import (
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"image"
+	"image/jpeg"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"time"
+)
+
+func main() {
+	base := flag.String("url", "", "base URL of the server, e.g. http://127.0.0.1:8080")
+	user := flag.String("user", "load", "user the images are stored for")
+	pub := flag.String("pub", "load", "public key (read-write on user)")
+	priv := flag.String("priv", "", "private key")
+	n := flag.Int("n", 32, "distinct sources per size")
+	out := flag.String("out", "", "directory for the <workload>.paths files")
+	freePort := flag.Bool("free-port", false, "print a free TCP port on 127.0.0.1 and exit")
+	wait := flag.String("wait", "", "wait until this URL answers 200, then exit")
+	flag.Parse()
+
+	switch {
+	case *freePort:
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		check(err)
+		fmt.Println(ln.Addr().(*net.TCPAddr).Port)
+		ln.Close()
+		return
+	case *wait != "":
+		deadline := time.Now().Add(30 * time.Second)
+		for time.Now().Before(deadline) {
+			if res, err := http.Get(*wait); err == nil {
+				res.Body.Close()
+				if res.StatusCode == http.StatusOK {
+					return
+				}
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		fmt.Fprintln(os.Stderr, "gen: server did not come up:", *wait)
+		os.Exit(1)
+	}
+	if *base == "" || *priv == "" || *out == "" || *n < 1 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	check(os.MkdirAll(*out, 0o755))
+	*base = strings.TrimSuffix(*base, "/")
+
+	sizes := []struct {
+		name string
+		w, h int
+	}{{"1080p", 1920, 1080}, {"12mp", 4000, 3000}}
+	workloads := []struct {
+		name, spec string
+	}{{"thumb", "thumbnail:width=200,height=200"}, {"w800", "resize:width=800"}}
+
+	for si, size := range sizes {
+		start := time.Now()
+		srcs := generate(size.w, size.h, *n, uint32(si**n))
+		var total int
+		ids := make([]string, len(srcs))
+		for i, src := range srcs {
+			total += len(src)
+			ids[i] = upload(*base, *user, *pub, *priv, src)
+		}
+		fmt.Fprintf(os.Stderr, "gen: %d distinct %dx%d JPEGs, %d KB on average, generated and uploaded in %s\n",
+			len(srcs), size.w, size.h, total/len(srcs)/1024, time.Since(start).Round(time.Millisecond))
+		for _, wl := range workloads {
+			var b strings.Builder
+			for _, id := range ids {
+				b.WriteString(signedPath(*base, *user, *priv, id, wl.spec))
+				b.WriteByte('\n')
+			}
+			check(os.WriteFile(filepath.Join(*out, wl.name+"-"+size.name+".paths"), []byte(b.String()), 0o644))
+		}
+	}
+}
+
+// signedPath is the request target of a JPEG GET of id through spec, with an
+// access token over the full URL.
+func signedPath(base, user, priv, id, spec string) string {
+	path := "/users/" + user + "/images/" + id + ".jpg?t[]=" + spec
+	return path + "&accessToken=" + hmacHex(priv, base+path)
+}
+
+func hmacHex(key, data string) string {
+	m := hmac.New(sha256.New, []byte(key))
+	m.Write([]byte(data))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// upload POSTs data with a signature and returns the image identifier.
+func upload(base, user, pub, priv string, data []byte) string {
+	u := base + "/users/" + user + "/images"
+	ts := time.Now().UTC().Format("2006-01-02T15:04:05Z")
+	req, err := http.NewRequest(http.MethodPost, u, bytes.NewReader(data))
+	check(err)
+	req.Header.Set("X-Service-PublicKey", pub)
+	req.Header.Set("X-Service-Authenticate-Timestamp", ts)
+	req.Header.Set("X-Service-Authenticate-Signature", hmacHex(priv, "POST|"+u+"|"+pub+"|"+ts))
+	res, err := http.DefaultClient.Do(req)
+	check(err)
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	check(err)
+	if res.StatusCode != http.StatusCreated && res.StatusCode != http.StatusOK {
+		fmt.Fprintf(os.Stderr, "gen: upload: %d %s\n", res.StatusCode, body)
+		os.Exit(1)
+	}
+	var r struct {
+		ImageIdentifier string `json:"imageIdentifier"`
+	}
+	if err := json.Unmarshal(body, &r); err != nil || r.ImageIdentifier == "" {
+		fmt.Fprintf(os.Stderr, "gen: upload: no imageIdentifier in %s\n", body)
+		os.Exit(1)
+	}
+	return r.ImageIdentifier
+}
+
+// generate makes n distinct JPEGs of w x h in parallel.
+func generate(w, h, n int, seed0 uint32) [][]byte {
+	out := make([][]byte, n)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.NumCPU())
+	for i := range out {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			out[i] = noisyJPEG(w, h, seed0+uint32(i)+1)
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// noisyJPEG is the source of api/bench_test.go: a gradient with +-8 of
+// noise, shifted per seed, q90.
+func noisyJPEG(w, h int, seed uint32) []byte {
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	s := seed * 2654435761
+	shift := int(seed * 37 % 64)
+	for y := 0; y < h; y++ {
+		row := img.Pix[y*img.Stride:]
+		for x := 0; x < w; x++ {
+			s = s*1664525 + 1013904223
+			n := int(s>>28) - 8
+			p := row[4*x:]
+			p[0] = clamp8(x*255/w + n + shift - 32)
+			p[1] = clamp8(y*255/h + n)
+			p[2] = clamp8((x+y)*127/(w+h) + 64 - n)
+			p[3] = 255
+		}
+	}
+	var buf bytes.Buffer
+	check(jpeg.Encode(&buf, img, &jpeg.Options{Quality: 90}))
+	return buf.Bytes()
+}
+
+func clamp8(v int) uint8 { return uint8(min(max(v, 0), 255)) }
+
+func check(err error) {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gen:", err)
+		os.Exit(1)
+	}
+}
