@@ -63,12 +63,12 @@ var unguarded = map[string]bool{"index": true, "status": true, "stats": true, "g
 type accessControl struct {
 	keys   map[string]ConfigKey
 	groups map[string][]string
-	db     *storage.DB
+	db     aclReader
 	// mutable is true when keys, groups and rules may change through the API.
 	mutable bool
 }
 
-func newAccessControl(cfg AccessControl, db *storage.DB) *accessControl {
+func newAccessControl(cfg AccessControl, db aclReader) *accessControl {
 	a := &accessControl{keys: map[string]ConfigKey{}, groups: map[string][]string{}, db: db, mutable: cfg.Database}
 	for name, res := range builtinGroups {
 		a.groups[name] = res
@@ -92,7 +92,7 @@ func (a *accessControl) key(ctx context.Context, publicKey string) (private stri
 		}
 		return k.PrivateKey, rules, true, nil
 	}
-	if a.db == nil || publicKey == "" {
+	if publicKey == "" {
 		return "", nil, false, nil
 	}
 	k, err := a.db.Key(ctx, publicKey)
@@ -113,9 +113,6 @@ func (a *accessControl) key(ctx context.Context, publicKey string) (private stri
 func (a *accessControl) group(ctx context.Context, name string) ([]string, bool, error) {
 	if res, ok := a.groups[name]; ok {
 		return res, true, nil
-	}
-	if a.db == nil {
-		return nil, false, nil
 	}
 	g, err := a.db.Group(ctx, name)
 	if errors.Is(err, storage.ErrNotExist) {

@@ -21,7 +21,7 @@ func (s *Server) getImage(c *call) error {
 	if err != nil {
 		return err
 	}
-	img, err := s.db.Image(c.ctx(), c.params["user"], c.params["image"])
+	img, err := s.images.Image(c.ctx(), c.params["user"], c.params["image"])
 	if isNotExist(err) {
 		return errorf(http.StatusNotFound, "Image not found")
 	}
@@ -140,7 +140,7 @@ func (s *Server) variant(ctx context.Context, img storage.Image, chain engine.Ch
 	if err != nil {
 		return variant{}, fmt.Errorf("image %s/%s: %w", img.User, img.Identifier, err)
 	}
-	md, err := s.db.Metadata(ctx, img.User, img.Identifier)
+	md, err := s.metadata.Metadata(ctx, img.User, img.Identifier)
 	if err != nil {
 		return variant{}, err
 	}
@@ -149,7 +149,7 @@ func (s *Server) variant(ctx context.Context, img storage.Image, chain engine.Ch
 		Format: format,
 		Source: engine.Info{Mime: img.Mime, Ext: img.Extension, Width: img.Width, Height: img.Height},
 		Env: engine.Env{Metadata: md, LoadImage: func(ctx context.Context, id string) ([]byte, error) {
-			if _, err := s.db.Image(ctx, img.User, id); err != nil {
+			if _, err := s.images.Image(ctx, img.User, id); err != nil {
 				if isNotExist(err) {
 					return nil, fmt.Errorf("image %s/%s: %w", img.User, id, fs.ErrNotExist)
 				}
@@ -178,7 +178,7 @@ func (s *Server) variant(ctx context.Context, img storage.Image, chain engine.Ch
 // blob and every cached variant.
 func (s *Server) deleteImage(c *call) error {
 	user, id := c.params["user"], c.params["image"]
-	err := s.db.DeleteImage(c.ctx(), user, id)
+	err := s.images.DeleteImage(c.ctx(), user, id)
 	if err != nil && !isNotExist(err) {
 		return err
 	}

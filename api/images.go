@@ -84,7 +84,7 @@ func (s *Server) writeListing(c *call, q storage.Query, fields []string) error {
 	page, last := storage.Page{}, s.now()
 	if q.Users == nil || len(q.Users) > 0 {
 		var err error
-		if page, err = s.db.Images(c.ctx(), q); err != nil {
+		if page, err = s.listing.Images(c.ctx(), q); err != nil {
 			return err
 		}
 		if last, err = s.lastModified(c.ctx(), q.Users); err != nil {
@@ -134,7 +134,7 @@ func (s *Server) listGlobalImages(c *call) error {
 			return errorf(http.StatusBadRequest, "Public key does not have access to the users: [%s]", strings.Join(denied, ", "))
 		}
 	} else {
-		all, err := s.db.Users(c.ctx())
+		all, err := s.listing.Users(c.ctx())
 		if err != nil {
 			return err
 		}
@@ -194,7 +194,7 @@ func (s *Server) postImage(c *call) error {
 // When the row cannot be committed, the blob is removed again unless a
 // concurrent upload of the same bytes committed it meanwhile.
 func (s *Server) storeImage(ctx context.Context, img *storage.Image, data []byte) (bool, error) {
-	if existing, err := s.db.Image(ctx, img.User, img.Identifier); err == nil {
+	if existing, err := s.images.Image(ctx, img.User, img.Identifier); err == nil {
 		*img = existing
 		return false, nil
 	} else if !isNotExist(err) {
@@ -204,11 +204,11 @@ func (s *Server) storeImage(ctx context.Context, img *storage.Image, data []byte
 	if err := s.blobs.Put(ctx, key, data); err != nil {
 		return false, fmt.Errorf("store blob %s: %w", key, err)
 	}
-	created, err := s.db.InsertImage(ctx, img)
+	created, err := s.images.InsertImage(ctx, img)
 	if err != nil {
 		// The request context may be gone; clean up regardless.
 		cleanup := context.WithoutCancel(ctx)
-		if _, ierr := s.db.Image(cleanup, img.User, img.Identifier); isNotExist(ierr) {
+		if _, ierr := s.images.Image(cleanup, img.User, img.Identifier); isNotExist(ierr) {
 			if derr := s.blobs.Delete(cleanup, key); derr != nil {
 				s.log.Error("remove blob of failed upload", "key", key, "err", derr)
 			}

@@ -61,7 +61,7 @@ func (s *Server) putKey(c *call) error {
 	if !ok || priv == "" {
 		return errorf(http.StatusBadRequest, "No privateKey provided")
 	}
-	created, err := s.db.PutKey(c.ctx(), storage.Key{PublicKey: pk, PrivateKey: priv})
+	created, err := s.keys.PutKey(c.ctx(), storage.Key{PublicKey: pk, PrivateKey: priv})
 	if err != nil {
 		return err
 	}
@@ -77,7 +77,7 @@ func (s *Server) deleteKey(c *call) error {
 	if err := s.mutableKey(pk); err != nil {
 		return err
 	}
-	if err := s.db.DeleteKey(c.ctx(), pk); isNotExist(err) {
+	if err := s.keys.DeleteKey(c.ctx(), pk); isNotExist(err) {
 		return errorf(http.StatusNotFound, "Public key not found")
 	} else if err != nil {
 		return err
@@ -118,7 +118,7 @@ func (s *Server) putGroup(c *call) error {
 		}
 		res = append(res, str)
 	}
-	created, err := s.db.PutGroup(c.ctx(), storage.Group{Name: name, Resources: res})
+	created, err := s.groups.PutGroup(c.ctx(), storage.Group{Name: name, Resources: res})
 	if err != nil {
 		return err
 	}
@@ -134,14 +134,14 @@ func (s *Server) deleteGroup(c *call) error {
 	if _, ok := s.acl.groups[name]; ok || !s.acl.mutable {
 		return errImmutable
 	}
-	g, err := s.db.Group(c.ctx(), name)
+	g, err := s.groups.Group(c.ctx(), name)
 	if isNotExist(err) {
 		return errorf(http.StatusNotFound, "Group not found")
 	}
 	if err != nil {
 		return err
 	}
-	if err := s.db.DeleteGroup(c.ctx(), name); err != nil && !isNotExist(err) {
+	if err := s.groups.DeleteGroup(c.ctx(), name); err != nil && !isNotExist(err) {
 		return err
 	}
 	return c.writeJSON(groupView{Name: g.Name, Resources: nonNil(g.Resources)}, out{})
@@ -228,7 +228,7 @@ func (s *Server) deleteRule(c *call) error {
 	if err := s.mutableKey(c.params["pk"]); err != nil {
 		return err
 	}
-	if err := s.db.DeleteRule(c.ctx(), r.PublicKey, r.ID); isNotExist(err) {
+	if err := s.rules.DeleteRule(c.ctx(), r.PublicKey, r.ID); isNotExist(err) {
 		return errorf(http.StatusNotFound, "Access rule not found")
 	} else if err != nil {
 		return err
@@ -277,7 +277,7 @@ func (s *Server) postRules(c *call) error {
 		}
 		rules = append(rules, r)
 	}
-	added, err := s.db.AddRules(c.ctx(), pk, rules)
+	added, err := s.rules.AddRules(c.ctx(), pk, rules)
 	if err != nil {
 		return err
 	}

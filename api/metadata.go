@@ -8,14 +8,14 @@ import (
 )
 
 func (s *Server) getMetadata(c *call) error {
-	img, err := s.db.Image(c.ctx(), c.params["user"], c.params["image"])
+	img, err := s.images.Image(c.ctx(), c.params["user"], c.params["image"])
 	if isNotExist(err) {
 		return errorf(http.StatusNotFound, "Image not found")
 	}
 	if err != nil {
 		return err
 	}
-	md, err := s.db.Metadata(c.ctx(), img.User, img.Identifier)
+	md, err := s.metadata.Metadata(c.ctx(), img.User, img.Identifier)
 	if err != nil {
 		return err
 	}
@@ -84,7 +84,7 @@ func (s *Server) putMetadata(c *call) error {
 	if err != nil {
 		return err
 	}
-	if err := s.db.SetMetadata(c.ctx(), c.params["user"], c.params["image"], md); err != nil {
+	if err := s.metadata.SetMetadata(c.ctx(), c.params["user"], c.params["image"], md); err != nil {
 		return metadataErr(err)
 	}
 	return c.writeJSON(md, out{})
@@ -95,7 +95,7 @@ func (s *Server) postMetadata(c *call) error {
 	if err != nil {
 		return err
 	}
-	merged, err := s.db.MergeMetadata(c.ctx(), c.params["user"], c.params["image"], md)
+	merged, err := s.metadata.MergeMetadata(c.ctx(), c.params["user"], c.params["image"], md)
 	if err != nil {
 		return metadataErr(err)
 	}
@@ -103,7 +103,7 @@ func (s *Server) postMetadata(c *call) error {
 }
 
 func (s *Server) deleteMetadata(c *call) error {
-	if err := s.db.DeleteMetadata(c.ctx(), c.params["user"], c.params["image"]); err != nil {
+	if err := s.metadata.DeleteMetadata(c.ctx(), c.params["user"], c.params["image"]); err != nil {
 		return metadataErr(err)
 	}
 	return c.writeJSON(map[string]any{}, out{})

@@ -26,14 +26,16 @@ type Deps struct {
 
 // Server is the REST interface as an http.Handler.
 type Server struct {
-	cfg    Config
-	db     *storage.DB
-	blobs  *storage.Blobs
-	engine *engine.Engine
-	log    *slog.Logger
-	now    func() time.Time
-	acl    *accessControl
-	routes []*route
+	cfg Config
+	stores
+	blobs      blobStore
+	dbHealth   pinger
+	blobHealth pinger
+	engine     *engine.Engine
+	log        *slog.Logger
+	now        func() time.Time
+	acl        *accessControl
+	routes     []*route
 	// Bus carries `<resource>.<method>` events; subscribe listeners before
 	// serving.
 	Bus *Bus
@@ -53,7 +55,11 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	s := &Server{cfg: cfg, db: d.DB, blobs: d.Blobs, engine: d.Engine, log: d.Logger, now: d.Now, Bus: &Bus{}}
+	if d.DB == nil || d.Blobs == nil || d.Engine == nil {
+		return nil, fmt.Errorf("api: DB, Blobs and Engine are required")
+	}
+	s := &Server{cfg: cfg, stores: newStores(d.DB), blobs: d.Blobs, dbHealth: d.DB, blobHealth: d.Blobs,
+		engine: d.Engine, log: d.Logger, now: d.Now, Bus: &Bus{}}
 	s.acl = newAccessControl(cfg.AccessControl, d.DB)
 	var err error
 	if s.statsAllow, err = newPrefixList(cfg.StatsAllow); err != nil {

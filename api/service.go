@@ -32,8 +32,8 @@ func (s *Server) getIndex(c *call) error {
 func (s *Server) getStatus(c *call) error {
 	ctx, cancel := context.WithTimeout(c.ctx(), 5*time.Second)
 	defer cancel()
-	dbOK := s.db.Ping(ctx) == nil
-	storageOK := s.blobs.Ping(ctx) == nil
+	dbOK := s.dbHealth.Ping(ctx) == nil
+	storageOK := s.blobHealth.Ping(ctx) == nil
 	now := httpDate(s.now())
 	status := http.StatusOK
 	if !dbOK || !storageOK {
@@ -47,7 +47,7 @@ func (s *Server) getStats(c *call) error {
 	if !s.statsAllow.contains(c.clientIP()) {
 		return errorf(http.StatusForbidden, "Access denied")
 	}
-	stats, err := s.db.UserStats(c.ctx())
+	stats, err := s.stats.UserStats(c.ctx())
 	if err != nil {
 		return err
 	}
@@ -69,7 +69,7 @@ func (s *Server) getStats(c *call) error {
 // countImages returns how many images user has, or 404 User not found for
 // an unknown user: one without images and without a key of its name.
 func (s *Server) countImages(ctx context.Context, user string) (int, error) {
-	page, err := s.db.Images(ctx, storage.Query{Users: []string{user}, Limit: 1})
+	page, err := s.listing.Images(ctx, storage.Query{Users: []string{user}, Limit: 1})
 	if err != nil || page.Hits > 0 {
 		return page.Hits, err
 	}
@@ -97,7 +97,7 @@ func (s *Server) getUser(c *call) error {
 
 // lastModified is the latest change among the users' images, or now.
 func (s *Server) lastModified(ctx context.Context, users []string) (time.Time, error) {
-	t, err := s.db.LastModified(ctx, users)
+	t, err := s.listing.LastModified(ctx, users)
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -119,15 +119,13 @@ func (s *Server) allGroups(ctx context.Context) ([]groupView, error) {
 	for n, r := range s.acl.groups {
 		byName[n] = r
 	}
-	if s.db != nil {
-		dbGroups, _, err := s.db.Groups(ctx, 1, 0)
-		if err != nil {
-			return nil, err
-		}
-		for _, g := range dbGroups {
-			if _, ok := byName[g.Name]; !ok {
-				byName[g.Name] = g.Resources
-			}
+	dbGroups, _, err := s.groups.Groups(ctx, 1, 0)
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range dbGroups {
+		if _, ok := byName[g.Name]; !ok {
+			byName[g.Name] = g.Resources
 		}
 	}
 	out := make([]groupView, 0, len(byName))

@@ -89,19 +89,19 @@ func (s *Server) postShortURL(c *call) error {
 			return err
 		}
 	}
-	if _, err := s.db.Image(c.ctx(), user, image); isNotExist(err) {
+	if _, err := s.images.Image(c.ctx(), user, image); isNotExist(err) {
 		return errorf(http.StatusNotFound, "Image does not exist")
 	} else if err != nil {
 		return err
 	}
-	if su, err := s.db.FindShortURL(c.ctx(), user, image, ext, query); err == nil {
+	if su, err := s.shortURLs.FindShortURL(c.ctx(), user, image, ext, query); err == nil {
 		return c.writeJSON(map[string]string{"id": su.ID}, out{})
 	} else if !isNotExist(err) {
 		return err
 	}
 	for range 100 {
 		su := storage.ShortURL{ID: newShortID(), User: user, Image: image, Extension: ext, Query: query}
-		err := s.db.InsertShortURL(c.ctx(), su)
+		err := s.shortURLs.InsertShortURL(c.ctx(), su)
 		if errors.Is(err, storage.ErrExist) {
 			continue
 		}
@@ -116,7 +116,7 @@ func (s *Server) postShortURL(c *call) error {
 // getShortURL serves GET /s/<id>: the image with the stored extension and
 // transformations, without access control (the id is the capability).
 func (s *Server) getShortURL(c *call) error {
-	su, err := s.db.ShortURL(c.ctx(), c.params["id"])
+	su, err := s.shortURLs.ShortURL(c.ctx(), c.params["id"])
 	if isNotExist(err) {
 		return errorf(http.StatusNotFound, "Image not found")
 	}
@@ -124,7 +124,7 @@ func (s *Server) getShortURL(c *call) error {
 		return err
 	}
 	c.params["user"], c.params["image"] = su.User, su.Image
-	img, err := s.db.Image(c.ctx(), su.User, su.Image)
+	img, err := s.images.Image(c.ctx(), su.User, su.Image)
 	if isNotExist(err) {
 		return errorf(http.StatusNotFound, "Image not found")
 	}
@@ -155,7 +155,7 @@ func requestURL(c *call) string {
 }
 
 func (s *Server) getShortURLParams(c *call) error {
-	su, err := s.db.ShortURL(c.ctx(), c.params["id"])
+	su, err := s.shortURLs.ShortURL(c.ctx(), c.params["id"])
 	if err != nil || su.User != c.params["user"] || su.Image != c.params["image"] {
 		if err == nil || isNotExist(err) {
 			return errorf(http.StatusNotFound, "ShortURL not found")
@@ -179,14 +179,14 @@ func (s *Server) getShortURLParams(c *call) error {
 }
 
 func (s *Server) deleteShortURLs(c *call) error {
-	if err := s.db.DeleteShortURLs(c.ctx(), c.params["user"], c.params["image"]); err != nil {
+	if err := s.shortURLs.DeleteShortURLs(c.ctx(), c.params["user"], c.params["image"]); err != nil {
 		return err
 	}
 	return c.writeJSON(map[string]string{"imageIdentifier": c.params["image"]}, out{})
 }
 
 func (s *Server) deleteShortURL(c *call) error {
-	err := s.db.DeleteShortURL(c.ctx(), c.params["user"], c.params["image"], c.params["id"])
+	err := s.shortURLs.DeleteShortURL(c.ctx(), c.params["user"], c.params["image"], c.params["id"])
 	if isNotExist(err) {
 		return errorf(http.StatusNotFound, "ShortURL not found")
 	}

@@ -1,0 +1,119 @@
+package api
+
+import (
+	"context"
+	"time"
+
+	"vitrine/storage"
+)
+
+// The API's view of persistence: small interfaces, each named for what a
+// resource needs. *storage.DB and *storage.Blobs satisfy them; Deps wires
+// them in.
+
+// imageStore reads and writes image records.
+type imageStore interface {
+	Image(ctx context.Context, user, id string) (storage.Image, error)
+	InsertImage(ctx context.Context, img *storage.Image) (created bool, err error)
+	DeleteImage(ctx context.Context, user, id string) error
+}
+
+// listingStore answers listings and their Last-Modified.
+type listingStore interface {
+	Images(ctx context.Context, q storage.Query) (storage.Page, error)
+	LastModified(ctx context.Context, users []string) (time.Time, error)
+	Users(ctx context.Context) ([]string, error)
+}
+
+// metadataStore keeps image metadata.
+type metadataStore interface {
+	Metadata(ctx context.Context, user, id string) (map[string]any, error)
+	SetMetadata(ctx context.Context, user, id string, md map[string]any) error
+	MergeMetadata(ctx context.Context, user, id string, md map[string]any) (map[string]any, error)
+	DeleteMetadata(ctx context.Context, user, id string) error
+}
+
+// shortURLStore keeps short URLs.
+type shortURLStore interface {
+	InsertShortURL(ctx context.Context, u storage.ShortURL) error
+	ShortURL(ctx context.Context, id string) (storage.ShortURL, error)
+	FindShortURL(ctx context.Context, user, image, ext, query string) (storage.ShortURL, error)
+	DeleteShortURL(ctx context.Context, user, image, id string) error
+	DeleteShortURLs(ctx context.Context, user, image string) error
+}
+
+// statsStore counts images per user.
+type statsStore interface {
+	UserStats(ctx context.Context) ([]storage.UserStats, error)
+}
+
+// pinger reports a backend's health for /status.
+type pinger interface {
+	Ping(ctx context.Context) error
+}
+
+// aclReader is what access control reads on every request.
+type aclReader interface {
+	Key(ctx context.Context, publicKey string) (storage.Key, error)
+	Rules(ctx context.Context, publicKey string) ([]storage.Rule, error)
+	Group(ctx context.Context, name string) (storage.Group, error)
+}
+
+// keyWriter changes key pairs.
+type keyWriter interface {
+	PutKey(ctx context.Context, k storage.Key) (created bool, err error)
+	DeleteKey(ctx context.Context, publicKey string) error
+}
+
+// ruleWriter changes access rules.
+type ruleWriter interface {
+	AddRules(ctx context.Context, publicKey string, rules []storage.Rule) ([]storage.Rule, error)
+	DeleteRule(ctx context.Context, publicKey string, id int64) error
+}
+
+// groupStore lists and changes resource groups.
+type groupStore interface {
+	Group(ctx context.Context, name string) (storage.Group, error)
+	Groups(ctx context.Context, page, limit int) ([]storage.Group, int, error)
+	PutGroup(ctx context.Context, g storage.Group) (created bool, err error)
+	DeleteGroup(ctx context.Context, name string) error
+}
+
+// blobStore keeps image bytes and cached variants.
+type blobStore interface {
+	Get(ctx context.Context, key string) ([]byte, error)
+	Put(ctx context.Context, key string, data []byte) error
+	Delete(ctx context.Context, key string) error
+	DeletePrefix(ctx context.Context, prefix string) error
+}
+
+// stores groups the consumer views of one database.
+type stores struct {
+	images    imageStore
+	listing   listingStore
+	metadata  metadataStore
+	shortURLs shortURLStore
+	stats     statsStore
+	keys      keyWriter
+	rules     ruleWriter
+	groups    groupStore
+}
+
+func newStores(db *storage.DB) stores {
+	return stores{images: db, listing: db, metadata: db, shortURLs: db, stats: db, keys: db, rules: db, groups: db}
+}
+
+var (
+	_ imageStore    = (*storage.DB)(nil)
+	_ listingStore  = (*storage.DB)(nil)
+	_ metadataStore = (*storage.DB)(nil)
+	_ shortURLStore = (*storage.DB)(nil)
+	_ statsStore    = (*storage.DB)(nil)
+	_ aclReader     = (*storage.DB)(nil)
+	_ keyWriter     = (*storage.DB)(nil)
+	_ ruleWriter    = (*storage.DB)(nil)
+	_ groupStore    = (*storage.DB)(nil)
+	_ pinger        = (*storage.DB)(nil)
+	_ blobStore     = (*storage.Blobs)(nil)
+	_ pinger        = (*storage.Blobs)(nil)
+)
