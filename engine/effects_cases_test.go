@@ -579,7 +579,7 @@ func TestModulateNoop(t *testing.T) {
 	if err := fxRun(t, s, "modulate:s=0"); err != nil {
 		t.Fatal(err)
 	}
-	if got := fxPixels(t, s).NRGBAAt(0, 0); fxAbs(int(got.R)-int(got.B)) > 2 {
+	if got := fxPixels(t, s).NRGBAAt(0, 0); abs(int(got.R)-int(got.B)) > 2 {
 		t.Errorf("s=0 must be grey: %v", got)
 	}
 	s = fxState(t, fxSolid(4, 4, fxRGBA(200, 40, 40, 255)))

@@ -43,20 +43,13 @@ func fxCard() *image.NRGBA {
 				v := uint8(x * 255 / (w - 1))
 				c = color.NRGBA{v, v, v, 255}
 			}
-			if fxAbs(x-y) < 2 && y < 80 {
+			if abs(x-y) < 2 && y < 80 {
 				c = color.NRGBA{255, 255, 255, 255}
 			}
 			img.SetNRGBA(x, y, c)
 		}
 	}
 	return img
-}
-
-func fxAbs(v int) int {
-	if v < 0 {
-		return -v
-	}
-	return v
 }
 
 // fxWithAlpha makes the left half of img half transparent.
@@ -126,8 +119,8 @@ func fxPixels(t *testing.T, s *State) *image.NRGBA { return decodeRGBA(t, fxPNG(
 
 // near reports whether two colours differ by at most tol in every channel.
 func fxNear(a, b color.NRGBA, tol int) bool {
-	return fxAbs(int(a.R)-int(b.R)) <= tol && fxAbs(int(a.G)-int(b.G)) <= tol &&
-		fxAbs(int(a.B)-int(b.B)) <= tol && fxAbs(int(a.A)-int(b.A)) <= tol
+	return abs(int(a.R)-int(b.R)) <= tol && abs(int(a.G)-int(b.G)) <= tol &&
+		abs(int(a.B)-int(b.B)) <= tol && abs(int(a.A)-int(b.A)) <= tol
 }
 
 func fxRGBA(r, g, b, a uint8) color.NRGBA { return color.NRGBA{r, g, b, a} }

@@ -271,18 +271,10 @@ func (db *DB) upsert(ctx context.Context, row any, keyCol, column string) (creat
 // after any AddRules holding it, and the rule delete sees those rules.
 func (db *DB) deleteWithRules(ctx context.Context, model any, col, ruleCol, value string) error {
 	return db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		res, err := tx.NewDelete().Model(model).Where("? = ?", bun.Ident(col), value).Exec(ctx)
-		if err != nil {
+		if err := deleted(tx.NewDelete().Model(model).Where("? = ?", bun.Ident(col), value).Exec(ctx)); err != nil {
 			return err
 		}
-		n, err := affected(res)
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return ErrNotExist
-		}
-		_, err = tx.NewDelete().Model((*ruleRow)(nil)).Where("? = ?", bun.Ident(ruleCol), value).Exec(ctx)
+		_, err := tx.NewDelete().Model((*ruleRow)(nil)).Where("? = ?", bun.Ident(ruleCol), value).Exec(ctx)
 		return err
 	})
 }
@@ -303,6 +295,19 @@ func affected(res sql.Result) (int64, error) {
 		return 0, fmt.Errorf("rows affected: %w", err)
 	}
 	return n, nil
+}
+
+// deleted turns the result of a DELETE into ErrNotExist when it matched no
+// row.
+func deleted(res sql.Result, err error) error {
+	if err != nil {
+		return err
+	}
+	n, err := affected(res)
+	if err == nil && n == 0 {
+		err = ErrNotExist
+	}
+	return err
 }
 
 // checkLen rejects empty (when required) or over-long values that the

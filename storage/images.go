@@ -139,17 +139,9 @@ func (db *DB) Image(ctx context.Context, user, id string) (Image, error) {
 // one transaction. It does not touch blobs.
 func (db *DB) DeleteImage(ctx context.Context, user, id string) error {
 	err := db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		res, err := tx.NewDelete().Model((*imageRow)(nil)).
-			Where("user_name = ? AND identifier = ?", user, id).Exec(ctx)
-		if err != nil {
+		if err := deleted(tx.NewDelete().Model((*imageRow)(nil)).
+			Where("user_name = ? AND identifier = ?", user, id).Exec(ctx)); err != nil {
 			return err
-		}
-		n, err := affected(res)
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return ErrNotExist
 		}
 		// The foreign keys cascade too; these deletes keep the behaviour
 		// independent of whether a connection enforces them.
@@ -157,7 +149,7 @@ func (db *DB) DeleteImage(ctx context.Context, user, id string) error {
 			Where("user_name = ? AND identifier = ?", user, id).Exec(ctx); err != nil {
 			return err
 		}
-		_, err = tx.NewDelete().Model((*shortURLRow)(nil)).
+		_, err := tx.NewDelete().Model((*shortURLRow)(nil)).
 			Where("user_name = ? AND identifier = ?", user, id).Exec(ctx)
 		return err
 	})

@@ -129,15 +129,8 @@ func (db *DB) Rule(ctx context.Context, publicKey string, id int64) (Rule, error
 
 // DeleteRule deletes one of a key's rules.
 func (db *DB) DeleteRule(ctx context.Context, publicKey string, id int64) error {
-	res, err := db.bun.NewDelete().Model((*ruleRow)(nil)).
-		Where("id = ? AND public_key = ?", id, publicKey).Exec(ctx)
-	if err == nil {
-		var n int64
-		n, err = affected(res)
-		if err == nil && n == 0 {
-			err = ErrNotExist
-		}
-	}
+	err := deleted(db.bun.NewDelete().Model((*ruleRow)(nil)).
+		Where("id = ? AND public_key = ?", id, publicKey).Exec(ctx))
 	if err != nil {
 		return fmt.Errorf("storage: delete rule %d of %s: %w", id, publicKey, err)
 	}

@@ -107,15 +107,8 @@ func (db *DB) FindShortURL(ctx context.Context, user, image, ext, query string) 
 // DeleteShortURL deletes the short URL id of the image user/image;
 // ErrNotExist unless it exists and belongs to that image.
 func (db *DB) DeleteShortURL(ctx context.Context, user, image, id string) error {
-	res, err := db.bun.NewDelete().Model((*shortURLRow)(nil)).
-		Where("id = ? AND user_name = ? AND identifier = ?", id, user, image).Exec(ctx)
-	if err == nil {
-		var n int64
-		n, err = affected(res)
-		if err == nil && n == 0 {
-			err = ErrNotExist
-		}
-	}
+	err := deleted(db.bun.NewDelete().Model((*shortURLRow)(nil)).
+		Where("id = ? AND user_name = ? AND identifier = ?", id, user, image).Exec(ctx))
 	if err != nil {
 		return fmt.Errorf("storage: delete short URL %s of %s/%s: %w", id, user, image, err)
 	}
