@@ -1,9 +1,16 @@
 // Command vitrine is a self-hosted image storage and transformation service.
 //
 //	vitrine serve [--config FILE] [--listen ADDR] [--data DIR]
+//	vitrine keys add|list|delete|rotate ...
+//	vitrine sign [--public KEY] [--private KEY] [--method M] URL
 //
 // With no configuration it runs on the embedded default: SQLite at
 // DIR/vitrine.db and image files under DIR/images, DIR being ./data.
+//
+// This file is the wiring only: the subcommands, the configuration file and
+// environment, opening the stores, start and stop. The service itself is
+// package api; the signing `vitrine sign` prints is api.SignRead and
+// api.SignWrite.
 package main
 
 import (
@@ -13,20 +20,32 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
+	"text/tabwriter"
 	"time"
+	"unicode"
+
+	"gopkg.in/yaml.v3"
 
 	"vitrine/api"
 	"vitrine/engine"
 	"vitrine/storage"
 )
+
+// ---------------------------------------------------------------------------
+// Subcommands
 
 func main() {
 	if len(os.Args) < 2 {
@@ -73,6 +92,243 @@ func (f *commonFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.data, "data", "./data", "data directory of the embedded default (SQLite and image files)")
 }
 
+// parseArgs parses flags wherever they are among the positional arguments
+// (flag.Parse stops at the first non-flag) and returns the positionals.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// quietHelp turns -h (whose usage the flag set has printed) into success.
+func quietHelp(err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	return err
+}
+
+// splitList splits a comma-separated flag value, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// firstOf returns the first non-empty value.
+func firstOf(values ...string) string {
+	for _, v := range values {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// ---------------------------------------------------------------------------
+// Configuration file and environment
+
+// fileConfig is the configuration file (YAML). Every key can be overridden
+// by an environment variable named after its path: `limits.maxBodyBytes` is
+// VITRINE_LIMITS_MAX_BODY_BYTES; lists take comma-separated values.
+type fileConfig struct {
+	// Listen is the address to serve on (default 127.0.0.1:8080).
+	Listen string `yaml:"listen"`
+	// Database is sqlite:///path, postgres://... or mysql://... (default
+	// sqlite:///<data>/vitrine.db).
+	Database string `yaml:"database"`
+	// Storage is a blob URL: file:///dir, mem:// or s3://bucket?... (default
+	// file:///<data>/images).
+	Storage string `yaml:"storage"`
+	// Secret encrypts private keys at rest. Default: a random secret kept in
+	// <data>/secret, created on first start.
+	Secret string `yaml:"secret"`
+
+	HeaderPrefix           string             `yaml:"headerPrefix"`
+	ContentNegotiateImages *bool              `yaml:"contentNegotiateImages"`
+	IndexRedirect          string             `yaml:"indexRedirect"`
+	StatsAllow             []string           `yaml:"statsAllow"`
+	TrustedProxies         []string           `yaml:"trustedProxies"`
+	Authentication         api.Authentication `yaml:"authentication"`
+	AccessControl          api.AccessControl  `yaml:"accessControl"`
+	CacheVariants          *bool              `yaml:"cacheVariants"`
+	CORS                   api.CORS           `yaml:"cors"`
+	Limits                 limits             `yaml:"limits"`
+
+	// TransformationPresets maps names usable in t[] to chains.
+	TransformationPresets map[string][]string `yaml:"transformationPresets"`
+	// ICCProfiles maps profile names to ICC files for the icc transformation.
+	ICCProfiles map[string]string `yaml:"iccProfiles"`
+	// DefaultWatermark is the image identifier watermark uses without img.
+	DefaultWatermark string `yaml:"defaultWatermark"`
+	// Concurrency bounds simultaneous image pipelines (default: CPU count).
+	Concurrency int `yaml:"concurrency"`
+	// JPEGQuality is the default JPEG output quality (default 80).
+	JPEGQuality int `yaml:"jpegQuality"`
+}
+
+// limits are every size limit in one place.
+type limits struct {
+	MaxBodyBytes       int64 `yaml:"maxBodyBytes"`
+	MaxMetadataBytes   int64 `yaml:"maxMetadataBytes"`
+	MaxMetadataDepth   int   `yaml:"maxMetadataDepth"`
+	MaxWidth           int   `yaml:"maxWidth"`
+	MaxHeight          int   `yaml:"maxHeight"`
+	MaxPixels          int64 `yaml:"maxPixels"`
+	MaxTransformations int   `yaml:"maxTransformations"`
+}
+
+// loadConfig reads the file (if any), applies the environment and the
+// flags' defaults for the data directory.
+func loadConfig(path, dataDir string) (*fileConfig, error) {
+	cfg := &fileConfig{}
+	if path != "" {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		dec := yaml.NewDecoder(strings.NewReader(string(b)))
+		dec.KnownFields(true)
+		if err := dec.Decode(cfg); err != nil && err.Error() != "EOF" {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	if err := applyEnv(reflect.ValueOf(cfg).Elem(), "VITRINE"); err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(dataDir)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Listen == "" {
+		cfg.Listen = "127.0.0.1:8080"
+	}
+	if cfg.Database == "" {
+		cfg.Database = "sqlite://" + filepath.Join(abs, "vitrine.db")
+	}
+	if cfg.Storage == "" {
+		cfg.Storage = "file://" + filepath.Join(abs, "images")
+	}
+	return cfg, nil
+}
+
+func (c *fileConfig) api() api.Config {
+	return api.Config{
+		HeaderPrefix: c.HeaderPrefix, ContentNegotiateImages: c.ContentNegotiateImages,
+		IndexRedirect: c.IndexRedirect, StatsAllow: c.StatsAllow, TrustedProxies: c.TrustedProxies,
+		Authentication: c.Authentication, AccessControl: c.AccessControl, CacheVariants: c.CacheVariants,
+		CORS: c.CORS,
+		Limits: api.Limits{MaxBodyBytes: c.Limits.MaxBodyBytes, MaxMetadataBytes: c.Limits.MaxMetadataBytes,
+			MaxMetadataDepth: c.Limits.MaxMetadataDepth},
+	}
+}
+
+func (c *fileConfig) engine() engine.Config {
+	return engine.Config{
+		Concurrency: c.Concurrency, MaxWidth: c.Limits.MaxWidth, MaxHeight: c.Limits.MaxHeight,
+		MaxPixels: c.Limits.MaxPixels, MaxTransformations: c.Limits.MaxTransformations,
+		Presets: c.TransformationPresets, ICCProfiles: c.ICCProfiles, DefaultWatermark: c.DefaultWatermark,
+		JPEGQuality: c.JPEGQuality,
+	}
+}
+
+// envName turns a yaml key into its environment form: maxBodyBytes →
+// MAX_BODY_BYTES.
+func envName(key string) string {
+	var b strings.Builder
+	for i, r := range key {
+		if unicode.IsUpper(r) && i > 0 {
+			b.WriteByte('_')
+		}
+		b.WriteRune(unicode.ToUpper(r))
+	}
+	return b.String()
+}
+
+// applyEnv sets scalar and list fields of v from PREFIX_<KEY> variables,
+// recursing into nested structs.
+func applyEnv(v reflect.Value, prefix string) error {
+	t := v.Type()
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		key, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if key == "" || key == "-" {
+			continue
+		}
+		name := prefix + "_" + envName(key)
+		fv := v.Field(i)
+		if f.Type.Kind() == reflect.Struct {
+			if err := applyEnv(fv, name); err != nil {
+				return err
+			}
+			continue
+		}
+		raw, ok := os.LookupEnv(name)
+		if !ok {
+			continue
+		}
+		if err := setFromString(fv, raw); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func setFromString(fv reflect.Value, raw string) error {
+	switch fv.Kind() {
+	case reflect.String:
+		fv.SetString(raw)
+	case reflect.Int, reflect.Int64:
+		n, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil {
+			return err
+		}
+		fv.SetInt(n)
+	case reflect.Bool:
+		b, err := strconv.ParseBool(raw)
+		if err != nil {
+			return err
+		}
+		fv.SetBool(b)
+	case reflect.Pointer:
+		if fv.Type().Elem().Kind() != reflect.Bool {
+			return fmt.Errorf("not settable from the environment")
+		}
+		b, err := strconv.ParseBool(raw)
+		if err != nil {
+			return err
+		}
+		fv.Set(reflect.ValueOf(&b))
+	case reflect.Slice:
+		if fv.Type().Elem().Kind() != reflect.String {
+			return fmt.Errorf("not settable from the environment")
+		}
+		fv.Set(reflect.ValueOf(splitList(raw)))
+	default:
+		return fmt.Errorf("not settable from the environment; use the configuration file")
+	}
+	return nil
+}
+
+// ---------------------------------------------------------------------------
+// Stores
+
 // stores are the opened persistence components.
 type stores struct {
 	cfg   *fileConfig
@@ -91,6 +347,19 @@ func (s *stores) Close() {
 
 // open loads the configuration and opens the database and blob store.
 func open(ctx context.Context, f commonFlags) (*stores, error) {
+	st, err := openDB(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	if st.blobs, err = storage.OpenBlobs(ctx, st.cfg.Storage); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("storage: %w", err)
+	}
+	return st, nil
+}
+
+// openDB opens only the database: key management needs no blob store.
+func openDB(ctx context.Context, f commonFlags) (*stores, error) {
 	cfg, err := loadConfig(f.config, f.data)
 	if err != nil {
 		return nil, err
@@ -102,10 +371,6 @@ func open(ctx context.Context, f commonFlags) (*stores, error) {
 	st := &stores{cfg: cfg}
 	if st.db, err = storage.Open(ctx, cfg.Database, storage.Options{Secret: secret}); err != nil {
 		return nil, fmt.Errorf("database: %w", err)
-	}
-	if st.blobs, err = storage.OpenBlobs(ctx, cfg.Storage); err != nil {
-		st.Close()
-		return nil, fmt.Errorf("storage: %w", err)
 	}
 	return st, nil
 }
@@ -137,6 +402,9 @@ func randomHex(n int) string {
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
 }
+
+// ---------------------------------------------------------------------------
+// vitrine serve
 
 func serve(args []string) error {
 	fs := flag.NewFlagSet("serve", flag.ExitOnError)
@@ -222,4 +490,368 @@ func bootstrapAdmin(ctx context.Context, st *stores) error {
 	fmt.Printf("Created an admin key pair (shown only this once; it can read and write every user):\n"+
 		"  public key:  %s\n  private key: %s\n", k.PublicKey, k.PrivateKey)
 	return nil
+}
+
+// ---------------------------------------------------------------------------
+// vitrine keys
+
+const keysUsage = `usage:
+  vitrine keys add <publicKey> [--private KEY] [--group NAME | --resources a,b] [--users a,b | --users '*']
+  vitrine keys list
+  vitrine keys delete <publicKey>
+  vitrine keys rotate <publicKey> [--private KEY]
+each also takes --config FILE and --data DIR, the same as serve
+`
+
+// namePattern is what public keys and user names look like; the API checks
+// the same (RULINGS.md 6).
+var namePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// runKeys is `vitrine keys`: it manages the key pairs and access rules
+// stored in the database, with no server running.
+func runKeys(args []string) error { return quietHelp(keysCommand(context.Background(), args)) }
+
+func keysCommand(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		fmt.Fprint(os.Stderr, keysUsage)
+		return errors.New("keys: missing subcommand")
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(os.Stderr, keysUsage)
+		return nil
+	}
+	fs := flag.NewFlagSet("keys "+args[0], flag.ContinueOnError)
+	fs.SetOutput(os.Stderr)
+	fs.Usage = func() { fmt.Fprint(os.Stderr, keysUsage); fs.PrintDefaults() }
+	var f commonFlags
+	f.register(fs)
+	private := new(string)
+	if args[0] == "add" || args[0] == "rotate" {
+		fs.StringVar(private, "private", "", "private key (default: 32 random bytes from the system CSPRNG, hex)")
+	}
+	group, resources, users := new(string), new(string), new(string)
+	if args[0] == "add" {
+		fs.StringVar(group, "group", "", "group the rule grants (read-only, read-write, all or a configured one)")
+		fs.StringVar(resources, "resources", "", "comma-separated resources the rule grants, instead of --group")
+		fs.StringVar(users, "users", "", "comma-separated users the rule applies to, or '*' (default: the public key)")
+	}
+	pos, err := parseArgs(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	want := 1
+	switch args[0] {
+	case "list":
+		want = 0
+	case "add", "delete", "rotate":
+	default:
+		fmt.Fprint(os.Stderr, keysUsage)
+		return fmt.Errorf("keys: unknown subcommand %q", args[0])
+	}
+	if len(pos) != want {
+		fmt.Fprint(os.Stderr, keysUsage)
+		return fmt.Errorf("keys %s: want %d argument(s), got %d", args[0], want, len(pos))
+	}
+	if want == 1 && !namePattern.MatchString(pos[0]) {
+		return fmt.Errorf("keys %s: invalid public key %q (want 1-64 of a-z A-Z 0-9 _ -)", args[0], pos[0])
+	}
+	st, err := openDB(ctx, f)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	switch args[0] {
+	case "list":
+		return listKeys(ctx, st)
+	case "delete":
+		if err := refuseConfigKey(st, pos[0]); err != nil {
+			return err
+		}
+		if err := st.db.DeleteKey(ctx, pos[0]); err != nil {
+			return err
+		}
+		fmt.Printf("Deleted key %s and its access rules.\n", pos[0])
+		return nil
+	case "rotate":
+		return rotateKey(ctx, st, pos[0], *private)
+	}
+	rule, err := ruleFromFlags(ctx, st, pos[0], *group, *resources, *users)
+	if err != nil {
+		return err
+	}
+	return addKey(ctx, st, pos[0], *private, rule)
+}
+
+// refuseConfigKey fails for a key defined in the configuration file, which
+// the service treats as immutable.
+func refuseConfigKey(st *stores, publicKey string) error {
+	for _, k := range st.cfg.AccessControl.Keys {
+		if k.PublicKey == publicKey {
+			return fmt.Errorf("key %s is defined in the configuration file; change it there", publicKey)
+		}
+	}
+	return nil
+}
+
+// ruleFromFlags builds the rule `keys add` creates; nil when neither
+// --group nor --resources is given.
+func ruleFromFlags(ctx context.Context, st *stores, publicKey, group, resources, users string) (*storage.Rule, error) {
+	if group != "" && resources != "" {
+		return nil, errors.New("keys add: give --group or --resources, not both")
+	}
+	if group == "" && resources == "" {
+		if users != "" {
+			return nil, errors.New("keys add: --users needs --group or --resources")
+		}
+		return nil, nil
+	}
+	r := &storage.Rule{Group: group, Resources: splitList(resources), Users: []string{publicKey}}
+	if resources != "" && len(r.Resources) == 0 {
+		return nil, errors.New("keys add: --resources is empty")
+	}
+	if users != "" {
+		if r.Users = splitList(users); len(r.Users) == 0 {
+			return nil, errors.New("keys add: --users is empty")
+		}
+	}
+	for _, u := range r.Users {
+		if u == "*" && len(r.Users) > 1 {
+			return nil, errors.New("keys add: --users '*' stands alone")
+		}
+		if u != "*" && !namePattern.MatchString(u) {
+			return nil, fmt.Errorf("keys add: invalid user %q", u)
+		}
+	}
+	if group == "" || slices.Contains(api.BuiltinGroups(), group) {
+		return r, nil
+	}
+	if _, ok := st.cfg.AccessControl.Groups[group]; ok {
+		return r, nil
+	}
+	if _, err := st.db.Group(ctx, group); errors.Is(err, storage.ErrNotExist) {
+		return nil, fmt.Errorf("keys add: group %q is not defined (built-in: %s)", group, strings.Join(api.BuiltinGroups(), ", "))
+	} else if err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func addKey(ctx context.Context, st *stores, publicKey, private string, rule *storage.Rule) error {
+	if err := refuseConfigKey(st, publicKey); err != nil {
+		return err
+	}
+	if _, err := st.db.Rules(ctx, publicKey); err == nil {
+		return fmt.Errorf("key %s: %w; use `vitrine keys rotate %s` for a new private key", publicKey, storage.ErrExist, publicKey)
+	} else if !errors.Is(err, storage.ErrNotExist) {
+		return err
+	}
+	if private == "" {
+		private = randomHex(32)
+	}
+	if _, err := st.db.PutKey(ctx, storage.Key{PublicKey: publicKey, PrivateKey: private}); err != nil {
+		return err
+	}
+	if rule != nil {
+		if _, err := st.db.AddRules(ctx, publicKey, []storage.Rule{*rule}); err != nil {
+			_ = st.db.DeleteKey(ctx, publicKey)
+			return err
+		}
+	}
+	printKey("Created key "+publicKey, publicKey, private)
+	if rule == nil {
+		fmt.Fprintf(os.Stderr, "Note: %s has no access rules yet; add one with --group or --resources.\n", publicKey)
+	}
+	return nil
+}
+
+func rotateKey(ctx context.Context, st *stores, publicKey, private string) error {
+	if err := refuseConfigKey(st, publicKey); err != nil {
+		return err
+	}
+	// Rules, unlike Key, tells whether the key exists without decrypting it,
+	// so a key sealed under a lost secret can still be given a new one.
+	if _, err := st.db.Rules(ctx, publicKey); err != nil {
+		return err
+	}
+	if private == "" {
+		private = randomHex(32)
+	}
+	if _, err := st.db.PutKey(ctx, storage.Key{PublicKey: publicKey, PrivateKey: private}); err != nil {
+		return err
+	}
+	printKey("New private key for "+publicKey, publicKey, private)
+	return nil
+}
+
+func printKey(title, publicKey, private string) {
+	fmt.Printf("%s (the private key is shown only this once):\n  public key:  %s\n  private key: %s\n",
+		title, publicKey, private)
+}
+
+// listKeys prints one line per rule, configured keys first; private keys
+// are never shown.
+func listKeys(ctx context.Context, st *stores) error {
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(w, "PUBLIC KEY\tSOURCE\tUSERS\tGRANTS")
+	configured := map[string]bool{}
+	for _, k := range st.cfg.AccessControl.Keys {
+		configured[k.PublicKey] = true
+		var rules []storage.Rule
+		for _, r := range k.Rules {
+			rules = append(rules, storage.Rule{Group: r.Group, Resources: r.Resources, Users: r.Users})
+		}
+		printRules(w, k.PublicKey, "config", rules)
+	}
+	keys, err := st.db.Keys(ctx)
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		rules, err := st.db.Rules(ctx, k.PublicKey)
+		if err != nil {
+			return err
+		}
+		source := "database"
+		if configured[k.PublicKey] {
+			source = "database (unused: the config defines it)"
+		}
+		printRules(w, k.PublicKey, source, rules)
+	}
+	return w.Flush()
+}
+
+func printRules(w io.Writer, publicKey, source string, rules []storage.Rule) {
+	if len(rules) == 0 {
+		fmt.Fprintf(w, "%s\t%s\t-\t(no rules)\n", publicKey, source)
+	}
+	for _, r := range rules {
+		grants := "group " + r.Group
+		if r.Group == "" {
+			grants = strings.Join(r.Resources, ",")
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\n", publicKey, source, strings.Join(r.Users, ","), grants)
+	}
+}
+
+// ---------------------------------------------------------------------------
+// vitrine sign
+
+const signUsage = `usage:
+  vitrine sign [--public KEY] [--private KEY] [--method GET|HEAD|POST|PUT|DELETE] [--headers | --query] URL
+GET and HEAD print the URL with its accessToken. POST, PUT and DELETE print curl arguments
+(-H ... URL) carrying the signature; --headers prints the headers one per line instead, --query
+the URL with signature and timestamp parameters. Keys default to $VITRINE_PUBLIC_KEY (else the
+user in the URL) and $VITRINE_PRIVATE_KEY (else the key stored under --config/--data).
+`
+
+// runSign is `vitrine sign`: it prints what a request needs to pass the
+// service's authentication, computed by api.SignRead and api.SignWrite.
+func runSign(args []string) error { return quietHelp(signCommand(context.Background(), args)) }
+
+func signCommand(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("sign", flag.ContinueOnError)
+	fs.SetOutput(os.Stderr)
+	fs.Usage = func() { fmt.Fprint(os.Stderr, signUsage); fs.PrintDefaults() }
+	var f commonFlags
+	f.register(fs)
+	pub := fs.String("public", "", "public key (default $VITRINE_PUBLIC_KEY, else the user in the URL)")
+	priv := fs.String("private", "", "private key (default $VITRINE_PRIVATE_KEY, else the one stored under --config/--data)")
+	method := fs.String("method", "GET", "HTTP method of the request")
+	headers := fs.Bool("headers", false, "writes: print the headers one per line (Name: value)")
+	query := fs.Bool("query", false, "writes: print the URL with signature and timestamp parameters")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return errors.New("sign: want one URL")
+	}
+	target := pos[0]
+	user, err := api.SignURLUser(target)
+	if err != nil {
+		return fmt.Errorf("sign: %w", err)
+	}
+	publicKey := firstOf(*pub, os.Getenv("VITRINE_PUBLIC_KEY"), user)
+	if publicKey == "" {
+		return errors.New("sign: no public key: give --public or set VITRINE_PUBLIC_KEY")
+	}
+	private := firstOf(*priv, os.Getenv("VITRINE_PRIVATE_KEY"))
+	if private == "" {
+		if private, err = storedPrivateKey(ctx, f, publicKey); err != nil {
+			return err
+		}
+	}
+	m := strings.ToUpper(*method)
+	switch m {
+	case "GET", "HEAD":
+		if *headers || *query {
+			return errors.New("sign: --headers and --query are for writes; reads carry an accessToken")
+		}
+		u, err := api.SignRead(target, publicKey, private)
+		if err != nil {
+			return fmt.Errorf("sign: %w", err)
+		}
+		fmt.Println(u)
+		return nil
+	case "POST", "PUT", "DELETE":
+	default:
+		return fmt.Errorf("sign: unsupported method %q", *method)
+	}
+	if *headers && *query {
+		return errors.New("sign: give --headers or --query, not both")
+	}
+	if *query {
+		u, err := api.SignWriteQuery(m, target, publicKey, private, time.Now())
+		if err != nil {
+			return fmt.Errorf("sign: %w", err)
+		}
+		fmt.Println(u)
+		return nil
+	}
+	s, err := api.SignWrite(m, target, publicKey, private, time.Now())
+	if err != nil {
+		return fmt.Errorf("sign: %w", err)
+	}
+	for _, h := range s.Headers() {
+		if *headers {
+			fmt.Printf("%s: %s\n", h.Name, h.Value)
+		} else {
+			// Why no space after the colon: the line is meant for an unquoted
+			// $(...), where a space would split the argument.
+			fmt.Printf("-H %s:%s ", h.Name, h.Value)
+		}
+	}
+	if !*headers {
+		fmt.Println(target)
+	}
+	return nil
+}
+
+// storedPrivateKey finds a private key in the configuration file or the
+// database, the way the service does.
+func storedPrivateKey(ctx context.Context, f commonFlags, publicKey string) (string, error) {
+	if f.config == "" {
+		// Why: opening a missing data directory would create an empty store
+		// (and a new secret) as a side effect of a typo.
+		if _, err := os.Stat(f.data); err != nil {
+			return "", fmt.Errorf("sign: no private key for %s: give --private, set VITRINE_PRIVATE_KEY, "+
+				"or point --data or --config at the service's store", publicKey)
+		}
+	}
+	st, err := openDB(ctx, f)
+	if err != nil {
+		return "", err
+	}
+	defer st.Close()
+	for _, k := range st.cfg.AccessControl.Keys {
+		if k.PublicKey == publicKey {
+			return k.PrivateKey, nil
+		}
+	}
+	k, err := st.db.Key(ctx, publicKey)
+	if errors.Is(err, storage.ErrNotExist) {
+		return "", fmt.Errorf("sign: key %s is neither in the configuration nor in the database: %w", publicKey, err)
+	}
+	return k.PrivateKey, err
 }
