@@ -28,7 +28,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"reflect"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -481,10 +480,7 @@ func bootstrapAdmin(ctx context.Context, st *stores) error {
 		return nil
 	}
 	k := storage.Key{PublicKey: "admin", PrivateKey: randomHex(32)}
-	if _, err := st.db.PutKey(ctx, k); err != nil {
-		return err
-	}
-	if _, err := st.db.AddRules(ctx, k.PublicKey, []storage.Rule{{Group: "all", Users: []string{"*"}}}); err != nil {
+	if err := createKey(ctx, st, k, &storage.Rule{Group: "all", Users: []string{"*"}}); err != nil {
 		return err
 	}
 	fmt.Printf("Created an admin key pair (shown only this once; it can read and write every user):\n"+
@@ -502,10 +498,6 @@ const keysUsage = `usage:
   vitrine keys rotate <publicKey> [--private KEY]
 each also takes --config FILE and --data DIR, the same as serve
 `
-
-// namePattern is what public keys and user names look like; the API checks
-// the same (RULINGS.md 6).
-var namePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 // runKeys is `vitrine keys`: it manages the key pairs and access rules
 // stored in the database, with no server running.
@@ -552,7 +544,7 @@ func keysCommand(ctx context.Context, args []string) error {
 		fmt.Fprint(os.Stderr, keysUsage)
 		return fmt.Errorf("keys %s: want %d argument(s), got %d", args[0], want, len(pos))
 	}
-	if want == 1 && !namePattern.MatchString(pos[0]) {
+	if want == 1 && !api.ValidName(pos[0]) {
 		return fmt.Errorf("keys %s: invalid public key %q (want 1-64 of a-z A-Z 0-9 _ -)", args[0], pos[0])
 	}
 	st, err := openDB(ctx, f)
@@ -618,7 +610,7 @@ func ruleFromFlags(ctx context.Context, st *stores, publicKey, group, resources,
 		if u == "*" && len(r.Users) > 1 {
 			return nil, errors.New("keys add: --users '*' stands alone")
 		}
-		if u != "*" && !namePattern.MatchString(u) {
+		if u != "*" && !api.ValidName(u) {
 			return nil, fmt.Errorf("keys add: invalid user %q", u)
 		}
 	}
@@ -648,18 +640,30 @@ func addKey(ctx context.Context, st *stores, publicKey, private string, rule *st
 	if private == "" {
 		private = randomHex(32)
 	}
-	if _, err := st.db.PutKey(ctx, storage.Key{PublicKey: publicKey, PrivateKey: private}); err != nil {
+	if err := createKey(ctx, st, storage.Key{PublicKey: publicKey, PrivateKey: private}, rule); err != nil {
 		return err
-	}
-	if rule != nil {
-		if _, err := st.db.AddRules(ctx, publicKey, []storage.Rule{*rule}); err != nil {
-			_ = st.db.DeleteKey(ctx, publicKey)
-			return err
-		}
 	}
 	printKey("Created key "+publicKey, publicKey, private)
 	if rule == nil {
 		fmt.Fprintf(os.Stderr, "Note: %s has no access rules yet; add one with --group or --resources.\n", publicKey)
+	}
+	return nil
+}
+
+// createKey stores a key pair with its rule (when given). When the rule
+// cannot be stored the key is removed again, so no key is left without the
+// access it was created for.
+func createKey(ctx context.Context, st *stores, k storage.Key, rule *storage.Rule) error {
+	if _, err := st.db.PutKey(ctx, k); err != nil {
+		return err
+	}
+	if rule != nil {
+		if _, err := st.db.AddRules(ctx, k.PublicKey, []storage.Rule{*rule}); err != nil {
+			if derr := st.db.DeleteKey(ctx, k.PublicKey); derr != nil {
+				return errors.Join(err, derr)
+			}
+			return err
+		}
 	}
 	return nil
 }

@@ -107,6 +107,9 @@ func (u *Users) UnmarshalYAML(unmarshal func(any) error) error {
 // namePattern is what user names and public keys look like (RULINGS.md 6).
 var namePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
+// ValidName reports whether s is a valid user name or public key.
+func ValidName(s string) bool { return namePattern.MatchString(s) }
+
 func boolOr(p *bool, def bool) bool {
 	if p == nil {
 		return def
