@@ -180,6 +180,14 @@ type fileConfig struct {
 	Concurrency int `yaml:"concurrency"`
 	// JPEGQuality is the default JPEG output quality (default 80).
 	JPEGQuality int `yaml:"jpegQuality"`
+	// Output is the policy for transformed and converted images.
+	Output output `yaml:"output"`
+}
+
+// output is the policy for transformed and converted images.
+type output struct {
+	// KeepMetadata keeps EXIF, XMP and IPTC in outputs (default false: removed).
+	KeepMetadata bool `yaml:"keepMetadata"`
 }
 
 // limits are every size limit in one place.
@@ -243,7 +251,7 @@ func (c *fileConfig) engine() engine.Config {
 		Concurrency: c.Concurrency, MaxWidth: c.Limits.MaxWidth, MaxHeight: c.Limits.MaxHeight,
 		MaxPixels: c.Limits.MaxPixels, MaxTransformations: c.Limits.MaxTransformations,
 		Presets: c.TransformationPresets, ICCProfiles: c.ICCProfiles, DefaultWatermark: c.DefaultWatermark,
-		JPEGQuality: c.JPEGQuality,
+		JPEGQuality: c.JPEGQuality, KeepMetadata: c.Output.KeepMetadata,
 	}
 }
 
