@@ -52,16 +52,22 @@ func duotone(img *image.NRGBA, dark, light color.NRGBA, mix float64) {
 	}
 	m := uint32(min(max(mix, 0), 1)*256 + 0.5) // the weight of the duotone, 0..256
 	keep := 256 - m
-	pix := img.Pix
+	w := 4 * img.Rect.Dx()
 	for y := range img.Rect.Dy() {
-		row := pix[y*img.Stride : y*img.Stride+4*img.Rect.Dx()]
-		for i := 0; i+4 <= len(row); i += 4 {
-			p := row[i : i+4 : i+4]
-			r, g, b := uint32(p[0]), uint32(p[1]), uint32(p[2])
+		row := img.Pix[y*img.Stride : y*img.Stride+w]
+		if m == 256 {
+			for ; len(row) >= 4; row = row[4:] {
+				l := (77*uint32(row[0]) + 150*uint32(row[1]) + 29*uint32(row[2]) + 128) >> 8
+				row[0], row[1], row[2] = lut[0][l], lut[1][l], lut[2][l]
+			}
+			continue
+		}
+		for ; len(row) >= 4; row = row[4:] {
+			r, g, b := uint32(row[0]), uint32(row[1]), uint32(row[2])
 			l := (77*r + 150*g + 29*b + 128) >> 8
-			p[0] = uint8((r*keep + uint32(lut[0][l])*m + 128) >> 8)
-			p[1] = uint8((g*keep + uint32(lut[1][l])*m + 128) >> 8)
-			p[2] = uint8((b*keep + uint32(lut[2][l])*m + 128) >> 8)
+			row[0] = uint8((r*keep + uint32(lut[0][l])*m + 128) >> 8)
+			row[1] = uint8((g*keep + uint32(lut[1][l])*m + 128) >> 8)
+			row[2] = uint8((b*keep + uint32(lut[2][l])*m + 128) >> 8)
 		}
 	}
 }
