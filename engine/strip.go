@@ -3,7 +3,9 @@ package engine
 // strip removes metadata (EXIF, XMP, IPTC, comments) now and at encode time.
 type strip struct{}
 
-func init() { register("strip", TransformationFunc(parseStrip)) }
+func init() {
+	register("strip", describe(parseStrip, "Removes metadata (EXIF, ICC profile, comments) from the output."))
+}
 
 func parseStrip(p *Params) (Step, error) { return strip{}, p.Err() }
 
