@@ -91,6 +91,7 @@ func (s *Server) buildRoutes() []*route {
 		r("index", "/", false, map[string]handler{"GET": s.getIndex}),
 		r("status", "/status", true, map[string]handler{"GET": s.getStatus}),
 		r("stats", "/stats", true, map[string]handler{"GET": s.getStats}),
+		r("transformations", "/transformations", true, map[string]handler{"GET": s.getTransformations}),
 		r("globalshorturl", "/s/{id}", false, map[string]handler{"GET": s.getShortURL}),
 		r("user", "/users/{user}", true, map[string]handler{"GET": s.getUser}),
 		r("images", "/users/{user}/images", true, map[string]handler{"GET": s.listImages, "POST": s.postImage}),
