@@ -10,7 +10,16 @@ type canvas struct {
 	bg         Color
 }
 
-func init() { register("canvas", TransformationFunc(parseCanvas)) }
+func init() {
+	register("canvas", describe(parseCanvas, "Places the image on a canvas of a given size and colour.",
+		intParam("width", 1, maxSide, "Canvas width in pixels; default the image's width."),
+		intParam("height", 1, maxSide, "Canvas height in pixels; default the image's height."),
+		enumParam("mode", []string{"free", "center", "center-x", "center-y"}, "How the image is placed: at x, y or centred.").def("free"),
+		intParam("x", -maxSide, maxSide, "Left offset of the image in free mode.").def(0),
+		intParam("y", -maxSide, maxSide, "Top offset of the image in free mode.").def(0),
+		colorParam("bg", "Canvas colour.").def("ffffff"),
+	))
+}
 
 func parseCanvas(p *Params) (Step, error) {
 	c := &canvas{

@@ -14,7 +14,11 @@ type icc struct {
 	profile string
 }
 
-func init() { register("icc", TransformationFunc(parseICC)) }
+func init() {
+	register("icc", describe(parseICC, "Converts the image to a configured ICC profile.",
+		stringParam("profile", "Name of a profile from the configuration; default the one named default."),
+	))
+}
 
 func parseICC(p *Params) (Step, error) {
 	i := icc{profile: p.String("profile", "")}

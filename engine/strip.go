@@ -6,7 +6,9 @@ package engine
 // one request asks for a clean image.
 type strip struct{}
 
-func init() { register("strip", TransformationFunc(parseStrip)) }
+func init() {
+	register("strip", describe(parseStrip, "Removes metadata (EXIF, ICC profile, comments) from the output."))
+}
 
 func parseStrip(p *Params) (Step, error) { return strip{}, p.Err() }
 

@@ -45,6 +45,7 @@ func TestDBWithSecret(t *testing.T, open func(t *testing.T) *storage.DB, openSec
 		{"Groups", testGroups},
 		{"Rules", testRules},
 		{"RulesCascade", testRulesCascade},
+		{"Sessions", testSessions},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
