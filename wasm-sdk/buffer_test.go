@@ -73,3 +73,20 @@ func TestReadValue(t *testing.T) {
 		}
 	})
 }
+
+func TestReadJSON(t *testing.T) {
+	t.Parallel()
+	answer := func(v string) func([]byte) int32 {
+		return (&reader{values: [][]byte{[]byte(v)}}).read
+	}
+	var got struct{ MinWidth int }
+	if err := readJSON("settings_get", answer(`{"minWidth": 200}`), &got); err != nil || got.MinWidth != 200 {
+		t.Errorf("readJSON = %+v, %v", got, err)
+	}
+	if err := readJSON("settings_get", answer(`{"minWidth": `), &got); !errors.Is(err, ErrInvalid) {
+		t.Errorf("readJSON(truncated) = %v, want ErrInvalid", err)
+	}
+	if err := readJSON("settings_get", answer(`{"minWidth": "wide"}`), &got); !errors.Is(err, ErrInvalid) {
+		t.Errorf("readJSON(wrong type) = %v, want ErrInvalid", err)
+	}
+}

@@ -3,6 +3,7 @@ package vitrine
 import (
 	"errors"
 	"fmt"
+	"runtime/debug"
 )
 
 // The codes an export returns when a call fails (the host logs them).
@@ -21,7 +22,9 @@ const (
 func call(f func() (code int32, err error)) (code int32) {
 	defer func() {
 		if r := recover(); r != nil {
-			Log(LevelError, fmt.Sprintf("panic: %v", r))
+			// The stack names the filter's line that panicked; the host cuts
+			// the line at 4096 bytes, which keeps the innermost frames.
+			Log(LevelError, fmt.Sprintf("panic: %v\n%s", r, debug.Stack()))
 			code = exitPanic
 		}
 	}()
