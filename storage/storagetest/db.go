@@ -103,6 +103,10 @@ func testInsertImage(t *testing.T, db *storage.DB) {
 	}
 	want := *image("alice", "abc", base)
 	want.OriginalChecksum = "orig"
+	if got.Version == 0 || got.Version != img.Version {
+		t.Fatalf("Version = %d, InsertImage wrote back %d; want the same, non-zero", got.Version, img.Version)
+	}
+	want.Version = got.Version
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("Image = %+v\nwant %+v", got, want)
 	}
