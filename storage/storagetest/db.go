@@ -45,6 +45,10 @@ func TestDBWithSecret(t *testing.T, open func(t *testing.T) *storage.DB, openSec
 		{"Groups", testGroups},
 		{"Rules", testRules},
 		{"RulesCascade", testRulesCascade},
+		{"VariantCache", testVariantCache},
+		{"VariantCacheLRU", testVariantCacheLRU},
+		{"VariantCacheShared", testVariantCacheShared},
+		{"VariantCacheMaxAge", testVariantCacheMaxAge},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
