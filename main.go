@@ -3,6 +3,7 @@
 //	vitrine serve [--config FILE] [--listen ADDR] [--data DIR]
 //	vitrine keys add|list|delete|rotate ...
 //	vitrine sign [--public KEY] [--private KEY] [--method M] URL
+//	vitrine migrate [--dry-run]
 //
 // With no configuration it runs on the embedded default: SQLite at
 // DIR/vitrine.db and image files under DIR/images, DIR being ./data.
@@ -59,6 +60,8 @@ func main() {
 		err = runKeys(os.Args[2:])
 	case "sign":
 		err = runSign(os.Args[2:])
+	case "migrate":
+		err = runMigrate(os.Args[2:])
 	case "help", "-h", "--help":
 		usage()
 		return
@@ -78,6 +81,7 @@ func usage() {
   vitrine serve [--config FILE] [--listen ADDR] [--data DIR]
   vitrine keys add|list|delete|rotate ...   (vitrine keys -h)
   vitrine sign [--public KEY] [--private KEY] [--method M] URL   (vitrine sign -h)
+  vitrine migrate [--dry-run] [--config FILE] [--data DIR]
 `)
 }
 
@@ -494,6 +498,55 @@ func bootstrapAdmin(ctx context.Context, st *stores) error {
 	fmt.Printf("Created an admin key pair (shown only this once; it can read and write every user):\n"+
 		"  public key:  %s\n  private key: %s\n", k.PublicKey, k.PrivateKey)
 	return nil
+}
+
+// ---------------------------------------------------------------------------
+// vitrine migrate
+
+// runMigrate is `vitrine migrate`: it applies the pending schema steps (serve
+// does the same at start) or, with --dry-run, prints them and changes
+// nothing.
+func runMigrate(args []string) error {
+	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
+	var f commonFlags
+	f.register(fs)
+	dry := fs.Bool("dry-run", false, "print the pending steps and their SQL; change nothing")
+	if err := fs.Parse(args); err != nil {
+		return quietHelp(err)
+	}
+	cfg, err := loadConfig(f.config, f.data)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	db, err := storage.Open(ctx, cfg.Database, storage.Options{SkipMigrate: true})
+	if err != nil {
+		return fmt.Errorf("database: %w", err)
+	}
+	defer db.Close()
+	v, err := db.SchemaVersion(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("database %s (%s) is at step %d of %d\n", redact(cfg.Database), db.Dialect(), v, len(storage.Migrations()))
+	if *dry {
+		pending, err := db.PendingMigrations(ctx)
+		if err != nil {
+			return err
+		}
+		for _, m := range pending {
+			fmt.Printf("would apply step %d: %s\n", m.Version, m.Name)
+			for _, stmt := range m.Statements(db.Dialect()) {
+				fmt.Printf("  %s;\n", stmt)
+			}
+		}
+		return nil
+	}
+	applied, err := db.Migrate(ctx)
+	for _, m := range applied {
+		fmt.Printf("applied step %d: %s\n", m.Version, m.Name)
+	}
+	return err
 }
 
 // ---------------------------------------------------------------------------
