@@ -42,6 +42,7 @@ import (
 	"vitrine/api"
 	"vitrine/engine"
 	"vitrine/storage"
+	"vitrine/web"
 )
 
 // ---------------------------------------------------------------------------
@@ -451,7 +452,11 @@ func serve(args []string) error {
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
+	ui, err := web.New(web.Config{TrustedProxies: st.cfg.api().TrustedProxies, Logger: log}, srv, webSessions{st.db})
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: withAdmin(srv, ui), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	log.Info("vitrine listening", "addr", "http://"+ln.Addr().String(), "database", redact(st.cfg.Database),
 		"storage", redact(st.cfg.Storage))
@@ -466,6 +471,35 @@ func serve(args []string) error {
 	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	return hs.Shutdown(sctx)
+}
+
+// withAdmin serves the admin UI under /admin and everything else from
+// the API. Why not a ServeMux: it would clean and redirect paths the API
+// must see as sent.
+func withAdmin(apiHandler, ui http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/admin" || strings.HasPrefix(r.URL.Path, "/admin/") {
+			ui.ServeHTTP(w, r)
+			return
+		}
+		apiHandler.ServeHTTP(w, r)
+	})
+}
+
+// webSessions keeps the admin UI's sessions in the database, so every
+// instance shares them.
+type webSessions struct{ *storage.DB }
+
+func (s webSessions) CreateSession(ctx context.Context, x web.Session) error {
+	return s.DB.CreateSession(ctx, storage.Session(x))
+}
+
+func (s webSessions) Session(ctx context.Context, idHash string) (web.Session, error) {
+	x, err := s.DB.Session(ctx, idHash)
+	if errors.Is(err, storage.ErrNotExist) {
+		return web.Session{}, web.ErrNoSession
+	}
+	return web.Session(x), err
 }
 
 // redact hides credentials in a URL for the log.
