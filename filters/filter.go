@@ -11,6 +11,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
 )
@@ -110,7 +111,7 @@ func load(ctx context.Context, cfg Config, cache wazero.CompilationCache, src *s
 	modCfg := moduleConfig(m, startFunction(compiled))
 	export := requiredExport(m.Kind)
 	f.pool = newPool(m.Limits.Instances, func(ctx context.Context) (*instance, error) {
-		mod, err := f.rt.InstantiateModule(ctx, compiled, modCfg)
+		mod, err := f.rt.InstantiateModule(experimental.WithMemoryAllocator(ctx, allocateMemory), compiled, modCfg)
 		if err != nil {
 			return nil, err
 		}

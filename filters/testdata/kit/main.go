@@ -114,7 +114,10 @@ func rejectJSON(v any) int32 {
 	return 0
 }
 
-var global []byte
+var (
+	global []byte
+	hogs   [][]byte
+)
 
 //go:wasmexport vitrine_transform
 func transform() int32 {
@@ -171,7 +174,7 @@ func transform() int32 {
 		}
 	case "hog":
 		for {
-			global = append(global, make([]byte, 1<<20)...)
+			hogs = append(hogs, make([]byte, 8<<20))
 		}
 	case "huge":
 		big := make([]byte, 16)
