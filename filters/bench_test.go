@@ -98,4 +98,3 @@ func BenchmarkDuotone(b *testing.B) {
 		})
 	}
 }
-
