@@ -24,6 +24,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -180,6 +181,16 @@ type fileConfig struct {
 	Concurrency int `yaml:"concurrency"`
 	// JPEGQuality is the default JPEG output quality (default 80).
 	JPEGQuality int `yaml:"jpegQuality"`
+	// Debug holds operator diagnostics, all off by default.
+	Debug debugConfig `yaml:"debug"`
+}
+
+// debugConfig holds diagnostics that are off unless set.
+type debugConfig struct {
+	// PprofListen, when set, serves net/http/pprof (CPU, heap, allocation
+	// and goroutine profiles) on this address, apart from the API. Bind it
+	// to loopback: profiles reveal internals and cost CPU while taken.
+	PprofListen string `yaml:"pprofListen"`
 }
 
 // limits are every size limit in one place.
@@ -444,6 +455,16 @@ func serve(args []string) error {
 	log.Info("vitrine listening", "addr", "http://"+ln.Addr().String(), "database", redact(st.cfg.Database),
 		"storage", redact(st.cfg.Storage))
 	errc := make(chan error, 1)
+	if addr := st.cfg.Debug.PprofListen; addr != "" {
+		pln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return fmt.Errorf("debug.pprofListen: %w", err)
+		}
+		ps := &http.Server{Handler: pprofMux(), ReadHeaderTimeout: 10 * time.Second}
+		defer ps.Close()
+		log.Info("pprof listening", "addr", "http://"+pln.Addr().String()+"/debug/pprof/")
+		go func() { _ = ps.Serve(pln) }()
+	}
 	go func() { errc <- hs.Serve(ln) }()
 	select {
 	case err := <-errc:
@@ -454,6 +475,18 @@ func serve(args []string) error {
 	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	return hs.Shutdown(sctx)
+}
+
+// pprofMux serves net/http/pprof's handlers on a mux of their own, so the
+// profiles never appear on the API's address.
+func pprofMux() *http.ServeMux {
+	m := http.NewServeMux()
+	m.HandleFunc("/debug/pprof/", pprof.Index)
+	m.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	m.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	m.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	m.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return m
 }
 
 // redact hides credentials in a URL for the log.
