@@ -26,6 +26,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -194,12 +195,22 @@ type fileConfig struct {
 	Output output `yaml:"output"`
 	// Filters configures WebAssembly filters: dir and allow.
 	Filters filters.Config `yaml:"filters"`
+	// Debug holds operator diagnostics, all off by default.
+	Debug debugConfig `yaml:"debug"`
 }
 
 // output is the policy for transformed and converted images.
 type output struct {
 	// KeepMetadata keeps EXIF, XMP and IPTC in outputs (default false: removed).
 	KeepMetadata bool `yaml:"keepMetadata"`
+}
+
+// debugConfig holds diagnostics that are off unless set.
+type debugConfig struct {
+	// PprofListen, when set, serves net/http/pprof (CPU, heap, allocation
+	// and goroutine profiles) on this address, apart from the API. Bind it
+	// to loopback: profiles reveal internals and cost CPU while taken.
+	PprofListen string `yaml:"pprofListen"`
 }
 
 // limits are every size limit in one place.
@@ -475,6 +486,16 @@ func serve(args []string) error {
 	log.Info("vitrine listening", "addr", "http://"+ln.Addr().String(), "database", redact(st.cfg.Database),
 		"storage", redact(st.cfg.Storage))
 	errc := make(chan error, 1)
+	if addr := st.cfg.Debug.PprofListen; addr != "" {
+		pln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return fmt.Errorf("debug.pprofListen: %w", err)
+		}
+		ps := &http.Server{Handler: pprofMux(), ReadHeaderTimeout: 10 * time.Second}
+		defer ps.Close()
+		log.Info("pprof listening", "addr", "http://"+pln.Addr().String()+"/debug/pprof/")
+		go func() { _ = ps.Serve(pln) }()
+	}
 	go func() { errc <- hs.Serve(ln) }()
 	select {
 	case err := <-errc:
@@ -514,6 +535,18 @@ func (s webSessions) Session(ctx context.Context, idHash string) (web.Session, e
 		return web.Session{}, web.ErrNoSession
 	}
 	return web.Session(x), err
+}
+
+// pprofMux serves net/http/pprof's handlers on a mux of their own, so the
+// profiles never appear on the API's address.
+func pprofMux() *http.ServeMux {
+	m := http.NewServeMux()
+	m.HandleFunc("/debug/pprof/", pprof.Index)
+	m.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	m.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	m.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	m.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return m
 }
 
 // redact hides credentials in a URL for the log.
