@@ -171,6 +171,8 @@ type fileConfig struct {
 	Authentication         api.Authentication `yaml:"authentication"`
 	AccessControl          api.AccessControl  `yaml:"accessControl"`
 	CacheVariants          *bool              `yaml:"cacheVariants"`
+	// Cache bounds the shared variant cache (cacheVariants turns it on).
+	Cache storage.CacheConfig `yaml:"cache"`
 	CORS                   api.CORS           `yaml:"cors"`
 	Limits                 limits             `yaml:"limits"`
 
@@ -294,6 +296,14 @@ func applyEnv(v reflect.Value, prefix string) error {
 }
 
 func setFromString(fv reflect.Value, raw string) error {
+	if fv.Type() == reflect.TypeFor[time.Duration]() {
+		d, err := time.ParseDuration(raw)
+		if err != nil {
+			return err
+		}
+		fv.SetInt(int64(d))
+		return nil
+	}
 	switch fv.Kind() {
 	case reflect.String:
 		fv.SetString(raw)
@@ -435,7 +445,17 @@ func serve(args []string) error {
 		return err
 	}
 	defer engine.Shutdown()
-	srv, err := api.New(st.cfg.api(), api.Deps{DB: st.db, Blobs: st.blobs, Engine: eng, Logger: log})
+	variants, err := storage.NewVariantCache(st.db, st.blobs, st.cfg.Cache)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := variants.Close(context.Background()); err != nil {
+			log.Error("variant cache", "err", err)
+		}
+	}()
+	go variants.Run(ctx, func(err error) { log.Warn("variant cache", "err", err) })
+	srv, err := api.New(st.cfg.api(), api.Deps{DB: st.db, Blobs: st.blobs, Engine: eng, Logger: log, Variants: variants})
 	if err != nil {
 		return err
 	}

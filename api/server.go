@@ -22,6 +22,10 @@ type Deps struct {
 	Logger *slog.Logger
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// Variants is the shared variant cache; default an unbounded one on DB
+	// and Blobs whose last-use times are never flushed (main.go passes one
+	// it runs and closes).
+	Variants *storage.VariantCache
 }
 
 // Server is the REST interface as an http.Handler.
@@ -31,6 +35,8 @@ type Server struct {
 	blobs      blobStore
 	dbHealth   pinger
 	blobHealth pinger
+	variants   variantCache
+	flight     flight
 	engine     *engine.Engine
 	log        *slog.Logger
 	now        func() time.Time
@@ -62,6 +68,12 @@ func New(cfg Config, d Deps) (*Server, error) {
 		engine: d.Engine, log: d.Logger, now: d.Now, Bus: &Bus{}}
 	s.acl = newAccessControl(cfg.AccessControl, d.DB)
 	var err error
+	s.variants = d.Variants
+	if d.Variants == nil {
+		if s.variants, err = storage.NewVariantCache(d.DB, d.Blobs, storage.CacheConfig{}); err != nil {
+			return nil, err
+		}
+	}
 	if s.statsAllow, err = newPrefixList(cfg.StatsAllow); err != nil {
 		return nil, err
 	}
