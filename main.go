@@ -172,9 +172,9 @@ type fileConfig struct {
 	AccessControl          api.AccessControl  `yaml:"accessControl"`
 	CacheVariants          *bool              `yaml:"cacheVariants"`
 	// Cache bounds the shared variant cache (cacheVariants turns it on).
-	Cache storage.CacheConfig `yaml:"cache"`
-	CORS                   api.CORS           `yaml:"cors"`
-	Limits                 limits             `yaml:"limits"`
+	Cache  storage.CacheConfig `yaml:"cache"`
+	CORS   api.CORS            `yaml:"cors"`
+	Limits limits              `yaml:"limits"`
 
 	// TransformationPresets maps names usable in t[] to chains.
 	TransformationPresets map[string][]string `yaml:"transformationPresets"`
