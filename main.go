@@ -171,10 +171,8 @@ type fileConfig struct {
 	Authentication         api.Authentication `yaml:"authentication"`
 	AccessControl          api.AccessControl  `yaml:"accessControl"`
 	CacheVariants          *bool              `yaml:"cacheVariants"`
-	// Cache bounds the shared variant cache (cacheVariants turns it on).
-	Cache  storage.CacheConfig `yaml:"cache"`
-	CORS   api.CORS            `yaml:"cors"`
-	Limits limits              `yaml:"limits"`
+	CORS                   api.CORS           `yaml:"cors"`
+	Limits                 limits             `yaml:"limits"`
 
 	// TransformationPresets maps names usable in t[] to chains.
 	TransformationPresets map[string][]string `yaml:"transformationPresets"`
@@ -186,6 +184,8 @@ type fileConfig struct {
 	Concurrency int `yaml:"concurrency"`
 	// JPEGQuality is the default JPEG output quality (default 80).
 	JPEGQuality int `yaml:"jpegQuality"`
+	// Cache bounds the shared variant cache (cacheVariants turns it on).
+	Cache storage.CacheConfig `yaml:"cache"`
 }
 
 // limits are every size limit in one place.
