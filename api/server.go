@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"vitrine/engine"
@@ -37,6 +38,7 @@ type Server struct {
 	blobHealth pinger
 	variants   variantCache
 	flight     flight
+	draining   atomic.Bool
 	engine     *engine.Engine
 	log        *slog.Logger
 	now        func() time.Time
@@ -152,6 +154,9 @@ func (c *call) header(name string) string { return c.s.cfg.HeaderPrefix + "-" + 
 // ServeHTTP routes the request, runs the event's listeners (access control,
 // authentication, custom) and then the resource.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.serveProbe(w, r) {
+		return
+	}
 	c := &call{s: s, w: w, r: r, method: r.Method, query: r.URL.Query()}
 	if err := s.serve(c); err != nil {
 		c.writeError(err)
