@@ -186,6 +186,22 @@ type fileConfig struct {
 	JPEGQuality int `yaml:"jpegQuality"`
 	// Cache bounds the shared variant cache (cacheVariants turns it on).
 	Cache storage.CacheConfig `yaml:"cache"`
+	// Metrics configures the Prometheus metrics.
+	Metrics metricsConfig `yaml:"metrics"`
+	// ShutdownTimeout is how long a stopping server (SIGTERM, SIGINT) lets
+	// in-flight requests finish (default 30s).
+	ShutdownTimeout time.Duration `yaml:"shutdownTimeout"`
+	// AccessLog writes one JSON line per request to stderr (default true).
+	AccessLog *bool `yaml:"accessLog"`
+}
+
+// metricsConfig is the `metrics` section.
+type metricsConfig struct {
+	// Enabled serves Prometheus metrics at /metrics (default false).
+	Enabled bool `yaml:"enabled"`
+	// Listen, when set, serves /metrics on this address of its own instead
+	// of the main listener (keep it private).
+	Listen string `yaml:"listen"`
 }
 
 // limits are every size limit in one place.
@@ -436,7 +452,7 @@ func serve(args []string) error {
 	if *listen != "" {
 		st.cfg.Listen = *listen
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	if err := bootstrapAdmin(ctx, st); err != nil {
 		return err
 	}
@@ -444,7 +460,13 @@ func serve(args []string) error {
 	if err != nil {
 		return err
 	}
-	defer engine.Shutdown()
+	drained := false
+	defer func() {
+		// Why only once drained: libvips must not stop under a request.
+		if drained {
+			engine.Shutdown()
+		}
+	}()
 	variants, err := storage.NewVariantCache(st.db, st.blobs, st.cfg.Cache)
 	if err != nil {
 		return err
@@ -455,15 +477,45 @@ func serve(args []string) error {
 		}
 	}()
 	go variants.Run(ctx, func(err error) { log.Warn("variant cache", "err", err) })
-	srv, err := api.New(st.cfg.api(), api.Deps{DB: st.db, Blobs: st.blobs, Engine: eng, Logger: log, Variants: variants})
+	deps := api.Deps{DB: st.db, Blobs: st.blobs, Engine: eng, Logger: log, Variants: variants}
+	if boolOrTrue(st.cfg.AccessLog) {
+		deps.AccessLog = log
+	}
+	var metricsLn net.Listener
+	if st.cfg.Metrics.Enabled {
+		m := api.NewMetrics()
+		eng.SetObserver(m)
+		st.db.Observe(m.ObserveDB)
+		st.blobs.Observe(m.ObserveBlob)
+		m.WatchCache(variants.Stats)
+		m.WatchEngine(eng.Load)
+		deps.Metrics = m
+		if st.cfg.Metrics.Listen != "" {
+			if metricsLn, err = net.Listen("tcp", st.cfg.Metrics.Listen); err != nil {
+				return fmt.Errorf("metrics: %w", err)
+			}
+			ms := &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 10 * time.Second}
+			go func() { _ = ms.Serve(metricsLn) }()
+			defer ms.Close()
+			log.Info("metrics listening", "addr", "http://"+metricsLn.Addr().String()+"/metrics")
+		}
+	}
+	srv, err := api.New(st.cfg.api(), deps)
 	if err != nil {
 		return err
+	}
+	var handler http.Handler = srv
+	if deps.Metrics != nil && metricsLn == nil {
+		mux := http.NewServeMux()
+		mux.Handle("GET /metrics", deps.Metrics.Handler())
+		mux.Handle("/", srv)
+		handler = mux
 	}
 	ln, err := net.Listen("tcp", st.cfg.Listen)
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
+	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	log.Info("vitrine listening", "addr", "http://"+ln.Addr().String(), "database", redact(st.cfg.Database),
 		"storage", redact(st.cfg.Storage))
@@ -474,11 +526,27 @@ func serve(args []string) error {
 		return err
 	case <-ctx.Done():
 	}
-	log.Info("shutting down: draining requests")
-	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// Stop accepting, let in-flight requests finish, then (deferred above)
+	// flush the variant cache, stop libvips, close the blob store and the
+	// database.
+	timeout := st.cfg.ShutdownTimeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	log.Info("shutting down: draining requests", "timeout", timeout.String())
+	srv.Drain()
+	sctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	return hs.Shutdown(sctx)
+	if err := hs.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: requests still running after %s: %w", timeout, err)
+	}
+	drained = true
+	log.Info("stopped")
+	return nil
 }
+
+// boolOrTrue reads an optional boolean that defaults to true.
+func boolOrTrue(p *bool) bool { return p == nil || *p }
 
 // redact hides credentials in a URL for the log.
 func redact(u string) string {

@@ -81,6 +81,9 @@ func (s *Server) serveImage(c *call, img storage.Image, chain engine.Chain, form
 		return err
 	}
 	c.w.Header().Set(c.header("TransformationCache"), map[bool]string{true: "Hit", false: "Miss"}[hit])
+	if s.metrics != nil {
+		s.metrics.observeCache(hit)
+	}
 	for k, val := range v.Headers {
 		c.w.Header().Set(c.header(k), val)
 	}

@@ -27,6 +27,10 @@ type Deps struct {
 	// and Blobs whose last-use times are never flushed (main.go passes one
 	// it runs and closes).
 	Variants *storage.VariantCache
+	// Metrics, when set, receives request and cache metrics.
+	Metrics *Metrics
+	// AccessLog, when set, gets one line per request (with its X-Request-Id).
+	AccessLog *slog.Logger
 }
 
 // Server is the REST interface as an http.Handler.
@@ -39,6 +43,9 @@ type Server struct {
 	variants   variantCache
 	flight     flight
 	draining   atomic.Bool
+	metrics    *Metrics
+	accessLog  *slog.Logger
+	ids        *requestIDs
 	engine     *engine.Engine
 	log        *slog.Logger
 	now        func() time.Time
@@ -67,7 +74,8 @@ func New(cfg Config, d Deps) (*Server, error) {
 		return nil, fmt.Errorf("api: DB, Blobs and Engine are required")
 	}
 	s := &Server{cfg: cfg, stores: newStores(d.DB), blobs: d.Blobs, dbHealth: d.DB, blobHealth: d.Blobs,
-		engine: d.Engine, log: d.Logger, now: d.Now, Bus: &Bus{}}
+		engine: d.Engine, log: d.Logger, now: d.Now, Bus: &Bus{},
+		metrics: d.Metrics, accessLog: d.AccessLog, ids: newRequestIDs()}
 	s.acl = newAccessControl(cfg.AccessControl, d.DB)
 	var err error
 	s.variants = d.Variants
@@ -157,10 +165,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.serveProbe(w, r) {
 		return
 	}
+	start := time.Now()
+	w, rec, id := s.begin(w, r)
 	c := &call{s: s, w: w, r: r, method: r.Method, query: r.URL.Query()}
 	if err := s.serve(c); err != nil {
 		c.writeError(err)
 	}
+	route := ""
+	if c.route != nil {
+		route = c.route.name
+	}
+	s.end(rec, r, route, id, start)
 }
 
 func (s *Server) serve(c *call) error {
