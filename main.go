@@ -3,6 +3,7 @@
 //	vitrine serve [--config FILE] [--listen ADDR] [--data DIR]
 //	vitrine keys add|list|delete|rotate ...
 //	vitrine sign [--public KEY] [--private KEY] [--method M] URL
+//	vitrine migrate [--dry-run]
 //
 // With no configuration it runs on the embedded default: SQLite at
 // DIR/vitrine.db and image files under DIR/images, DIR being ./data.
@@ -60,6 +61,8 @@ func main() {
 		err = runKeys(os.Args[2:])
 	case "sign":
 		err = runSign(os.Args[2:])
+	case "migrate":
+		err = runMigrate(os.Args[2:])
 	case "help", "-h", "--help":
 		usage()
 		return
@@ -79,6 +82,7 @@ func usage() {
   vitrine serve [--config FILE] [--listen ADDR] [--data DIR]
   vitrine keys add|list|delete|rotate ...   (vitrine keys -h)
   vitrine sign [--public KEY] [--private KEY] [--method M] URL   (vitrine sign -h)
+  vitrine migrate [--dry-run] [--config FILE] [--data DIR]
 `)
 }
 
@@ -181,6 +185,14 @@ type fileConfig struct {
 	Concurrency int `yaml:"concurrency"`
 	// JPEGQuality is the default JPEG output quality (default 80).
 	JPEGQuality int `yaml:"jpegQuality"`
+	// Output is the policy for transformed and converted images.
+	Output output `yaml:"output"`
+}
+
+// output is the policy for transformed and converted images.
+type output struct {
+	// KeepMetadata keeps EXIF, XMP and IPTC in outputs (default false: removed).
+	KeepMetadata bool `yaml:"keepMetadata"`
 }
 
 // limits are every size limit in one place.
@@ -244,7 +256,7 @@ func (c *fileConfig) engine() engine.Config {
 		Concurrency: c.Concurrency, MaxWidth: c.Limits.MaxWidth, MaxHeight: c.Limits.MaxHeight,
 		MaxPixels: c.Limits.MaxPixels, MaxTransformations: c.Limits.MaxTransformations,
 		Presets: c.TransformationPresets, ICCProfiles: c.ICCProfiles, DefaultWatermark: c.DefaultWatermark,
-		JPEGQuality: c.JPEGQuality,
+		JPEGQuality: c.JPEGQuality, KeepMetadata: c.Output.KeepMetadata,
 	}
 }
 
@@ -520,6 +532,55 @@ func bootstrapAdmin(ctx context.Context, st *stores) error {
 	fmt.Printf("Created an admin key pair (shown only this once; it can read and write every user):\n"+
 		"  public key:  %s\n  private key: %s\n", k.PublicKey, k.PrivateKey)
 	return nil
+}
+
+// ---------------------------------------------------------------------------
+// vitrine migrate
+
+// runMigrate is `vitrine migrate`: it applies the pending schema steps (serve
+// does the same at start) or, with --dry-run, prints them and changes
+// nothing.
+func runMigrate(args []string) error {
+	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
+	var f commonFlags
+	f.register(fs)
+	dry := fs.Bool("dry-run", false, "print the pending steps and their SQL; change nothing")
+	if err := fs.Parse(args); err != nil {
+		return quietHelp(err)
+	}
+	cfg, err := loadConfig(f.config, f.data)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	db, err := storage.Open(ctx, cfg.Database, storage.Options{SkipMigrate: true})
+	if err != nil {
+		return fmt.Errorf("database: %w", err)
+	}
+	defer db.Close()
+	v, err := db.SchemaVersion(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("database %s (%s) is at step %d of %d\n", redact(cfg.Database), db.Dialect(), v, len(storage.Migrations()))
+	if *dry {
+		pending, err := db.PendingMigrations(ctx)
+		if err != nil {
+			return err
+		}
+		for _, m := range pending {
+			fmt.Printf("would apply step %d: %s\n", m.Version, m.Name)
+			for _, stmt := range m.Statements(db.Dialect()) {
+				fmt.Printf("  %s;\n", stmt)
+			}
+		}
+		return nil
+	}
+	applied, err := db.Migrate(ctx)
+	for _, m := range applied {
+		fmt.Printf("applied step %d: %s\n", m.Version, m.Name)
+	}
+	return err
 }
 
 // ---------------------------------------------------------------------------

@@ -3,7 +3,10 @@ package engine
 import "github.com/davidbyttow/govips/v2/vips"
 
 // canvas places the image on a width x height canvas of colour bg, cropping
-// it first where it is larger than the canvas; transparency becomes bg.
+// it first where it is larger than the canvas; transparency becomes bg. With
+// bg=none (or transparent) the canvas is transparent and the image keeps its
+// alpha, for PNG, WebP and GIF output; JPEG output flattens it onto white,
+// as it does every transparent image.
 type canvas struct {
 	w, h, x, y int // w, h: 0 = the image's own
 	mode       string
@@ -28,7 +31,7 @@ func parseCanvas(p *Params) (Step, error) {
 		mode: p.Enum("mode", "free", "free", "center", "center-x", "center-y"),
 		x:    p.Int("x", 0, -maxSide, maxSide),
 		y:    p.Int("y", 0, -maxSide, maxSide),
-		bg:   p.Color("bg", "ffffff", false),
+		bg:   p.Color("bg", "ffffff", true),
 	}
 	return c, p.Err()
 }
@@ -73,8 +76,15 @@ func (c *canvas) Apply(s *State) error {
 	if err := toSRGB(s.Image); err != nil {
 		return err
 	}
+	if c.bg.A == 0 {
+		if !s.Image.HasAlpha() {
+			if err := s.Image.AddAlpha(); err != nil {
+				return err
+			}
+		}
+		return s.Image.EmbedBackgroundRGBA(x, y, cw, ch, &vips.ColorRGBA{})
+	}
 	bg := c.bg
-	bg.A = 255
 	if s.Image.HasAlpha() {
 		if err := s.Image.Flatten(&vips.Color{R: bg.R, G: bg.G, B: bg.B}); err != nil {
 			return err

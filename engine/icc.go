@@ -51,6 +51,7 @@ func (i icc) Apply(s *State) error {
 	if err := s.Image.TransformICCProfile(path); err != nil {
 		return fmt.Errorf("icc: transform to %q: %w", name, err)
 	}
+	s.Output.KeepProfile = true
 	return nil
 }
 

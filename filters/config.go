@@ -1,0 +1,79 @@
+package filters
+
+import (
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+)
+
+// Capabilities a manifest may ask for beyond the sandbox (ABI.md section 6).
+const (
+	CapClock  = "clock"
+	CapRandom = "random"
+)
+
+// Config is the filters part of the service configuration. The zero value
+// loads nothing (no Dir) and grants no capability.
+type Config struct {
+	// Dir holds one folder per filter (`filters.dir`, VITRINE_FILTERS_DIR).
+	// Empty means no filters.
+	Dir string `yaml:"dir"`
+	// Allow lists the capabilities the operator grants to filters that ask
+	// for them: "clock", "random". A filter asking for one not listed is
+	// refused at load.
+	Allow []string `yaml:"allow"`
+	// CacheDir keeps compiled modules across restarts (wazero's compilation
+	// cache); main.go puts it under the data directory. Empty keeps them in
+	// memory only.
+	CacheDir string `yaml:"-"`
+	// MaxWidth, MaxHeight and MaxPixels bound what pixels_write accepts: the
+	// server's image limits (defaults 32768, 32768, 100 megapixels).
+	MaxWidth  int   `yaml:"-"`
+	MaxHeight int   `yaml:"-"`
+	MaxPixels int64 `yaml:"-"`
+	// Reserved are names a filter may not take: the engine's native
+	// transformations.
+	Reserved []string `yaml:"-"`
+	// RetireGrace is how long a filter replaced or removed by a reload stays
+	// usable for requests that resolved it before the reload (default 30s).
+	RetireGrace time.Duration `yaml:"-"`
+	// Logger receives load reasons and guest log lines; default slog.Default().
+	Logger *slog.Logger `yaml:"-"`
+}
+
+// Validate reports the first configuration problem.
+func (c Config) Validate() error {
+	for _, a := range c.Allow {
+		if a != CapClock && a != CapRandom {
+			return fmt.Errorf("filters: allow: unknown capability %q (want clock or random)", a)
+		}
+	}
+	if c.MaxWidth < 0 || c.MaxHeight < 0 || c.MaxPixels < 0 || c.RetireGrace < 0 {
+		return fmt.Errorf("filters: limits and retireGrace must not be negative")
+	}
+	return nil
+}
+
+// withDefaults returns c with zero fields set to their defaults.
+func (c Config) withDefaults() Config {
+	if c.MaxWidth == 0 {
+		c.MaxWidth = 32768
+	}
+	if c.MaxHeight == 0 {
+		c.MaxHeight = 32768
+	}
+	if c.MaxPixels == 0 {
+		c.MaxPixels = 100_000_000
+	}
+	if c.RetireGrace == 0 {
+		c.RetireGrace = 30 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// allowed reports whether the operator grants capability cap.
+func (c Config) allowed(capability string) bool { return slices.Contains(c.Allow, capability) }

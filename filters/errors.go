@@ -1,0 +1,128 @@
+package filters
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+)
+
+// Kind classifies what went wrong in a filter, so that callers branch with
+// errors.Is (and api maps statuses) without reading messages.
+type Kind int
+
+// The kinds of filter errors.
+const (
+	// KindInvalid is a request the filter's manifest refuses: a parameter
+	// that is missing, unknown, unparsable or out of range (400).
+	KindInvalid Kind = iota + 1
+	// KindRejected is a deliberate rejection by the guest (`reject`): the
+	// status (4xx) and message are the guest's.
+	KindRejected
+	// KindFailed is a guest crash: a trap, a non-zero result, memory past
+	// the cap, proc_exit, or a filter that is no longer loaded (500).
+	KindFailed
+	// KindTimeout is a call stopped at the filter's timeMs limit (504).
+	KindTimeout
+	// KindLoad is a filter folder that cannot be loaded (bad manifest,
+	// missing ABI marker, forbidden import...).
+	KindLoad
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindInvalid:
+		return "invalid"
+	case KindRejected:
+		return "rejected"
+	case KindFailed:
+		return "failed"
+	case KindTimeout:
+		return "timeout"
+	case KindLoad:
+		return "load"
+	}
+	return "unknown"
+}
+
+// Error is a filter error. Msg is safe to show to clients; Err carries the
+// internal cause (a wazero trap, an exit code) for the log.
+type Error struct {
+	Kind   Kind
+	Filter string
+	// Status is the HTTP status of a KindRejected error (400-499).
+	Status int
+	Msg    string
+	Err    error
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return e.Msg + ": " + e.Err.Error()
+	}
+	return e.Msg
+}
+
+// Unwrap returns the internal cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Is reports whether target is an *Error of the same kind with no message,
+// so that errors.Is(err, filters.ErrTimeout) works.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Msg == "" && t.Kind == e.Kind
+}
+
+// HTTPStatus is the status a client sees for this error.
+func (e *Error) HTTPStatus() int {
+	switch e.Kind {
+	case KindInvalid:
+		return http.StatusBadRequest
+	case KindRejected:
+		return e.Status
+	case KindTimeout:
+		return http.StatusGatewayTimeout
+	}
+	return http.StatusInternalServerError
+}
+
+// PublicMessage is the message a client sees for this error.
+func (e *Error) PublicMessage() string { return e.Msg }
+
+// Sentinels for errors.Is.
+var (
+	ErrInvalid  = &Error{Kind: KindInvalid}
+	ErrRejected = &Error{Kind: KindRejected}
+	ErrFailed   = &Error{Kind: KindFailed}
+	ErrTimeout  = &Error{Kind: KindTimeout}
+	ErrLoad     = &Error{Kind: KindLoad}
+)
+
+// invalidf is a KindInvalid error with a public message.
+func invalidf(format string, args ...any) error {
+	return &Error{Kind: KindInvalid, Msg: fmt.Sprintf(format, args...)}
+}
+
+// loadErr is a KindLoad error for the filter folder name.
+func loadErr(name string, err error) error {
+	var e *Error
+	if errors.As(err, &e) && e.Kind == KindLoad {
+		return err
+	}
+	return &Error{Kind: KindLoad, Filter: name, Msg: "filter " + name + ": " + err.Error()}
+}
+
+// failed is the KindFailed error of a guest crash.
+func failed(name string, cause error) error {
+	return &Error{Kind: KindFailed, Filter: name, Msg: "Filter " + name + " failed", Err: cause}
+}
+
+// timedOut is the KindTimeout error of a call stopped at its limit.
+func timedOut(name string, cause error) error {
+	return &Error{Kind: KindTimeout, Filter: name, Msg: "Filter " + name + " timed out", Err: cause}
+}
+
+// isKind reports whether err is a filter error of kind k.
+func isKind(err error, k Kind) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Kind == k
+}

@@ -1,0 +1,224 @@
+package filters
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+	"github.com/tetratelabs/wazero/sys"
+)
+
+// Filter is one loaded filter: its manifest, its compiled module in its own
+// runtime, and its pool of instances. Transformation and Listener are the
+// faces the rest of the service sees.
+type Filter struct {
+	manifest *Manifest
+	hash     string
+	dir      string
+	host     *host
+	rt       wazero.Runtime
+	pool     *pool
+	metrics  metrics
+	timeout  time.Duration
+
+	// Retirement: a filter replaced or removed by a reload stays usable for
+	// a grace period, then closes once no call is running.
+	mu      sync.Mutex
+	active  int
+	retired bool
+	closed  bool
+}
+
+// Name is the filter's name.
+func (f *Filter) Name() string { return f.manifest.Name }
+
+// Manifest returns the filter's manifest. It must not be changed.
+func (f *Filter) Manifest() *Manifest { return f.manifest }
+
+// ContentHash identifies the filter's manifest and module: it changes
+// whenever either does.
+func (f *Filter) ContentHash() string { return f.hash }
+
+// Stats returns the filter's call counters.
+func (f *Filter) Stats() Stats {
+	s := f.metrics.snapshot()
+	s.Instances = f.pool.size()
+	return s
+}
+
+// Counters returns the filter's stats_add counters.
+func (f *Filter) Counters() map[string]int64 { return f.host.counters.snapshot() }
+
+// load reads, checks, compiles and starts the filter in dir. The returned
+// filter has one instance ready, which proves that the module starts.
+func load(ctx context.Context, cfg Config, cache wazero.CompilationCache, src *source, ctrs *counters) (_ *Filter, err error) {
+	name := filepath.Base(src.dir)
+	m, err := ParseManifest(src.manifest)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case m.Name != name:
+		return nil, fmt.Errorf("filter.json: name %q differs from the folder name %q", m.Name, name)
+	case m.Kind == KindTransformation && slices.Contains(cfg.Reserved, m.Name):
+		return nil, fmt.Errorf("filter.json: name %q is a native transformation", m.Name)
+	}
+	for _, c := range m.Capabilities {
+		if !cfg.allowed(c) {
+			return nil, fmt.Errorf("asks for capability %q, which filters.allow does not grant", c)
+		}
+	}
+	if ctrs == nil {
+		ctrs = &counters{}
+	}
+	f := &Filter{manifest: m, hash: src.hash, dir: src.dir, timeout: time.Duration(m.Limits.TimeoutMs) * time.Millisecond,
+		host: &host{name: m.Name, settings: m.Settings, log: cfg.Logger, counters: ctrs,
+			maxW: cfg.MaxWidth, maxH: cfg.MaxHeight, maxPixels: cfg.MaxPixels}}
+	f.rt = newRuntime(ctx, cache, m.Limits.MemoryMB)
+	defer func() {
+		if err != nil {
+			_ = f.rt.Close(context.Background())
+		}
+	}()
+	compiled, err := f.rt.CompileModule(ctx, src.wasm)
+	if err != nil {
+		return nil, fmt.Errorf("filter.wasm: %w", err)
+	}
+	if err := checkExports(compiled, m.Kind); err != nil {
+		return nil, fmt.Errorf("filter.wasm: %w", err)
+	}
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, f.rt); err != nil {
+		return nil, err
+	}
+	if err := f.host.instantiate(ctx, f.rt); err != nil {
+		return nil, err
+	}
+	provided := map[string]map[string]api.FunctionDefinition{
+		hostModule: f.rt.Module(hostModule).ExportedFunctionDefinitions(),
+		wasiModule: f.rt.Module(wasiModule).ExportedFunctionDefinitions(),
+	}
+	if err := checkImports(compiled, provided); err != nil {
+		return nil, fmt.Errorf("filter.wasm: %w", err)
+	}
+	modCfg := moduleConfig(m, startFunction(compiled))
+	export := requiredExport(m.Kind)
+	f.pool = newPool(m.Limits.Instances, func(ctx context.Context) (*instance, error) {
+		mod, err := f.rt.InstantiateModule(experimental.WithMemoryAllocator(ctx, allocateMemory), compiled, modCfg)
+		if err != nil {
+			return nil, err
+		}
+		return &instance{mod: mod, fn: mod.ExportedFunction(export)}, nil
+	})
+	ictx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+	inst, err := f.pool.instantiate(ictx)
+	if err != nil {
+		return nil, fmt.Errorf("filter.wasm: start: %w", err)
+	}
+	f.pool.add(inst)
+	return f, nil
+}
+
+// invoke runs one call of the filter's export with c as its state: an
+// instance from the pool, the filter's timeout, and the outcome counted.
+func (f *Filter) invoke(ctx context.Context, c *call) (err error) {
+	if !f.enter() {
+		return failed(f.Name(), errors.New("the filter was unloaded"))
+	}
+	defer f.leave()
+	start := time.Now()
+	defer func() {
+		if ctx.Err() == nil {
+			f.metrics.record(time.Since(start), err)
+		}
+	}()
+	cctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+	inst, err := f.pool.get(cctx)
+	if err != nil {
+		return f.callError(ctx, cctx, err)
+	}
+	res, err := inst.fn.Call(withCall(cctx, c))
+	f.pool.put(inst, err == nil)
+	if err != nil {
+		return f.callError(ctx, cctx, err)
+	}
+	if c.rejected != nil {
+		return c.rejected
+	}
+	if code := int32(res[0]); code != 0 {
+		return failed(f.Name(), fmt.Errorf("%s returned %d", requiredExport(f.manifest.Kind), code))
+	}
+	return nil
+}
+
+// callError classifies a failed checkout or call: the caller's own end
+// (client gone, request deadline) as it is, the filter's timeout, an exit,
+// or a trap.
+func (f *Filter) callError(ctx, cctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if errors.Is(cctx.Err(), context.DeadlineExceeded) {
+		return timedOut(f.Name(), err)
+	}
+	var exit *sys.ExitError
+	if errors.As(err, &exit) {
+		return failed(f.Name(), fmt.Errorf("the guest exited with code %d", exit.ExitCode()))
+	}
+	return failed(f.Name(), err)
+}
+
+// enter counts a call in; it fails once the filter is closed.
+func (f *Filter) enter() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return false
+	}
+	f.active++
+	return true
+}
+
+// leave counts a call out and closes a retired filter that became idle.
+func (f *Filter) leave() {
+	f.mu.Lock()
+	f.active--
+	last := f.retired && f.active == 0
+	f.mu.Unlock()
+	if last {
+		f.close()
+	}
+}
+
+// retire marks the filter as replaced; it closes once idle.
+func (f *Filter) retire() {
+	f.mu.Lock()
+	f.retired = true
+	idle := f.active == 0
+	f.mu.Unlock()
+	if idle {
+		f.close()
+	}
+}
+
+// close releases the pool and the runtime; later calls fail.
+func (f *Filter) close() {
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return
+	}
+	f.closed = true
+	f.mu.Unlock()
+	f.pool.close()
+	_ = f.rt.Close(context.Background())
+}

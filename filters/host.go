@@ -1,0 +1,526 @@
+package filters
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"image"
+	"log/slog"
+	"regexp"
+	"unicode/utf8"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+)
+
+// hostModule is the import module of the host functions (ABI.md section 5).
+const hostModule = "vitrine"
+
+// Return codes of the host functions (ABI.md section 5).
+const (
+	errNotFound    int32 = -1
+	errFault       int32 = -2
+	errInvalid     int32 = -3
+	errUnavailable int32 = -4
+	errLimit       int32 = -5
+)
+
+// Text limits of the host functions.
+const (
+	maxLogBytes    = 4096
+	maxRejectBytes = 1024
+)
+
+// statName is what stats_add and stats_set accept as a counter name.
+var statName = regexp.MustCompile(`^[a-zA-Z0-9_.-]{1,64}$`)
+
+// call is the state of one invocation of a guest export, found by the host
+// functions through the context the export is called with.
+type call struct {
+	// transformation calls
+	params   map[string]string
+	in, out  *image.NRGBA
+	metadata map[string]any
+	// listener calls
+	event     Event
+	eventJSON []byte
+	// pending changes of a listener, applied when the call succeeds.
+	body  []byte
+	md    map[string]any
+	mdSet bool
+	stats map[string]any
+	// rejected is set by `reject`; it wins over the export's result.
+	rejected *Error
+}
+
+type callKey struct{}
+
+func withCall(ctx context.Context, c *call) context.Context {
+	return context.WithValue(ctx, callKey{}, c)
+}
+
+// callOf returns the state of the running call, nil outside a call (in
+// _initialize).
+func callOf(ctx context.Context) *call {
+	c, _ := ctx.Value(callKey{}).(*call)
+	return c
+}
+
+// host holds what the host functions of one filter need beyond the call.
+type host struct {
+	name      string
+	settings  []byte
+	log       *slog.Logger
+	counters  *counters
+	maxW      int
+	maxH      int
+	maxPixels int64
+}
+
+// hostFunc is one host function: its ABI signature and implementation.
+type hostFunc struct {
+	name            string
+	params, results []api.ValueType
+	fn              api.GoModuleFunc
+}
+
+var (
+	i32 = api.ValueTypeI32
+	i64 = api.ValueTypeI64
+)
+
+func u32(v uint64) uint32 { return uint32(v) }
+
+// ret encodes an i32 result.
+func ret(v int32) uint64 { return uint64(uint32(v)) }
+
+// functions is the table of host functions: the builder exports them and
+// the load-time checks compare a module's imports against it.
+func (h *host) functions() []hostFunc {
+	return []hostFunc{
+		{"param_get", []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32}, func(ctx context.Context, m api.Module, s []uint64) {
+			s[0] = ret(h.paramGet(ctx, m, u32(s[0]), u32(s[1]), u32(s[2]), u32(s[3])))
+		}},
+		{"settings_get", []api.ValueType{i32, i32}, []api.ValueType{i32}, func(ctx context.Context, m api.Module, s []uint64) {
+			s[0] = ret(h.settingsGet(m, u32(s[0]), u32(s[1])))
+		}},
+		{"image_width", nil, []api.ValueType{i32}, func(ctx context.Context, m api.Module, s []uint64) {
+			s[0] = ret(h.imageSize(ctx, true))
+		}},
+		{"image_height", nil, []api.ValueType{i32}, func(ctx context.Context, m api.Module, s []uint64) {
+			s[0] = ret(h.imageSize(ctx, false))
+		}},
+		{"pixels_read", []api.ValueType{i32, i32}, []api.ValueType{i32}, func(ctx context.Context, m api.Module, s []uint64) {
+			s[0] = ret(h.pixelsRead(ctx, m, u32(s[0]), u32(s[1])))
+		}},
+		{"pixels_write", []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32}, func(ctx context.Context, m api.Module, s []uint64) {
+			s[0] = ret(h.pixelsWrite(ctx, m, u32(s[0]), u32(s[1]), u32(s[2]), u32(s[3])))
+		}},
+		{"event_get", []api.ValueType{i32, i32}, []api.ValueType{i32}, func(ctx context.Context, m api.Module, s []uint64) {
+			s[0] = ret(h.eventGet(ctx, m, u32(s[0]), u32(s[1])))
+		}},
+		{"body_read", []api.ValueType{i32, i32}, []api.ValueType{i32}, func(ctx context.Context, m api.Module, s []uint64) {
+			s[0] = ret(h.bodyRead(ctx, m, u32(s[0]), u32(s[1])))
+		}},
+		{"body_write", []api.ValueType{i32, i32}, []api.ValueType{i32}, func(ctx context.Context, m api.Module, s []uint64) {
+			s[0] = ret(h.bodyWrite(ctx, m, u32(s[0]), u32(s[1])))
+		}},
+		{"metadata_get", []api.ValueType{i32, i32}, []api.ValueType{i32}, func(ctx context.Context, m api.Module, s []uint64) {
+			s[0] = ret(h.metadataGet(ctx, m, u32(s[0]), u32(s[1])))
+		}},
+		{"metadata_set", []api.ValueType{i32, i32}, []api.ValueType{i32}, func(ctx context.Context, m api.Module, s []uint64) {
+			s[0] = ret(h.metadataSet(ctx, m, u32(s[0]), u32(s[1])))
+		}},
+		{"stats_add", []api.ValueType{i32, i32, i64}, []api.ValueType{i32}, func(ctx context.Context, m api.Module, s []uint64) {
+			s[0] = ret(h.statsAdd(m, u32(s[0]), u32(s[1]), int64(s[2])))
+		}},
+		{"stats_set", []api.ValueType{i32, i32, i32, i32}, []api.ValueType{i32}, func(ctx context.Context, m api.Module, s []uint64) {
+			s[0] = ret(h.statsSet(ctx, m, u32(s[0]), u32(s[1]), u32(s[2]), u32(s[3])))
+		}},
+		{"log", []api.ValueType{i32, i32, i32}, []api.ValueType{i32}, func(ctx context.Context, m api.Module, s []uint64) {
+			s[0] = ret(h.logLine(ctx, m, u32(s[0]), u32(s[1]), u32(s[2])))
+		}},
+		{"reject", []api.ValueType{i32, i32, i32}, []api.ValueType{i32}, func(ctx context.Context, m api.Module, s []uint64) {
+			s[0] = ret(h.reject(ctx, m, u32(s[0]), u32(s[1]), u32(s[2])))
+		}},
+	}
+}
+
+// instantiate adds the `vitrine` module to the filter's runtime.
+func (h *host) instantiate(ctx context.Context, r wazero.Runtime) error {
+	b := r.NewHostModuleBuilder(hostModule)
+	for _, f := range h.functions() {
+		b.NewFunctionBuilder().WithGoModuleFunction(f.fn, f.params, f.results).Export(f.name)
+	}
+	_, err := b.Instantiate(ctx)
+	return err
+}
+
+// read returns a view of the guest's (ptr, n) range; ok is false when it
+// lies outside the memory.
+func read(m api.Module, ptr, n uint32) ([]byte, bool) {
+	if n == 0 {
+		return nil, uint64(ptr) <= uint64(m.Memory().Size())
+	}
+	return m.Memory().Read(ptr, n)
+}
+
+// text reads a UTF-8 string argument; code is 0 or the error to return.
+func text(m api.Module, ptr, n uint32) (s string, code int32) {
+	b, ok := read(m, ptr, n)
+	if !ok {
+		return "", errFault
+	}
+	if !utf8.Valid(b) {
+		return "", errInvalid
+	}
+	return string(b), 0
+}
+
+// copyOut implements the "full size" convention: it copies v into the
+// guest's buffer when it fits and returns len(v) either way.
+func copyOut(m api.Module, ptr, n uint32, v []byte) int32 {
+	buf, ok := read(m, ptr, n)
+	if !ok {
+		return errFault
+	}
+	if len(v) > int(n) {
+		return int32(min(len(v), 1<<31-1))
+	}
+	copy(buf, v)
+	return int32(len(v))
+}
+
+// transformation returns the running call when it is a transformation's.
+func transformation(ctx context.Context) *call {
+	if c := callOf(ctx); c != nil && c.in != nil {
+		return c
+	}
+	return nil
+}
+
+// listener returns the running call when it is a listener's.
+func listener(ctx context.Context) *call {
+	if c := callOf(ctx); c != nil && c.event != nil {
+		return c
+	}
+	return nil
+}
+
+func (h *host) paramGet(ctx context.Context, m api.Module, namePtr, nameLen, buf, bufLen uint32) int32 {
+	c := transformation(ctx)
+	if c == nil {
+		return errUnavailable
+	}
+	name, code := text(m, namePtr, nameLen)
+	if code != 0 {
+		return code
+	}
+	v, ok := c.params[name]
+	if !ok {
+		if _, ok := read(m, buf, bufLen); !ok {
+			return errFault
+		}
+		return errNotFound
+	}
+	return copyOut(m, buf, bufLen, []byte(v))
+}
+
+func (h *host) settingsGet(m api.Module, buf, bufLen uint32) int32 {
+	if h.settings == nil {
+		return errNotFound
+	}
+	return copyOut(m, buf, bufLen, h.settings)
+}
+
+func (h *host) imageSize(ctx context.Context, width bool) int32 {
+	c := transformation(ctx)
+	if c == nil {
+		return errUnavailable
+	}
+	if width {
+		return int32(c.in.Rect.Dx())
+	}
+	return int32(c.in.Rect.Dy())
+}
+
+func (h *host) pixelsRead(ctx context.Context, m api.Module, buf, bufLen uint32) int32 {
+	c := transformation(ctx)
+	if c == nil {
+		return errUnavailable
+	}
+	return copyOut(m, buf, bufLen, c.in.Pix)
+}
+
+func (h *host) pixelsWrite(ctx context.Context, m api.Module, w, hgt, buf, bufLen uint32) int32 {
+	c := transformation(ctx)
+	if c == nil {
+		return errUnavailable
+	}
+	width, height := int32(w), int32(hgt)
+	if width < 1 || height < 1 || int(width) > h.maxW || int(height) > h.maxH ||
+		int64(width)*int64(height) > h.maxPixels {
+		return errLimit
+	}
+	if uint64(bufLen) != 4*uint64(width)*uint64(height) {
+		return errInvalid
+	}
+	src, ok := read(m, buf, bufLen)
+	if !ok {
+		return errFault
+	}
+	// Why reuse: a guest that writes twice (or the common same-size
+	// output) should not allocate twice.
+	out := c.out
+	if out == nil || out.Rect.Dx() != int(width) || out.Rect.Dy() != int(height) {
+		out = image.NewNRGBA(image.Rect(0, 0, int(width), int(height)))
+	}
+	copy(out.Pix, src)
+	c.out = out
+	return 0
+}
+
+func (h *host) eventGet(ctx context.Context, m api.Module, buf, bufLen uint32) int32 {
+	c := listener(ctx)
+	if c == nil {
+		return errUnavailable
+	}
+	if c.eventJSON == nil {
+		obj := map[string]any{
+			"event": c.event.EventName(), "user": c.event.User(), "publicKey": c.event.PublicKey(),
+			"imageIdentifier": c.event.ImageIdentifier(),
+		}
+		info, err := c.event.ImageInfo(ctx)
+		if err != nil {
+			h.log.Warn("filter event image info", "filter", h.name, "err", err)
+		} else if info != nil {
+			obj["image"] = info
+		}
+		b, err := json.Marshal(obj)
+		if err != nil {
+			return errInvalid
+		}
+		c.eventJSON = b
+	}
+	return copyOut(m, buf, bufLen, c.eventJSON)
+}
+
+// upload returns the running call when it is a listener's on images.post.
+func upload(ctx context.Context) *call {
+	if c := listener(ctx); c != nil && c.event.EventName() == eventUpload {
+		return c
+	}
+	return nil
+}
+
+func (h *host) bodyRead(ctx context.Context, m api.Module, buf, bufLen uint32) int32 {
+	c := upload(ctx)
+	if c == nil {
+		return errUnavailable
+	}
+	body := c.body
+	var err error
+	if body == nil {
+		body, err = c.event.Body(ctx)
+	}
+	if err != nil {
+		h.log.Warn("filter body_read", "filter", h.name, "err", err)
+		return errUnavailable
+	}
+	return copyOut(m, buf, bufLen, body)
+}
+
+func (h *host) bodyWrite(ctx context.Context, m api.Module, ptr, n uint32) int32 {
+	c := upload(ctx)
+	if c == nil {
+		return errUnavailable
+	}
+	b, ok := read(m, ptr, n)
+	if !ok {
+		return errFault
+	}
+	body := append([]byte(nil), b...)
+	if err := c.event.CheckBody(ctx, body); err != nil {
+		h.log.Info("filter body_write refused", "filter", h.name, "err", err)
+		return codeOf(err)
+	}
+	c.body = body
+	return 0
+}
+
+// codeOf maps an error of the service to ERR_LIMIT (413) or ERR_INVALID.
+func codeOf(err error) int32 {
+	var st interface{ HTTPStatus() int }
+	if errors.As(err, &st) && st.HTTPStatus() == 413 {
+		return errLimit
+	}
+	return errInvalid
+}
+
+func (h *host) metadataGet(ctx context.Context, m api.Module, buf, bufLen uint32) int32 {
+	c := callOf(ctx)
+	if c == nil {
+		return errUnavailable
+	}
+	md := c.metadata
+	if c.event != nil {
+		var err error
+		if md, err = c.pendingMetadata(ctx); err != nil {
+			h.log.Warn("filter metadata_get", "filter", h.name, "err", err)
+			return errUnavailable
+		}
+		if md == nil {
+			return errNotFound
+		}
+	}
+	if md == nil {
+		md = map[string]any{}
+	}
+	b, err := json.Marshal(md)
+	if err != nil {
+		return errInvalid
+	}
+	return copyOut(m, buf, bufLen, b)
+}
+
+func (h *host) metadataSet(ctx context.Context, m api.Module, ptr, n uint32) int32 {
+	c := listener(ctx)
+	if c == nil {
+		return errUnavailable
+	}
+	switch c.event.EventName() {
+	case eventUpload, eventMetadataPut, eventMetadataPost:
+	default:
+		return errUnavailable
+	}
+	b, ok := read(m, ptr, n)
+	if !ok {
+		return errFault
+	}
+	var md map[string]any
+	if !json.Valid(b) || json.Unmarshal(b, &md) != nil || md == nil {
+		return errInvalid
+	}
+	if err := c.event.CheckMetadata(md); err != nil {
+		h.log.Info("filter metadata_set refused", "filter", h.name, "err", err)
+		return codeOf(err)
+	}
+	if c.md != nil && c.event.EventName() == eventUpload {
+		for k, v := range md {
+			c.md[k] = v
+		}
+	} else {
+		c.md = md
+	}
+	c.mdSet = true
+	return 0
+}
+
+func (h *host) statsAdd(m api.Module, namePtr, nameLen uint32, delta int64) int32 {
+	name, code := text(m, namePtr, nameLen)
+	if code != 0 {
+		return code
+	}
+	if !statName.MatchString(name) {
+		return errInvalid
+	}
+	h.counters.add(name, delta)
+	return 0
+}
+
+func (h *host) statsSet(ctx context.Context, m api.Module, namePtr, nameLen, ptr, n uint32) int32 {
+	c := listener(ctx)
+	if c == nil || c.event.EventName() != eventStats {
+		return errUnavailable
+	}
+	name, code := text(m, namePtr, nameLen)
+	if code != 0 {
+		return code
+	}
+	b, ok := read(m, ptr, n)
+	if !ok {
+		return errFault
+	}
+	var v any
+	if !statName.MatchString(name) || !json.Valid(b) || json.Unmarshal(b, &v) != nil {
+		return errInvalid
+	}
+	if c.stats == nil {
+		c.stats = map[string]any{}
+	}
+	c.stats[name] = v
+	return 0
+}
+
+var logLevels = [...]slog.Level{slog.LevelDebug, slog.LevelInfo, slog.LevelWarn, slog.LevelError}
+
+func (h *host) logLine(ctx context.Context, m api.Module, level, ptr, n uint32) int32 {
+	if level >= uint32(len(logLevels)) {
+		return errInvalid
+	}
+	msg, code := text(m, ptr, n)
+	if code != 0 {
+		return code
+	}
+	if len(msg) > maxLogBytes {
+		cut := maxLogBytes
+		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut]
+	}
+	h.log.Log(ctx, logLevels[level], msg, "filter", h.name)
+	return 0
+}
+
+func (h *host) reject(ctx context.Context, m api.Module, status, ptr, n uint32) int32 {
+	c := callOf(ctx)
+	if c == nil {
+		return errUnavailable
+	}
+	if status < 400 || status > 499 {
+		return errInvalid
+	}
+	msg, code := text(m, ptr, n)
+	if code != 0 {
+		return code
+	}
+	if len(msg) > maxRejectBytes {
+		return errLimit
+	}
+	c.rejected = &Error{Kind: KindRejected, Filter: h.name, Status: int(status), Msg: msg}
+	return 0
+}
+
+// pendingMetadata is what metadata_get answers in a listener: the event's
+// metadata with this call's own metadata_set applied.
+func (c *call) pendingMetadata(ctx context.Context) (map[string]any, error) {
+	md, err := c.event.Metadata(ctx)
+	if err != nil || !c.mdSet {
+		return md, err
+	}
+	if c.event.EventName() != eventUpload {
+		return c.md, nil
+	}
+	merged := make(map[string]any, len(md)+len(c.md))
+	for k, v := range md {
+		merged[k] = v
+	}
+	for k, v := range c.md {
+		merged[k] = v
+	}
+	return merged, nil
+}
+
+// commit applies a successful listener call's changes to its event.
+func (c *call) commit() {
+	if c.body != nil {
+		c.event.SetBody(c.body)
+	}
+	if c.mdSet {
+		c.event.SetMetadata(c.md)
+	}
+	for k, v := range c.stats {
+		c.event.SetStat(k, v)
+	}
+}

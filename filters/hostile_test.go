@@ -1,0 +1,128 @@
+package filters
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestHostileGuests is the hostile-guest kit: each misbehaving guest is
+// stopped with a clear error of the right kind, its instance is thrown
+// away, and the same host then serves a well-behaved filter as before.
+func TestHostileGuests(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	short := map[string]any{"limits": map[string]any{"timeoutMs": 300, "memoryMB": 64, "instances": 2}}
+	kit(t, dir, "gopanic", KindTransformation, "panic", short)
+	kit(t, dir, "goexit", KindTransformation, "exit", short)
+	kit(t, dir, "goloop", KindTransformation, "loop", short)
+	kit(t, dir, "gohog", KindTransformation, "hog", short)
+	kit(t, dir, "gohuge", KindTransformation, "huge", short)
+	kit(t, dir, "gofail", KindTransformation, "fail", short)
+	kit(t, dir, "invert", KindTransformation, "invert", nil)
+	writeFilter(t, dir, "trap", abiModule(append(opUnreachable, opReturn0...)).bytes(), map[string]any{"kind": "transformation"})
+	writeFilter(t, dir, "spin", abiModule(opLoop).bytes(), map[string]any{"kind": "transformation", "limits": map[string]any{"timeoutMs": 100}})
+	writeFilter(t, dir, "grow", abiModule(opGrowForever).bytes(), map[string]any{"kind": "transformation", "limits": map[string]any{"memoryMB": 2}})
+	h := newHost(t, dir, nil)
+
+	cases := []struct {
+		filter string
+		kind   Kind
+		msg    string
+		cause  string
+	}{
+		{"trap", KindFailed, "Filter trap failed", "unreachable"},
+		{"spin", KindTimeout, "Filter spin timed out", ""},
+		{"grow", KindFailed, "Filter grow failed", "unreachable"},
+		{"gopanic", KindFailed, "Filter gopanic failed", "unreachable"},
+		{"goexit", KindFailed, "Filter goexit failed", "exited with code 3"},
+		{"goloop", KindTimeout, "Filter goloop timed out", ""},
+		{"gohog", KindFailed, "Filter gohog failed", "wasm"},
+		{"gohuge", KindFailed, "Filter gohuge failed", "returned -5"},
+		{"gofail", KindFailed, "Filter gofail failed", "returned 7"},
+	}
+	for _, c := range cases {
+		t.Run(c.filter, func(t *testing.T) {
+			tr, ok := h.Current().Transformation(c.filter)
+			if !ok {
+				t.Fatalf("not loaded: %+v", h.Current().Status())
+			}
+			// Twice: the second call gets a fresh instance and fails the same way.
+			for i := 0; i < 2; i++ {
+				_, err := tr.Transform(context.Background(), testImage(8, 8, 1), nil, nil)
+				var fe *Error
+				if !errors.As(err, &fe) || fe.Kind != c.kind || fe.Msg != c.msg || !strings.Contains(err.Error(), c.cause) {
+					t.Fatalf("call %d: err = %v, want %v %q (cause %q)", i, err, c.kind, c.msg, c.cause)
+				}
+			}
+			st := tr.Stats()
+			if st.Calls != 2 || st.Errors+st.Timeouts != 2 {
+				t.Fatalf("stats = %+v", st)
+			}
+			if c.kind != KindFailed || c.filter == "gohuge" || c.filter == "gofail" {
+				return
+			}
+			if st.Instances != 0 {
+				t.Fatalf("%d instances left after crashes; a crashed instance must be thrown away", st.Instances)
+			}
+		})
+	}
+	// The host still serves a good filter, and the timeouts did not leave
+	// goroutines or instances behind.
+	tr, _ := h.Current().Transformation("invert")
+	if _, err := tr.Transform(context.Background(), testImage(8, 8, 1), nil, nil); err != nil {
+		t.Fatalf("healthy filter after the hostile ones: %v", err)
+	}
+	for _, name := range []string{"spin", "goloop"} {
+		tr, _ := h.Current().Transformation(name)
+		if n := tr.Stats().Instances; n != 0 {
+			t.Errorf("%s: %d instances after timeouts", name, n)
+		}
+	}
+}
+
+// TestTimeoutIsPerCall shows that a call's own context ends it too (the
+// client went away): the error is the context's, not a filter timeout.
+func TestTimeoutIsPerCall(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFilter(t, dir, "spin", abiModule(opLoop).bytes(), map[string]any{"kind": "transformation", "limits": map[string]any{"timeoutMs": 60000}})
+	h := newHost(t, dir, nil)
+	tr, _ := h.Current().Transformation("spin")
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
+	_, err := tr.Transform(ctx, testImage(1, 1, 1), nil, nil)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if tr.Stats().Calls != 0 {
+		t.Fatalf("a call the client abandoned must not count: %+v", tr.Stats())
+	}
+}
+
+// TestPoolBoundsInstances shows that instances never exceed the limit and
+// that a caller waiting for a busy pool gives up at its timeout.
+func TestPoolBoundsInstances(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFilter(t, dir, "spin", abiModule(opLoop).bytes(), map[string]any{"kind": "transformation",
+		"limits": map[string]any{"timeoutMs": 200, "instances": 1}})
+	h := newHost(t, dir, nil)
+	tr, _ := h.Current().Transformation("spin")
+	errs := make(chan error, 3)
+	for i := 0; i < 3; i++ {
+		go func() { _, err := tr.Transform(context.Background(), testImage(1, 1, 1), nil, nil); errs <- err }()
+	}
+	for i := 0; i < 3; i++ {
+		if err := <-errs; !errors.Is(err, ErrTimeout) {
+			t.Fatalf("err = %v, want a timeout", err)
+		}
+	}
+	if n := tr.Stats().Instances; n > 1 {
+		t.Fatalf("%d instances, the limit is 1", n)
+	}
+	runtime.GC()
+}

@@ -1,0 +1,32 @@
+package filters
+
+import "context"
+
+// Listener is a loaded filter of kind listener: it handles the events its
+// manifest names, at its priority. It satisfies what the api's event bus
+// needs through a one-line adapter in main.go.
+type Listener struct{ *Filter }
+
+// Events are the event names and patterns the listener subscribes to.
+func (l Listener) Events() []string { return l.manifest.Events }
+
+// Priority orders listeners: higher runs first.
+func (l Listener) Priority() int { return l.manifest.Priority }
+
+// Handle runs the guest on ev. A rejection always fails the request; any
+// other failure does so only when the listener is fatal, and is otherwise
+// logged and skipped, leaving ev as if the listener had not run. The
+// guest's changes to ev are applied only when it succeeds.
+func (l Listener) Handle(ctx context.Context, ev Event) error {
+	c := &call{event: ev}
+	err := l.invoke(ctx, c)
+	if err == nil {
+		c.commit()
+		return nil
+	}
+	if isKind(err, KindRejected) || l.manifest.IsFatal() || ctx.Err() != nil {
+		return err
+	}
+	l.host.log.Warn("optional filter failed; skipped", "filter", l.Name(), "event", ev.EventName(), "err", err)
+	return nil
+}

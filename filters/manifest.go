@@ -1,0 +1,187 @@
+package filters
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"regexp"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// The kinds of filter (manifest `kind`).
+const (
+	KindTransformation = "transformation"
+	KindListener       = "listener"
+)
+
+// Limits are a filter's resource limits (manifest `limits`).
+type Limits struct {
+	// MemoryMB is the most linear memory one instance may have, 1-4096.
+	MemoryMB int `json:"memoryMB"`
+	// TimeoutMs is the most one call may take, wall clock, 1-60000.
+	TimeoutMs int `json:"timeoutMs"`
+	// Instances is the most instances that run at once, 1-64.
+	Instances int `json:"instances"`
+}
+
+// Manifest is a parsed and validated filter.json (ABI.md section 2).
+type Manifest struct {
+	Name        string `json:"name"`
+	Version     string `json:"version"`
+	ABI         int    `json:"abi"`
+	Kind        string `json:"kind"`
+	Description string `json:"description,omitempty"`
+	// Params is the parameter schema of a transformation.
+	Params map[string]*Param `json:"params,omitempty"`
+	// Events, Priority and Fatal configure a listener.
+	Events   []string `json:"events,omitempty"`
+	Priority int      `json:"priority,omitempty"`
+	// Fatal is nil when the manifest does not say; see IsFatal.
+	Fatal        *bool           `json:"fatal,omitempty"`
+	Limits       Limits          `json:"limits"`
+	Capabilities []string        `json:"capabilities,omitempty"`
+	Settings     json.RawMessage `json:"settings,omitempty"`
+}
+
+// IsFatal reports whether a failure of this listener fails the request
+// (the default) rather than being logged and skipped.
+func (m *Manifest) IsFatal() bool { return m.Fatal == nil || *m.Fatal }
+
+var (
+	filterName = regexp.MustCompile(`^[a-z][a-zA-Z0-9_-]{0,63}$`)
+	paramName  = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_]{0,31}$`)
+	// eventPattern is `resource.method`, `resource.*`, `*.method` or `*`.
+	eventPattern = regexp.MustCompile(`^(\*|[a-z]+\.([a-z]+|\*)|\*\.[a-z]+)$`)
+)
+
+// Defaults of the limits a manifest leaves out.
+const (
+	DefaultMemoryMB  = 128
+	DefaultTimeoutMs = 2000
+)
+
+// ParseManifest reads filter.json strictly: unknown fields, trailing data,
+// a value of the wrong type or out of range are errors naming the field.
+// Defaults are filled in (limits, parameter defaults normalised).
+func ParseManifest(data []byte) (*Manifest, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	m := &Manifest{}
+	if err := dec.Decode(m); err != nil {
+		return nil, fmt.Errorf("filter.json: %w", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, errors.New("filter.json: data after the manifest object")
+	}
+	if err := checkKeys(data, reflect.TypeOf(m), ""); err != nil {
+		return nil, fmt.Errorf("filter.json: %w", err)
+	}
+	if err := m.validate(); err != nil {
+		return nil, fmt.Errorf("filter.json: %w", err)
+	}
+	return m, nil
+}
+
+// validate checks every field and fills defaults.
+func (m *Manifest) validate() error {
+	switch {
+	case !filterName.MatchString(m.Name):
+		return fmt.Errorf("name: %q does not match [a-z][a-zA-Z0-9_-]{0,63}", m.Name)
+	case strings.TrimSpace(m.Version) == "":
+		return errors.New("version: required")
+	case m.ABI != 1:
+		return fmt.Errorf("abi: this host speaks ABI 1, the manifest says %d", m.ABI)
+	}
+	switch m.Kind {
+	case KindTransformation:
+		if len(m.Events) > 0 || m.Priority != 0 || m.Fatal != nil {
+			return errors.New("events, priority and fatal are for listeners, not transformations")
+		}
+	case KindListener:
+		if len(m.Params) > 0 {
+			return errors.New("params: listeners take no parameters")
+		}
+		if len(m.Events) == 0 {
+			return errors.New("events: a listener needs at least one event")
+		}
+		for _, e := range m.Events {
+			if !eventPattern.MatchString(e) {
+				return fmt.Errorf("events: %q is not an event name or pattern (images.post, image.*, *.get, *)", e)
+			}
+		}
+	default:
+		return fmt.Errorf("kind: want %q or %q, got %q", KindTransformation, KindListener, m.Kind)
+	}
+	if err := m.Limits.validate(); err != nil {
+		return err
+	}
+	seen := map[string]bool{}
+	for _, c := range m.Capabilities {
+		if c != CapClock && c != CapRandom {
+			return fmt.Errorf("capabilities: unknown capability %q (want clock or random)", c)
+		}
+		if seen[c] {
+			return fmt.Errorf("capabilities: %q is listed twice", c)
+		}
+		seen[c] = true
+	}
+	if len(m.Settings) > 0 && bytes.Equal(bytes.TrimSpace(m.Settings), []byte("null")) {
+		m.Settings = nil
+	}
+	names := make([]string, 0, len(m.Params))
+	for n := range m.Params {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if !paramName.MatchString(n) {
+			return fmt.Errorf("params: name %q does not match [a-zA-Z][a-zA-Z0-9_]{0,31}", n)
+		}
+		p := m.Params[n]
+		if p == nil {
+			return fmt.Errorf("params.%s: want an object", n)
+		}
+		if err := p.validate(); err != nil {
+			return fmt.Errorf("params.%s: %w", n, err)
+		}
+	}
+	return nil
+}
+
+// validate checks the limits and fills the defaults.
+func (l *Limits) validate() error {
+	if l.MemoryMB == 0 {
+		l.MemoryMB = DefaultMemoryMB
+	}
+	if l.TimeoutMs == 0 {
+		l.TimeoutMs = DefaultTimeoutMs
+	}
+	if l.Instances == 0 {
+		l.Instances = min(runtime.NumCPU(), 64)
+	}
+	switch {
+	case l.MemoryMB < 1 || l.MemoryMB > 4096:
+		return fmt.Errorf("limits.memoryMB: want 1-4096, got %d", l.MemoryMB)
+	case l.TimeoutMs < 1 || l.TimeoutMs > 60000:
+		return fmt.Errorf("limits.timeoutMs: want 1-60000, got %d", l.TimeoutMs)
+	case l.Instances < 1 || l.Instances > 64:
+		return fmt.Errorf("limits.instances: want 1-64, got %d", l.Instances)
+	}
+	return nil
+}
+
+// ParamNames returns the schema's parameter names, sorted.
+func (m *Manifest) ParamNames() []string {
+	names := make([]string, 0, len(m.Params))
+	for n := range m.Params {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}

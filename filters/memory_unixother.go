@@ -1,0 +1,5 @@
+//go:build unix && !linux
+
+package filters
+
+const mapNoReserve = 0

@@ -1,0 +1,110 @@
+package filters
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	"github.com/tetratelabs/wazero/api"
+)
+
+// errPoolClosed is returned by a pool whose filter was closed.
+var errPoolClosed = errors.New("filter closed")
+
+// instance is one instantiated guest and its export.
+type instance struct {
+	mod api.Module
+	fn  api.Function
+}
+
+// pool is a bounded pool of instances of one filter. At most cap(slots)
+// instances exist; a caller that finds them all busy waits for one or for
+// its context to end. An instance is returned healthy (reused) or not
+// (closed, never reused); a new one is instantiated on demand.
+type pool struct {
+	instantiate func(ctx context.Context) (*instance, error)
+	slots       chan struct{}
+	live        atomic.Int32
+
+	mu     sync.Mutex
+	idle   []*instance
+	closed bool
+}
+
+func newPool(size int, instantiate func(ctx context.Context) (*instance, error)) *pool {
+	return &pool{instantiate: instantiate, slots: make(chan struct{}, size)}
+}
+
+// get checks an instance out, waiting for a free slot until ctx ends.
+func (p *pool) get(ctx context.Context) (*instance, error) {
+	select {
+	case p.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		<-p.slots
+		return nil, errPoolClosed
+	}
+	if n := len(p.idle); n > 0 {
+		inst := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
+		return inst, nil
+	}
+	p.mu.Unlock()
+	inst, err := p.instantiate(ctx)
+	if err != nil {
+		<-p.slots
+		return nil, err
+	}
+	p.live.Add(1)
+	return inst, nil
+}
+
+// put returns an instance; an unhealthy one (trapped, timed out, exited)
+// is closed and its slot freed for a fresh instance.
+func (p *pool) put(inst *instance, healthy bool) {
+	defer func() { <-p.slots }()
+	if healthy && !inst.mod.IsClosed() {
+		p.mu.Lock()
+		if !p.closed {
+			p.idle = append(p.idle, inst)
+			p.mu.Unlock()
+			return
+		}
+		p.mu.Unlock()
+	}
+	p.discard(inst)
+}
+
+// add puts a fresh instance (the one load instantiates to prove the module
+// starts) into the idle list.
+func (p *pool) add(inst *instance) {
+	p.live.Add(1)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.idle = append(p.idle, inst)
+}
+
+func (p *pool) discard(inst *instance) {
+	p.live.Add(-1)
+	_ = inst.mod.Close(context.Background())
+}
+
+// size is how many instances exist, idle or checked out.
+func (p *pool) size() int { return int(p.live.Load()) }
+
+// close closes the idle instances; checked-out ones are closed when put.
+func (p *pool) close() {
+	p.mu.Lock()
+	idle := p.idle
+	p.idle, p.closed = nil, true
+	p.mu.Unlock()
+	for _, inst := range idle {
+		p.discard(inst)
+	}
+}

@@ -1,0 +1,98 @@
+package filters
+
+import (
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// counters are a filter's stats_add counters, kept across calls and
+// instances for the life of the process.
+type counters struct {
+	mu sync.Mutex
+	m  map[string]int64
+}
+
+func (c *counters) add(name string, delta int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[string]int64{}
+	}
+	c.m[name] += delta
+}
+
+// snapshot returns a copy of the counters.
+func (c *counters) snapshot() map[string]int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]int64, len(c.m))
+	for k, v := range c.m {
+		out[k] = v
+	}
+	return out
+}
+
+// durationWindow is how many recent call durations the percentiles are
+// computed from.
+const durationWindow = 1024
+
+// Stats are the call counters of one filter.
+type Stats struct {
+	Calls      int64 `json:"calls"`
+	Errors     int64 `json:"errors"`
+	Timeouts   int64 `json:"timeouts"`
+	Rejections int64 `json:"rejections"`
+	// P50Ms and P99Ms are percentiles of the most recent call durations,
+	// in milliseconds.
+	P50Ms float64 `json:"p50Ms"`
+	P99Ms float64 `json:"p99Ms"`
+	// Instances is how many instances exist now (idle or busy).
+	Instances int `json:"instances"`
+}
+
+// metrics counts calls by outcome and keeps a window of durations.
+type metrics struct {
+	calls, errors, timeouts, rejections atomic.Int64
+
+	mu   sync.Mutex
+	ring [durationWindow]time.Duration
+	n    int // durations recorded so far
+}
+
+// record counts one finished call.
+func (m *metrics) record(d time.Duration, err error) {
+	m.calls.Add(1)
+	switch {
+	case err == nil:
+	case isKind(err, KindRejected):
+		m.rejections.Add(1)
+	case isKind(err, KindTimeout):
+		m.timeouts.Add(1)
+	default:
+		m.errors.Add(1)
+	}
+	m.mu.Lock()
+	m.ring[m.n%durationWindow] = d
+	m.n++
+	m.mu.Unlock()
+}
+
+// snapshot returns the counters and percentiles.
+func (m *metrics) snapshot() Stats {
+	s := Stats{Calls: m.calls.Load(), Errors: m.errors.Load(), Timeouts: m.timeouts.Load(),
+		Rejections: m.rejections.Load()}
+	m.mu.Lock()
+	ds := slices.Clone(m.ring[:min(m.n, durationWindow)])
+	m.mu.Unlock()
+	if len(ds) == 0 {
+		return s
+	}
+	slices.Sort(ds)
+	pct := func(p float64) float64 {
+		return float64(ds[int(p*float64(len(ds)-1))].Microseconds()) / 1000
+	}
+	s.P50Ms, s.P99Ms = pct(0.50), pct(0.99)
+	return s
+}

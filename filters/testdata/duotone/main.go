@@ -1,0 +1,77 @@
+//go:build wasip1
+
+// Command duotone is the benchmark guest of package filters: the same
+// duotone as the native Go version in bench_test.go (luma mapped onto a
+// dark-to-light gradient), speaking the raw ABI.
+package main
+
+import (
+	"strconv"
+	"unsafe"
+)
+
+func main() {}
+
+//go:wasmimport vitrine param_get
+func paramGet(namePtr, nameLen, bufPtr, bufLen uint32) int32
+
+//go:wasmimport vitrine image_width
+func imageWidth() int32
+
+//go:wasmimport vitrine image_height
+func imageHeight() int32
+
+//go:wasmimport vitrine pixels_read
+func pixelsRead(bufPtr, bufLen uint32) int32
+
+//go:wasmimport vitrine pixels_write
+func pixelsWrite(w, h, bufPtr, bufLen uint32) int32
+
+//go:wasmexport vitrine_abi_v1
+func marker() {}
+
+func ptr(b []byte) uint32 { return uint32(uintptr(unsafe.Pointer(&b[0]))) }
+
+// color reads a parameter normalised by the host as rrggbbaa.
+func color(name string) [3]uint8 {
+	n := []byte(name)
+	buf := make([]byte, 8)
+	var c [3]uint8
+	if paramGet(ptr(n), uint32(len(n)), ptr(buf), 8) != 8 {
+		return c
+	}
+	for i := range c {
+		v, _ := strconv.ParseUint(string(buf[2*i:2*i+2]), 16, 8)
+		c[i] = uint8(v)
+	}
+	return c
+}
+
+// pix is kept across calls: the instance is reused, so the buffer is too.
+var pix []byte
+
+//go:wasmexport vitrine_transform
+func transform() int32 {
+	w, h := imageWidth(), imageHeight()
+	n := int(4 * w * h)
+	if cap(pix) < n {
+		pix = make([]byte, n)
+	}
+	pix = pix[:n]
+	if pixelsRead(ptr(pix), uint32(n)) != int32(n) {
+		return 1
+	}
+	dark, light := color("dark"), color("light")
+	var lut [3][256]uint8
+	for c := 0; c < 3; c++ {
+		for i := 0; i < 256; i++ {
+			lut[c][i] = uint8((int(dark[c])*(255-i) + int(light[c])*i + 127) / 255)
+		}
+	}
+	for i := 0; i < n; i += 4 {
+		p := pix[i : i+4 : i+4]
+		y := (299*int(p[0]) + 587*int(p[1]) + 114*int(p[2]) + 500) / 1000
+		p[0], p[1], p[2] = lut[0][y], lut[1][y], lut[2][y]
+	}
+	return pixelsWrite(uint32(w), uint32(h), ptr(pix), uint32(n))
+}
