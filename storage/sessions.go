@@ -10,36 +10,10 @@ import (
 	"github.com/uptrace/bun"
 )
 
-// Admin UI sessions. The table is kept in this file, apart from the rest of
-// the schema, so that it can move into a versioned migration step as one
-// piece. A session row holds the private key the user signed in with,
-// sealed like api_keys' private keys, so the browser never holds it; the
-// row is looked up by the SHA-256 of the session id, so a copy of the
-// table gives no usable cookie.
-
-func init() {
-	sqliteSchema = append(sqliteSchema, `CREATE TABLE IF NOT EXISTS admin_sessions (
-		id_hash TEXT NOT NULL PRIMARY KEY,
-		public_key TEXT NOT NULL,
-		private_key TEXT NOT NULL,
-		csrf TEXT NOT NULL,
-		created BIGINT NOT NULL,
-		seen BIGINT NOT NULL)`)
-	postgresSchema = append(postgresSchema, `CREATE TABLE IF NOT EXISTS admin_sessions (
-		id_hash TEXT COLLATE "C" NOT NULL PRIMARY KEY,
-		public_key TEXT COLLATE "C" NOT NULL,
-		private_key TEXT NOT NULL,
-		csrf TEXT NOT NULL,
-		created BIGINT NOT NULL,
-		seen BIGINT NOT NULL)`)
-	mysqlSchema = append(mysqlSchema, `CREATE TABLE IF NOT EXISTS admin_sessions (
-		id_hash CHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL PRIMARY KEY,
-		public_key VARCHAR(64) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
-		private_key TEXT NOT NULL,
-		csrf CHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
-		created BIGINT NOT NULL,
-		seen BIGINT NOT NULL)`)
-}
+// Admin UI sessions (table admin_sessions, migration step 5). A session
+// row holds the private key the user signed in with, sealed like api_keys'
+// private keys, so the browser never holds it; the row is looked up by the
+// SHA-256 of the session id, so a copy of the table gives no usable cookie.
 
 // Session is a signed-in admin UI session.
 type Session struct {
