@@ -122,7 +122,7 @@ func overviewPage(v overviewView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "</span> <span class=\"stat-note\">WebAssembly loaded</span></div></section><section aria-labelledby=\"stats-h\" class=\"block\"><h2 id=\"stats-h\">Numbers</h2>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, "</span> <span class=\"stat-note\">WebAssembly loaded</span></div></section><section aria-labelledby=\"stats-h\" class=\"block\"><h2 id=\"stats-h\">Usage</h2>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
