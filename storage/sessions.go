@@ -10,10 +10,10 @@ import (
 	"github.com/uptrace/bun"
 )
 
-// Admin UI sessions (table admin_sessions, migration step 5). A session
-// row holds the private key the user signed in with, sealed like api_keys'
-// private keys, so the browser never holds it; the row is looked up by the
-// SHA-256 of the session id, so a copy of the table gives no usable cookie.
+// Admin UI sessions (the table is step 5). A session row holds the private
+// key the user signed in with, sealed like api_keys' private keys, so the
+// browser never holds it; the row is looked up by the SHA-256 of the session
+// id, so a copy of the table gives no usable cookie.
 
 // Session is a signed-in admin UI session.
 type Session struct {
