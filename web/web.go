@@ -138,6 +138,7 @@ func (u *UI) routes() {
 	page("POST "+p+"/keys/{pk}/rules", u.addRule)
 	page("POST "+p+"/keys/{pk}/rules/{id}/delete", u.deleteRule)
 	page("GET "+p+"/access", u.access)
+	page("GET "+p+"/filters", u.filters)
 	u.mux.Handle(p, http.RedirectHandler(p+"/", http.StatusSeeOther))
 	u.mux.HandleFunc(p+"/", u.notFound)
 }
