@@ -1,11 +1,16 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/color"
+	"image/png"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"strings"
@@ -58,7 +63,7 @@ func TestAdminUI(t *testing.T) {
 	b.do(chromedp.SetValue(chromedp.ID("up-user"), "alice"))
 	var files [][2]string
 	for i := range 3 {
-		files = append(files, [2]string{fmt.Sprintf("photo-%d.png", i), base64.StdEncoding.EncodeToString(testPNG(t, 400, 300, byte(10+i)))})
+		files = append(files, [2]string{fmt.Sprintf("photo-%d.png", i), base64.StdEncoding.EncodeToString(scenePNG(t, 400, 300, i))})
 	}
 	js, _ := json.Marshal(files)
 	eval[chromedp.Void](b, `(() => {
@@ -79,7 +84,7 @@ func TestAdminUI(t *testing.T) {
 	}
 	// 25 more through the API, so that the grid has two pages.
 	for i := range 25 {
-		r := s.write(t, http.MethodPost, "/users/alice/images", testPNG(t, 64, 48, byte(100+i)), admin)
+		r := s.write(t, http.MethodPost, "/users/alice/images", scenePNG(t, 160, 120, 3+i), admin)
 		wantStatus(t, "upload through the API", r, http.StatusCreated)
 	}
 
@@ -113,6 +118,22 @@ func TestAdminUI(t *testing.T) {
 	b.submit(`form[action$="/metadata"] button[type=submit]`, "image-metadata-invalid")
 	if msg := b.text("#metadata-error"); msg == "" || eval[string](b, `document.getElementById("metadata").getAttribute("aria-invalid")`) != "true" {
 		t.Fatalf("invalid metadata: error %q next to the field", msg)
+	}
+	// A short URL: created, fetched without a key, deleted.
+	b.do(chromedp.SetValue(chromedp.ID("su-query"), "t[]=thumbnail:width=40,height=40"), chromedp.SetValue(chromedp.ID("su-ext"), "png"))
+	b.submit(`form[action$="/shorturls"] button[type=submit]`, "image-shorturl")
+	short := eval[string](b, `document.getElementById("short-url").value`)
+	if r, err := http.Get(short); err != nil || r.StatusCode != 200 {
+		t.Fatalf("short URL %q: %v %v", short, r, err)
+	} else {
+		r.Body.Close()
+	}
+	b.do(chromedp.SetValue(chromedp.ID("su-id"), short[strings.LastIndex(short, "/")+1:]))
+	b.submit(`form[action$="/shorturls/delete"] button[type=submit]`, "image-shorturl-deleted")
+	if r, err := http.Get(short); err != nil || r.StatusCode != 404 {
+		t.Fatalf("deleted short URL %q: %v %v", short, r, err)
+	} else {
+		r.Body.Close()
 	}
 	u, _ := url.Parse(imagePage)
 	parts := strings.Split(u.Path, "/")
@@ -161,6 +182,13 @@ func TestAdminUI(t *testing.T) {
 	if format, w, h := decodeSize(t, "signed URL", body); format != "png" || w != 80 || h != 60 {
 		t.Fatalf("signed URL gave %s %dx%d, want png 80x60", format, w, h)
 	}
+
+	// A larger result for the record.
+	eval[chromedp.Void](b, `document.getElementById("s0-width").value = ""`)
+	b.do(chromedp.SendKeys(chromedp.ID("s0-width"), "360"))
+	b.waitFor(`document.getElementById("pg-query").value.includes("resize:width=360")`)
+	b.waitFor(`(() => { const i = document.getElementById("pg-preview"); return i.getAttribute("src").includes("width%3D360") && i.complete && i.naturalWidth > 0; })()`)
+	b.check("playground-wide")
 
 	// Keys: a new key with a rule that grants read-only on bob only.
 	b.open(ui+"/keys", "keys")
@@ -248,4 +276,67 @@ func TestAdminUI(t *testing.T) {
 	if st := stolen(http.MethodGet, "/", ""); st != http.StatusSeeOther {
 		t.Fatalf("session cookie after sign-out: %d, want a redirect to sign in", st)
 	}
+}
+
+// scenePNG draws a small landscape (sky, sun, two rows of hills) whose
+// colours and shapes follow seed, so grids and screenshots show distinct,
+// recognisable images.
+func scenePNG(t *testing.T, w, h int, seed int) []byte {
+	t.Helper()
+	hue := float64(seed*47%360) / 360
+	sky1, sky2 := hsl(hue, .55, .78), hsl(hue+.08, .6, .55)
+	hill1, hill2 := hsl(hue+.33, .35, .42), hsl(hue+.38, .4, .28)
+	sun := hsl(hue+.12, .9, .72)
+	sx, sy, sr := float64(w)*(.2+.6*float64(seed%5)/4), float64(h)*.35, float64(h)*.12
+	img := image.NewNRGBA(image.Rect(0, 0, w, h))
+	for y := range h {
+		for x := range w {
+			fy := float64(y) / float64(h)
+			c := mix(sky1, sky2, fy)
+			if dx, dy := float64(x)-sx, float64(y)-sy; dx*dx+dy*dy < sr*sr {
+				c = sun
+			}
+			fx := float64(x) / float64(w)
+			if fy > .62+.08*math.Sin(fx*6+float64(seed)) {
+				c = hill1
+			}
+			if fy > .78+.06*math.Sin(fx*9+float64(seed)*2) {
+				c = hill2
+			}
+			img.Set(x, y, c)
+		}
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func mix(a, b color.NRGBA, f float64) color.NRGBA {
+	m := func(x, y uint8) uint8 { return uint8(float64(x)*(1-f) + float64(y)*f) }
+	return color.NRGBA{m(a.R, b.R), m(a.G, b.G), m(a.B, b.B), 255}
+}
+
+func hsl(h, s, l float64) color.NRGBA {
+	h -= math.Floor(h)
+	q := l + s - l*s
+	if l < .5 {
+		q = l * (1 + s)
+	}
+	p := 2*l - q
+	conv := func(t float64) uint8 {
+		t -= math.Floor(t)
+		v := p
+		switch {
+		case t < 1.0/6:
+			v = p + (q-p)*6*t
+		case t < .5:
+			v = q
+		case t < 2.0/3:
+			v = p + (q-p)*(2.0/3-t)*6
+		}
+		return uint8(math.Round(v * 255))
+	}
+	return color.NRGBA{conv(h + 1.0/3), conv(h), conv(h - 1.0/3), 255}
 }

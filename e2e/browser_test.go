@@ -177,6 +177,9 @@ func (b *browser) check(name string) {
 	if !eval[bool](b, `typeof axe !== "undefined"`) {
 		eval[chromedp.Void](b, b.axe)
 	}
+	if b.n == 0 {
+		b.axeSelfTest()
+	}
 	type violation struct {
 		ID, Impact, Help string
 		Nodes            []string
@@ -203,4 +206,20 @@ func (b *browser) check(name string) {
 		}
 	}
 	b.do(chromedp.EmulateViewport(1280, 900))
+}
+
+// axeSelfTest makes sure axe really reports: an image without alt text
+// must come back as a critical image-alt violation.
+func (b *browser) axeSelfTest() {
+	b.t.Helper()
+	found := eval[bool](b, `(() => {
+		const d = document.createElement("div");
+		d.id = "axe-self-test";
+		d.innerHTML = '<img src="data:,">';
+		document.body.appendChild(d);
+		return axe.run(d, {runOnly: ["image-alt"]}).then(r => { d.remove(); return r.violations.some(v => v.id === "image-alt"); });
+	})()`, chromedp.EvalAwaitPromise)
+	if !found {
+		b.t.Fatal("axe self-test: an image without alt text was not reported; the accessibility checks would prove nothing")
+	}
 }

@@ -308,6 +308,7 @@ func TestSecureCookie(t *testing.T) {
 		{"untrusted proxy header", nil, "https", false},
 		{"trusted proxy", []string{"127.0.0.1"}, "https", true},
 		{"trusted proxy over http", []string{"127.0.0.0/8"}, "http", false},
+		{"every proxy trusted", []string{"*"}, "https", true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
