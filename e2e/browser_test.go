@@ -193,7 +193,11 @@ func (b *browser) check(name string) {
 	}
 	b.n++
 	for _, w := range []int64{1280, 375} {
+		// Why a viewport as tall as the page: captures beyond the viewport
+		// sometimes leave unpainted tiles.
 		b.do(chromedp.EmulateViewport(w, 900))
+		h := eval[int64](b, `Math.max(900, document.documentElement.scrollHeight)`)
+		b.do(chromedp.EmulateViewport(w, h))
 		ctx, cancel := context.WithTimeout(b.ctx, 60*time.Second)
 		png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 		cancel()
