@@ -4,6 +4,7 @@
 //	vitrine keys add|list|delete|rotate ...
 //	vitrine sign [--public KEY] [--private KEY] [--method M] URL
 //	vitrine migrate [--dry-run]
+//	vitrine filter check|test ...
 //
 // With no configuration it runs on the embedded default: SQLite at
 // DIR/vitrine.db and image files under DIR/images, DIR being ./data.
@@ -25,6 +26,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -41,6 +43,7 @@ import (
 
 	"vitrine/api"
 	"vitrine/engine"
+	"vitrine/filters"
 	"vitrine/storage"
 	"vitrine/web"
 )
@@ -63,6 +66,8 @@ func main() {
 		err = runSign(os.Args[2:])
 	case "migrate":
 		err = runMigrate(os.Args[2:])
+	case "filter":
+		err = runFilter(os.Args[2:])
 	case "help", "-h", "--help":
 		usage()
 		return
@@ -83,6 +88,7 @@ func usage() {
   vitrine keys add|list|delete|rotate ...   (vitrine keys -h)
   vitrine sign [--public KEY] [--private KEY] [--method M] URL   (vitrine sign -h)
   vitrine migrate [--dry-run] [--config FILE] [--data DIR]
+  vitrine filter check|test <dir> ...   (vitrine filter -h)
 `)
 }
 
@@ -187,12 +193,24 @@ type fileConfig struct {
 	JPEGQuality int `yaml:"jpegQuality"`
 	// Output is the policy for transformed and converted images.
 	Output output `yaml:"output"`
+	// Filters configures WebAssembly filters: dir and allow.
+	Filters filters.Config `yaml:"filters"`
+	// Debug holds operator diagnostics, all off by default.
+	Debug debugConfig `yaml:"debug"`
 }
 
 // output is the policy for transformed and converted images.
 type output struct {
 	// KeepMetadata keeps EXIF, XMP and IPTC in outputs (default false: removed).
 	KeepMetadata bool `yaml:"keepMetadata"`
+}
+
+// debugConfig holds diagnostics that are off unless set.
+type debugConfig struct {
+	// PprofListen, when set, serves net/http/pprof (CPU, heap, allocation
+	// and goroutine profiles) on this address, apart from the API. Bind it
+	// to loopback: profiles reveal internals and cost CPU while taken.
+	PprofListen string `yaml:"pprofListen"`
 }
 
 // limits are every size limit in one place.
@@ -444,10 +462,17 @@ func serve(args []string) error {
 		return err
 	}
 	defer engine.Shutdown()
-	srv, err := api.New(st.cfg.api(), api.Deps{DB: st.db, Blobs: st.blobs, Engine: eng, Logger: log})
+	fh, err := openFilters(ctx, st.cfg, f.data, eng, log)
 	if err != nil {
 		return err
 	}
+	defer fh.Close()
+	srv, err := api.New(st.cfg.api(), api.Deps{DB: st.db, Blobs: st.blobs, Engine: eng, Logger: log,
+		Filters: filterAdmin{fh}})
+	if err != nil {
+		return err
+	}
+	wireFilters(ctx, fh, eng, srv, log)
 	ln, err := net.Listen("tcp", st.cfg.Listen)
 	if err != nil {
 		return err
@@ -461,6 +486,16 @@ func serve(args []string) error {
 	log.Info("vitrine listening", "addr", "http://"+ln.Addr().String(), "database", redact(st.cfg.Database),
 		"storage", redact(st.cfg.Storage))
 	errc := make(chan error, 1)
+	if addr := st.cfg.Debug.PprofListen; addr != "" {
+		pln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return fmt.Errorf("debug.pprofListen: %w", err)
+		}
+		ps := &http.Server{Handler: pprofMux(), ReadHeaderTimeout: 10 * time.Second}
+		defer ps.Close()
+		log.Info("pprof listening", "addr", "http://"+pln.Addr().String()+"/debug/pprof/")
+		go func() { _ = ps.Serve(pln) }()
+	}
 	go func() { errc <- hs.Serve(ln) }()
 	select {
 	case err := <-errc:
@@ -500,6 +535,18 @@ func (s webSessions) Session(ctx context.Context, idHash string) (web.Session, e
 		return web.Session{}, web.ErrNoSession
 	}
 	return web.Session(x), err
+}
+
+// pprofMux serves net/http/pprof's handlers on a mux of their own, so the
+// profiles never appear on the API's address.
+func pprofMux() *http.ServeMux {
+	m := http.NewServeMux()
+	m.HandleFunc("/debug/pprof/", pprof.Index)
+	m.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	m.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	m.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	m.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return m
 }
 
 // redact hides credentials in a URL for the log.
@@ -954,3 +1001,230 @@ func storedPrivateKey(ctx context.Context, f commonFlags, publicKey string) (str
 	}
 	return k.PrivateKey, err
 }
+
+// ---------------------------------------------------------------------------
+// WebAssembly filters
+
+// openFilters loads the filters of filters.dir, compiled modules cached
+// under the data directory. Native transformation and preset names are
+// reserved.
+func openFilters(ctx context.Context, cfg *fileConfig, dataDir string, eng *engine.Engine, log *slog.Logger) (*filters.Host, error) {
+	fc := cfg.Filters
+	abs, err := filepath.Abs(dataDir)
+	if err != nil {
+		return nil, err
+	}
+	fc.CacheDir = filepath.Join(abs, "wasm-cache")
+	ec := eng.Config()
+	fc.MaxWidth, fc.MaxHeight, fc.MaxPixels = ec.MaxWidth, ec.MaxHeight, ec.MaxPixels
+	fc.Reserved = eng.Registry().Names()
+	for name := range ec.Presets {
+		fc.Reserved = append(fc.Reserved, name)
+	}
+	fc.Logger = log
+	return filters.New(ctx, fc)
+}
+
+// wireFilters hands the filters to the engine (transformations) and the
+// api (listeners, stats_add counters in GET /stats) and reloads them on
+// SIGHUP.
+func wireFilters(ctx context.Context, fh *filters.Host, eng *engine.Engine, srv *api.Server, log *slog.Logger) {
+	eng.Registry().SetGuests(guestSource{fh})
+	srv.Bus.AddSource(filterListeners{fh})
+	srv.Bus.On("stats.get", 0, func(ctx context.Context, ev *api.Event) error {
+		for name, counters := range fh.Current().Counters() {
+			ev.Stats[name] = counters
+		}
+		return nil
+	})
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go func() {
+		defer signal.Stop(hup)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				if _, err := fh.Reload(ctx); err != nil {
+					log.Error("filter reload", "err", err)
+				}
+			}
+		}
+	}()
+}
+
+// guestSource gives the engine the transformation filters of the current set.
+type guestSource struct{ h *filters.Host }
+
+func (g guestSource) Guest(name string) (engine.Guest, bool) {
+	t, ok := g.h.Current().Transformation(name)
+	if !ok {
+		return nil, false
+	}
+	return guest{t}, true
+}
+
+func (g guestSource) GuestNames() []string { return g.h.Current().TransformationNames() }
+
+// guest is a transformation filter described from its manifest.
+type guest struct{ filters.Transformation }
+
+func (g guest) Describe() engine.Description {
+	m := g.Manifest()
+	d := engine.Description{Name: m.Name, Kind: "wasm", Description: m.Description}
+	for _, name := range m.ParamNames() {
+		p := m.Params[name]
+		pd := engine.ParamDesc{Name: name, Type: engine.ParamType(p.Type), Required: p.Required,
+			Min: p.Min, Max: p.Max, Values: p.Values, Description: p.Description}
+		if v, ok := p.DefaultValue(); ok {
+			pd.Default = v
+		}
+		d.Params = append(d.Params, pd)
+	}
+	return d
+}
+
+// filterListeners gives the api's bus the listener filters of the current
+// set, asked on every event.
+type filterListeners struct{ h *filters.Host }
+
+func (f filterListeners) Subscriptions() []api.Subscription {
+	ls := f.h.Current().Listeners()
+	out := make([]api.Subscription, len(ls))
+	for i, l := range ls {
+		out[i] = api.Subscription{Patterns: l.Events(), Priority: l.Priority(),
+			Listener: func(ctx context.Context, ev *api.Event) error { return l.Handle(ctx, ev) }}
+	}
+	return out
+}
+
+// filterAdmin serves GET /filters and POST /filters/reload.
+type filterAdmin struct{ h *filters.Host }
+
+func (a filterAdmin) Filters() any { return a.h.Current().Status() }
+
+func (a filterAdmin) ReloadFilters(ctx context.Context) (any, error) {
+	set, err := a.h.Reload(ctx)
+	return set.Status(), err
+}
+
+const filterUsage = `usage:
+  vitrine filter check <dir> [--allow clock,random]
+  vitrine filter test <dir> --image IN --out OUT [--param k=v ...] [--allow clock,random]
+check loads the filter as the server would (manifest, ABI marker, exports, imports, start) and
+says why it would be refused. test runs one transformation filter on IN through the same host and
+engine code as the server and writes OUT (its extension picks the format).
+`
+
+// paramFlags collects repeated --param k=v.
+type paramFlags []string
+
+func (p *paramFlags) String() string { return strings.Join(*p, ",") }
+func (p *paramFlags) Set(v string) error {
+	if !strings.Contains(v, "=") {
+		return fmt.Errorf("want k=v, got %q", v)
+	}
+	*p = append(*p, v)
+	return nil
+}
+
+// runFilter is `vitrine filter`: the test kit for filter authors.
+func runFilter(args []string) error { return quietHelp(filterCommand(context.Background(), args)) }
+
+func filterCommand(ctx context.Context, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(os.Stderr, filterUsage)
+		if len(args) == 0 {
+			return errors.New("filter: missing subcommand")
+		}
+		return nil
+	}
+	fs := flag.NewFlagSet("filter "+args[0], flag.ContinueOnError)
+	fs.SetOutput(os.Stderr)
+	fs.Usage = func() { fmt.Fprint(os.Stderr, filterUsage); fs.PrintDefaults() }
+	allow := fs.String("allow", "", "capabilities to grant, as filters.allow does: clock,random")
+	in := fs.String("image", "", "test: input image")
+	out := fs.String("out", "", "test: output image (png, jpg, webp, gif, avif)")
+	var params paramFlags
+	fs.Var(&params, "param", "test: a parameter k=v (repeat)")
+	pos, err := parseArgs(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return fmt.Errorf("filter %s: want one filter folder", args[0])
+	}
+	eng, err := engine.New(engine.Config{})
+	if err != nil {
+		return err
+	}
+	defer engine.Shutdown()
+	cfg := filters.Config{Allow: splitList(*allow), Reserved: eng.Registry().Names(),
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))}
+	switch args[0] {
+	case "check":
+		m, err := filters.Check(ctx, cfg, pos[0])
+		if err != nil {
+			return err
+		}
+		fmt.Printf("ok: %s %s (%s, ABI %d)\n", m.Name, m.Version, m.Kind, m.ABI)
+		return nil
+	case "test":
+		return testFilter(ctx, eng, cfg, pos[0], *in, *out, params)
+	}
+	fs.Usage()
+	return fmt.Errorf("filter: unknown subcommand %q", args[0])
+}
+
+// testFilter runs one transformation filter on an image file.
+func testFilter(ctx context.Context, eng *engine.Engine, cfg filters.Config, dir, in, out string, params []string) error {
+	if in == "" || out == "" {
+		return errors.New("filter test: --image and --out are required")
+	}
+	f, err := filters.Open(ctx, cfg, dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if f.Manifest().Kind != filters.KindTransformation {
+		return fmt.Errorf("filter test: %s is a %s; test runs transformations", f.Name(), f.Manifest().Kind)
+	}
+	eng.Registry().SetGuests(oneGuest{name: f.Name(), g: guest{filters.Transformation{Filter: f}}})
+	src, err := os.ReadFile(in)
+	if err != nil {
+		return err
+	}
+	step := f.Name()
+	if len(params) > 0 {
+		step += ":" + strings.Join(params, ",")
+	}
+	chain, err := eng.ParseChain([]string{step})
+	if err != nil {
+		return err
+	}
+	format := strings.ToLower(strings.TrimPrefix(filepath.Ext(out), "."))
+	if format == "jpeg" {
+		format = "jpg"
+	}
+	start := time.Now()
+	res, err := eng.Process(ctx, src, engine.Request{Chain: chain, Format: format})
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(out, res.Data, 0o644); err != nil {
+		return err
+	}
+	fmt.Printf("wrote %s: %dx%d %s in %s\n", out, res.Width, res.Height, res.Mime, time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// oneGuest is the guest set of `vitrine filter test`.
+type oneGuest struct {
+	name string
+	g    engine.Guest
+}
+
+func (o oneGuest) Guest(name string) (engine.Guest, bool) { return o.g, name == o.name }
+func (o oneGuest) GuestNames() []string                   { return []string{o.name} }

@@ -36,6 +36,7 @@ var (
 		"accessrules.get", "accessrules.head", "accessrules.post", "accessrules.options",
 		"groups.get", "groups.head", "groups.post", "groups.options",
 		"group.get", "group.head", "group.put", "group.delete", "group.options",
+		"filters.get", "filters.head", "filters.post", "filters.options",
 	)
 	builtinGroups = map[string][]string{
 		"read-only":  readOnlyResources,

@@ -42,6 +42,19 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.err }
 
+// HTTPStatus is the error's status; with it an *Error tells a listener
+// guest "too large" (413) from "invalid".
+func (e *Error) HTTPStatus() int { return e.Status }
+
+// publicError is an error from another package that carries its own status
+// and client-facing message: a WebAssembly filter's rejection, crash or
+// timeout.
+type publicError interface {
+	error
+	HTTPStatus() int
+	PublicMessage() string
+}
+
 // errorf builds an *Error with code 0.
 func errorf(status int, format string, args ...any) *Error {
 	return &Error{Status: status, Msg: fmt.Sprintf(format, args...)}
@@ -58,6 +71,10 @@ func httpError(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
 		return e
+	}
+	var pe publicError
+	if errors.As(err, &pe) && pe.HTTPStatus() >= 400 && pe.HTTPStatus() <= 599 {
+		return &Error{Status: pe.HTTPStatus(), Msg: pe.PublicMessage(), err: err}
 	}
 	var ee *engine.Error
 	if errors.As(err, &ee) {

@@ -47,8 +47,32 @@ type subscription struct {
 // prefix (`image.*`) or to everything (`*`). Higher priority runs first;
 // equal priorities run in subscription order.
 type Bus struct {
-	mu   sync.RWMutex
-	subs []subscription
+	mu      sync.RWMutex
+	subs    []subscription
+	sources []ListenerSource
+}
+
+// Subscription is one listener of a ListenerSource: it runs once for an
+// event matching any of its patterns.
+type Subscription struct {
+	Patterns []string
+	Priority int
+	Listener Listener
+}
+
+// ListenerSource supplies listeners that may change while the server runs
+// (WebAssembly filters after a reload). The bus asks it on every event, so
+// one event sees one consistent set.
+type ListenerSource interface {
+	Subscriptions() []Subscription
+}
+
+// AddSource makes the bus run the listeners of src beside those given to
+// On; at equal priority, those given to On run first.
+func (b *Bus) AddSource(src ListenerSource) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.sources = append(b.sources, src)
 }
 
 // On subscribes fn to events matching pattern.
@@ -80,7 +104,20 @@ func (b *Bus) Fire(ctx context.Context, ev *Event) error {
 			run = append(run, s)
 		}
 	}
+	sources := b.sources
 	b.mu.RUnlock()
+	seq := len(run)
+	for _, src := range sources {
+		for _, sub := range src.Subscriptions() {
+			for _, p := range sub.Patterns {
+				if patternMatches(p, ev.Name) {
+					seq++
+					run = append(run, subscription{pattern: p, priority: sub.Priority, seq: 1<<30 + seq, fn: sub.Listener})
+					break
+				}
+			}
+		}
+	}
 	sort.SliceStable(run, func(i, j int) bool {
 		if run[i].priority != run[j].priority {
 			return run[i].priority > run[j].priority

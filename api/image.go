@@ -136,15 +136,19 @@ func (s *Server) variant(ctx context.Context, img storage.Image, chain engine.Ch
 			s.log.Warn("variant cache read", "key", key, "err", err)
 		}
 	}
-	src, err := s.blobs.Get(ctx, storage.ImageKey(img.User, img.Identifier))
-	if err != nil {
-		return variant{}, fmt.Errorf("image %s/%s: %w", img.User, img.Identifier, err)
-	}
 	md, err := s.metadata.Metadata(ctx, img.User, img.Identifier)
 	if err != nil {
 		return variant{}, err
 	}
-	res, err := s.engine.Process(ctx, src, engine.Request{
+	// The source is read once a pipeline slot is free, not while waiting.
+	load := func(ctx context.Context) ([]byte, error) {
+		src, err := s.blobs.Get(ctx, storage.ImageKey(img.User, img.Identifier))
+		if err != nil {
+			return nil, fmt.Errorf("image %s/%s: %w", img.User, img.Identifier, err)
+		}
+		return src, nil
+	}
+	res, err := s.engine.ProcessSource(ctx, load, engine.Request{
 		Chain:  chain,
 		Format: format,
 		Source: engine.Info{Mime: img.Mime, Ext: img.Extension, Width: img.Width, Height: img.Height},

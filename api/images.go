@@ -157,27 +157,44 @@ func (s *Server) listGlobalImages(c *call) error {
 // full decode check, then the blob (durable) before the row commits.
 func (s *Server) postImage(c *call) error {
 	user := c.params["user"]
-	data, err := readBody(c, s.cfg.Limits.MaxBodyBytes)
+	// Listeners of images.post may have read, replaced or tagged the
+	// upload already (eventdata.go); this is the final body.
+	data, err := c.uploadBody()
 	if err != nil {
 		return err
 	}
-	if len(data) == 0 {
-		return coded(http.StatusBadRequest, codeNoImageAttached, "No image attached")
-	}
-	info, err := s.engine.Inspect(c.ctx(), data)
+	info, err := c.uploadInfo(c.ctx())
 	if err != nil {
 		return err
 	}
 	sum := md5.Sum(data)
 	id := hex.EncodeToString(sum[:])
+	orig := id
+	if c.upload.origSum != "" {
+		orig = c.upload.origSum
+	}
 	img := storage.Image{
 		User: user, Identifier: id, Size: int64(len(data)), Extension: info.Ext, Mime: info.Mime,
-		Width: info.Width, Height: info.Height, Checksum: id, OriginalChecksum: id,
+		Width: info.Width, Height: info.Height, Checksum: id, OriginalChecksum: orig,
 		Added: s.now().UTC(), Updated: s.now().UTC(),
 	}
 	created, err := s.storeImage(c.ctx(), &img, data)
 	if err != nil {
 		return err
+	}
+	if created && len(c.upload.metadata) > 0 {
+		if err := s.metadata.SetMetadata(c.ctx(), user, id, c.upload.metadata); err != nil {
+			// Nothing half-written: without its listeners' metadata the
+			// image is not stored either.
+			ctx := context.WithoutCancel(c.ctx())
+			if derr := s.images.DeleteImage(ctx, user, id); derr != nil && !isNotExist(derr) {
+				s.log.Error("remove image of failed upload", "user", user, "image", id, "err", derr)
+			}
+			if derr := s.blobs.Delete(ctx, storage.ImageKey(user, id)); derr != nil {
+				s.log.Error("remove blob of failed upload", "user", user, "image", id, "err", derr)
+			}
+			return fmt.Errorf("metadata of new image %s/%s: %w", user, id, err)
+		}
 	}
 	status := http.StatusOK
 	if created {

@@ -80,7 +80,7 @@ func validateMetadata(v any, depth, max int) error {
 }
 
 func (s *Server) putMetadata(c *call) error {
-	md, err := s.readMetadata(c)
+	md, err := c.metadataDocument()
 	if err != nil {
 		return err
 	}
@@ -91,7 +91,7 @@ func (s *Server) putMetadata(c *call) error {
 }
 
 func (s *Server) postMetadata(c *call) error {
-	md, err := s.readMetadata(c)
+	md, err := c.metadataDocument()
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,8 @@ type Deps struct {
 	Logger *slog.Logger
 	// Now is the clock; default time.Now.
 	Now func() time.Time
+	// Filters serves GET /filters and POST /filters/reload; nil lists none.
+	Filters FilterAdmin
 }
 
 // Server is the REST interface as an http.Handler.
@@ -32,6 +34,7 @@ type Server struct {
 	dbHealth   pinger
 	blobHealth pinger
 	engine     *engine.Engine
+	filters    FilterAdmin
 	log        *slog.Logger
 	now        func() time.Time
 	acl        *accessControl
@@ -59,7 +62,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		return nil, fmt.Errorf("api: DB, Blobs and Engine are required")
 	}
 	s := &Server{cfg: cfg, stores: newStores(d.DB), blobs: d.Blobs, dbHealth: d.DB, blobHealth: d.Blobs,
-		engine: d.Engine, log: d.Logger, now: d.Now, Bus: &Bus{}}
+		engine: d.Engine, filters: d.Filters, log: d.Logger, now: d.Now, Bus: &Bus{}}
 	s.acl = newAccessControl(cfg.AccessControl, d.DB)
 	var err error
 	if s.statsAllow, err = newPrefixList(cfg.StatsAllow); err != nil {
@@ -104,6 +107,8 @@ func (s *Server) buildRoutes() []*route {
 			"GET": s.getShortURLParams, "DELETE": s.deleteShortURL}),
 		r("globalimages", "/images", true, map[string]handler{"GET": s.listGlobalImages}),
 		r("groups", "/groups", true, map[string]handler{"GET": s.listGroups}),
+		r("filters", "/filters", true, map[string]handler{"GET": s.listFilters}),
+		r("filters", "/filters/reload", true, map[string]handler{"POST": s.reloadFilters}),
 		r("group", "/groups/{group}", true, map[string]handler{
 			"GET": s.getGroup, "PUT": s.putGroup, "DELETE": s.deleteGroup}),
 		r("keys", "/keys", true, map[string]handler{"GET": s.listKeys}),
@@ -132,6 +137,10 @@ type call struct {
 	// negotiated is set when the Accept header chose the response type, so
 	// Vary gets Accept.
 	negotiated bool
+	// upload and doc hold what listeners read and change before the
+	// resource runs (eventdata.go).
+	upload upload
+	doc    metadataDoc
 }
 
 // event is the `<resource>.<method>` name of the call.

@@ -166,3 +166,39 @@ func BenchmarkCeiling(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkGuestCopy measures what the engine adds around a guest step:
+// copying a libvips image out as RGBA and the guest's output back in. The
+// source is an image already in memory, so no decode is counted.
+func BenchmarkGuestCopy(b *testing.B) {
+	for _, mp := range []struct {
+		name string
+		w, h int
+	}{{"1MP", 1000, 1000}, {"12MP", 4000, 3000}} {
+		b.Run(mp.name, func(b *testing.B) {
+			src, err := vips.NewImageFromGoImage(testPicture(mp.w, mp.h, true))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer src.Close()
+			b.SetBytes(int64(4 * mp.w * mp.h))
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				c, err := src.Copy()
+				if err != nil {
+					b.Fatal(err)
+				}
+				in, err := exportNRGBA(c)
+				if err != nil {
+					b.Fatal(err)
+				}
+				out, err := importGuestNRGBA(in, false)
+				if err != nil {
+					b.Fatal(err)
+				}
+				out.Close()
+				c.Close()
+			}
+		})
+	}
+}

@@ -16,11 +16,15 @@ type Chain struct {
 func (c Chain) Len() int { return len(c.steps) }
 
 // Key is a canonical text of the chain, stable across parameter order; the
-// variant cache uses it.
+// variant cache uses it. A guest step contributes its normalised parameters
+// and its content hash.
 func (c Chain) Key() string {
 	parts := make([]string, len(c.specs))
 	for i, s := range c.specs {
 		parts[i] = s.String()
+		if g, ok := c.steps[i].(*guestStep); ok {
+			parts[i] = g.key()
+		}
 	}
 	return strings.Join(parts, "|")
 }

@@ -52,7 +52,8 @@ func (r *Registry) Describe() []Description {
 	out := make([]Description, 0, len(names))
 	for _, n := range names {
 		d := Description{Name: n, Kind: "native", Params: []ParamDesc{}}
-		if ds, ok := r.m[n].(Describer); ok {
+		t, _ := r.Lookup(n)
+		if ds, ok := t.(Describer); ok {
 			d = ds.Describe()
 			d.Name = n
 			if d.Params == nil {

@@ -22,6 +22,8 @@ func register(name string, t Transformation) {
 // whatever was added at start-up (WebAssembly filters).
 type Registry struct {
 	m map[string]Transformation
+	// guests, when set, supplies guest transformations (see SetGuests).
+	guests Guests
 }
 
 // NewRegistry returns a registry holding every native transformation.
@@ -44,8 +46,15 @@ func (r *Registry) Register(name string, t Transformation) error {
 
 // Lookup returns the transformation registered under name.
 func (r *Registry) Lookup(name string) (Transformation, bool) {
-	t, ok := r.m[name]
-	return t, ok
+	if t, ok := r.m[name]; ok {
+		return t, true
+	}
+	if r.guests != nil {
+		if g, ok := r.guests.Guest(name); ok {
+			return guestTransformation{name: name, guest: g}, true
+		}
+	}
+	return nil, false
 }
 
 // Names returns every registered name, sorted.
@@ -53,6 +62,13 @@ func (r *Registry) Names() []string {
 	out := make([]string, 0, len(r.m))
 	for k := range r.m {
 		out = append(out, k)
+	}
+	if r.guests != nil {
+		for _, k := range r.guests.GuestNames() {
+			if _, native := r.m[k]; !native {
+				out = append(out, k)
+			}
+		}
 	}
 	sort.Strings(out)
 	return out

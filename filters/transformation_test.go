@@ -77,7 +77,7 @@ func TestTransformInvert(t *testing.T) {
 func TestTransformChangesSize(t *testing.T) {
 	t.Parallel()
 	tr := loadKit(t, "resize", map[string]any{"params": map[string]any{
-		"width": map[string]any{"type": "int", "min": 1, "max": 5000, "required": true},
+		"width":  map[string]any{"type": "int", "min": 1, "max": 5000, "required": true},
 		"height": map[string]any{"type": "int", "min": 1, "max": 5000, "required": true}}})
 	p, err := tr.CheckParams(map[string]string{"width": "300", "height": "7"})
 	if err != nil {

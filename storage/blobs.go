@@ -96,11 +96,38 @@ func wrap(op, key string, err error) error {
 
 // Get reads the blob at key; ErrNotExist when there is none.
 func (b *Blobs) Get(ctx context.Context, key string) ([]byte, error) {
-	data, err := b.bucket.ReadAll(ctx, key)
+	r, err := b.bucket.NewReader(ctx, key, nil)
+	if err != nil {
+		return nil, wrap("get blob", key, err)
+	}
+	defer r.Close()
+	data, err := readSized(r, r.Size())
 	if err != nil {
 		return nil, wrap("get blob", key, err)
 	}
 	return data, nil
+}
+
+// readSized reads r to the end into one buffer of the announced size, so a
+// multi-megabyte source costs one allocation instead of io.ReadAll's growing
+// copies; it still reads whatever follows when size was wrong.
+func readSized(r io.Reader, size int64) ([]byte, error) {
+	if size <= 0 {
+		return io.ReadAll(r)
+	}
+	data := make([]byte, size)
+	n, err := io.ReadFull(r, data)
+	switch {
+	case err == io.ErrUnexpectedEOF:
+		return data[:n], nil
+	case err != nil:
+		return nil, err
+	}
+	rest, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	return append(data, rest...), nil
 }
 
 // Open returns a reader for the blob at key, for streaming; the caller

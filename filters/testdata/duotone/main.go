@@ -68,10 +68,9 @@ func transform() int32 {
 			lut[c][i] = uint8((int(dark[c])*(255-i) + int(light[c])*i + 127) / 255)
 		}
 	}
-	for i := 0; i < n; i += 4 {
-		p := pix[i : i+4 : i+4]
-		y := (299*int(p[0]) + 587*int(p[1]) + 114*int(p[2]) + 500) / 1000
-		p[0], p[1], p[2] = lut[0][y], lut[1][y], lut[2][y]
+	for i := 0; i+3 < n; i += 4 {
+		y := uint8((299*uint32(pix[i]) + 587*uint32(pix[i+1]) + 114*uint32(pix[i+2]) + 500) / 1000)
+		pix[i], pix[i+1], pix[i+2] = lut[0][y], lut[1][y], lut[2][y]
 	}
 	return pixelsWrite(uint32(w), uint32(h), ptr(pix), uint32(n))
 }

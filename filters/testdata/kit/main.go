@@ -134,6 +134,16 @@ func transform() int32 {
 		if pixelsWrite(uint32(w), uint32(h), ptr(pix), uint32(len(pix))) != 0 {
 			return 3
 		}
+	case "copy":
+		// The least a transformation can do: read the pixels and write
+		// them back, into a buffer kept across calls.
+		n := int(4 * w * h)
+		if cap(global) < n {
+			global = make([]byte, n)
+		}
+		global = global[:n]
+		pixelsRead(ptr(global), uint32(n))
+		return pixelsWrite(uint32(w), uint32(h), ptr(global), uint32(n))
 	case "resize":
 		// A solid image of the size the parameters ask for, in the colour
 		// of the input's first pixel.

@@ -1,0 +1,191 @@
+package api
+
+import (
+	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+
+	"vitrine/engine"
+)
+
+// This file gives listeners (WebAssembly filters through main.go) the data
+// of the request before its resource runs: the upload of images.post with
+// its metadata, the document of metadata.put and metadata.post, the image
+// of image routes and the custom stats. The resource then uses what the
+// listeners left.
+
+// upload is an images.post body as read once and as listeners changed it.
+type upload struct {
+	read bool
+	data []byte
+	err  error
+	// info is the checked type and size of data (nil until checked).
+	info *engine.Info
+	// metadata is what listeners set for the new image.
+	metadata map[string]any
+	// origSum is the MD5 of the bytes the client sent, once a listener
+	// replaced them.
+	origSum string
+}
+
+// metadataDoc is the document of metadata.put and metadata.post as read
+// once and as listeners replaced it.
+type metadataDoc struct {
+	read bool
+	md   map[string]any
+	err  error
+}
+
+// uploadBody reads the images.post body once, capped.
+func (c *call) uploadBody() ([]byte, error) {
+	if !c.upload.read {
+		c.upload.read = true
+		c.upload.data, c.upload.err = readBody(c, c.s.cfg.Limits.MaxBodyBytes)
+	}
+	return c.upload.data, c.upload.err
+}
+
+// uploadInfo checks the (possibly replaced) upload once.
+func (c *call) uploadInfo(ctx context.Context) (engine.Info, error) {
+	if c.upload.info != nil {
+		return *c.upload.info, nil
+	}
+	data, err := c.uploadBody()
+	if err != nil {
+		return engine.Info{}, err
+	}
+	if len(data) == 0 {
+		return engine.Info{}, coded(http.StatusBadRequest, codeNoImageAttached, "No image attached")
+	}
+	info, err := c.s.engine.Inspect(ctx, data)
+	if err != nil {
+		return engine.Info{}, err
+	}
+	c.upload.info = &info
+	return info, nil
+}
+
+// metadataDocument reads the metadata.put/post document once.
+func (c *call) metadataDocument() (map[string]any, error) {
+	if !c.doc.read {
+		c.doc.read = true
+		c.doc.md, c.doc.err = c.s.readMetadata(c)
+	}
+	return c.doc.md, c.doc.err
+}
+
+// EventName is the event's `<resource>.<method>`.
+func (e *Event) EventName() string { return e.Name }
+
+// ImageInfo describes the upload (images.post) or the stored image (image
+// routes) as width, height, mime and size; nil elsewhere.
+func (e *Event) ImageInfo(ctx context.Context) (map[string]any, error) {
+	c := e.call
+	if e.Name == "images.post" {
+		info, err := c.uploadInfo(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"width": info.Width, "height": info.Height, "mime": info.Mime, "size": len(c.upload.data)}, nil
+	}
+	if e.ImageIdentifier() == "" || e.User() == "" {
+		return nil, nil
+	}
+	img, err := c.s.images.Image(ctx, e.User(), e.ImageIdentifier())
+	if isNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"width": img.Width, "height": img.Height, "mime": img.Mime, "size": img.Size}, nil
+}
+
+// Body returns the upload of images.post.
+func (e *Event) Body(context.Context) ([]byte, error) { return e.call.uploadBody() }
+
+// CheckBody checks replacement bytes as any upload is checked: size, type,
+// dimensions and a full decode.
+func (e *Event) CheckBody(ctx context.Context, b []byte) error {
+	if int64(len(b)) > e.call.s.cfg.Limits.MaxBodyBytes {
+		return errorf(http.StatusRequestEntityTooLarge, "Image too large")
+	}
+	if len(b) == 0 {
+		return errorf(http.StatusBadRequest, "No image attached")
+	}
+	_, err := e.call.s.engine.Inspect(ctx, b)
+	if err != nil {
+		return httpError(err)
+	}
+	return nil
+}
+
+// SetBody replaces the upload with checked bytes.
+func (e *Event) SetBody(b []byte) {
+	c := e.call
+	if c.upload.origSum == "" {
+		sum := md5.Sum(c.upload.data)
+		c.upload.origSum = hex.EncodeToString(sum[:])
+	}
+	c.upload.read, c.upload.data, c.upload.err, c.upload.info = true, b, nil, nil
+}
+
+// Metadata returns what listeners set so far in images.post, the client's
+// document in metadata.put and metadata.post, the stored metadata on other
+// routes of an image, and nil where there is no image.
+func (e *Event) Metadata(ctx context.Context) (map[string]any, error) {
+	c := e.call
+	switch e.Name {
+	case "images.post":
+		if c.upload.metadata == nil {
+			return map[string]any{}, nil
+		}
+		return c.upload.metadata, nil
+	case "metadata.put", "metadata.post":
+		return c.metadataDocument()
+	}
+	if e.ImageIdentifier() == "" || e.User() == "" {
+		return nil, nil
+	}
+	if _, err := c.s.images.Image(ctx, e.User(), e.ImageIdentifier()); isNotExist(err) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	return c.s.metadata.Metadata(ctx, e.User(), e.ImageIdentifier())
+}
+
+// CheckMetadata applies the service's metadata rules: size (413), keys
+// and depth (400).
+func (e *Event) CheckMetadata(md map[string]any) error {
+	lim := e.call.s.cfg.Limits
+	b, err := json.Marshal(md)
+	if err != nil {
+		return errorf(http.StatusBadRequest, "Invalid metadata")
+	}
+	if int64(len(b)) > lim.MaxMetadataBytes {
+		return errorf(http.StatusRequestEntityTooLarge, "Invalid metadata. The document is larger than %d bytes", lim.MaxMetadataBytes)
+	}
+	return validateMetadata(md, 1, lim.MaxMetadataDepth)
+}
+
+// SetMetadata merges md into the new image's metadata (images.post) or
+// replaces the client's document (metadata.put and metadata.post).
+func (e *Event) SetMetadata(md map[string]any) {
+	c := e.call
+	if e.Name == "images.post" {
+		if c.upload.metadata == nil {
+			c.upload.metadata = map[string]any{}
+		}
+		for k, v := range md {
+			c.upload.metadata[k] = v
+		}
+		return
+	}
+	c.doc.read, c.doc.md, c.doc.err = true, md, nil
+}
+
+// SetStat sets `custom.<name>` of a stats.get response.
+func (e *Event) SetStat(name string, v any) { e.Stats[name] = v }

@@ -1,0 +1,40 @@
+package api
+
+import (
+	"context"
+	"net/http"
+)
+
+// FilterAdmin is what the filters resources need from the WebAssembly host;
+// main.go adapts package filters to it. Both results are JSON values.
+type FilterAdmin interface {
+	// Filters lists every filter folder: manifest, content hash, load
+	// error, counters.
+	Filters() any
+	// ReloadFilters loads changed, added and removed filters and returns
+	// the new list.
+	ReloadFilters(ctx context.Context) (any, error)
+}
+
+// listFilters serves GET /filters.
+func (s *Server) listFilters(c *call) error {
+	var list any = []any{}
+	if s.filters != nil {
+		list = s.filters.Filters()
+	}
+	return c.writeJSON(map[string]any{"filters": list}, out{cache: cacheNone})
+}
+
+// reloadFilters serves POST /filters/reload: a filter refused by the reload
+// is listed with its error (its old version, if any, keeps serving); only
+// an unreadable filters directory fails the request.
+func (s *Server) reloadFilters(c *call) error {
+	var list any = []any{}
+	if s.filters != nil {
+		var err error
+		if list, err = s.filters.ReloadFilters(c.ctx()); err != nil {
+			return &Error{Status: http.StatusInternalServerError, Msg: "Filter reload failed", err: err}
+		}
+	}
+	return c.writeJSON(map[string]any{"filters": list}, out{cache: cacheNone})
+}

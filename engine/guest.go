@@ -1,0 +1,184 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"image"
+	"sort"
+	"strings"
+
+	"github.com/davidbyttow/govips/v2/vips"
+)
+
+// Guest is a transformation that runs outside libvips, on plain pixels: a
+// WebAssembly filter. The engine parses its parameters through CheckParams
+// before any pixel is decoded, and hands it the image as 8-bit sRGB with
+// straight alpha, stride 4*width; it may return an image of another size.
+// Package filters satisfies this interface without importing the engine.
+type Guest interface {
+	// CheckParams validates the raw parameters of one step and returns them
+	// normalised; its error is a public message naming the parameter.
+	CheckParams(raw map[string]string) (map[string]string, error)
+	// Transform runs the guest on img (which it must not change) with the
+	// normalised parameters and the image's metadata.
+	Transform(ctx context.Context, img *image.NRGBA, params map[string]string, metadata map[string]any) (*image.NRGBA, error)
+	// ContentHash identifies the guest's code and manifest; the variant
+	// cache key includes it, so a changed filter never serves stale variants.
+	ContentHash() string
+}
+
+// Guests finds guest transformations by name. The set may change while the
+// engine runs (a filter reload); a chain keeps the guest it resolved.
+type Guests interface {
+	Guest(name string) (Guest, bool)
+	GuestNames() []string
+}
+
+// SetGuests makes the registry look names it does not hold up in g. Call
+// it at start-up, before the engine serves. Native names always win.
+func (r *Registry) SetGuests(g Guests) { r.guests = g }
+
+// guestTransformation is the Transformation of one guest.
+type guestTransformation struct {
+	name  string
+	guest Guest
+}
+
+// Parse checks the parameters through the guest's schema.
+func (t guestTransformation) Parse(p *Params) (Step, error) {
+	raw := make(map[string]string, len(p.vals))
+	for k, v := range p.vals {
+		p.used[k] = true
+		raw[k] = v
+	}
+	params, err := t.guest.CheckParams(raw)
+	if err != nil {
+		return nil, invalidf("%s: %s", t.name, publicMessage(err))
+	}
+	return &guestStep{name: t.name, guest: t.guest, params: params}, nil
+}
+
+// Describe returns the guest's description when it gives one, always of
+// kind "wasm".
+func (t guestTransformation) Describe() Description {
+	d := Description{Name: t.name, Params: []ParamDesc{}}
+	if ds, ok := t.guest.(Describer); ok {
+		d = ds.Describe()
+	}
+	d.Kind = "wasm"
+	return d
+}
+
+// publicMessage is the client-facing text of a guest's error.
+func publicMessage(err error) string {
+	if pm, ok := err.(interface{ PublicMessage() string }); ok {
+		return pm.PublicMessage()
+	}
+	return err.Error()
+}
+
+// guestStep is one parsed guest step.
+type guestStep struct {
+	name   string
+	guest  Guest
+	params map[string]string
+}
+
+// key is the step's part of the variant cache key: its normalised
+// parameters and the guest's content hash.
+func (g *guestStep) key() string {
+	keys := make([]string, 0, len(g.params))
+	for k := range g.params {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	b.WriteString(g.name + "@" + g.guest.ContentHash())
+	for i, k := range keys {
+		if i == 0 {
+			b.WriteByte(':')
+		} else {
+			b.WriteByte(',')
+		}
+		b.WriteString(k + "=" + g.params[k])
+	}
+	return b.String()
+}
+
+// Apply copies the image out of libvips, runs the guest and copies its
+// output back in.
+func (g *guestStep) Apply(s *State) error {
+	hadAlpha := s.Image.HasAlpha()
+	in, err := exportNRGBA(s.Image)
+	if err != nil {
+		return err
+	}
+	out, err := g.guest.Transform(s.Ctx, in, g.params, s.Env.Metadata)
+	if err != nil {
+		return err
+	}
+	if out == in {
+		return nil // the guest wrote nothing; s.Image already holds in
+	}
+	ref, err := importGuestNRGBA(out, !hadAlpha)
+	if err != nil {
+		return err
+	}
+	swapImage(s, ref)
+	return nil
+}
+
+// exportNRGBA turns img, in place, into 8-bit sRGB RGBA and copies its
+// pixels out as straight-alpha NRGBA.
+func exportNRGBA(img *vips.ImageRef) (*image.NRGBA, error) {
+	if err := toSRGB8(img); err != nil {
+		return nil, err
+	}
+	switch b := img.Bands(); {
+	case b == 3:
+		if err := img.BandJoinConst([]float64{255}); err != nil {
+			return nil, fmt.Errorf("guest input: add alpha: %w", err)
+		}
+	case b > 4:
+		if err := img.ExtractBand(0, 4); err != nil {
+			return nil, fmt.Errorf("guest input: %w", err)
+		}
+	}
+	w, h := img.Width(), img.Height()
+	pix, err := img.ToBytes()
+	if err != nil {
+		return nil, fmt.Errorf("guest input: %w", err)
+	}
+	if len(pix) != 4*w*h {
+		return nil, fmt.Errorf("guest input: %d bytes for %dx%d RGBA", len(pix), w, h)
+	}
+	return &image.NRGBA{Pix: pix, Stride: 4 * w, Rect: image.Rect(0, 0, w, h)}, nil
+}
+
+// importGuestNRGBA copies a guest's output into libvips as sRGB. When the
+// input had no alpha and the output is opaque, the alpha band is dropped
+// again, so a JPEG stays a three-band image.
+func importGuestNRGBA(out *image.NRGBA, dropOpaqueAlpha bool) (*vips.ImageRef, error) {
+	ref, err := vips.NewImageFromGoImage(out)
+	if err != nil {
+		return nil, fmt.Errorf("guest output: %w", err)
+	}
+	if dropOpaqueAlpha && opaque(out) {
+		if err := ref.ExtractBand(0, 3); err != nil {
+			ref.Close()
+			return nil, fmt.Errorf("guest output: %w", err)
+		}
+	}
+	return ref, nil
+}
+
+// opaque reports whether every alpha byte is 255.
+func opaque(img *image.NRGBA) bool {
+	pix := img.Pix
+	for i := 3; i < len(pix); i += 4 {
+		if pix[i] != 255 {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,168 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// goGuest is a Guest written in Go: it inverts the colours, or, with
+// size=WxH, returns a solid image of that size. It exercises the engine's
+// side of the guest contract (parameters before pixels, the RGBA copy in
+// and out, size changes, the cache key); the WebAssembly side is tested in
+// package filters and end to end.
+type goGuest struct {
+	hash  string
+	calls int
+}
+
+func (g *goGuest) CheckParams(raw map[string]string) (map[string]string, error) {
+	out := map[string]string{}
+	for k, v := range raw {
+		if k != "size" {
+			return nil, fmt.Errorf("Unknown parameter(s): %s", k)
+		}
+		var w, h int
+		v = strings.ToLower(v)
+		if _, err := fmt.Sscanf(v, "%dx%d", &w, &h); err != nil {
+			return nil, fmt.Errorf("Invalid value for size: %q", v)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+func (g *goGuest) Transform(_ context.Context, img *image.NRGBA, params map[string]string, _ map[string]any) (*image.NRGBA, error) {
+	g.calls++
+	if s, ok := params["size"]; ok {
+		var w, h int
+		fmt.Sscanf(s, "%dx%d", &w, &h)
+		out := image.NewNRGBA(image.Rect(0, 0, w, h))
+		for i := range out.Pix {
+			out.Pix[i] = 200
+		}
+		return out, nil
+	}
+	out := image.NewNRGBA(img.Rect)
+	for i, v := range img.Pix {
+		if i%4 == 3 {
+			out.Pix[i] = v
+		} else {
+			out.Pix[i] = 255 - v
+		}
+	}
+	return out, nil
+}
+
+func (g *goGuest) ContentHash() string { return g.hash }
+
+// failingGuest fails like a timed-out filter does.
+type failingGuest struct{ goGuest }
+
+type guestErr struct{}
+
+func (guestErr) Error() string         { return "Filter slow timed out" }
+func (guestErr) HTTPStatus() int       { return http.StatusGatewayTimeout }
+func (guestErr) PublicMessage() string { return "Filter slow timed out" }
+
+func (f *failingGuest) Transform(context.Context, *image.NRGBA, map[string]string, map[string]any) (*image.NRGBA, error) {
+	return nil, guestErr{}
+}
+
+// staticGuests is a fixed set of guests.
+type staticGuests map[string]Guest
+
+func (s staticGuests) Guest(name string) (Guest, bool) { g, ok := s[name]; return g, ok }
+func (s staticGuests) GuestNames() []string {
+	var out []string
+	for k := range s {
+		out = append(out, k)
+	}
+	return out
+}
+
+func TestGuestInChain(t *testing.T) {
+	e := newTestEngine(t, Config{})
+	inv := &goGuest{hash: "h1"}
+	e.Registry().SetGuests(staticGuests{"invert": inv, "solid": &goGuest{hash: "h2"}, "slow": &failingGuest{}, "border": &goGuest{}})
+	src := source(t, 64, 48, "png", false)
+
+	t.Run("mixed with native steps", func(t *testing.T) {
+		plain := run(t, e, src, "png", Env{}, "crop:width=32,height=32,x=0,y=0")
+		mixed := run(t, e, src, "png", Env{}, "crop:width=32,height=32,x=0,y=0", "invert", "border:width=2,height=2,color=000000")
+		if mixed.Width != 36 || mixed.Height != 36 {
+			t.Fatalf("size %dx%d, want 36x36", mixed.Width, mixed.Height)
+		}
+		want, got := pixel(t, plain.Data, 10, 10), pixel(t, mixed.Data, 12, 12)
+		if !near(got, color.NRGBA{255 - want.R, 255 - want.G, 255 - want.B, 255}, 1) {
+			t.Fatalf("pixel %v, want the inverse of %v", got, want)
+		}
+		if b := mustLoad(t, mixed.Data); b.Bands() != 3 {
+			t.Fatalf("an opaque input came back with %d bands", b.Bands())
+		}
+	})
+	t.Run("alpha is kept", func(t *testing.T) {
+		res := run(t, e, source(t, 40, 40, "png", true), "png", Env{}, "invert")
+		if p := pixel(t, res.Data, 5, 20); p.A != 0 {
+			t.Fatalf("transparent band lost: %v", p)
+		}
+	})
+	t.Run("output of another size", func(t *testing.T) {
+		res := run(t, e, src, "jpg", Env{}, "solid:size=7x300")
+		if res.Width != 7 || res.Height != 300 {
+			t.Fatalf("size %dx%d", res.Width, res.Height)
+		}
+	})
+	t.Run("parameters checked before any pixel", func(t *testing.T) {
+		calls := inv.calls
+		_, err := e.ParseChain([]string{"thumbnail:width=10", "invert:colour=1"})
+		var ee *Error
+		if !errors.As(err, &ee) || ee.Kind != KindInvalid || ee.Msg != "invert: Unknown parameter(s): colour" {
+			t.Fatalf("err = %v", err)
+		}
+		if inv.calls != calls {
+			t.Fatal("the guest ran for an invalid chain")
+		}
+	})
+	t.Run("native names win", func(t *testing.T) {
+		res := run(t, e, src, "png", Env{}, "border:width=1,height=1")
+		if res.Width != 66 {
+			t.Fatalf("border ran as a guest: %dx%d", res.Width, res.Height)
+		}
+	})
+	t.Run("cache key has the content hash and normalised parameters", func(t *testing.T) {
+		a, _ := e.ParseChain([]string{"solid:size=2X3"})
+		b, _ := e.ParseChain([]string{"solid:size=2x3"})
+		if a.Key() != b.Key() || !strings.Contains(a.Key(), "solid@h2:size=2x3") {
+			t.Fatalf("keys %q, %q", a.Key(), b.Key())
+		}
+	})
+	t.Run("guest errors pass through", func(t *testing.T) {
+		c, err := e.ParseChain([]string{"slow"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = e.Process(context.Background(), src, Request{Chain: c, Format: "png"})
+		var st interface{ HTTPStatus() int }
+		if !errors.As(err, &st) || st.HTTPStatus() != 504 {
+			t.Fatalf("err = %v", err)
+		}
+	})
+	t.Run("described as wasm", func(t *testing.T) {
+		for _, d := range e.Registry().Describe() {
+			if d.Name == "invert" && d.Kind != "wasm" || d.Name == "border" && d.Kind != "native" {
+				t.Fatalf("description %+v", d)
+			}
+		}
+	})
+	t.Run("unknown names stay unknown", func(t *testing.T) {
+		if _, err := e.ParseChain([]string{"nope"}); err == nil || !strings.Contains(err.Error(), `"nope" not registered`) {
+			t.Fatalf("err = %v", err)
+		}
+	})
+}
