@@ -33,6 +33,7 @@ fuzz: deps
 
 test: vet
 	MALLOC_ARENA_MAX=2 $(GO) test -race -count=1 -timeout 30m ./...
+	$(MAKE) --no-print-directory -C wasm-sdk test examples
 	$(MAKE) --no-print-directory fuzz
 
 bench: deps

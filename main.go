@@ -4,6 +4,7 @@
 //	vitrine keys add|list|delete|rotate ...
 //	vitrine sign [--public KEY] [--private KEY] [--method M] URL
 //	vitrine filter check|test ...
+//	vitrine migrate [--dry-run]
 //
 // With no configuration it runs on the embedded default: SQLite at
 // DIR/vitrine.db and image files under DIR/images, DIR being ./data.
@@ -43,6 +44,7 @@ import (
 	"vitrine/engine"
 	"vitrine/filters"
 	"vitrine/storage"
+	"vitrine/web"
 )
 
 // ---------------------------------------------------------------------------
@@ -63,6 +65,8 @@ func main() {
 		err = runSign(os.Args[2:])
 	case "filter":
 		err = runFilter(os.Args[2:])
+	case "migrate":
+		err = runMigrate(os.Args[2:])
 	case "help", "-h", "--help":
 		usage()
 		return
@@ -83,6 +87,7 @@ func usage() {
   vitrine keys add|list|delete|rotate ...   (vitrine keys -h)
   vitrine sign [--public KEY] [--private KEY] [--method M] URL   (vitrine sign -h)
   vitrine filter check|test <dir> ...   (vitrine filter -h)
+  vitrine migrate [--dry-run] [--config FILE] [--data DIR]
 `)
 }
 
@@ -187,6 +192,14 @@ type fileConfig struct {
 	JPEGQuality int `yaml:"jpegQuality"`
 	// Filters configures WebAssembly filters: dir and allow.
 	Filters filters.Config `yaml:"filters"`
+	// Output is the policy for transformed and converted images.
+	Output output `yaml:"output"`
+}
+
+// output is the policy for transformed and converted images.
+type output struct {
+	// KeepMetadata keeps EXIF, XMP and IPTC in outputs (default false: removed).
+	KeepMetadata bool `yaml:"keepMetadata"`
 }
 
 // limits are every size limit in one place.
@@ -250,7 +263,7 @@ func (c *fileConfig) engine() engine.Config {
 		Concurrency: c.Concurrency, MaxWidth: c.Limits.MaxWidth, MaxHeight: c.Limits.MaxHeight,
 		MaxPixels: c.Limits.MaxPixels, MaxTransformations: c.Limits.MaxTransformations,
 		Presets: c.TransformationPresets, ICCProfiles: c.ICCProfiles, DefaultWatermark: c.DefaultWatermark,
-		JPEGQuality: c.JPEGQuality,
+		JPEGQuality: c.JPEGQuality, KeepMetadata: c.Output.KeepMetadata,
 	}
 }
 
@@ -453,7 +466,11 @@ func serve(args []string) error {
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
+	ui, err := web.New(web.Config{TrustedProxies: st.cfg.api().TrustedProxies, Logger: log}, srv, webSessions{st.db})
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: withAdmin(srv, ui), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	log.Info("vitrine listening", "addr", "http://"+ln.Addr().String(), "database", redact(st.cfg.Database),
 		"storage", redact(st.cfg.Storage))
@@ -468,6 +485,35 @@ func serve(args []string) error {
 	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	return hs.Shutdown(sctx)
+}
+
+// withAdmin serves the admin UI under /admin and everything else from
+// the API. Why not a ServeMux: it would clean and redirect paths the API
+// must see as sent.
+func withAdmin(apiHandler, ui http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/admin" || strings.HasPrefix(r.URL.Path, "/admin/") {
+			ui.ServeHTTP(w, r)
+			return
+		}
+		apiHandler.ServeHTTP(w, r)
+	})
+}
+
+// webSessions keeps the admin UI's sessions in the database, so every
+// instance shares them.
+type webSessions struct{ *storage.DB }
+
+func (s webSessions) CreateSession(ctx context.Context, x web.Session) error {
+	return s.DB.CreateSession(ctx, storage.Session(x))
+}
+
+func (s webSessions) Session(ctx context.Context, idHash string) (web.Session, error) {
+	x, err := s.DB.Session(ctx, idHash)
+	if errors.Is(err, storage.ErrNotExist) {
+		return web.Session{}, web.ErrNoSession
+	}
+	return web.Session(x), err
 }
 
 // redact hides credentials in a URL for the log.
@@ -500,6 +546,55 @@ func bootstrapAdmin(ctx context.Context, st *stores) error {
 	fmt.Printf("Created an admin key pair (shown only this once; it can read and write every user):\n"+
 		"  public key:  %s\n  private key: %s\n", k.PublicKey, k.PrivateKey)
 	return nil
+}
+
+// ---------------------------------------------------------------------------
+// vitrine migrate
+
+// runMigrate is `vitrine migrate`: it applies the pending schema steps (serve
+// does the same at start) or, with --dry-run, prints them and changes
+// nothing.
+func runMigrate(args []string) error {
+	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
+	var f commonFlags
+	f.register(fs)
+	dry := fs.Bool("dry-run", false, "print the pending steps and their SQL; change nothing")
+	if err := fs.Parse(args); err != nil {
+		return quietHelp(err)
+	}
+	cfg, err := loadConfig(f.config, f.data)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	db, err := storage.Open(ctx, cfg.Database, storage.Options{SkipMigrate: true})
+	if err != nil {
+		return fmt.Errorf("database: %w", err)
+	}
+	defer db.Close()
+	v, err := db.SchemaVersion(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("database %s (%s) is at step %d of %d\n", redact(cfg.Database), db.Dialect(), v, len(storage.Migrations()))
+	if *dry {
+		pending, err := db.PendingMigrations(ctx)
+		if err != nil {
+			return err
+		}
+		for _, m := range pending {
+			fmt.Printf("would apply step %d: %s\n", m.Version, m.Name)
+			for _, stmt := range m.Statements(db.Dialect()) {
+				fmt.Printf("  %s;\n", stmt)
+			}
+		}
+		return nil
+	}
+	applied, err := db.Migrate(ctx)
+	for _, m := range applied {
+		fmt.Printf("applied step %d: %s\n", m.Version, m.Name)
+	}
+	return err
 }
 
 // ---------------------------------------------------------------------------

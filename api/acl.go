@@ -56,7 +56,7 @@ func BuiltinGroups() []string {
 }
 
 // unguarded routes are not subject to access control.
-var unguarded = map[string]bool{"index": true, "status": true, "stats": true, "globalshorturl": true}
+var unguarded = map[string]bool{"index": true, "status": true, "stats": true, "globalshorturl": true, "transformations": true}
 
 // accessControl answers who may do what: configured keys (immutable) and,
 // always, keys stored in the database (the generated admin key, and those

@@ -94,6 +94,7 @@ func (s *Server) buildRoutes() []*route {
 		r("index", "/", false, map[string]handler{"GET": s.getIndex}),
 		r("status", "/status", true, map[string]handler{"GET": s.getStatus}),
 		r("stats", "/stats", true, map[string]handler{"GET": s.getStats}),
+		r("transformations", "/transformations", true, map[string]handler{"GET": s.getTransformations}),
 		r("globalshorturl", "/s/{id}", false, map[string]handler{"GET": s.getShortURL}),
 		r("user", "/users/{user}", true, map[string]handler{"GET": s.getUser}),
 		r("images", "/users/{user}/images", true, map[string]handler{"GET": s.listImages, "POST": s.postImage}),
@@ -110,6 +111,7 @@ func (s *Server) buildRoutes() []*route {
 		r("filters", "/filters/reload", true, map[string]handler{"POST": s.reloadFilters}),
 		r("group", "/groups/{group}", true, map[string]handler{
 			"GET": s.getGroup, "PUT": s.putGroup, "DELETE": s.deleteGroup}),
+		r("keys", "/keys", true, map[string]handler{"GET": s.listKeys}),
 		r("keys", "/keys/{pk}", false, map[string]handler{"HEAD": s.headKey, "PUT": s.putKey, "DELETE": s.deleteKey}),
 		r("accessrules", "/keys/{pk}/access", true, map[string]handler{"GET": s.listRules, "POST": s.postRules}),
 		r("accessrule", "/keys/{pk}/access/{rule}", true, map[string]handler{

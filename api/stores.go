@@ -97,10 +97,11 @@ type stores struct {
 	keys      keyWriter
 	rules     ruleWriter
 	groups    groupStore
+	keyNames  keyLister
 }
 
 func newStores(db *storage.DB) stores {
-	return stores{images: db, listing: db, metadata: db, shortURLs: db, stats: db, keys: db, rules: db, groups: db}
+	return stores{images: db, listing: db, metadata: db, shortURLs: db, stats: db, keys: db, rules: db, groups: db, keyNames: db}
 }
 
 var (

@@ -4,7 +4,9 @@ package engine
 // and resets the orientation to 1; a no-op without one.
 type autoRotate struct{}
 
-func init() { register("autoRotate", TransformationFunc(parseAutoRotate)) }
+func init() {
+	register("autoRotate", describe(parseAutoRotate, "Turns the image upright according to its EXIF orientation."))
+}
 
 func parseAutoRotate(p *Params) (Step, error) { return autoRotate{}, p.Err() }
 

@@ -15,7 +15,15 @@ type blur struct {
 	radius, sigma, angle float64
 }
 
-func init() { register("blur", TransformationFunc(parseBlur)) }
+func init() {
+	register("blur", describe(parseBlur, "Blurs the image: gaussian, adaptive, motion, radial or rotational.",
+		enumParam("type", []string{"gaussian", "adaptive", "motion", "radial", "rotational"}, "Kind of blur.").def("gaussian"),
+		enumParam("mode", []string{"gaussian", "adaptive", "motion", "radial", "rotational"}, "Synonym of type, for older clients."),
+		numParam("radius", 0, 100, "Radius in pixels; required for gaussian, adaptive and motion."),
+		numParam("sigma", 0, 100, "Standard deviation; required for gaussian, adaptive and motion."),
+		numParam("angle", -360, 360, "Angle in degrees; required for motion, radial and rotational."),
+	))
+}
 
 // blurRequired lists each kind's required parameters in message order.
 var blurRequired = map[string][]string{

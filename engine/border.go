@@ -11,7 +11,14 @@ type border struct {
 	color  Color
 }
 
-func init() { register("border", TransformationFunc(parseBorder)) }
+func init() {
+	register("border", describe(parseBorder, "Draws a border around the image, outside it or over its edge.",
+		colorParam("color", "Border colour.").def("000"),
+		intParam("width", 0, maxSide, "Width of the left and right borders in pixels.").def(1),
+		intParam("height", 0, maxSide, "Height of the top and bottom borders in pixels.").def(1),
+		enumParam("mode", []string{"outbound", "inline"}, "outbound grows the image; inline draws over its edge.").def("outbound"),
+	))
+}
 
 func parseBorder(p *Params) (Step, error) {
 	b := &border{

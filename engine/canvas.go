@@ -3,14 +3,26 @@ package engine
 import "github.com/davidbyttow/govips/v2/vips"
 
 // canvas places the image on a width x height canvas of colour bg, cropping
-// it first where it is larger than the canvas; transparency becomes bg.
+// it first where it is larger than the canvas; transparency becomes bg. With
+// bg=none (or transparent) the canvas is transparent and the image keeps its
+// alpha, for PNG, WebP and GIF output; JPEG output flattens it onto white,
+// as it does every transparent image.
 type canvas struct {
 	w, h, x, y int // w, h: 0 = the image's own
 	mode       string
 	bg         Color
 }
 
-func init() { register("canvas", TransformationFunc(parseCanvas)) }
+func init() {
+	register("canvas", describe(parseCanvas, "Places the image on a canvas of a given size and colour.",
+		intParam("width", 1, maxSide, "Canvas width in pixels; default the image's width."),
+		intParam("height", 1, maxSide, "Canvas height in pixels; default the image's height."),
+		enumParam("mode", []string{"free", "center", "center-x", "center-y"}, "How the image is placed: at x, y or centred.").def("free"),
+		intParam("x", -maxSide, maxSide, "Left offset of the image in free mode.").def(0),
+		intParam("y", -maxSide, maxSide, "Top offset of the image in free mode.").def(0),
+		colorParam("bg", "Canvas colour.").def("ffffff"),
+	))
+}
 
 func parseCanvas(p *Params) (Step, error) {
 	c := &canvas{
@@ -19,7 +31,7 @@ func parseCanvas(p *Params) (Step, error) {
 		mode: p.Enum("mode", "free", "free", "center", "center-x", "center-y"),
 		x:    p.Int("x", 0, -maxSide, maxSide),
 		y:    p.Int("y", 0, -maxSide, maxSide),
-		bg:   p.Color("bg", "ffffff", false),
+		bg:   p.Color("bg", "ffffff", true),
 	}
 	return c, p.Err()
 }
@@ -64,8 +76,15 @@ func (c *canvas) Apply(s *State) error {
 	if err := toSRGB(s.Image); err != nil {
 		return err
 	}
+	if c.bg.A == 0 {
+		if !s.Image.HasAlpha() {
+			if err := s.Image.AddAlpha(); err != nil {
+				return err
+			}
+		}
+		return s.Image.EmbedBackgroundRGBA(x, y, cw, ch, &vips.ColorRGBA{})
+	}
 	bg := c.bg
-	bg.A = 255
 	if s.Image.HasAlpha() {
 		if err := s.Image.Flatten(&vips.Color{R: bg.R, G: bg.G, B: bg.B}); err != nil {
 			return err

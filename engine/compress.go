@@ -5,7 +5,11 @@ package engine
 // the filter. It has no effect on GIF.
 type compress struct{ level int }
 
-func init() { register("compress", TransformationFunc(parseCompress)) }
+func init() {
+	register("compress", describe(parseCompress, "Sets the output quality.",
+		intParam("level", 0, 100, "Quality, 0 (smallest) to 100 (best).").required(),
+	))
+}
 
 func parseCompress(p *Params) (Step, error) {
 	c := &compress{}

@@ -8,7 +8,13 @@ type contrast struct {
 	alpha, beta float64
 }
 
-func init() { register("contrast", TransformationFunc(parseContrast)) }
+func init() {
+	register("contrast", describe(parseContrast, "Changes the contrast with a sigmoidal curve.",
+		numParam("alpha", -100, 100, "Strength; negative values reduce contrast.").def(1),
+		numParam("sharpen", -100, 100, "Older name of alpha; alpha wins when both are given."),
+		numParam("beta", 0, 1, "Midpoint of the curve, 0 to 1.").def(0.5),
+	))
+}
 
 func parseContrast(p *Params) (Step, error) {
 	c := contrast{alpha: 1}

@@ -4,7 +4,11 @@ package engine
 // accepted for jpg). An extension in the request path takes precedence.
 type convert struct{ format string }
 
-func init() { register("convert", TransformationFunc(parseConvert)) }
+func init() {
+	register("convert", describe(parseConvert, "Converts the image to another format.",
+		enumParam("type", []string{"jpg", "jpeg", "png", "gif", "webp", "avif"}, "Output format.").required(),
+	))
+}
 
 func parseConvert(p *Params) (Step, error) {
 	c := &convert{}

@@ -7,7 +7,15 @@ type crop struct {
 	mode       string
 }
 
-func init() { register("crop", TransformationFunc(parseCrop)) }
+func init() {
+	register("crop", describe(parseCrop, "Cuts out an area of the image.",
+		intParam("width", 1, maxSide, "Width of the area in pixels.").required(),
+		intParam("height", 1, maxSide, "Height of the area in pixels.").required(),
+		intParam("x", 0, maxSide, "Left edge of the area.").def(0),
+		intParam("y", 0, maxSide, "Top edge of the area.").def(0),
+		enumParam("mode", []string{"center", "center-x", "center-y"}, "Centre the area on both axes or one, instead of x and y."),
+	))
+}
 
 func parseCrop(p *Params) (Step, error) {
 	c := &crop{}

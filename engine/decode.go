@@ -100,6 +100,15 @@ func (e *Engine) decode(src []byte, steps []Step, env Env) (*decoded, error) {
 	if err != nil {
 		return nil, invalidImage(err)
 	}
+	if seq && img.Orientation() > 1 {
+		// The output policy rotates the result upright (metadata.go): a
+		// rotation reads columns, which a sequential decode cannot give.
+		img.Close()
+		seq = false
+		if img, err = vips.LoadImageFromBuffer(src, params()); err != nil {
+			return nil, invalidImage(err)
+		}
+	}
 	d := &decoded{img: img, w: img.Width(), h: img.Height(), ext: f.ext}
 	if err := e.checkSize(d.w, d.h); err != nil {
 		img.Close()
@@ -125,12 +134,9 @@ func (e *Engine) decode(src []byte, steps []Step, env Env) (*decoded, error) {
 			}
 		}
 	}
-	// CMYK without a profile would encode as nonsense in every output format.
-	if d.img.Interpretation() == vips.InterpretationCMYK {
-		if err := d.img.ToColorSpace(vips.InterpretationSRGB); err != nil {
-			d.img.Close()
-			return nil, invalidImage(err)
-		}
+	if err := toWorkingColour(d.img); err != nil {
+		d.img.Close()
+		return nil, invalidImage(err)
 	}
 	return d, nil
 }

@@ -11,7 +11,9 @@ import (
 // not its luminance (REFERENCE.md 5.3). Alpha is kept; the result stays sRGB.
 type desaturate struct{}
 
-func init() { register("desaturate", TransformationFunc(parseDesaturate)) }
+func init() {
+	register("desaturate", describe(parseDesaturate, "Removes all colour: every pixel becomes its HSL lightness."))
+}
 
 func parseDesaturate(p *Params) (Step, error) {
 	if err := p.Err(); err != nil {

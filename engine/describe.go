@@ -64,3 +64,58 @@ func (r *Registry) Describe() []Description {
 	}
 	return out
 }
+
+// described is a native transformation with its description: the parse
+// function and the parameters it accepts, kept side by side in the
+// transformation's own file.
+type described struct {
+	TransformationFunc
+	desc Description
+}
+
+// Describe returns the description given at registration.
+func (d described) Describe() Description { return d.desc }
+
+// describe wraps a parse function with what it accepts; every native
+// transformation registers through it.
+func describe(parse TransformationFunc, summary string, params ...ParamDesc) Transformation {
+	if params == nil {
+		params = []ParamDesc{}
+	}
+	return described{parse, Description{Kind: "native", Description: summary, Params: params}}
+}
+
+func bound(v float64) *float64 { return &v }
+
+// intParam describes an integer within [min, max].
+func intParam(name string, min, max int, doc string) ParamDesc {
+	return ParamDesc{Name: name, Type: ParamInt, Min: bound(float64(min)), Max: bound(float64(max)), Description: doc}
+}
+
+// numParam describes a number within [min, max].
+func numParam(name string, min, max float64, doc string) ParamDesc {
+	return ParamDesc{Name: name, Type: ParamNumber, Min: bound(min), Max: bound(max), Description: doc}
+}
+
+// colorParam describes a hex colour (rgb or rrggbb).
+func colorParam(name, doc string) ParamDesc {
+	return ParamDesc{Name: name, Type: ParamColor, Description: doc}
+}
+
+// enumParam describes a value out of a fixed list.
+func enumParam(name string, values []string, doc string) ParamDesc {
+	return ParamDesc{Name: name, Type: ParamEnum, Values: values, Description: doc}
+}
+
+// stringParam describes free text.
+func stringParam(name, doc string) ParamDesc {
+	return ParamDesc{Name: name, Type: ParamString, Description: doc}
+}
+
+// def returns p with a default value.
+func (p ParamDesc) def(v any) ParamDesc { p.Default = v; return p }
+
+// required returns p marked as required.
+func (p ParamDesc) required() ParamDesc { p.Required = true; return p }
+
+var _ Describer = described{}

@@ -23,7 +23,13 @@ type drawPois struct {
 	pointSize  int
 }
 
-func init() { register("drawPois", TransformationFunc(parseDrawPois)) }
+func init() {
+	register("drawPois", describe(parseDrawPois, "Marks the points of interest stored in the image's metadata (poi).",
+		colorParam("color", "Colour of the marks.").def("ff0000"),
+		intParam("borderSize", 1, 1000, "Line width in pixels.").def(2),
+		intParam("pointSize", 1, 10000, "Diameter of a point's circle in pixels.").def(30),
+	))
+}
 
 func parseDrawPois(p *Params) (Step, error) {
 	d := drawPois{

@@ -32,6 +32,11 @@ type Config struct {
 	DefaultWatermark string `yaml:"defaultWatermark"`
 	// JPEGQuality is the quality of JPEG output without compress (default 80).
 	JPEGQuality int `yaml:"jpegQuality"`
+	// KeepMetadata keeps the source's EXIF, XMP, IPTC and comments in
+	// transformed and converted outputs. By default (false) they are removed,
+	// after the EXIF orientation has been applied to the pixels; see
+	// metadata.go. Originals are always served as uploaded.
+	KeepMetadata bool `yaml:"keepMetadata"`
 }
 
 // Info describes an image as read from its header.
@@ -224,13 +229,14 @@ func (e *Engine) Process(ctx context.Context, src []byte, req Request) (*Result,
 	if s.Output.Format == "" {
 		s.Output.Format = d.ext
 	}
-	if s.Output.Strip {
-		if err := s.Image.RemoveMetadata(); err != nil {
-			return nil, fmt.Errorf("engine: strip: %w", err)
-		}
+	if err := e.finishMetadata(s); err != nil {
+		return nil, err
 	}
 	data, err := e.encode(s.Image, s.Output)
 	if err != nil {
+		return nil, err
+	}
+	if data, err = e.finishEncoded(data, s.Output); err != nil {
 		return nil, err
 	}
 	return &Result{

@@ -5,7 +5,9 @@ import "github.com/davidbyttow/govips/v2/vips"
 // flipHorizontally mirrors the image left to right.
 type flipHorizontally struct{}
 
-func init() { register("flipHorizontally", TransformationFunc(parseFlipHorizontally)) }
+func init() {
+	register("flipHorizontally", describe(parseFlipHorizontally, "Mirrors the image left to right."))
+}
 
 func parseFlipHorizontally(p *Params) (Step, error) { return flipHorizontally{}, p.Err() }
 

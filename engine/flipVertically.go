@@ -5,7 +5,9 @@ import "github.com/davidbyttow/govips/v2/vips"
 // flipVertically mirrors the image top to bottom.
 type flipVertically struct{}
 
-func init() { register("flipVertically", TransformationFunc(parseFlipVertically)) }
+func init() {
+	register("flipVertically", describe(parseFlipVertically, "Mirrors the image top to bottom."))
+}
 
 func parseFlipVertically(p *Params) (Step, error) { return flipVertically{}, p.Err() }
 

@@ -37,6 +37,8 @@ func TestGoldenGeometry(t *testing.T) {
 		{name: "canvas_center", src: opaque, ts: []string{"canvas:width=200,height=100,mode=center,bg=336699"}},
 		{name: "canvas_center_y_crop", src: opaque, ts: []string{"canvas:width=100,height=100,mode=center-y,x=-10"}},
 		{name: "canvas_alpha", src: alpha, ts: []string{"canvas:bg=ff0"}},
+		{name: "canvas_transparent", src: opaque, ts: []string{"canvas:width=200,height=150,mode=center,bg=none"}},
+		{name: "canvas_transparent_alpha", src: alpha, ts: []string{"canvas:width=120,height=150,mode=center,bg=transparent"}},
 		{name: "border_outbound", src: opaque, ts: []string{"border:width=8,height=4,color=f0f"}},
 		{name: "border_inline", src: opaque, ts: []string{"border:width=8,height=4,color=f0f,mode=inline"}},
 		{name: "border_alpha", src: alpha, ts: []string{"border:width=6,height=6,color=0ff"}},

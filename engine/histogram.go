@@ -17,7 +17,15 @@ type histogram struct {
 	red, green, blue Color
 }
 
-func init() { register("histogram", TransformationFunc(parseHistogram)) }
+func init() {
+	register("histogram", describe(parseHistogram, "Replaces the image with a plot of its colour histogram.",
+		intParam("scale", 1, 8, "Width multiplier: the plot is 256 x scale pixels wide.").def(1),
+		numParam("ratio", 0.1, 8, "Width to height ratio of the plot.").def(1.618),
+		colorParam("red", "Colour of the red channel's bars.").def("D93333"),
+		colorParam("green", "Colour of the green channel's bars.").def("58C458"),
+		colorParam("blue", "Colour of the blue channel's bars.").def("3767BF"),
+	))
+}
 
 func parseHistogram(p *Params) (Step, error) {
 	h := histogram{

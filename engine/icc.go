@@ -14,7 +14,11 @@ type icc struct {
 	profile string
 }
 
-func init() { register("icc", TransformationFunc(parseICC)) }
+func init() {
+	register("icc", describe(parseICC, "Converts the image to a configured ICC profile.",
+		stringParam("profile", "Name of a profile from the configuration; default the one named default."),
+	))
+}
 
 func parseICC(p *Params) (Step, error) {
 	i := icc{profile: p.String("profile", "")}
@@ -47,6 +51,7 @@ func (i icc) Apply(s *State) error {
 	if err := s.Image.TransformICCProfile(path); err != nil {
 		return fmt.Errorf("icc: transform to %q: %w", name, err)
 	}
+	s.Output.KeepProfile = true
 	return nil
 }
 

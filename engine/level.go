@@ -12,7 +12,12 @@ type level struct {
 	gamma   float64
 }
 
-func init() { register("level", TransformationFunc(parseLevel)) }
+func init() {
+	register("level", describe(parseLevel, "Adjusts the gamma of some or all colour channels.",
+		stringParam("channel", "all, or letters of rgbcmyk.").def("all"),
+		intParam("amount", -100, 100, "Strength; negative values darken.").def(1),
+	))
+}
 
 func parseLevel(p *Params) (Step, error) {
 	var l level

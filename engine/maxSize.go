@@ -6,7 +6,12 @@ type maxSize struct {
 	w, h int // 0 = not given
 }
 
-func init() { register("maxSize", TransformationFunc(parseMaxSize)) }
+func init() {
+	register("maxSize", describe(parseMaxSize, "Scales the image down to fit a width and/or height; never enlarges.",
+		intParam("width", 1, maxSide, "Largest width in pixels."),
+		intParam("height", 1, maxSide, "Largest height in pixels."),
+	))
+}
 
 func parseMaxSize(p *Params) (Step, error) {
 	m := &maxSize{w: p.Int("width", 0, 1, maxSide), h: p.Int("height", 0, 1, maxSide)}

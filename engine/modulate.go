@@ -17,7 +17,13 @@ type modulate struct {
 	b, s, h int
 }
 
-func init() { register("modulate", TransformationFunc(parseModulate)) }
+func init() {
+	register("modulate", describe(parseModulate, "Changes brightness, saturation and hue, in percent.",
+		intParam("b", 0, modulateMax, "Brightness in percent.").def(100),
+		intParam("s", 0, modulateMax, "Saturation in percent.").def(100),
+		intParam("h", 0, modulateMax, "Hue rotation in percent; 100 keeps the hue.").def(100),
+	))
+}
 
 // modulateMax bounds b, s and h; 1000% is far past anything useful.
 const modulateMax = 1000

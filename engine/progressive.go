@@ -3,7 +3,9 @@ package engine
 // progressive asks for progressive JPEG and interlaced PNG output.
 type progressive struct{}
 
-func init() { register("progressive", TransformationFunc(parseProgressive)) }
+func init() {
+	register("progressive", describe(parseProgressive, "Encodes a progressive JPEG or an interlaced PNG or GIF."))
+}
 
 func parseProgressive(p *Params) (Step, error) { return progressive{}, p.Err() }
 

@@ -6,7 +6,12 @@ type resize struct {
 	w, h int // 0 = not given
 }
 
-func init() { register("resize", TransformationFunc(parseResize)) }
+func init() {
+	register("resize", describe(parseResize, "Scales the image; with one side given, the other keeps the aspect ratio.",
+		intParam("width", 1, maxSide, "Width in pixels; give width, height or both."),
+		intParam("height", 1, maxSide, "Height in pixels; give width, height or both."),
+	))
+}
 
 func parseResize(p *Params) (Step, error) {
 	r := &resize{w: p.Int("width", 0, 1, maxSide), h: p.Int("height", 0, 1, maxSide)}

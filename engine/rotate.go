@@ -14,7 +14,12 @@ type rotate struct {
 	bg    Color
 }
 
-func init() { register("rotate", TransformationFunc(parseRotate)) }
+func init() {
+	register("rotate", describe(parseRotate, "Rotates the image clockwise; angles other than multiples of 90 grow the canvas.",
+		numParam("angle", -1e9, 1e9, "Angle in degrees; negative turns counter-clockwise.").required(),
+		colorParam("bg", "Colour of the uncovered corners, or none for transparent.").def("000"),
+	))
+}
 
 func parseRotate(p *Params) (Step, error) {
 	r := &rotate{}

@@ -18,7 +18,11 @@ type sepia struct {
 	threshold float64
 }
 
-func init() { register("sepia", TransformationFunc(parseSepia)) }
+func init() {
+	register("sepia", describe(parseSepia, "Tones the image in sepia.",
+		numParam("threshold", 0, 65535, "Tone threshold in 16-bit units.").def(80),
+	))
+}
 
 func parseSepia(p *Params) (Step, error) {
 	sp := sepia{threshold: p.Float("threshold", 80, 0, 65535)}

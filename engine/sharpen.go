@@ -22,7 +22,15 @@ type sharpen struct {
 	radius, sigma, gain, threshold float64
 }
 
-func init() { register("sharpen", TransformationFunc(parseSharpen)) }
+func init() {
+	register("sharpen", describe(parseSharpen, "Sharpens the image with an unsharp mask.",
+		enumParam("preset", []string{"light", "moderate", "strong", "extreme"}, "Gain and threshold preset.").def("light"),
+		numParam("radius", 0, 100, "Radius in pixels.").def(2),
+		numParam("sigma", 0, 100, "Standard deviation.").def(1),
+		numParam("gain", 0, 100, "Gain; default from the preset."),
+		numParam("threshold", 0, 1, "Threshold, 0 to 1; default from the preset."),
+	))
+}
 
 // sharpenPresets are the reference's (gain, threshold) pairs; radius 2 and
 // sigma 1 are common to all.

@@ -27,7 +27,14 @@ var closeness = map[string][2]float64{
 	"full":   {2, 1},
 }
 
-func init() { register("smartSize", TransformationFunc(parseSmartSize)) }
+func init() {
+	register("smartSize", describe(parseSmartSize, "Crops and scales to a size around the point of interest.",
+		intParam("width", 1, maxSide, "Width in pixels.").required(),
+		intParam("height", 1, maxSide, "Height in pixels.").required(),
+		stringParam("poi", "Point of interest as x,y; default the image's metadata poi, else the centre."),
+		enumParam("crop", []string{"close", "medium", "wide", "full"}, "How tightly to crop around the point.").def("medium"),
+	))
+}
 
 func parseSmartSize(p *Params) (Step, error) {
 	t := &smartSize{}

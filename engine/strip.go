@@ -1,15 +1,22 @@
 package engine
 
-// strip removes metadata (EXIF, XMP, IPTC, comments) now and at encode time.
+// strip removes metadata (EXIF, XMP, IPTC, comments and the ICC profile) at
+// encode time, after applying the EXIF orientation to the pixels. It is the
+// default for every output (metadata.go); with Config.KeepMetadata it is how
+// one request asks for a clean image.
 type strip struct{}
 
-func init() { register("strip", TransformationFunc(parseStrip)) }
+func init() {
+	register("strip", describe(parseStrip, "Removes metadata (EXIF, ICC profile, comments) from the output."))
+}
 
 func parseStrip(p *Params) (Step, error) { return strip{}, p.Err() }
 
 func (strip) Apply(s *State) error {
 	s.Output.Strip = true
-	return s.Image.RemoveMetadata()
+	// A profile embedded by an earlier icc step goes too, as documented.
+	s.Output.KeepProfile = false
+	return nil
 }
 
 func (strip) streams() {}

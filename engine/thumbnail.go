@@ -8,7 +8,13 @@ type thumbnail struct {
 	inset bool
 }
 
-func init() { register("thumbnail", TransformationFunc(parseThumbnail)) }
+func init() {
+	register("thumbnail", describe(parseThumbnail, "Makes a small version of the image.",
+		intParam("width", 1, maxSide, "Width in pixels.").def(50),
+		intParam("height", 1, maxSide, "Height in pixels.").def(50),
+		enumParam("fit", []string{"outbound", "inset"}, "outbound fills and crops; inset fits inside.").def("outbound"),
+	))
+}
 
 func parseThumbnail(p *Params) (Step, error) {
 	t := &thumbnail{

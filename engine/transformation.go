@@ -64,8 +64,15 @@ type Output struct {
 	LevelSet bool
 	// Progressive asks for progressive JPEG / interlaced PNG and GIF.
 	Progressive bool
-	// Strip removes metadata (EXIF, ICC, comments) on encode.
+	// Strip removes metadata (EXIF, ICC, comments) on encode, even when
+	// Config.KeepMetadata is set.
 	Strip bool
+	// KeepProfile keeps the ICC profile the icc transformation embedded when
+	// the rest of the metadata is removed.
+	KeepProfile bool
+	// clean records that the output policy removed the metadata
+	// (finishMetadata), for the checks on the encoded bytes.
+	clean bool
 }
 
 // StepFunc adapts a function to Step.

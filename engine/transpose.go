@@ -6,7 +6,9 @@ import "github.com/davidbyttow/govips/v2/vips"
 // (x, y) becomes (y, x).
 type transpose struct{}
 
-func init() { register("transpose", TransformationFunc(parseTranspose)) }
+func init() {
+	register("transpose", describe(parseTranspose, "Mirrors the image along its top-left to bottom-right diagonal."))
+}
 
 func parseTranspose(p *Params) (Step, error) { return transpose{}, p.Err() }
 

@@ -6,7 +6,9 @@ import "github.com/davidbyttow/govips/v2/vips"
 // (x, y) becomes (H-1-y, W-1-x).
 type transverse struct{}
 
-func init() { register("transverse", TransformationFunc(parseTransverse)) }
+func init() {
+	register("transverse", describe(parseTransverse, "Mirrors the image along its top-right to bottom-left diagonal."))
+}
 
 func parseTransverse(p *Params) (Step, error) { return transverse{}, p.Err() }
 

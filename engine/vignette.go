@@ -17,7 +17,13 @@ type vignette struct {
 	scale        float64
 }
 
-func init() { register("vignette", TransformationFunc(parseVignette)) }
+func init() {
+	register("vignette", describe(parseVignette, "Darkens or tints the edges of the image.",
+		colorParam("inner", "Colour at the centre, or none.").def("none"),
+		colorParam("outer", "Colour at the edges, or none.").def("000"),
+		numParam("scale", 1, 100, "Size of the vignette relative to the image.").def(1.5),
+	))
+}
 
 func parseVignette(p *Params) (Step, error) {
 	v := vignette{

@@ -20,7 +20,17 @@ type watermark struct {
 	opacity       int
 }
 
-func init() { register("watermark", TransformationFunc(parseWatermark)) }
+func init() {
+	register("watermark", describe(parseWatermark, "Draws another image of the same user over this one.",
+		stringParam("img", "Image identifier of the watermark; default the configured one."),
+		intParam("width", 1, maxSide, "Width of the watermark in pixels."),
+		intParam("height", 1, maxSide, "Height of the watermark in pixels."),
+		enumParam("position", []string{"top-left", "top-right", "bottom-left", "bottom-right", "top", "bottom", "left", "right", "center"}, "Where to place it.").def("top-left"),
+		intParam("x", -maxSide, maxSide, "Horizontal offset from the position.").def(0),
+		intParam("y", -maxSide, maxSide, "Vertical offset from the position.").def(0),
+		intParam("opacity", 0, 100, "Opacity in percent.").def(100),
+	))
+}
 
 func parseWatermark(p *Params) (Step, error) {
 	w := watermark{

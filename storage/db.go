@@ -25,6 +25,10 @@ type Options struct {
 	// keys are stored as given. A database written with a secret must be
 	// opened with the same secret to read its keys (ErrDecrypt otherwise).
 	Secret []byte
+	// SkipMigrate opens the database without applying pending schema
+	// steps (for `vitrine migrate --dry-run`). Everything but
+	// SchemaVersion, PendingMigrations and Migrate may then fail.
+	SkipMigrate bool
 }
 
 // kind is the SQL dialect behind a DB.
@@ -48,8 +52,8 @@ type DB struct {
 	sealer *sealer // nil when private keys are stored as given
 }
 
-// Open connects to the database named by dsn and creates any missing tables
-// and indexes. Accepted forms:
+// Open connects to the database named by dsn and applies any pending schema
+// steps (Migrate) unless opts.SkipMigrate. Accepted forms:
 //
 //	sqlite:///abs/path/vitrine.db   (parent directories are created)
 //	sqlite://relative/path.db
@@ -102,9 +106,11 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		_ = sqldb.Close()
 		return nil, err
 	}
-	if err := db.migrate(ctx); err != nil {
-		_ = sqldb.Close()
-		return nil, err
+	if !opts.SkipMigrate {
+		if _, err := db.Migrate(ctx); err != nil {
+			_ = sqldb.Close()
+			return nil, err
+		}
 	}
 	return db, nil
 }
@@ -321,3 +327,7 @@ func checkLen(what, v string, max int, required bool) error {
 	}
 	return nil
 }
+
+// SQL returns the underlying database handle, for tools and tests that need
+// plain SQL, such as making a database the way an older release did.
+func (db *DB) SQL() *sql.DB { return db.bun.DB }

@@ -25,6 +25,12 @@ func TestSQLite(t *testing.T) {
 	})
 }
 
+func TestSQLiteMigrations(t *testing.T) {
+	storagetest.TestMigrations(t, func(t *testing.T) string {
+		return "sqlite://" + filepath.Join(t.TempDir(), "vitrine.db")
+	})
+}
+
 func TestSQLiteMemory(t *testing.T) {
 	storagetest.TestDB(t, func(t *testing.T) *storage.DB { return openDB(t, "sqlite::memory:", nil) })
 }
@@ -93,6 +99,7 @@ func TestMySQL(t *testing.T) {
 // runSQL runs the suite on a server database; fresh returns the DSN of a
 // new empty schema or database.
 func runSQL(t *testing.T, fresh func(t *testing.T) string) {
+	t.Run("Migrations", func(t *testing.T) { storagetest.TestMigrations(t, fresh) })
 	storagetest.TestDBWithSecret(t,
 		func(t *testing.T) *storage.DB { return openDB(t, fresh(t), nil) },
 		func(t *testing.T, secret []byte) (*storage.DB, func([]byte) *storage.DB) {
@@ -133,6 +140,21 @@ func withParam(dsn, k, v string) string {
 		sep = "&"
 	}
 	return dsn + sep + url.QueryEscape(k) + "=" + url.QueryEscape(v)
+}
+
+func TestMigrationSteps(t *testing.T) {
+	// Steps are numbered 1..N without gaps and every step has statements for
+	// every dialect.
+	for i, m := range storage.Migrations() {
+		if m.Version != i+1 {
+			t.Fatalf("step %d has version %d", i+1, m.Version)
+		}
+		for _, d := range []string{"sqlite", "postgres", "mysql"} {
+			if len(m.Statements(d)) == 0 {
+				t.Errorf("step %d (%s) has no %s statements", m.Version, m.Name, d)
+			}
+		}
+	}
 }
 
 func TestOpenErrors(t *testing.T) {

@@ -25,6 +25,7 @@ type imageRow struct {
 	OriginalChecksum sql.NullString `bun:"original_checksum"`
 	Added            int64          `bun:"added"`
 	Updated          int64          `bun:"updated"`
+	Version          int64          `bun:"version"`
 }
 
 func (r *imageRow) image() Image {
@@ -40,6 +41,7 @@ func (r *imageRow) image() Image {
 		OriginalChecksum: r.OriginalChecksum.String,
 		Added:            fromMicros(r.Added),
 		Updated:          fromMicros(r.Updated),
+		Version:          r.Version,
 	}
 }
 
@@ -72,7 +74,8 @@ func validateImage(img *Image) error {
 }
 
 // InsertImage adds img. A zero Added becomes now and a zero Updated becomes
-// Added; both are stored UTC in whole seconds and written back to img. When
+// Added; both are stored UTC in whole seconds and written back to img, and
+// so is the new Version. When
 // (img.User, img.Identifier) already exists nothing is written: img is
 // overwritten with the stored record and created is false. Concurrent
 // inserts of one image leave one row and report created once.
@@ -100,6 +103,7 @@ func (db *DB) InsertImage(ctx context.Context, img *Image) (created bool, err er
 		OriginalChecksum: sql.NullString{String: img.OriginalChecksum, Valid: img.OriginalChecksum != ""},
 		Added:            toMicros(img.Added),
 		Updated:          toMicros(img.Updated),
+		Version:          time.Now().UnixMicro(),
 	}
 	res, err := db.insertIgnore(db.bun.NewInsert().Model(row), "identifier").Exec(ctx)
 	if err != nil {
@@ -110,6 +114,7 @@ func (db *DB) InsertImage(ctx context.Context, img *Image) (created bool, err er
 		return false, fmt.Errorf("storage: insert image %s/%s: %w", img.User, img.Identifier, err)
 	}
 	if n > 0 {
+		img.Version = row.Version
 		return true, nil
 	}
 	existing, err := db.Image(ctx, img.User, img.Identifier)
@@ -175,10 +180,12 @@ func (db *DB) lockImage(ctx context.Context, tx bun.Tx, user, id string) error {
 	return nil
 }
 
-// touchImage sets an image's updated time to now; the row must be locked.
+// touchImage sets an image's updated time to now and moves its version on;
+// the row must be locked.
 func (db *DB) touchImage(ctx context.Context, tx bun.Tx, user, id string) error {
 	_, err := tx.NewUpdate().Model((*imageRow)(nil)).
 		Set("updated = ?", toMicros(now())).
+		Set("version = version + 1").
 		Where("user_name = ? AND identifier = ?", user, id).Exec(ctx)
 	if err != nil {
 		return fmt.Errorf("storage: touch image %s/%s: %w", user, id, err)

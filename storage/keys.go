@@ -96,3 +96,13 @@ func (db *DB) Keys(ctx context.Context) ([]Key, error) {
 	}
 	return keys, nil
 }
+
+// KeyNames returns every stored public key, sorted, without reading the
+// private keys (so it works whatever the secret).
+func (db *DB) KeyNames(ctx context.Context) ([]string, error) {
+	var names []string
+	if err := db.bun.NewSelect().Model((*keyRow)(nil)).Column("public_key").Order("public_key").Scan(ctx, &names); err != nil {
+		return nil, fmt.Errorf("storage: key names: %w", err)
+	}
+	return names, nil
+}

@@ -1,15 +1,11 @@
 package storage
 
-import (
-	"context"
-	"fmt"
-	"strings"
+import "strings"
 
-	"github.com/uptrace/bun"
-)
-
-// The schema is plain DDL, one list per dialect, every statement idempotent
-// (IF NOT EXISTS), run at Open. Why hand-written rather than bun's
+// This is step 1 of the versioned migrations (see migrate.go and doc.go):
+// the schema of the first release, plain DDL, one list per dialect, every
+// statement idempotent (IF NOT EXISTS) because that release ran it at every
+// Open. Never edit it; add a step. Why hand-written rather than bun's
 // CreateTable: the three dialects differ in exactly the places that matter
 // here (binary collations so that names compare and sort byte-wise
 // everywhere, MySQL's index length limits, identity columns).
@@ -189,35 +185,8 @@ const (
 	maxShortID   = 64
 )
 
-// migrate creates missing tables and indexes.
-func (db *DB) migrate(ctx context.Context) error {
-	stmts := sqliteSchema
-	switch db.kind {
-	case postgresKind:
-		stmts = postgresSchema
-	case mysqlKind:
-		stmts = mysqlSchema
-	}
-	run := func(ctx context.Context, conn bun.IDB) error {
-		for _, s := range stmts {
-			if _, err := conn.ExecContext(ctx, s); err != nil {
-				return fmt.Errorf("storage: migrate: %s: %w", firstLine(s), err)
-			}
-		}
-		return nil
-	}
-	if db.kind != postgresKind {
-		return run(ctx, db.bun)
-	}
-	// Why: concurrent CREATE TABLE IF NOT EXISTS can collide in PostgreSQL's
-	// catalog when several instances start at once; DDL is transactional
-	// there, so serialize it under an advisory lock.
-	return db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := tx.ExecContext(ctx, "SELECT pg_advisory_xact_lock(7154926381)"); err != nil {
-			return fmt.Errorf("storage: migrate: lock: %w", err)
-		}
-		return run(ctx, tx)
-	})
+func init() {
+	register(Migration{Version: 1, Name: "initial schema", SQLite: sqliteSchema, Postgres: postgresSchema, MySQL: mysqlSchema})
 }
 
 func firstLine(s string) string {

@@ -26,6 +26,10 @@ type Image struct {
 	OriginalChecksum string
 	Added            time.Time
 	Updated          time.Time
+	// Version changes whenever the image's metadata does (see step 2 in
+	// step0002_image_version.go); InsertImage sets it. Cached variants are
+	// keyed by it.
+	Version int64
 	// Metadata is filled only by listings with Query.WithMetadata.
 	Metadata map[string]any
 }

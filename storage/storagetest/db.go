@@ -45,6 +45,11 @@ func TestDBWithSecret(t *testing.T, open func(t *testing.T) *storage.DB, openSec
 		{"Groups", testGroups},
 		{"Rules", testRules},
 		{"RulesCascade", testRulesCascade},
+		{"Sessions", testSessions},
+		{"VariantCache", testVariantCache},
+		{"VariantCacheLRU", testVariantCacheLRU},
+		{"VariantCacheShared", testVariantCacheShared},
+		{"VariantCacheMaxAge", testVariantCacheMaxAge},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -103,6 +108,10 @@ func testInsertImage(t *testing.T, db *storage.DB) {
 	}
 	want := *image("alice", "abc", base)
 	want.OriginalChecksum = "orig"
+	if got.Version == 0 || got.Version != img.Version {
+		t.Fatalf("Version = %d, InsertImage wrote back %d; want the same, non-zero", got.Version, img.Version)
+	}
+	want.Version = got.Version
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("Image = %+v\nwant %+v", got, want)
 	}

@@ -1,0 +1,35 @@
+package api_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"vitrine/engine"
+)
+
+func TestTransformations(t *testing.T) {
+	e := newEnv(t, testConfig())
+	for _, path := range []string{"/transformations", "/transformations.json"} {
+		t.Run(path, func(t *testing.T) {
+			r := e.get(e.url + path)
+			if r.StatusCode != 200 {
+				t.Fatalf("%d %s", r.StatusCode, r.body)
+			}
+			var got struct{ Transformations []engine.Description }
+			if err := json.Unmarshal(r.body, &got); err != nil {
+				t.Fatal(err)
+			}
+			byName := map[string]engine.Description{}
+			for _, d := range got.Transformations {
+				byName[d.Name] = d
+			}
+			if len(byName) != len(engine.NewRegistry().Names()) {
+				t.Fatalf("%d transformations, want every registered one", len(byName))
+			}
+			c, ok := byName["crop"]
+			if !ok || c.Kind != "native" || len(c.Params) == 0 || c.Params[0].Name != "width" || !c.Params[0].Required {
+				t.Fatalf("crop: %+v", c)
+			}
+		})
+	}
+}

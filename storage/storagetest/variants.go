@@ -1,0 +1,217 @@
+package storagetest
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"vitrine/storage"
+)
+
+// clock is a settable test clock.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+func memBlobs(t *testing.T) *storage.Blobs {
+	t.Helper()
+	b, err := storage.OpenBlobs(ctx(t), "mem://")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.Close() })
+	return b
+}
+
+func newCache(t *testing.T, db *storage.DB, blobs *storage.Blobs, cfg storage.CacheConfig) *storage.VariantCache {
+	t.Helper()
+	c, err := storage.NewVariantCache(db, blobs, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func wantTotal(t *testing.T, c *storage.VariantCache, max int64) int64 {
+	t.Helper()
+	total, err := c.TotalBytes(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total > max {
+		t.Fatalf("cached variants hold %d bytes, cap %d", total, max)
+	}
+	return total
+}
+
+func testVariantCache(t *testing.T, db *storage.DB) {
+	blobs := memBlobs(t)
+	c := newCache(t, db, blobs, storage.CacheConfig{})
+	data := []byte("variant bytes")
+	if _, err := c.Get(ctx(t), "u", "img", "h1"); !errors.Is(err, storage.ErrNotExist) {
+		t.Fatalf("Get before Put = %v; want ErrNotExist", err)
+	}
+	for _, h := range []string{"h1", "h2"} {
+		if err := c.Put(ctx(t), "u", "img", h, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.Put(ctx(t), "u", "other", "h1", data); err != nil {
+		t.Fatal(err)
+	}
+	// A second Put of one variant replaces it and counts it once.
+	if err := c.Put(ctx(t), "u", "img", "h1", data); err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Get(ctx(t), "u", "img", "h1")
+	if err != nil || !bytes.Equal(got, data) {
+		t.Fatalf("Get = %q, %v", got, err)
+	}
+	if err := c.Flush(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if total, err := c.TotalBytes(ctx(t)); err != nil || total != 3*int64(len(data)) {
+		t.Fatalf("TotalBytes = %d, %v; want %d", total, err, 3*len(data))
+	}
+	if err := c.Put(ctx(t), "u", "img", "", data); !errors.Is(err, storage.ErrInvalid) {
+		t.Fatalf("Put with an empty hash = %v; want ErrInvalid", err)
+	}
+	// Purge removes one image's variants, rows and blobs.
+	if err := c.Purge(ctx(t), "u", "img"); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []string{"h1", "h2"} {
+		if _, err := c.Get(ctx(t), "u", "img", h); !errors.Is(err, storage.ErrNotExist) {
+			t.Fatalf("Get %s after Purge = %v; want ErrNotExist", h, err)
+		}
+	}
+	if _, err := c.Get(ctx(t), "u", "other", "h1"); err != nil {
+		t.Fatalf("Purge removed another image's variant: %v", err)
+	}
+	if total, err := c.TotalBytes(ctx(t)); err != nil || total != int64(len(data)) {
+		t.Fatalf("TotalBytes after Purge = %d, %v; want %d", total, err, len(data))
+	}
+}
+
+// testVariantCacheLRU writes twice the cap in variants while one variant
+// keeps being read: the total never passes the cap, the variant in use
+// survives, the oldest unused go, and every counted row has its blob.
+func testVariantCacheLRU(t *testing.T, db *storage.DB) {
+	const size, limit = 100, 1000
+	blobs := memBlobs(t)
+	clk := &clock{t: base}
+	c := newCache(t, db, blobs, storage.CacheConfig{MaxBytes: limit, Now: clk.now})
+	data := bytes.Repeat([]byte{'v'}, size)
+	for i := range 2 * limit / size {
+		clk.add(time.Second)
+		if err := c.Put(ctx(t), "u", "img", fmt.Sprintf("h%02d", i), data); err != nil {
+			t.Fatal(err)
+		}
+		wantTotal(t, c, limit)
+		clk.add(time.Second)
+		if _, err := c.Get(ctx(t), "u", "img", "h00"); err != nil {
+			t.Fatalf("after Put %d: the variant in use was evicted: %v", i, err)
+		}
+		if err := c.Flush(ctx(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	total := wantTotal(t, c, limit)
+	present := 0
+	for i := range 2 * limit / size {
+		_, err := c.Get(ctx(t), "u", "img", fmt.Sprintf("h%02d", i))
+		switch {
+		case err == nil:
+			present++
+		case !errors.Is(err, storage.ErrNotExist):
+			t.Fatal(err)
+		case i >= 2*limit/size-5:
+			t.Errorf("recent variant h%02d was evicted before older ones", i)
+		}
+	}
+	if int64(present*size) != total {
+		t.Fatalf("%d variant blobs present holding %d bytes, the table counts %d", present, present*size, total)
+	}
+	if s := c.Stats(); s.Evictions == 0 || s.EvictedBytes != s.Evictions*size {
+		t.Fatalf("Stats = %+v; want evictions counted", s)
+	}
+}
+
+// testVariantCacheShared runs two caches (two instances) on one database
+// and bucket: together they write twice the cap; after each flushes, the
+// cap holds.
+func testVariantCacheShared(t *testing.T, db *storage.DB) {
+	const size, limit = 100, 1000
+	blobs := memBlobs(t)
+	a := newCache(t, db, blobs, storage.CacheConfig{MaxBytes: limit})
+	b := newCache(t, db, blobs, storage.CacheConfig{MaxBytes: limit})
+	data := bytes.Repeat([]byte{'v'}, size)
+	var wg sync.WaitGroup
+	errs := make(chan error, 2)
+	for n, c := range []*storage.VariantCache{a, b} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range limit / size {
+				if err := c.Put(ctx(t), "u", fmt.Sprint("img", n), fmt.Sprint("h", i), data); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for _, c := range []*storage.VariantCache{a, b} {
+		if err := c.Flush(ctx(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wantTotal(t, a, limit)
+}
+
+func testVariantCacheMaxAge(t *testing.T, db *storage.DB) {
+	blobs := memBlobs(t)
+	clk := &clock{t: base}
+	c := newCache(t, db, blobs, storage.CacheConfig{MaxAge: time.Hour, Now: clk.now})
+	if err := c.Put(ctx(t), "u", "img", "old", []byte("a")); err != nil {
+		t.Fatal(err)
+	}
+	clk.add(50 * time.Minute)
+	if err := c.Put(ctx(t), "u", "img", "new", []byte("b")); err != nil {
+		t.Fatal(err)
+	}
+	clk.add(20 * time.Minute)
+	// Use does not extend a variant's age.
+	if _, err := c.Get(ctx(t), "u", "img", "old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Flush(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Get(ctx(t), "u", "img", "old"); !errors.Is(err, storage.ErrNotExist) {
+		t.Fatalf("expired variant: Get = %v; want ErrNotExist", err)
+	}
+	if _, err := c.Get(ctx(t), "u", "img", "new"); err != nil {
+		t.Fatalf("young variant: %v", err)
+	}
+}

@@ -1,0 +1,314 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// CacheConfig bounds the shared variant cache. The zero value is an
+// unbounded cache whose last-use times are flushed every 5 seconds.
+type CacheConfig struct {
+	// MaxBytes caps the total size of cached variants across every instance
+	// sharing the database; the least recently used go first. 0 means no
+	// cap.
+	MaxBytes int64 `yaml:"maxBytes"`
+	// MaxAge evicts variants created longer ago than this (they are
+	// rendered again on the next request); 0 keeps them until evicted by
+	// size. Expired variants are removed at each flush, so one may be served
+	// up to FlushInterval late.
+	MaxAge time.Duration `yaml:"maxAge"`
+	// FlushInterval is how often last-use times gathered in memory are
+	// written to the database, and expired and over-cap variants evicted.
+	// Default 5s.
+	FlushInterval time.Duration `yaml:"flushInterval"`
+	// Now is the clock; default time.Now. Tests set it.
+	Now func() time.Time `yaml:"-"`
+}
+
+// Validate reports a negative bound.
+func (c CacheConfig) Validate() error {
+	if c.MaxBytes < 0 || c.MaxAge < 0 || c.FlushInterval < 0 {
+		return fmt.Errorf("storage: cache: maxBytes, maxAge and flushInterval must not be negative: %w", ErrInvalid)
+	}
+	return nil
+}
+
+// lowWater is the fraction of MaxBytes an eviction brings the total down
+// to. Why below the cap: the total is summed in SQL only when this instance
+// thinks it crossed the cap, so evicting a margin keeps that rare.
+const lowWater = 0.9
+
+// maxPending bounds the last-use times kept in memory between flushes;
+// later hits are not recorded until the next flush (they stay hits).
+const maxPending = 100_000
+
+// variantRow is the variants table (migration step 3): one row per cached
+// variant blob, for the size cap and least-recently-used eviction.
+type variantRow struct {
+	bun.BaseModel `bun:"table:variants"`
+
+	User       string `bun:"user_name,pk"`
+	Identifier string `bun:"identifier,pk"`
+	Hash       string `bun:"hash,pk"`
+	Size       int64  `bun:"size"`
+	Created    int64  `bun:"created"`   // unix microseconds
+	LastUsed   int64  `bun:"last_used"` // unix microseconds
+}
+
+// variantID names one cached variant.
+type variantID struct{ user, id, hash string }
+
+// VariantCache keeps transformed variants in the blob store and their sizes
+// and last use in the database, so that every instance sharing both sees
+// one cache with one size cap. A hit is one blob read; its last use is
+// remembered in memory and written in batches (Flush, Run). It is safe for
+// concurrent use.
+type VariantCache struct {
+	db    *DB
+	blobs *Blobs
+	cfg   CacheConfig
+	now   func() time.Time
+
+	mu      sync.Mutex
+	pending map[variantID]int64 // last use not yet flushed, unix microseconds
+
+	evictMu   sync.Mutex   // one eviction at a time in this instance
+	estimate  atomic.Int64 // total bytes: the last SQL sum plus this instance's writes since
+	evictions atomic.Int64
+	evicted   atomic.Int64 // bytes
+}
+
+// NewVariantCache returns the cache over db and blobs. Call Run to flush
+// and evict in the background, and Close at the end.
+func NewVariantCache(db *DB, blobs *Blobs, cfg CacheConfig) (*VariantCache, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.FlushInterval == 0 {
+		cfg.FlushInterval = 5 * time.Second
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &VariantCache{db: db, blobs: blobs, cfg: cfg, now: cfg.Now, pending: map[variantID]int64{}}, nil
+}
+
+// Get returns the cached variant's bytes; ErrNotExist on a miss.
+func (c *VariantCache) Get(ctx context.Context, user, id, hash string) ([]byte, error) {
+	data, err := c.blobs.Get(ctx, VariantKey(user, id, hash))
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if len(c.pending) < maxPending {
+		c.pending[variantID{user, id, hash}] = c.now().UnixMicro()
+	}
+	c.mu.Unlock()
+	return data, nil
+}
+
+// Put stores a variant and accounts for it. When this instance's estimate
+// of the total passes MaxBytes it evicts before returning, so the cap holds
+// after every Put of one instance (and after every flush across
+// instances).
+func (c *VariantCache) Put(ctx context.Context, user, id, hash string, data []byte) error {
+	if err := checkLen("user", user, maxName, true); err != nil {
+		return err
+	}
+	if err := checkLen("image identifier", id, maxName, true); err != nil {
+		return err
+	}
+	if err := checkLen("variant hash", hash, maxChecksum, true); err != nil {
+		return err
+	}
+	t := c.now().UnixMicro()
+	row := &variantRow{User: user, Identifier: id, Hash: hash, Size: int64(len(data)), Created: t, LastUsed: t}
+	q := c.db.bun.NewInsert().Model(row)
+	if c.db.kind == mysqlKind {
+		q = q.On("DUPLICATE KEY UPDATE").Set("size = VALUES(size)").Set("created = VALUES(created)").Set("last_used = VALUES(last_used)")
+	} else {
+		q = q.On("CONFLICT (user_name, identifier, hash) DO UPDATE").
+			Set("size = EXCLUDED.size").Set("created = EXCLUDED.created").Set("last_used = EXCLUDED.last_used")
+	}
+	// Why the row first: a row without its blob is a harmless miss that
+	// eviction cleans up; a blob without its row would escape the cap.
+	if _, err := q.Exec(ctx); err != nil {
+		return fmt.Errorf("storage: record variant %s: %w", hash, err)
+	}
+	if err := c.blobs.Put(ctx, VariantKey(user, id, hash), data); err != nil {
+		return err
+	}
+	if c.cfg.MaxBytes > 0 && c.estimate.Add(row.Size) > c.cfg.MaxBytes {
+		return c.evict(ctx)
+	}
+	return nil
+}
+
+// Purge removes every cached variant of an image, for an image delete or a
+// metadata change.
+func (c *VariantCache) Purge(ctx context.Context, user, id string) error {
+	_, err := c.db.bun.NewDelete().Model((*variantRow)(nil)).
+		Where("user_name = ? AND identifier = ?", user, id).Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("storage: purge variants %s/%s: %w", user, id, err)
+	}
+	return c.blobs.DeletePrefix(ctx, VariantPrefix(user, id))
+}
+
+// Flush writes the remembered last-use times and evicts expired and
+// over-cap variants.
+func (c *VariantCache) Flush(ctx context.Context) error {
+	c.mu.Lock()
+	batch := c.pending
+	c.pending = make(map[variantID]int64, len(batch))
+	c.mu.Unlock()
+	if len(batch) > 0 {
+		err := c.db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			for v, t := range batch {
+				if _, err := tx.NewUpdate().Model((*variantRow)(nil)).Set("last_used = ?", t).
+					Where("user_name = ? AND identifier = ? AND hash = ? AND last_used < ?", v.user, v.id, v.hash, t).
+					Exec(ctx); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("storage: flush variant last use: %w", err)
+		}
+	}
+	if c.cfg.MaxBytes > 0 || c.cfg.MaxAge > 0 {
+		return c.evict(ctx)
+	}
+	return nil
+}
+
+// Run flushes every FlushInterval until ctx ends; errors go to onError.
+func (c *VariantCache) Run(ctx context.Context, onError func(error)) {
+	t := time.NewTicker(c.cfg.FlushInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := c.Flush(ctx); err != nil && ctx.Err() == nil && onError != nil {
+				onError(err)
+			}
+		}
+	}
+}
+
+// Close writes the remembered last-use times. It does not close the
+// database or the blob store.
+func (c *VariantCache) Close(ctx context.Context) error { return c.Flush(ctx) }
+
+// CacheStats are the cache's counters for metrics.
+type CacheStats struct {
+	// Bytes is the total size of cached variants as last summed, plus this
+	// instance's writes since (0 when the cache has no cap and no max age,
+	// which never sums).
+	Bytes int64
+	// Evictions and EvictedBytes count what this instance evicted.
+	Evictions, EvictedBytes int64
+}
+
+// Stats returns the counters.
+func (c *VariantCache) Stats() CacheStats {
+	return CacheStats{Bytes: c.estimate.Load(), Evictions: c.evictions.Load(), EvictedBytes: c.evicted.Load()}
+}
+
+// TotalBytes sums the sizes of every cached variant in the database.
+func (c *VariantCache) TotalBytes(ctx context.Context) (int64, error) {
+	var total int64
+	err := c.db.bun.NewSelect().Model((*variantRow)(nil)).ColumnExpr("COALESCE(SUM(size), 0)").Scan(ctx, &total)
+	if err != nil {
+		return 0, fmt.Errorf("storage: sum variants: %w", err)
+	}
+	return total, nil
+}
+
+// evict removes expired variants, then, when the total is over MaxBytes,
+// least recently used ones until it is at most lowWater of MaxBytes.
+func (c *VariantCache) evict(ctx context.Context) error {
+	c.evictMu.Lock()
+	defer c.evictMu.Unlock()
+	if c.cfg.MaxAge > 0 {
+		cutoff := c.now().Add(-c.cfg.MaxAge).UnixMicro()
+		for {
+			n, _, err := c.evictBatch(ctx, func(q *bun.SelectQuery) *bun.SelectQuery {
+				return q.Where("created < ?", cutoff).OrderExpr("created ASC")
+			}, -1)
+			if err != nil || n == 0 {
+				if err != nil {
+					return err
+				}
+				break
+			}
+		}
+	}
+	if c.cfg.MaxBytes == 0 {
+		return nil
+	}
+	total, err := c.TotalBytes(ctx)
+	if err != nil {
+		return err
+	}
+	target := int64(float64(c.cfg.MaxBytes) * lowWater)
+	for over := total > c.cfg.MaxBytes; over && total > target; {
+		n, freed, err := c.evictBatch(ctx, func(q *bun.SelectQuery) *bun.SelectQuery {
+			return q.OrderExpr("last_used ASC")
+		}, total-target)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			break
+		}
+		total -= freed
+	}
+	c.estimate.Store(total)
+	return nil
+}
+
+// evictBatch deletes up to 100 variants that pick selects, in its order,
+// stopping once need bytes are freed (need < 0: no byte goal). A row that
+// another instance deleted first is skipped, so concurrent evictions
+// neither fail nor count twice.
+func (c *VariantCache) evictBatch(ctx context.Context, pick func(*bun.SelectQuery) *bun.SelectQuery, need int64) (n int, freed int64, err error) {
+	var rows []variantRow
+	if err := pick(c.db.bun.NewSelect().Model(&rows)).Limit(100).Scan(ctx); err != nil {
+		return 0, 0, fmt.Errorf("storage: pick variants to evict: %w", err)
+	}
+	for _, r := range rows {
+		if need >= 0 && freed >= need {
+			break
+		}
+		err := deleted(c.db.bun.NewDelete().Model((*variantRow)(nil)).
+			Where("user_name = ? AND identifier = ? AND hash = ?", r.User, r.Identifier, r.Hash).Exec(ctx))
+		if errors.Is(err, ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return n, freed, fmt.Errorf("storage: evict variant: %w", err)
+		}
+		if err := c.blobs.Delete(ctx, VariantKey(r.User, r.Identifier, r.Hash)); err != nil {
+			return n, freed, err
+		}
+		n++
+		freed += r.Size
+		c.evictions.Add(1)
+		c.evicted.Add(r.Size)
+	}
+	if n == 0 && len(rows) > 0 && (need < 0 || freed < need) {
+		// Everything picked was taken by another instance: look again.
+		return len(rows), 0, nil
+	}
+	return n, freed, nil
+}

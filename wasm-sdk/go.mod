@@ -1,0 +1,3 @@
+module vitrine/wasm-sdk
+
+go 1.24

@@ -1,0 +1,118 @@
+package web
+
+import (
+	"net/http"
+	"net/url"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// accessView answers "what may key K do on user U".
+type accessView struct {
+	Page    pageView
+	Action  string
+	Key     string
+	User    string
+	Keys    []string
+	Rows    []accessRow
+	Checked bool
+	Allowed int
+	Total   int
+}
+
+// accessRow is one resource family (images, metadata, ...) and which of
+// its methods the key holds.
+type accessRow struct {
+	Resource string
+	Allowed  []string
+	Denied   []string
+}
+
+// access computes a key's effective access from its rules with groups
+// expanded, as the API reports them, against every resource there is (the
+// built-in group all).
+func (u *UI) access(q *request) error {
+	ctx := q.r.Context()
+	in := q.r.URL.Query()
+	v := accessView{Page: q.page("Effective access", "keys"), Action: q.path("/access"),
+		Key: strings.TrimSpace(in.Get("key")), User: strings.TrimSpace(in.Get("user"))}
+	var keys struct {
+		Keys []struct {
+			PublicKey string `json:"publicKey"`
+		} `json:"keys"`
+	}
+	if err := q.api.getJSON(ctx, "/keys", nil, &keys); err == nil {
+		for _, k := range keys.Keys {
+			v.Keys = append(v.Keys, k.PublicKey)
+		}
+	}
+	if v.Key == "" {
+		v.Key = q.sess.PublicKey
+	}
+	var all struct {
+		Resources []string `json:"resources"`
+	}
+	if err := q.api.getJSON(ctx, "/groups/all", nil, &all); err != nil {
+		msg, denied := denial(err)
+		if !denied {
+			return err
+		}
+		v.Page.Denied = append(v.Page.Denied, "reading the group all ("+msg+")")
+		return q.render(http.StatusForbidden, accessPage(v))
+	}
+	var rules []struct {
+		Resources []string `json:"resources"`
+		Users     any      `json:"users"`
+	}
+	err := q.api.getJSON(ctx, "/keys/"+url.PathEscape(v.Key)+"/access", url.Values{"expandGroups": {"1"}}, &rules)
+	if msg, denied := denial(err); denied {
+		v.Page.Denied = append(v.Page.Denied, "reading the access rules of "+v.Key+" ("+msg+")")
+		return q.render(http.StatusForbidden, accessPage(v))
+	} else if err != nil {
+		return err
+	}
+	granted := map[string]bool{}
+	for _, r := range rules {
+		if !appliesTo(r.Users, v.User) {
+			continue
+		}
+		for _, res := range r.Resources {
+			granted[res] = true
+		}
+	}
+	families := map[string]*accessRow{}
+	for _, res := range all.Resources {
+		fam, method, _ := strings.Cut(res, ".")
+		row, ok := families[fam]
+		if !ok {
+			row = &accessRow{Resource: fam}
+			families[fam] = row
+		}
+		if granted[res] {
+			row.Allowed = append(row.Allowed, method)
+			v.Allowed++
+		} else {
+			row.Denied = append(row.Denied, method)
+		}
+		v.Total++
+	}
+	for _, row := range families {
+		v.Rows = append(v.Rows, *row)
+	}
+	sort.Slice(v.Rows, func(i, j int) bool { return v.Rows[i].Resource < v.Rows[j].Resource })
+	v.Checked = true
+	return q.render(http.StatusOK, accessPage(v))
+}
+
+// appliesTo reports whether a rule's users (`*` or a list) cover user;
+// with no user given, every rule counts (routes without a user).
+func appliesTo(users any, user string) bool {
+	switch us := users.(type) {
+	case string:
+		return us == "*"
+	case []any:
+		return user == "" || slices.ContainsFunc(us, func(x any) bool { return x == user || x == "*" })
+	}
+	return false
+}

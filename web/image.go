@@ -1,0 +1,186 @@
+package web
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+)
+
+// imageView is one image: properties, original headers, metadata editor,
+// short URLs and deletion.
+type imageView struct {
+	Page          pageView
+	User, ID      string
+	Preview       string
+	Original      string
+	Props         []kv
+	Headers       []kv
+	Metadata      string
+	MetadataError string
+	MetadataNote  string
+	ShortURL      string // the one just created
+	ShortQuery    string
+	ShortExt      string
+	ShortError    string
+	Base          string // this page's path
+}
+
+type kv struct{ Key, Value string }
+
+func (q *request) imagePath(user, id string) string {
+	return "/users/" + url.PathEscape(user) + "/images/" + url.PathEscape(id)
+}
+
+// loadImage fills the parts of the image page that come from the API.
+func (q *request) loadImage(v *imageView) error {
+	ctx := q.r.Context()
+	apiPath := q.imagePath(v.User, v.ID)
+	v.Base = q.path(apiPath)
+	l, err := q.list(ctx, "/users/"+url.PathEscape(v.User)+"/images", url.Values{"ids[]": {v.ID}})
+	if err != nil {
+		return err
+	}
+	if len(l.Images) == 0 {
+		return &apiError{Status: http.StatusNotFound, Message: "Image not found"}
+	}
+	im := l.Images[0]
+	v.Props = []kv{{"User", im.User}, {"Identifier", im.ID}, {"Type", im.Mime}, {"Dimensions", itoa(im.Width) + " × " + itoa(im.Height) + " px"},
+		{"Size", humanBytes(im.Size)}, {"Checksum (MD5)", im.Checksum}, {"Original checksum", orDash(im.OriginalChecksum)},
+		{"Added", im.Added}, {"Updated", im.Updated}}
+	v.Preview = q.api.signedURL(apiPath+".webp", url.Values{"t[]": {"maxSize:width=960,height=960"}})
+	v.Original = q.api.signedURL(apiPath+"."+im.Extension, nil)
+	r, err := q.api.do(ctx, http.MethodHead, apiPath, nil, nil, "")
+	if err != nil {
+		return err
+	}
+	for k, vals := range r.Header {
+		v.Headers = append(v.Headers, kv{k, strings.Join(vals, ", ")})
+	}
+	sort.Slice(v.Headers, func(i, j int) bool { return v.Headers[i].Key < v.Headers[j].Key })
+	if v.Metadata == "" {
+		var md json.RawMessage
+		if err := q.api.getJSON(ctx, apiPath+"/metadata", nil, &md); err != nil {
+			msg, denied := denial(err)
+			if !denied {
+				return err
+			}
+			v.MetadataNote = "Your key may not read this image's metadata: " + msg
+		} else {
+			var pretty bytes.Buffer
+			if json.Indent(&pretty, md, "", "  ") == nil {
+				v.Metadata = pretty.String()
+			}
+		}
+	}
+	return nil
+}
+
+func (u *UI) image(q *request) error {
+	v := imageView{User: q.r.PathValue("user"), ID: q.r.PathValue("image"), ShortExt: "jpg"}
+	v.Page = q.page("Image "+shortID(v.ID), "images")
+	switch q.r.URL.Query().Get("done") {
+	case "metadata":
+		v.Page.Notice = "Metadata saved."
+	case "shorturl-deleted":
+		v.Page.Notice = "Short URL deleted."
+	}
+	if err := q.loadImage(&v); err != nil {
+		return err
+	}
+	return q.render(http.StatusOK, imagePage(v))
+}
+
+// saveMetadata replaces the metadata with the posted JSON. The API
+// validates it; its message is shown next to the field.
+func (u *UI) saveMetadata(q *request) error {
+	v := imageView{User: q.r.PathValue("user"), ID: q.r.PathValue("image"), ShortExt: "jpg"}
+	v.Page = q.page("Image "+shortID(v.ID), "images")
+	doc := q.r.PostFormValue("metadata")
+	_, err := q.api.send(q.r.Context(), http.MethodPut, q.imagePath(v.User, v.ID)+"/metadata", []byte(doc), "application/json")
+	if err == nil {
+		return q.redirect(q.imagePath(v.User, v.ID) + "?done=metadata")
+	}
+	var ae *apiError
+	if !errors.As(err, &ae) || ae.Status >= 500 {
+		return err
+	}
+	v.Metadata, v.MetadataError = doc, ae.Message
+	if ae.denied() {
+		v.MetadataError = "Your key may not change this image's metadata: " + ae.Message
+	}
+	if err := q.loadImage(&v); err != nil {
+		return err
+	}
+	return q.render(http.StatusBadRequest, imagePage(v))
+}
+
+// createShortURL asks the API for a short URL of the image with the
+// posted transformations and extension.
+func (u *UI) createShortURL(q *request) error {
+	v := imageView{User: q.r.PathValue("user"), ID: q.r.PathValue("image"),
+		ShortQuery: strings.TrimSpace(q.r.PostFormValue("query")), ShortExt: q.r.PostFormValue("extension")}
+	v.Page = q.page("Image "+shortID(v.ID), "images")
+	body, _ := json.Marshal(map[string]string{"user": v.User, "imageIdentifier": v.ID, "extension": v.ShortExt,
+		"query": v.ShortQuery})
+	r, err := q.api.send(q.r.Context(), http.MethodPost, q.imagePath(v.User, v.ID)+"/shorturls", body, "")
+	status := http.StatusOK
+	var ae *apiError
+	switch {
+	case err == nil:
+		var got struct{ ID string }
+		_ = json.Unmarshal(r.Body, &got)
+		v.ShortURL = q.api.base + "/s/" + got.ID
+		v.Page.Notice = "Short URL created."
+	case errors.As(err, &ae) && ae.Status < 500:
+		v.ShortError, status = ae.Message, http.StatusBadRequest
+	default:
+		return err
+	}
+	if err := q.loadImage(&v); err != nil {
+		return err
+	}
+	return q.render(status, imagePage(v))
+}
+
+func (u *UI) deleteShortURL(q *request) error {
+	user, id := q.r.PathValue("user"), q.r.PathValue("image")
+	if _, err := q.api.send(q.r.Context(), http.MethodDelete, q.imagePath(user, id)+"/shorturls/"+url.PathEscape(strings.TrimSpace(q.r.PostFormValue("id"))), nil, ""); err != nil {
+		return err
+	}
+	return q.redirect(q.imagePath(user, id) + "?done=shorturl-deleted")
+}
+
+// confirmView asks before an image is deleted.
+type confirmView struct {
+	Page     pageView
+	User, ID string
+	Thumb    string
+	Action   string
+	Cancel   string
+}
+
+func (u *UI) confirmDelete(q *request) error {
+	user, id := q.r.PathValue("user"), q.r.PathValue("image")
+	v := confirmView{Page: q.page("Delete image "+shortID(id)+"?", "images"), User: user, ID: id,
+		Thumb: q.thumbURL(user, id), Action: q.path(q.imagePath(user, id) + "/delete"), Cancel: q.path(q.imagePath(user, id))}
+	return q.render(http.StatusOK, confirmDeletePage(v))
+}
+
+func (u *UI) deleteImage(q *request) error {
+	user, id := q.r.PathValue("user"), q.r.PathValue("image")
+	if _, err := q.api.send(q.r.Context(), http.MethodDelete, q.imagePath(user, id), nil, ""); err != nil {
+		return err
+	}
+	return q.redirect("/users/" + url.PathEscape(user) + "?deleted=" + url.QueryEscape(id))
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}

@@ -1,0 +1,169 @@
+package web
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// keysView lists keys and groups and offers a new key.
+type keysView struct {
+	Page    pageView
+	Keys    []keyRow
+	Groups  []groupRow
+	Form    keyForm
+	Created *createdKey
+}
+
+type keyRow struct {
+	PublicKey, Source, Href string
+	Mutable                 bool
+}
+
+type groupRow struct {
+	Name      string
+	Resources int
+}
+
+// keyForm is the new-key form with the API's complaints per field.
+type keyForm struct {
+	PublicKey, Group, Resources, Users string
+	KeyError, RuleError                string
+	Groups                             []string
+}
+
+// createdKey is shown once, right after a key is created or rotated.
+type createdKey struct {
+	Title, PublicKey, PrivateKey, Href string
+}
+
+func (q *request) loadKeys(v *keysView) error {
+	ctx := q.r.Context()
+	var keys struct {
+		Keys []struct {
+			PublicKey string `json:"publicKey"`
+			Source    string `json:"source"`
+			Mutable   bool   `json:"mutable"`
+		} `json:"keys"`
+	}
+	if err := q.api.getJSON(ctx, "/keys", nil, &keys); err != nil {
+		msg, denied := denial(err)
+		if !denied {
+			return err
+		}
+		v.Page.Denied = append(v.Page.Denied, "listing keys ("+msg+")")
+	}
+	for _, k := range keys.Keys {
+		v.Keys = append(v.Keys, keyRow{PublicKey: k.PublicKey, Source: k.Source, Mutable: k.Mutable,
+			Href: q.path("/keys/" + url.PathEscape(k.PublicKey))})
+	}
+	var groups struct {
+		Groups []struct {
+			Name      string   `json:"name"`
+			Resources []string `json:"resources"`
+		} `json:"groups"`
+	}
+	if err := q.api.getJSON(ctx, "/groups", url.Values{"limit": {"1000"}}, &groups); err != nil {
+		msg, denied := denial(err)
+		if !denied {
+			return err
+		}
+		v.Page.Denied = append(v.Page.Denied, "listing groups ("+msg+")")
+	}
+	for _, g := range groups.Groups {
+		v.Groups = append(v.Groups, groupRow{Name: g.Name, Resources: len(g.Resources)})
+		v.Form.Groups = append(v.Form.Groups, g.Name)
+	}
+	return nil
+}
+
+func (u *UI) keys(q *request) error {
+	v := keysView{Page: q.page("Keys & access", "keys"), Form: keyForm{Group: "read-only"}}
+	if d := q.r.URL.Query().Get("deleted"); d != "" {
+		v.Page.Notice = "Key " + d + " and its access rules were deleted."
+	}
+	if err := q.loadKeys(&v); err != nil {
+		return err
+	}
+	return q.render(http.StatusOK, keysPage(v))
+}
+
+// ruleBody is the JSON of one access rule from the form's fields; the API
+// validates it.
+func ruleBody(group, resources, users string) []byte {
+	rule := map[string]any{}
+	if strings.TrimSpace(group) != "" {
+		rule["group"] = strings.TrimSpace(group)
+	}
+	if res := splitFields(resources); len(res) > 0 || strings.TrimSpace(group) == "" {
+		rule["resources"] = res
+	}
+	if u := strings.TrimSpace(users); u == "*" {
+		rule["users"] = "*"
+	} else {
+		rule["users"] = splitFields(users)
+	}
+	b, _ := json.Marshal(rule)
+	return b
+}
+
+func splitFields(s string) []string {
+	out := []string{}
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\r' }) {
+		out = append(out, f)
+	}
+	return out
+}
+
+// createKey creates a key pair (PUT /keys/<pk>) and, when given, its first
+// rule; when the API refuses the rule the key is deleted again, so no key
+// is left without the access it was made for. The private key is shown
+// once.
+func (u *UI) createKey(q *request) error {
+	ctx := q.r.Context()
+	f := keyForm{PublicKey: strings.TrimSpace(q.r.PostFormValue("publicKey")), Group: q.r.PostFormValue("group"),
+		Resources: q.r.PostFormValue("resources"), Users: q.r.PostFormValue("users")}
+	v := keysView{Page: q.page("Keys & access", "keys"), Form: f}
+	priv := strings.TrimSpace(q.r.PostFormValue("privateKey"))
+	if priv == "" {
+		priv = randomToken()
+	}
+	keyPath := "/keys/" + url.PathEscape(f.PublicKey)
+	body, _ := json.Marshal(map[string]string{"privateKey": priv})
+	if _, err := q.api.send(ctx, http.MethodPut, keyPath, body, ""); err != nil {
+		if v.Form.KeyError, err = refusal(err); err != nil {
+			return err
+		}
+	} else if strings.TrimSpace(f.Group) != "" || strings.TrimSpace(f.Resources) != "" {
+		if _, err := q.api.send(ctx, http.MethodPost, keyPath+"/access", ruleBody(f.Group, f.Resources, f.Users), ""); err != nil {
+			if _, derr := q.api.send(ctx, http.MethodDelete, keyPath, nil, ""); derr != nil {
+				return errors.Join(err, derr)
+			}
+			if v.Form.RuleError, err = refusal(err); err != nil {
+				return err
+			}
+		}
+	}
+	if err := q.loadKeys(&v); err != nil {
+		return err
+	}
+	if v.Form.KeyError != "" || v.Form.RuleError != "" {
+		return q.render(http.StatusBadRequest, keysPage(v))
+	}
+	v.Created = &createdKey{Title: "Key " + f.PublicKey + " created", PublicKey: f.PublicKey, PrivateKey: priv,
+		Href: q.path(keyPath)}
+	v.Form = keyForm{Group: "read-only", Groups: v.Form.Groups}
+	return q.render(http.StatusCreated, keysPage(v))
+}
+
+// refusal returns the API's message when it refused the request (a 4xx),
+// to be shown next to the form field; any other error is returned.
+func refusal(err error) (string, error) {
+	var ae *apiError
+	if errors.As(err, &ae) && ae.Status < 500 {
+		return ae.Message, nil
+	}
+	return "", err
+}

@@ -1,0 +1,91 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strconv"
+)
+
+// imageEntry is one image as the API lists it.
+type imageEntry struct {
+	User             string `json:"user"`
+	ID               string `json:"imageIdentifier"`
+	Extension        string `json:"extension"`
+	Mime             string `json:"mime"`
+	Size             int64  `json:"size"`
+	Width            int    `json:"width"`
+	Height           int    `json:"height"`
+	Checksum         string `json:"checksum"`
+	OriginalChecksum string `json:"originalChecksum"`
+	Added            string `json:"added"`
+	Updated          string `json:"updated"`
+}
+
+// listing is the API's answer to an image listing.
+type listing struct {
+	Search struct {
+		Hits  int `json:"hits"`
+		Page  int `json:"page"`
+		Limit int `json:"limit"`
+		Count int `json:"count"`
+	} `json:"search"`
+	Images []imageEntry `json:"images"`
+}
+
+// thumbView is an image tile: a signed thumbnail and where it links.
+type thumbView struct {
+	User, ID, Alt, Src, Href, Caption string
+}
+
+// thumbSize is the side of a grid thumbnail in CSS pixels; twice that is
+// fetched for sharp tiles on high-density screens.
+const thumbSize = 180
+
+// list asks the API for images: path is /images or /users/<u>/images.
+func (q *request) list(ctx context.Context, path string, params url.Values) (listing, error) {
+	var l listing
+	err := q.api.getJSON(ctx, path, params, &l)
+	return l, err
+}
+
+// thumbs turns listed images into grid tiles.
+func (q *request) thumbs(imgs []imageEntry) []thumbView {
+	out := make([]thumbView, len(imgs))
+	for i, im := range imgs {
+		out[i] = thumbView{User: im.User, ID: im.ID,
+			Alt:     fmt.Sprintf("Image %s of %s, %d×%d %s", shortID(im.ID), im.User, im.Width, im.Height, im.Extension),
+			Src:     q.thumbURL(im.User, im.ID),
+			Href:    q.path("/users/" + url.PathEscape(im.User) + "/images/" + url.PathEscape(im.ID)),
+			Caption: fmt.Sprintf("%d×%d · %s", im.Width, im.Height, humanBytes(im.Size)),
+		}
+	}
+	return out
+}
+
+// thumbURL is a signed URL of an image's square thumbnail.
+func (q *request) thumbURL(user, id string) string {
+	t := fmt.Sprintf("thumbnail:width=%d,height=%d,fit=outbound", 2*thumbSize, 2*thumbSize)
+	return q.api.signedURL("/users/"+url.PathEscape(user)+"/images/"+url.PathEscape(id)+".webp", url.Values{"t[]": {t}})
+}
+
+func shortID(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -1,0 +1,79 @@
+package web
+
+import (
+	"net/url"
+	"sort"
+)
+
+// overviewView is the dashboard.
+type overviewView struct {
+	Page            pageView
+	Database        bool
+	Storage         bool
+	Native, Filters int
+	StatsShown      bool
+	StatsNote       string
+	Users           int
+	Images          int
+	Bytes           string
+	TopUsers        []userStat
+	Latest          []thumbView
+	LatestNote      string
+}
+
+type userStat struct {
+	User, Bytes string
+	Images      int
+	Href        string
+}
+
+// overview shows the service's health, its numbers and the latest uploads
+// the key may see.
+func (u *UI) overview(q *request) error {
+	ctx := q.r.Context()
+	v := overviewView{Page: q.page("Overview", "overview")}
+	var status struct{ Database, Storage bool }
+	if r, err := q.api.do(ctx, "GET", "/status", nil, nil, ""); err == nil {
+		_ = jsonInto(r.Body, &status)
+	}
+	v.Database, v.Storage = status.Database, status.Storage
+	var tr transformationList
+	if err := q.api.getJSON(ctx, "/transformations", nil, &tr); err == nil {
+		for _, t := range tr.Transformations {
+			if t.Kind == "wasm" {
+				v.Filters++
+			} else {
+				v.Native++
+			}
+		}
+	}
+	var stats struct {
+		NumImages, NumBytes, NumUsers int64
+		Users                         map[string]struct{ NumImages, NumBytes int64 }
+	}
+	if err := q.api.getJSON(ctx, "/stats", nil, &stats); err == nil {
+		v.StatsShown = true
+		v.Users, v.Images, v.Bytes = int(stats.NumUsers), int(stats.NumImages), humanBytes(stats.NumBytes)
+		for name, s := range stats.Users {
+			v.TopUsers = append(v.TopUsers, userStat{User: name, Images: int(s.NumImages), Bytes: humanBytes(s.NumBytes),
+				Href: q.path("/users/" + url.PathEscape(name))})
+		}
+		sort.Slice(v.TopUsers, func(i, j int) bool {
+			a, b := v.TopUsers[i], v.TopUsers[j]
+			return a.Images > b.Images || a.Images == b.Images && a.User < b.User
+		})
+		if len(v.TopUsers) > 8 {
+			v.TopUsers = v.TopUsers[:8]
+		}
+	} else {
+		v.StatsNote = "The service does not show statistics to your address (statsAllow in the configuration)."
+	}
+	l, err := q.list(ctx, "/images", url.Values{"limit": {"12"}, "sort[]": {"added:desc"}})
+	if msg, denied := denial(err); denied {
+		v.LatestNote = "Your key may not list images across users: " + msg
+	} else if err != nil {
+		return err
+	}
+	v.Latest = q.thumbs(l.Images)
+	return q.render(200, overviewPage(v))
+}

@@ -1,0 +1,96 @@
+package web
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/a-h/templ"
+)
+
+// request is one signed-in page request.
+type request struct {
+	ui   *UI
+	w    http.ResponseWriter
+	r    *http.Request
+	sess Session
+	api  *apiClient
+}
+
+// pageView is what the layout needs from every page.
+type pageView struct {
+	Title string
+	// Active names the navigation entry to highlight.
+	Active    string
+	Prefix    string
+	PublicKey string
+	CSRF      string
+	// Notice is a confirmation shown at the top ("Metadata saved.").
+	Notice string
+	// Denied lists what the signed-in key may not do on this page, in the
+	// API's words.
+	Denied []string
+}
+
+func (q *request) page(title, active string) pageView {
+	return pageView{Title: title, Active: active, Prefix: q.ui.cfg.Prefix, PublicKey: q.sess.PublicKey, CSRF: q.sess.CSRF}
+}
+
+// path is p under the UI's prefix.
+func (q *request) path(p string) string { return q.ui.cfg.Prefix + p }
+
+// render writes a page with the given status.
+func (q *request) render(status int, c templ.Component) error {
+	return writePage(q.w, q.r, status, c)
+}
+
+func writePage(w http.ResponseWriter, r *http.Request, status int, c templ.Component) error {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	return c.Render(r.Context(), w)
+}
+
+// redirect sends the browser to p (under the prefix) after a successful
+// POST, so a reload does not post again.
+func (q *request) redirect(p string) error {
+	http.Redirect(q.w, q.r, q.path(p), http.StatusSeeOther)
+	return nil
+}
+
+// denial returns the message of err when the API refused the key, and
+// whether it did; other errors are returned for the caller to fail with.
+func denial(err error) (string, bool) {
+	var ae *apiError
+	if errors.As(err, &ae) && ae.denied() {
+		return ae.Message, true
+	}
+	return "", false
+}
+
+// fail answers a request whose page could not be built: the API's own
+// status and message when the API refused, 500 otherwise (logged).
+func (u *UI) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var ae *apiError
+	v := errorView{Prefix: u.cfg.Prefix, Status: http.StatusInternalServerError,
+		Message: "Something went wrong on the server; the details are in its log."}
+	if errors.As(err, &ae) {
+		v.Status, v.Message = ae.Status, ae.Message
+		if ae.denied() {
+			v.Status = http.StatusForbidden
+			v.Message = "Your key may not do this: " + ae.Message
+		}
+	} else {
+		u.cfg.Logger.Error("web: page failed", "path", r.URL.Path, "err", err)
+	}
+	_ = writePage(w, r, v.Status, errorPage(v))
+}
+
+func (u *UI) notFound(w http.ResponseWriter, r *http.Request) {
+	u.fail(w, r, &apiError{Status: http.StatusNotFound, Message: "There is no page at " + r.URL.Path + "."})
+}
+
+// errorView is the page shown when a page cannot be built.
+type errorView struct {
+	Prefix  string
+	Status  int
+	Message string
+}

@@ -1,0 +1,214 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"strings"
+	"time"
+)
+
+// Config is the admin UI's configuration. The zero value works.
+type Config struct {
+	// Prefix is the path the UI is served under; default "/admin".
+	Prefix string
+	// IdleTimeout ends a session that has made no request for this long;
+	// default 30 minutes.
+	IdleTimeout time.Duration
+	// MaxAge ends a session this long after sign-in, however active; default
+	// 12 hours.
+	MaxAge time.Duration
+	// TrustedProxies lists proxy addresses or CIDR ranges whose
+	// X-Forwarded-Proto (and -For) headers are believed, as the API's
+	// trustedProxies; a session cookie is marked Secure when the request came
+	// over TLS or through such a proxy with X-Forwarded-Proto: https.
+	TrustedProxies []string
+	// Logger receives server errors; default slog.Default().
+	Logger *slog.Logger
+	// Now is the clock; default time.Now.
+	Now func() time.Time
+}
+
+// Defaults fills in the unset fields.
+func (c *Config) Defaults() {
+	if c.Prefix == "" {
+		c.Prefix = "/admin"
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = 30 * time.Minute
+	}
+	if c.MaxAge == 0 {
+		c.MaxAge = 12 * time.Hour
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+}
+
+// Validate reports the first problem with the configuration.
+func (c *Config) Validate() error {
+	if !strings.HasPrefix(c.Prefix, "/") || strings.HasSuffix(c.Prefix, "/") {
+		return fmt.Errorf("web: prefix %q must start and not end with /", c.Prefix)
+	}
+	if c.IdleTimeout < 0 || c.MaxAge < 0 || c.IdleTimeout > c.MaxAge {
+		return errors.New("web: idle timeout and max age must be positive, idle timeout at most max age")
+	}
+	for _, p := range c.TrustedProxies {
+		if _, err := parsePrefix(p); err != nil {
+			return fmt.Errorf("web: trusted proxy %q: %w", p, err)
+		}
+	}
+	return nil
+}
+
+func parsePrefix(s string) (netip.Prefix, error) {
+	if strings.Contains(s, "/") {
+		return netip.ParsePrefix(s)
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	return netip.PrefixFrom(a, a.BitLen()), nil
+}
+
+// UI is the admin UI as an http.Handler.
+type UI struct {
+	cfg      Config
+	api      http.Handler
+	sessions SessionStore
+	proxies  []netip.Prefix
+	throttle *throttle
+	mux      *http.ServeMux
+}
+
+// New builds the UI on top of the REST API handler api; sessions keeps the
+// signed-in sessions (shared by every instance).
+func New(cfg Config, api http.Handler, sessions SessionStore) (*UI, error) {
+	cfg.Defaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if api == nil || sessions == nil {
+		return nil, errors.New("web: the API handler and a session store are required")
+	}
+	u := &UI{cfg: cfg, api: api, sessions: sessions, throttle: newThrottle(cfg.Now), mux: http.NewServeMux()}
+	for _, p := range cfg.TrustedProxies {
+		pf, _ := parsePrefix(p)
+		u.proxies = append(u.proxies, pf.Masked())
+	}
+	u.routes()
+	return u, nil
+}
+
+// routes lists every page. Pages that need a session go through signedIn;
+// every POST also checks the CSRF token there.
+func (u *UI) routes() {
+	p := u.cfg.Prefix
+	u.mux.Handle("GET "+p+"/assets/", http.StripPrefix(p+"/assets/", assetHandler()))
+	u.mux.HandleFunc("GET "+p+"/signin", u.getSignIn)
+	u.mux.HandleFunc("POST "+p+"/signin", u.postSignIn)
+	page := func(pattern string, h func(*request) error) {
+		u.mux.Handle(pattern, u.signedIn(h))
+	}
+	page("POST "+p+"/signout", u.signOut)
+	page("GET "+p+"/{$}", u.overview)
+	page("GET "+p+"/users", u.users)
+	page("GET "+p+"/users/{user}", u.images)
+	page("GET "+p+"/users/{user}/images/{image}", u.image)
+	page("POST "+p+"/users/{user}/images/{image}/metadata", u.saveMetadata)
+	page("POST "+p+"/users/{user}/images/{image}/shorturls", u.createShortURL)
+	page("POST "+p+"/users/{user}/images/{image}/shorturls/delete", u.deleteShortURL)
+	page("GET "+p+"/users/{user}/images/{image}/delete", u.confirmDelete)
+	page("POST "+p+"/users/{user}/images/{image}/delete", u.deleteImage)
+	page("GET "+p+"/playground", u.playground)
+	page("GET "+p+"/playground/preview", u.playgroundPreview)
+	page("GET "+p+"/upload", u.uploadForm)
+	page("POST "+p+"/upload", u.upload)
+	page("GET "+p+"/keys", u.keys)
+	page("POST "+p+"/keys", u.createKey)
+	page("GET "+p+"/keys/{pk}", u.key)
+	page("POST "+p+"/keys/{pk}/rotate", u.rotateKey)
+	page("POST "+p+"/keys/{pk}/delete", u.deleteKey)
+	page("POST "+p+"/keys/{pk}/rules", u.addRule)
+	page("POST "+p+"/keys/{pk}/rules/{id}/delete", u.deleteRule)
+	page("GET "+p+"/access", u.access)
+	u.mux.Handle(p, http.RedirectHandler(p+"/", http.StatusSeeOther))
+	u.mux.HandleFunc(p+"/", u.notFound)
+}
+
+// ServeHTTP sets the security headers every response carries and serves
+// the page.
+func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	// Why no 'unsafe-inline' anywhere: every script and style is an
+	// embedded file, so an injected tag or attribute cannot run. img-src
+	// allows blob: for the upload previews made by upload.js.
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob:; "+
+		"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "same-origin")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+	u.mux.ServeHTTP(w, r)
+}
+
+// secure reports whether the browser reached the service over HTTPS.
+func (u *UI) secure(r *http.Request) bool {
+	if r.TLS != nil {
+		return true
+	}
+	return u.fromTrustedProxy(r) && r.Header.Get("X-Forwarded-Proto") == "https"
+}
+
+func (u *UI) fromTrustedProxy(r *http.Request) bool {
+	ip, ok := peer(r)
+	if !ok {
+		return false
+	}
+	for _, p := range u.proxies {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// clientAddr is the address failed sign-ins are counted against: the peer,
+// or the nearest untrusted X-Forwarded-For hop behind a trusted proxy.
+func (u *UI) clientAddr(r *http.Request) string {
+	ip, _ := peer(r)
+	if !u.fromTrustedProxy(r) {
+		return ip.String()
+	}
+	hops := strings.Split(r.Header.Get("X-Forwarded-For"), ",")
+	for i := len(hops) - 1; i >= 0; i-- {
+		a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+		if err != nil {
+			break
+		}
+		ip = a.Unmap()
+		trusted := false
+		for _, p := range u.proxies {
+			trusted = trusted || p.Contains(ip)
+		}
+		if !trusted {
+			break
+		}
+	}
+	return ip.String()
+}
+
+func peer(r *http.Request) (netip.Addr, bool) {
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		a, err := netip.ParseAddr(r.RemoteAddr)
+		return a.Unmap(), err == nil
+	}
+	return ap.Addr().Unmap(), true
+}
