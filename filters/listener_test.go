@@ -81,7 +81,13 @@ func loadListeners(t *testing.T, specs map[string][2]any) *Set {
 		}
 		kit(t, dir, name, KindListener, s[0].(string), extra)
 	}
-	return newHost(t, dir, nil).Current()
+	set := newHost(t, dir, nil).Current()
+	for _, st := range set.Status() {
+		if !st.Loaded {
+			t.Fatalf("%s not loaded: %s", st.Name, st.Error)
+		}
+	}
+	return set
 }
 
 func TestListeners(t *testing.T) {
