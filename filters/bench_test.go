@@ -17,7 +17,7 @@ var benchSizes = []struct {
 // guest that does nothing else.
 func BenchmarkCheckoutCopy(b *testing.B) {
 	dir := b.TempDir()
-	kit(b, dir, "copy", KindTransformation, "copy", map[string]any{"limits": map[string]any{"memoryMB": 256}})
+	kit(b, dir, "copy", KindTransformation, "copy", map[string]any{"limits": map[string]any{"memoryMB": 256, "timeoutMs": 60000}})
 	h := newHost(b, dir, nil)
 	tr, _ := h.Current().Transformation("copy")
 	for _, sz := range benchSizes {
@@ -60,7 +60,7 @@ func duotoneNative(img *image.NRGBA, dark, light [3]uint8) *image.NRGBA {
 func BenchmarkDuotone(b *testing.B) {
 	dir := b.TempDir()
 	writeFilter(b, dir, "duotone", guest(b, "duotone"), map[string]any{"kind": "transformation",
-		"limits": map[string]any{"memoryMB": 256},
+		"limits": map[string]any{"memoryMB": 256, "timeoutMs": 60000},
 		"params": map[string]any{"dark": map[string]any{"type": "color", "default": "222222"},
 			"light": map[string]any{"type": "color", "default": "eeeeee"}}})
 	h := newHost(b, dir, nil)
