@@ -133,6 +133,16 @@ accessControl:
 		t.Fatalf("%d images stored after a rejected upload", listing.Search.Hits)
 	}
 
+	// An upload that is not an image gets the service's usual answer, not
+	// a filter failure, though minsize asks about it.
+	r = s.write(t, http.MethodPost, "/users/alice/images", []byte("GIF89a but not really an image"), alice)
+	if r.Status != http.StatusUnsupportedMediaType && r.Status != http.StatusBadRequest {
+		t.Fatalf("garbage upload: %s", r)
+	}
+	if strings.Contains(r.errorMessage(), "Filter") {
+		t.Fatalf("garbage upload answered as a filter failure: %s", r)
+	}
+
 	// A large enough upload is tagged by minsize and counted by uploadstats.
 	r = s.write(t, http.MethodPost, "/users/alice/images", testPNG(t, 320, 240, 2), alice)
 	wantStatus(t, "upload", r, http.StatusCreated)

@@ -136,7 +136,11 @@ func (f *Filter) invoke(ctx context.Context, c *call) (err error) {
 	defer f.leave()
 	start := time.Now()
 	defer func() {
-		if ctx.Err() == nil {
+		switch {
+		case ctx.Err() != nil: // the caller went away: not the guest's doing
+		case c.serviceErr != nil && err == c.serviceErr:
+			f.metrics.record(time.Since(start), nil)
+		default:
 			f.metrics.record(time.Since(start), err)
 		}
 	}()
@@ -153,6 +157,9 @@ func (f *Filter) invoke(ctx context.Context, c *call) (err error) {
 	}
 	res, err := inst.fn.Call(withCall(cctx, c))
 	f.pool.put(inst, err == nil)
+	if c.serviceErr != nil {
+		return c.serviceErr
+	}
 	if err != nil {
 		return f.callError(ctx, cctx, err)
 	}
