@@ -101,7 +101,14 @@ func (g *guestStep) Apply(s *State) error {
 		return err
 	}
 	if out == in {
-		return nil // the guest wrote nothing; s.Image already holds in
+		// The guest wrote nothing: s.Image already holds in, less the
+		// alpha band the export added.
+		if !hadAlpha {
+			if err := s.Image.ExtractBand(0, 3); err != nil {
+				return fmt.Errorf("guest output: %w", err)
+			}
+		}
+		return nil
 	}
 	ref, err := importGuestNRGBA(out, !hadAlpha)
 	if err != nil {
