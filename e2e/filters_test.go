@@ -314,3 +314,65 @@ func assertGrey(t *testing.T, img image.Image, rect image.Rectangle) {
 		}
 	}
 }
+
+// TestFilterCLI runs the authors' test kit: `vitrine filter check` and
+// `vitrine filter test` on the built examples.
+func TestFilterCLI(t *testing.T) {
+	dir := exampleFilters(t)
+	run := func(args ...string) (string, error) {
+		cmd := exec.Command(binary, args...)
+		cmd.Env = childEnv()
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := run("filter", "check", filepath.Join(dir, "duotone"))
+	if err != nil || !strings.Contains(out, "ok: duotone 1.0.0 (transformation, ABI 1)") {
+		t.Fatalf("check: %v\n%s", err, out)
+	}
+	if out, err := run("filter", "check", filepath.Join(dir, "minsize")); err != nil || !strings.Contains(out, "ok: minsize") {
+		t.Fatalf("check listener: %v\n%s", err, out)
+	}
+
+	in := filepath.Join(t.TempDir(), "in.png")
+	if err := os.WriteFile(in, testPNG(t, 100, 80, 3), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(t.TempDir(), "out.png")
+	out, err = run("filter", "test", filepath.Join(dir, "pixelate"), "--image", in, "--param", "size=20", "--out", dst)
+	if err != nil || !strings.Contains(out, "wrote "+dst+": 100x80 image/png") {
+		t.Fatalf("test: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Blocks of 20: the pixels of one block are equal.
+	if rgba(img.At(0, 0)) != rgba(img.At(19, 19)) || rgba(img.At(0, 0)) == rgba(img.At(99, 79)) {
+		t.Fatalf("not pixelated: %v %v %v", rgba(img.At(0, 0)), rgba(img.At(19, 19)), rgba(img.At(99, 79)))
+	}
+	out, err = run("filter", "test", filepath.Join(dir, "pixelate"), "--image", in, "--param", "size=0", "--out", dst)
+	if err == nil || !strings.Contains(out, "pixelate: Invalid value for size") {
+		t.Fatalf("test with a bad parameter: %v\n%s", err, out)
+	}
+
+	broken := filepath.Join(t.TempDir(), "duotone")
+	if err := os.MkdirAll(broken, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"filter.json", "filter.wasm"} {
+		b, _ := os.ReadFile(filepath.Join(dir, "duotone", f))
+		if f == "filter.wasm" {
+			b = b[:len(b)/2]
+		}
+		if err := os.WriteFile(filepath.Join(broken, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := run("filter", "check", broken); err == nil || !strings.Contains(out, "filter.wasm") {
+		t.Fatalf("check of a truncated module: %v\n%s", err, out)
+	}
+}
