@@ -199,6 +199,8 @@ type limits struct {
 	MaxHeight          int   `yaml:"maxHeight"`
 	MaxPixels          int64 `yaml:"maxPixels"`
 	MaxTransformations int   `yaml:"maxTransformations"`
+	MaxFrames          int   `yaml:"maxFrames"`
+	MaxAnimationPixels int64 `yaml:"maxAnimationPixels"`
 }
 
 // loadConfig reads the file (if any), applies the environment and the
@@ -250,6 +252,7 @@ func (c *fileConfig) engine() engine.Config {
 	return engine.Config{
 		Concurrency: c.Concurrency, MaxWidth: c.Limits.MaxWidth, MaxHeight: c.Limits.MaxHeight,
 		MaxPixels: c.Limits.MaxPixels, MaxTransformations: c.Limits.MaxTransformations,
+		MaxFrames: c.Limits.MaxFrames, MaxAnimationPixels: c.Limits.MaxAnimationPixels,
 		Presets: c.TransformationPresets, ICCProfiles: c.ICCProfiles, DefaultWatermark: c.DefaultWatermark,
 		JPEGQuality: c.JPEGQuality, KeepMetadata: c.Output.KeepMetadata,
 	}

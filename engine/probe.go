@@ -62,8 +62,9 @@ func (e *Engine) checkSize(w, h int) error {
 	return nil
 }
 
-// Probe sniffs the type of data and reads its dimensions from the header
-// without decoding pixels, enforcing the size limits (KindTooLarge),
+// Probe sniffs the type of data and reads its dimensions (and frame count)
+// from the header without decoding pixels, enforcing the size and animation
+// limits (KindTooLarge),
 // unsupported types (KindUnsupported, message `Unsupported image type: <mime>`)
 // and unreadable headers or zero sizes (KindCorrupt, `Invalid image`).
 func (e *Engine) Probe(data []byte) (Info, error) {
@@ -77,12 +78,15 @@ func (e *Engine) Probe(data []byte) (Info, error) {
 	if err != nil {
 		return Info{}, invalidImage(err)
 	}
-	w, h := ref.Width(), ref.Height()
+	w, h, n := ref.Width(), ref.Height(), ref.Pages()
 	ref.Close()
 	if err := e.checkSize(w, h); err != nil {
 		return Info{}, err
 	}
-	return Info{Mime: f.mime, Ext: f.ext, Width: w, Height: h}, nil
+	if err := e.checkFrames(w, h, n); err != nil {
+		return Info{}, err
+	}
+	return Info{Mime: f.mime, Ext: f.ext, Width: w, Height: h, Frames: max(n, 1)}, nil
 }
 
 // Inspect is Probe plus a full decode, so that an upload whose pixels are
@@ -98,6 +102,9 @@ func (e *Engine) Inspect(ctx context.Context, data []byte) (Info, error) {
 	defer e.release()
 	params := vips.NewImportParams() // fail on the first decoder warning
 	params.Access.Set(vips.AccessSequential)
+	if info.Frames > 1 {
+		params.NumPages.Set(-1) // every frame, within the limits Probe checked
+	}
 	ref, err := vips.LoadImageFromBuffer(data, params)
 	if err != nil {
 		return Info{}, invalidImage(err)
