@@ -182,6 +182,15 @@ type fileConfig struct {
 	JPEGQuality int `yaml:"jpegQuality"`
 	// Output is the policy for transformed and converted images.
 	Output output `yaml:"output"`
+	// Uploads says which image types may be uploaded.
+	Uploads uploads `yaml:"uploads"`
+}
+
+// uploads says which image types may be uploaded.
+type uploads struct {
+	// Formats lists extensions: jpg, png, gif, webp, tif, avif, heic
+	// (default jpg, png, gif, webp).
+	Formats []string `yaml:"formats"`
 }
 
 // output is the policy for transformed and converted images.
@@ -254,7 +263,7 @@ func (c *fileConfig) engine() engine.Config {
 		MaxPixels: c.Limits.MaxPixels, MaxTransformations: c.Limits.MaxTransformations,
 		MaxFrames: c.Limits.MaxFrames, MaxAnimationPixels: c.Limits.MaxAnimationPixels,
 		Presets: c.TransformationPresets, ICCProfiles: c.ICCProfiles, DefaultWatermark: c.DefaultWatermark,
-		JPEGQuality: c.JPEGQuality, KeepMetadata: c.Output.KeepMetadata,
+		JPEGQuality: c.JPEGQuality, KeepMetadata: c.Output.KeepMetadata, UploadFormats: c.Uploads.Formats,
 	}
 }
 

@@ -38,6 +38,10 @@ type Config struct {
 	DefaultWatermark string `yaml:"defaultWatermark"`
 	// JPEGQuality is the quality of JPEG output without compress (default 80).
 	JPEGQuality int `yaml:"jpegQuality"`
+	// UploadFormats lists the input types Inspect accepts for upload, by
+	// extension: jpg, png, gif, webp, tif, avif, heic (default jpg, png,
+	// gif, webp). Stored images of any type are transformed.
+	UploadFormats []string `yaml:"formats"`
 	// KeepMetadata keeps the source's EXIF, XMP, IPTC and comments in
 	// transformed and converted outputs. By default (false) they are removed,
 	// after the EXIF orientation has been applied to the pixels; see
@@ -47,8 +51,8 @@ type Config struct {
 
 // Info describes an image as read from its header.
 type Info struct {
-	Mime   string // image/jpeg, image/png, image/gif, image/webp, image/tiff
-	Ext    string // jpg, png, gif, webp, tif
+	Mime   string // image/jpeg, image/png, image/gif, image/webp, image/tiff, image/avif, image/heic
+	Ext    string // jpg, png, gif, webp, tif, avif, heic
 	Width  int
 	Height int
 	// Frames is the number of frames of an animation, 1 for a still image.
@@ -107,6 +111,9 @@ func (c Config) withDefaults() Config {
 	if c.MaxFrames == 0 {
 		c.MaxFrames = DefaultMaxFrames
 	}
+	if len(c.UploadFormats) == 0 {
+		c.UploadFormats = DefaultUploadFormats
+	}
 	if c.MaxAnimationPixels == 0 {
 		c.MaxAnimationPixels = DefaultMaxPixels
 	}
@@ -130,6 +137,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("engine: maxTransformations must not be negative, got %d", c.MaxTransformations)
 	case c.JPEGQuality < 0 || c.JPEGQuality > 100:
 		return fmt.Errorf("engine: jpegQuality must be between 1 and 100, got %d", c.JPEGQuality)
+	}
+	if err := validUploadFormats(c.UploadFormats); err != nil {
+		return err
 	}
 	for name, specs := range c.Presets {
 		if name == "" {
@@ -245,6 +255,9 @@ func (e *Engine) Process(ctx context.Context, src []byte, req Request) (*Result,
 	}
 	if s.Output.Format == "" {
 		s.Output.Format = d.ext
+	}
+	if _, ok := mimeOf[s.Output.Format]; !ok {
+		s.Output.Format = stillFallback(s.Image.HasAlpha())
 	}
 	if err := e.finishMetadata(s); err != nil {
 		return nil, err

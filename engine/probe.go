@@ -31,7 +31,7 @@ func sniff(data []byte) (format, bool) {
 	case bytes.HasPrefix(data, []byte("II*\x00")), bytes.HasPrefix(data, []byte("MM\x00*")):
 		return format{"image/tiff", "tif"}, true
 	}
-	return format{}, false
+	return sniffHEIF(data)
 }
 
 // unsupported is the error for bytes no loader handles; the MIME type is the
@@ -90,11 +90,15 @@ func (e *Engine) Probe(data []byte) (Info, error) {
 }
 
 // Inspect is Probe plus a full decode, so that an upload whose pixels are
-// corrupt or truncated is refused (KindCorrupt) before it is stored.
+// corrupt or truncated is refused (KindCorrupt) before it is stored. Types
+// Config.UploadFormats does not list are refused as unsupported.
 func (e *Engine) Inspect(ctx context.Context, data []byte) (Info, error) {
 	info, err := e.Probe(data)
 	if err != nil {
 		return Info{}, err
+	}
+	if !e.uploadAllowed(info.Ext) {
+		return Info{}, &Error{Kind: KindUnsupported, Msg: "Unsupported image type: " + info.Mime}
 	}
 	if err := e.acquire(ctx); err != nil {
 		return Info{}, err
