@@ -12,8 +12,11 @@ import (
 // Config is the engine's part of the service configuration. The zero value
 // works: every field has a default applied by New.
 type Config struct {
-	// Concurrency bounds how many libvips pipelines run at once; 0 means the
-	// number of CPUs. Extra requests wait (and give up when their context ends).
+	// Concurrency bounds how many libvips pipelines run at once; 0 means
+	// twice the number of CPUs (as imgproxy's workers): each pipeline runs on
+	// one libvips thread, and with only one per CPU the CPUs idle while
+	// pipelines read sources and write responses. Extra requests wait (and give
+	// up when their context ends) without holding their source in memory.
 	Concurrency int `yaml:"concurrency"`
 	// MaxWidth and MaxHeight cap each side of an input image, read from its
 	// header before any pixel is decoded (default 32768).
@@ -96,7 +99,7 @@ const (
 // withDefaults returns c with every zero field set to its default.
 func (c Config) withDefaults() Config {
 	if c.Concurrency == 0 {
-		c.Concurrency = runtime.NumCPU()
+		c.Concurrency = 2 * runtime.NumCPU()
 	}
 	if c.MaxWidth == 0 {
 		c.MaxWidth = DefaultMaxSide
