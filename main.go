@@ -193,6 +193,9 @@ type fileConfig struct {
 	ShutdownTimeout time.Duration `yaml:"shutdownTimeout"`
 	// AccessLog writes one JSON line per request to stderr (default true).
 	AccessLog *bool `yaml:"accessLog"`
+	// DatabaseMaxConns caps connections to a PostgreSQL or MySQL server per
+	// instance (default: no cap, 16 kept idle).
+	DatabaseMaxConns int `yaml:"databaseMaxConns"`
 }
 
 // metricsConfig is the `metrics` section.
@@ -398,7 +401,7 @@ func openDB(ctx context.Context, f commonFlags) (*stores, error) {
 		return nil, err
 	}
 	st := &stores{cfg: cfg}
-	if st.db, err = storage.Open(ctx, cfg.Database, storage.Options{Secret: secret}); err != nil {
+	if st.db, err = storage.Open(ctx, cfg.Database, storage.Options{Secret: secret, MaxOpenConns: cfg.DatabaseMaxConns}); err != nil {
 		return nil, fmt.Errorf("database: %w", err)
 	}
 	return st, nil
