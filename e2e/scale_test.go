@@ -85,6 +85,18 @@ func (v *versitygw) url() string {
 	return "s3://" + v.bucket + "?endpoint=http://" + v.addr + "&region=us-east-1&use_path_style=true"
 }
 
+// readWriteKey is the configuration of key k with read-write on user.
+func readWriteKey(k key, user string) string {
+	return fmt.Sprintf(`accessControl:
+  keys:
+    - publicKey: %s
+      privateKey: %s
+      rules:
+        - users: [%s]
+          group: read-write
+`, k.Public, k.Private, user)
+}
+
 // rawDo sends one request without failing the test (for goroutines).
 func rawDo(c *http.Client, method, u string, body []byte, prepare func(*http.Request)) (int, []byte, http.Header, error) {
 	var rd io.Reader
@@ -122,14 +134,7 @@ storage: %q
 shutdownTimeout: 60s
 metrics:
   enabled: true
-accessControl:
-  keys:
-    - publicKey: %s
-      privateKey: %s
-      rules:
-        - users: [%s]
-          group: read-write
-`, dsn, gw.url(), k.Public, k.Private, user)
+`, dsn, gw.url()) + readWriteKey(k, user)
 
 	var (
 		wg   sync.WaitGroup
@@ -433,14 +438,7 @@ func TestVariantCacheCap(t *testing.T) {
 metrics:
   enabled: true
   listen: %s
-accessControl:
-  keys:
-    - publicKey: %s
-      privateKey: %s
-      rules:
-        - users: [%s]
-          group: read-write
-`, limit, metricsAddr, k.Public, k.Private, user))
+`, limit, metricsAddr)+readWriteKey(k, user))
 	images := "/users/" + user + "/images"
 	src := testPNG(t, 300, 200, 5)
 	wantStatus(t, "upload", s.write(t, http.MethodPost, images, src, k), http.StatusCreated)

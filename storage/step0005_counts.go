@@ -9,33 +9,31 @@ package storage
 // where the ascending indexes of step 4 would leave large groups of equal
 // values to sort, because the tie-break on identifier stays ascending.
 func init() {
+	// SQLite and PostgreSQL take the same indexes.
+	indexes := []string{
+		`CREATE INDEX images_user_extension_desc ON images (user_name, extension DESC, identifier)`,
+		`CREATE INDEX images_user_mime_desc ON images (user_name, mime DESC, identifier)`,
+		`CREATE INDEX images_user_width_desc ON images (user_name, width DESC, identifier)`,
+		`CREATE INDEX images_user_height_desc ON images (user_name, height DESC, identifier)`,
+		`CREATE INDEX images_user_original_checksum_desc ON images (user_name, COALESCE(original_checksum, '') DESC, identifier)`,
+	}
 	register(Migration{
 		Version: 5,
 		Name:    "per-user image counts and descending listing indexes",
-		SQLite: []string{
+		SQLite: append([]string{
 			`CREATE TABLE image_counts (
 				user_name TEXT NOT NULL PRIMARY KEY,
 				images BIGINT NOT NULL,
 				bytes BIGINT NOT NULL)`,
 			`INSERT INTO image_counts (user_name, images, bytes) SELECT user_name, COUNT(*), COALESCE(SUM(size), 0) FROM images GROUP BY user_name`,
-			`CREATE INDEX images_user_extension_desc ON images (user_name, extension DESC, identifier)`,
-			`CREATE INDEX images_user_mime_desc ON images (user_name, mime DESC, identifier)`,
-			`CREATE INDEX images_user_width_desc ON images (user_name, width DESC, identifier)`,
-			`CREATE INDEX images_user_height_desc ON images (user_name, height DESC, identifier)`,
-			`CREATE INDEX images_user_original_checksum_desc ON images (user_name, COALESCE(original_checksum, '') DESC, identifier)`,
-		},
-		Postgres: []string{
+		}, indexes...),
+		Postgres: append([]string{
 			`CREATE TABLE image_counts (
 				user_name TEXT COLLATE "C" NOT NULL PRIMARY KEY,
 				images BIGINT NOT NULL,
 				bytes BIGINT NOT NULL)`,
 			`INSERT INTO image_counts (user_name, images, bytes) SELECT user_name, COUNT(*), COALESCE(SUM(size), 0) FROM images GROUP BY user_name`,
-			`CREATE INDEX images_user_extension_desc ON images (user_name, extension DESC, identifier)`,
-			`CREATE INDEX images_user_mime_desc ON images (user_name, mime DESC, identifier)`,
-			`CREATE INDEX images_user_width_desc ON images (user_name, width DESC, identifier)`,
-			`CREATE INDEX images_user_height_desc ON images (user_name, height DESC, identifier)`,
-			`CREATE INDEX images_user_original_checksum_desc ON images (user_name, COALESCE(original_checksum, '') DESC, identifier)`,
-		},
+		}, indexes...),
 		MySQL: []string{
 			`CREATE TABLE image_counts (
 				user_name VARCHAR(255) NOT NULL PRIMARY KEY,
