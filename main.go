@@ -475,7 +475,9 @@ func serve(args []string) error {
 		return err
 	}
 	defer func() {
-		if err := variants.Close(context.Background()); err != nil {
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := variants.Close(cctx); err != nil {
 			log.Error("variant cache", "err", err)
 		}
 	}()
