@@ -191,6 +191,10 @@ type fileConfig struct {
 	// ShutdownTimeout is how long a stopping server (SIGTERM, SIGINT) lets
 	// in-flight requests finish (default 30s).
 	ShutdownTimeout time.Duration `yaml:"shutdownTimeout"`
+	// ShutdownDelay is how long a stopping server keeps accepting requests
+	// with /readyz at 503 before it stops accepting, so that load balancers
+	// take it out of rotation first (default 0).
+	ShutdownDelay time.Duration `yaml:"shutdownDelay"`
 	// AccessLog writes one JSON line per request to stderr (default true).
 	AccessLog *bool `yaml:"accessLog"`
 	// DatabaseMaxConns caps connections to a PostgreSQL or MySQL server per
@@ -540,6 +544,10 @@ func serve(args []string) error {
 	}
 	log.Info("shutting down: draining requests", "timeout", timeout.String())
 	srv.Drain()
+	if d := st.cfg.ShutdownDelay; d > 0 {
+		log.Info("shutting down: not ready, still serving", "delay", d.String())
+		time.Sleep(d)
+	}
 	sctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil {
