@@ -17,12 +17,13 @@
 // being at step 1.
 //
 // Steps in use: 1 initial schema (schema.go), 2 image version counter, 3
-// variant cache table, 4 listing indexes. To add step N, add one file,
+// variant cache table, 4 listing indexes, 5 per-user image counts and
+// descending listing indexes. To add step N, add one file,
 // stepNNNN_what.go, that registers it:
 //
 //	func init() {
 //		register(Migration{
-//			Version:  5,
+//			Version:  6,
 //			Name:     "sessions",
 //			SQLite:   []string{`CREATE TABLE sessions (...)`},
 //			Postgres: []string{`CREATE TABLE sessions (...)`},
