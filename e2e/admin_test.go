@@ -245,7 +245,7 @@ func TestAdminUI(t *testing.T) {
 	}
 	for name, data := range map[string]string{
 		"filter.json": `{"name": "broken", "version": "1.0.0", "abi": 1, "kind": "transformation"}`,
-		"filter.wasm":   "\x00asm but not really",
+		"filter.wasm": "\x00asm but not really",
 	} {
 		if err := os.WriteFile(filepath.Join(broken, name), []byte(data), 0o644); err != nil {
 			t.Fatal(err)
