@@ -197,6 +197,15 @@ type fileConfig struct {
 	Filters filters.Config `yaml:"filters"`
 	// Debug holds operator diagnostics, all off by default.
 	Debug debugConfig `yaml:"debug"`
+	// Cache bounds the shared variant cache (cacheVariants turns it on).
+	Cache storage.CacheConfig `yaml:"cache"`
+	// Metrics configures the Prometheus metrics.
+	Metrics metricsConfig `yaml:"metrics"`
+	// ShutdownTimeout is how long a stopping server (SIGTERM, SIGINT) lets
+	// in-flight requests finish (default 30s).
+	ShutdownTimeout time.Duration `yaml:"shutdownTimeout"`
+	// AccessLog writes one JSON line per request to stderr (default true).
+	AccessLog *bool `yaml:"accessLog"`
 }
 
 // output is the policy for transformed and converted images.
@@ -211,6 +220,15 @@ type debugConfig struct {
 	// and goroutine profiles) on this address, apart from the API. Bind it
 	// to loopback: profiles reveal internals and cost CPU while taken.
 	PprofListen string `yaml:"pprofListen"`
+}
+
+// metricsConfig is the `metrics` section.
+type metricsConfig struct {
+	// Enabled serves Prometheus metrics at /metrics (default false).
+	Enabled bool `yaml:"enabled"`
+	// Listen, when set, serves /metrics on this address of its own instead
+	// of the main listener (keep it private).
+	Listen string `yaml:"listen"`
 }
 
 // limits are every size limit in one place.
@@ -321,6 +339,14 @@ func applyEnv(v reflect.Value, prefix string) error {
 }
 
 func setFromString(fv reflect.Value, raw string) error {
+	if fv.Type() == reflect.TypeFor[time.Duration]() {
+		d, err := time.ParseDuration(raw)
+		if err != nil {
+			return err
+		}
+		fv.SetInt(int64(d))
+		return nil
+	}
 	switch fv.Kind() {
 	case reflect.String:
 		fv.SetString(raw)
@@ -453,7 +479,7 @@ func serve(args []string) error {
 	if *listen != "" {
 		st.cfg.Listen = *listen
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	if err := bootstrapAdmin(ctx, st); err != nil {
 		return err
 	}
@@ -461,27 +487,70 @@ func serve(args []string) error {
 	if err != nil {
 		return err
 	}
-	defer engine.Shutdown()
+	drained := false
+	defer func() {
+		// Why only once drained: libvips must not stop under a request.
+		if drained {
+			engine.Shutdown()
+		}
+	}()
 	fh, err := openFilters(ctx, st.cfg, f.data, eng, log)
 	if err != nil {
 		return err
 	}
 	defer fh.Close()
-	srv, err := api.New(st.cfg.api(), api.Deps{DB: st.db, Blobs: st.blobs, Engine: eng, Logger: log,
-		Filters: filterAdmin{fh}})
+	variants, err := storage.NewVariantCache(st.db, st.blobs, st.cfg.Cache)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := variants.Close(context.Background()); err != nil {
+			log.Error("variant cache", "err", err)
+		}
+	}()
+	go variants.Run(ctx, func(err error) { log.Warn("variant cache", "err", err) })
+	deps := api.Deps{DB: st.db, Blobs: st.blobs, Engine: eng, Logger: log, Variants: variants,
+		Filters: filterAdmin{fh}}
+	if boolOrTrue(st.cfg.AccessLog) {
+		deps.AccessLog = log
+	}
+	var metricsLn net.Listener
+	if st.cfg.Metrics.Enabled {
+		m := api.NewMetrics()
+		eng.SetObserver(m)
+		st.db.Observe(m.ObserveDB)
+		st.blobs.Observe(m.ObserveBlob)
+		m.WatchCache(variants.Stats)
+		m.WatchEngine(eng.Load)
+		deps.Metrics = m
+		if st.cfg.Metrics.Listen != "" {
+			if metricsLn, err = net.Listen("tcp", st.cfg.Metrics.Listen); err != nil {
+				return fmt.Errorf("metrics: %w", err)
+			}
+			ms := &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 10 * time.Second}
+			go func() { _ = ms.Serve(metricsLn) }()
+			defer ms.Close()
+			log.Info("metrics listening", "addr", "http://"+metricsLn.Addr().String()+"/metrics")
+		}
+	}
+	srv, err := api.New(st.cfg.api(), deps)
 	if err != nil {
 		return err
 	}
 	wireFilters(ctx, fh, eng, srv, log)
-	ln, err := net.Listen("tcp", st.cfg.Listen)
-	if err != nil {
-		return err
-	}
 	ui, err := web.New(web.Config{TrustedProxies: st.cfg.api().TrustedProxies, Logger: log}, srv, webSessions{st.db})
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: withAdmin(srv, ui), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
+	var metricsHandler http.Handler
+	if deps.Metrics != nil && metricsLn == nil {
+		metricsHandler = deps.Metrics.Handler()
+	}
+	ln, err := net.Listen("tcp", st.cfg.Listen)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: routes(srv, ui, metricsHandler), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	log.Info("vitrine listening", "addr", "http://"+ln.Addr().String(), "database", redact(st.cfg.Database),
 		"storage", redact(st.cfg.Storage))
@@ -502,22 +571,38 @@ func serve(args []string) error {
 		return err
 	case <-ctx.Done():
 	}
-	log.Info("shutting down: draining requests")
-	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// Stop accepting, let in-flight requests finish, then (deferred above)
+	// flush the variant cache, stop libvips, close the blob store and the
+	// database.
+	timeout := st.cfg.ShutdownTimeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	log.Info("shutting down: draining requests", "timeout", timeout.String())
+	srv.Drain()
+	sctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	return hs.Shutdown(sctx)
+	if err := hs.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: requests still running after %s: %w", timeout, err)
+	}
+	drained = true
+	log.Info("stopped")
+	return nil
 }
 
-// withAdmin serves the admin UI under /admin and everything else from
-// the API. Why not a ServeMux: it would clean and redirect paths the API
-// must see as sent.
-func withAdmin(apiHandler, ui http.Handler) http.Handler {
+// routes serves the admin UI under /admin, the metrics at GET /metrics when
+// metrics is not nil, and everything else from the API. Why not a ServeMux:
+// it would clean and redirect paths the API must see as sent.
+func routes(apiHandler, ui, metrics http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/admin" || strings.HasPrefix(r.URL.Path, "/admin/") {
+		switch {
+		case r.URL.Path == "/admin" || strings.HasPrefix(r.URL.Path, "/admin/"):
 			ui.ServeHTTP(w, r)
-			return
+		case metrics != nil && r.URL.Path == "/metrics" && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+			metrics.ServeHTTP(w, r)
+		default:
+			apiHandler.ServeHTTP(w, r)
 		}
-		apiHandler.ServeHTTP(w, r)
 	})
 }
 
@@ -548,6 +633,9 @@ func pprofMux() *http.ServeMux {
 	m.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	return m
 }
+
+// boolOrTrue reads an optional boolean that defaults to true.
+func boolOrTrue(p *bool) bool { return p == nil || *p }
 
 // redact hides credentials in a URL for the log.
 func redact(u string) string {

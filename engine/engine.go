@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync/atomic"
+	"time"
 )
 
 // Config is the engine's part of the service configuration. The zero value
@@ -127,9 +129,11 @@ func (c Config) Validate() error {
 
 // Engine runs transformation chains. It is safe for concurrent use.
 type Engine struct {
-	cfg Config
-	reg *Registry
-	sem chan struct{}
+	cfg      Config
+	reg      *Registry
+	sem      chan struct{}
+	waiting  atomic.Int64 // callers blocked in acquire
+	observer Observer     // stage timings; nil when off
 }
 
 // New validates cfg, applies its defaults and returns an engine holding every
@@ -221,10 +225,12 @@ func (e *Engine) ProcessSource(ctx context.Context, load func(context.Context) (
 // render decodes src, runs the chain and encodes; the caller holds a
 // pipeline slot.
 func (e *Engine) render(ctx context.Context, src []byte, req Request) (*Result, error) {
+	start := time.Now()
 	d, err := e.decode(src, req.Chain.steps, req.Env)
 	if err != nil {
 		return nil, err
 	}
+	e.observe("decode", "", start)
 	s := &State{
 		Ctx:        ctx,
 		Image:      d.img,
@@ -245,9 +251,11 @@ func (e *Engine) render(ctx context.Context, src []byte, req Request) (*Result, 
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
+		start := time.Now()
 		if err := st.Apply(s); err != nil {
 			return nil, stepError(req.Chain.specs[i].Name, err)
 		}
+		e.observe("transform", req.Chain.specs[i].Name, start)
 		s.loadW, s.loadH = 0, 0
 		// Images are lazy: checking the size after each step costs nothing
 		// and stops a chain that would enlarge past the limits before any
@@ -268,6 +276,7 @@ func (e *Engine) render(ctx context.Context, src []byte, req Request) (*Result, 
 	if err := e.finishMetadata(s); err != nil {
 		return nil, err
 	}
+	start = time.Now()
 	data, err := e.encode(s.Image, s.Output)
 	if err != nil {
 		return nil, err
@@ -275,6 +284,7 @@ func (e *Engine) render(ctx context.Context, src []byte, req Request) (*Result, 
 	if data, err = e.finishEncoded(data, s.Output); err != nil {
 		return nil, err
 	}
+	e.observe("encode", s.Output.Format, start)
 	return &Result{
 		Data:    data,
 		Mime:    mimeOf[s.Output.Format],

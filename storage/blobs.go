@@ -18,7 +18,8 @@ import (
 // Blobs stores image bytes and cached variants in a gocloud.dev bucket.
 // It is safe for concurrent use.
 type Blobs struct {
-	bucket *blob.Bucket
+	bucket  *blob.Bucket
+	observe ObserveFunc // nil when off
 }
 
 // OpenBlobs opens the bucket named by rawURL:
@@ -68,7 +69,8 @@ func VariantKey(user, id, hash string) string { return VariantPrefix(user, id) +
 // Put writes data at key, all or nothing: when the write fails or ctx is
 // cancelled, the previous blob (or its absence) stays. The content type is
 // detected from data where the backend stores one.
-func (b *Blobs) Put(ctx context.Context, key string, data []byte) error {
+func (b *Blobs) Put(ctx context.Context, key string, data []byte) (err error) {
+	defer b.timed("put", time.Now(), &err)
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	w, err := b.bucket.NewWriter(wctx, key, nil)
@@ -95,7 +97,8 @@ func wrap(op, key string, err error) error {
 }
 
 // Get reads the blob at key; ErrNotExist when there is none.
-func (b *Blobs) Get(ctx context.Context, key string) ([]byte, error) {
+func (b *Blobs) Get(ctx context.Context, key string) (_ []byte, err error) {
+	defer b.timed("get", time.Now(), &err)
 	r, err := b.bucket.NewReader(ctx, key, nil)
 	if err != nil {
 		return nil, wrap("get blob", key, err)
@@ -160,7 +163,8 @@ func (b *Blobs) Exists(ctx context.Context, key string) (bool, error) {
 }
 
 // Delete removes the blob at key; a missing blob is not an error.
-func (b *Blobs) Delete(ctx context.Context, key string) error {
+func (b *Blobs) Delete(ctx context.Context, key string) (err error) {
+	defer b.timed("delete", time.Now(), &err)
 	if err := b.bucket.Delete(ctx, key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
 		return fmt.Errorf("storage: delete blob %s: %w", key, err)
 	}
