@@ -39,6 +39,7 @@ templ-check:
 fuzz: deps
 	$(GO) test ./engine -run '^$$' -fuzz '^FuzzParseSpec$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./engine -run '^$$' -fuzz '^FuzzInspect$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./engine -run '^$$' -fuzz '^FuzzAnimated$$' -fuzztime $(FUZZTIME)
 
 test: vet
 	MALLOC_ARENA_MAX=2 $(GO) test -race -count=1 -timeout 30m ./...

@@ -206,6 +206,15 @@ type fileConfig struct {
 	ShutdownTimeout time.Duration `yaml:"shutdownTimeout"`
 	// AccessLog writes one JSON line per request to stderr (default true).
 	AccessLog *bool `yaml:"accessLog"`
+	// Uploads says which image types may be uploaded.
+	Uploads uploads `yaml:"uploads"`
+}
+
+// uploads says which image types may be uploaded.
+type uploads struct {
+	// Formats lists extensions: jpg, png, gif, webp, tif, avif, heic
+	// (default jpg, png, gif, webp).
+	Formats []string `yaml:"formats"`
 }
 
 // output is the policy for transformed and converted images.
@@ -240,6 +249,8 @@ type limits struct {
 	MaxHeight          int   `yaml:"maxHeight"`
 	MaxPixels          int64 `yaml:"maxPixels"`
 	MaxTransformations int   `yaml:"maxTransformations"`
+	MaxFrames          int   `yaml:"maxFrames"`
+	MaxAnimationPixels int64 `yaml:"maxAnimationPixels"`
 }
 
 // loadConfig reads the file (if any), applies the environment and the
@@ -291,8 +302,9 @@ func (c *fileConfig) engine() engine.Config {
 	return engine.Config{
 		Concurrency: c.Concurrency, MaxWidth: c.Limits.MaxWidth, MaxHeight: c.Limits.MaxHeight,
 		MaxPixels: c.Limits.MaxPixels, MaxTransformations: c.Limits.MaxTransformations,
+		MaxFrames: c.Limits.MaxFrames, MaxAnimationPixels: c.Limits.MaxAnimationPixels,
 		Presets: c.TransformationPresets, ICCProfiles: c.ICCProfiles, DefaultWatermark: c.DefaultWatermark,
-		JPEGQuality: c.JPEGQuality, KeepMetadata: c.Output.KeepMetadata,
+		JPEGQuality: c.JPEGQuality, KeepMetadata: c.Output.KeepMetadata, UploadFormats: c.Uploads.Formats,
 	}
 }
 

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"image"
-	"sort"
-	"strings"
 
 	"github.com/davidbyttow/govips/v2/vips"
 )
@@ -87,22 +85,7 @@ type guestStep struct {
 // key is the step's part of the variant cache key: its normalised
 // parameters and the guest's content hash.
 func (g *guestStep) key() string {
-	keys := make([]string, 0, len(g.params))
-	for k := range g.params {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	var b strings.Builder
-	b.WriteString(g.name + "@" + g.guest.ContentHash())
-	for i, k := range keys {
-		if i == 0 {
-			b.WriteByte(':')
-		} else {
-			b.WriteByte(',')
-		}
-		b.WriteString(k + "=" + g.params[k])
-	}
-	return b.String()
+	return Spec{Name: g.name + "@" + g.guest.ContentHash(), Params: g.params}.String()
 }
 
 // Apply copies the image out of libvips, runs the guest and copies its
@@ -118,7 +101,14 @@ func (g *guestStep) Apply(s *State) error {
 		return err
 	}
 	if out == in {
-		return nil // the guest wrote nothing; s.Image already holds in
+		// The guest wrote nothing: s.Image already holds in, less the
+		// alpha band the export added.
+		if !hadAlpha {
+			if err := s.Image.ExtractBand(0, 3); err != nil {
+				return fmt.Errorf("guest output: %w", err)
+			}
+		}
+		return nil
 	}
 	ref, err := importGuestNRGBA(out, !hadAlpha)
 	if err != nil {

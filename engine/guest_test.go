@@ -39,6 +39,9 @@ func (g *goGuest) CheckParams(raw map[string]string) (map[string]string, error) 
 
 func (g *goGuest) Transform(_ context.Context, img *image.NRGBA, params map[string]string, _ map[string]any) (*image.NRGBA, error) {
 	g.calls++
+	if g.hash == "noop" {
+		return img, nil
+	}
 	if s, ok := params["size"]; ok {
 		var w, h int
 		fmt.Sscanf(s, "%dx%d", &w, &h)
@@ -89,7 +92,8 @@ func (s staticGuests) GuestNames() []string {
 func TestGuestInChain(t *testing.T) {
 	e := newTestEngine(t, Config{})
 	inv := &goGuest{hash: "h1"}
-	e.Registry().SetGuests(staticGuests{"invert": inv, "solid": &goGuest{hash: "h2"}, "slow": &failingGuest{}, "border": &goGuest{}})
+	e.Registry().SetGuests(staticGuests{"invert": inv, "solid": &goGuest{hash: "h2"}, "slow": &failingGuest{}, "border": &goGuest{},
+		"noop": &goGuest{hash: "noop"}})
 	src := source(t, 64, 48, "png", false)
 
 	t.Run("mixed with native steps", func(t *testing.T) {
@@ -110,6 +114,12 @@ func TestGuestInChain(t *testing.T) {
 		res := run(t, e, source(t, 40, 40, "png", true), "png", Env{}, "invert")
 		if p := pixel(t, res.Data, 5, 20); p.A != 0 {
 			t.Fatalf("transparent band lost: %v", p)
+		}
+	})
+	t.Run("a guest that writes nothing leaves three bands", func(t *testing.T) {
+		res := run(t, e, src, "png", Env{}, "noop")
+		if b := mustLoad(t, res.Data); b.Bands() != 3 || res.Width != 64 {
+			t.Fatalf("%d bands, %dx%d", b.Bands(), res.Width, res.Height)
 		}
 	})
 	t.Run("output of another size", func(t *testing.T) {

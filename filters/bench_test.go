@@ -17,7 +17,7 @@ var benchSizes = []struct {
 // guest that does nothing else.
 func BenchmarkCheckoutCopy(b *testing.B) {
 	dir := b.TempDir()
-	kit(b, dir, "copy", KindTransformation, "copy", map[string]any{"limits": map[string]any{"memoryMB": 256}})
+	kit(b, dir, "copy", KindTransformation, "copy", map[string]any{"limits": map[string]any{"memoryMB": 256, "timeoutMs": 60000}})
 	h := newHost(b, dir, nil)
 	tr, _ := h.Current().Transformation("copy")
 	for _, sz := range benchSizes {
@@ -48,9 +48,9 @@ func duotoneNative(img *image.NRGBA, dark, light [3]uint8) *image.NRGBA {
 		}
 	}
 	pix, n := out.Pix, len(out.Pix)
-	for i := 0; i+3 < n; i += 4 {
-		y := uint8((299*uint32(pix[i]) + 587*uint32(pix[i+1]) + 114*uint32(pix[i+2]) + 500) / 1000)
-		pix[i], pix[i+1], pix[i+2] = lut[0][y], lut[1][y], lut[2][y]
+	for row := pix[:n]; len(row) >= 4; row = row[4:] {
+		y := uint8((77*uint32(row[0]) + 150*uint32(row[1]) + 29*uint32(row[2]) + 128) >> 8)
+		row[0], row[1], row[2] = lut[0][y], lut[1][y], lut[2][y]
 	}
 	return out
 }
@@ -60,7 +60,7 @@ func duotoneNative(img *image.NRGBA, dark, light [3]uint8) *image.NRGBA {
 func BenchmarkDuotone(b *testing.B) {
 	dir := b.TempDir()
 	writeFilter(b, dir, "duotone", guest(b, "duotone"), map[string]any{"kind": "transformation",
-		"limits": map[string]any{"memoryMB": 256},
+		"limits": map[string]any{"memoryMB": 256, "timeoutMs": 60000},
 		"params": map[string]any{"dark": map[string]any{"type": "color", "default": "222222"},
 			"light": map[string]any{"type": "color", "default": "eeeeee"}}})
 	h := newHost(b, dir, nil)

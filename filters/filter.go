@@ -117,7 +117,7 @@ func load(ctx context.Context, cfg Config, cache wazero.CompilationCache, src *s
 		}
 		return &instance{mod: mod, fn: mod.ExportedFunction(export)}, nil
 	})
-	ictx, cancel := context.WithTimeout(ctx, f.timeout)
+	ictx, cancel := context.WithTimeout(ctx, f.startTimeout())
 	defer cancel()
 	inst, err := f.pool.instantiate(ictx)
 	if err != nil {
@@ -136,18 +136,30 @@ func (f *Filter) invoke(ctx context.Context, c *call) (err error) {
 	defer f.leave()
 	start := time.Now()
 	defer func() {
-		if ctx.Err() == nil {
+		switch {
+		case ctx.Err() != nil: // the caller went away: not the guest's doing
+		case c.serviceErr != nil && err == c.serviceErr:
+			f.metrics.record(time.Since(start), nil)
+		default:
 			f.metrics.record(time.Since(start), err)
 		}
 	}()
 	cctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
-	inst, err := f.pool.get(cctx)
+	// Why a separate deadline to start an instance: starting one (the
+	// guest runtime's _initialize) is the host's choice, not part of the
+	// call, and must not eat a short call timeout.
+	sctx, scancel := context.WithTimeout(ctx, f.startTimeout())
+	defer scancel()
+	inst, err := f.pool.get(cctx, sctx)
 	if err != nil {
 		return f.callError(ctx, cctx, err)
 	}
 	res, err := inst.fn.Call(withCall(cctx, c))
 	f.pool.put(inst, err == nil)
+	if c.serviceErr != nil {
+		return c.serviceErr
+	}
 	if err != nil {
 		return f.callError(ctx, cctx, err)
 	}
@@ -159,6 +171,13 @@ func (f *Filter) invoke(ctx context.Context, c *call) (err error) {
 	}
 	return nil
 }
+
+// minStartTimeout is the least time an instance gets to start.
+const minStartTimeout = 10 * time.Second
+
+// startTimeout bounds starting one instance: the filter's timeout, and at
+// least minStartTimeout.
+func (f *Filter) startTimeout() time.Duration { return max(f.timeout, minStartTimeout) }
 
 // callError classifies a failed checkout or call: the caller's own end
 // (client gone, request deadline) as it is, the filter's timeout, an exit,

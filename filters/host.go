@@ -51,6 +51,21 @@ type call struct {
 	stats map[string]any
 	// rejected is set by `reject`; it wins over the export's result.
 	rejected *Error
+	// serviceErr is the service's own failure to give the guest what it
+	// asked for (an upload that is not an image, a metadata document that
+	// is not JSON, a database error). It ends the request with the
+	// service's answer, whatever the guest does, and is not the guest's
+	// fault.
+	serviceErr error
+}
+
+// serviceFailed records err as the call's service error and returns
+// ERR_UNAVAILABLE for the guest.
+func (c *call) serviceFailed(err error) int32 {
+	if c.serviceErr == nil {
+		c.serviceErr = err
+	}
+	return errUnavailable
 }
 
 type callKey struct{}
@@ -292,8 +307,9 @@ func (h *host) eventGet(ctx context.Context, m api.Module, buf, bufLen uint32) i
 		}
 		info, err := c.event.ImageInfo(ctx)
 		if err != nil {
-			h.log.Warn("filter event image info", "filter", h.name, "err", err)
-		} else if info != nil {
+			return c.serviceFailed(err)
+		}
+		if info != nil {
 			obj["image"] = info
 		}
 		b, err := json.Marshal(obj)
@@ -324,8 +340,7 @@ func (h *host) bodyRead(ctx context.Context, m api.Module, buf, bufLen uint32) i
 		body, err = c.event.Body(ctx)
 	}
 	if err != nil {
-		h.log.Warn("filter body_read", "filter", h.name, "err", err)
-		return errUnavailable
+		return c.serviceFailed(err)
 	}
 	return copyOut(m, buf, bufLen, body)
 }
@@ -366,8 +381,7 @@ func (h *host) metadataGet(ctx context.Context, m api.Module, buf, bufLen uint32
 	if c.event != nil {
 		var err error
 		if md, err = c.pendingMetadata(ctx); err != nil {
-			h.log.Warn("filter metadata_get", "filter", h.name, "err", err)
-			return errUnavailable
+			return c.serviceFailed(err)
 		}
 		if md == nil {
 			return errNotFound

@@ -13,8 +13,10 @@ func (l Listener) Events() []string { return l.manifest.Events }
 // Priority orders listeners: higher runs first.
 func (l Listener) Priority() int { return l.manifest.Priority }
 
-// Handle runs the guest on ev. A rejection always fails the request; any
-// other failure does so only when the listener is fatal, and is otherwise
+// Handle runs the guest on ev. A rejection always fails the request, and so
+// does the service's own failure to answer the guest (an upload that is not
+// an image: the client gets the service's usual 4xx); any other failure
+// does so only when the listener is fatal, and is otherwise
 // logged and skipped, leaving ev as if the listener had not run. The
 // guest's changes to ev are applied only when it succeeds.
 func (l Listener) Handle(ctx context.Context, ev Event) error {
@@ -24,7 +26,7 @@ func (l Listener) Handle(ctx context.Context, ev Event) error {
 		c.commit()
 		return nil
 	}
-	if isKind(err, KindRejected) || l.manifest.IsFatal() || ctx.Err() != nil {
+	if isKind(err, KindRejected) || l.manifest.IsFatal() || ctx.Err() != nil || (c.serviceErr != nil && err == c.serviceErr) {
 		return err
 	}
 	l.host.log.Warn("optional filter failed; skipped", "filter", l.Name(), "event", ev.EventName(), "err", err)

@@ -20,6 +20,7 @@ type recEvent struct {
 	info     map[string]any
 	md       map[string]any
 	hasImage bool
+	infoErr  error
 	stats    map[string]any
 	mu       sync.Mutex
 }
@@ -34,7 +35,7 @@ func (e *recEvent) User() string            { return "alice" }
 func (e *recEvent) PublicKey() string       { return "alice" }
 func (e *recEvent) ImageIdentifier() string { return "" }
 func (e *recEvent) ImageInfo(context.Context) (map[string]any, error) {
-	return e.info, nil
+	return e.info, e.infoErr
 }
 func (e *recEvent) Body(context.Context) ([]byte, error) { return e.body, nil }
 func (e *recEvent) CheckBody(_ context.Context, b []byte) error {
@@ -81,7 +82,13 @@ func loadListeners(t *testing.T, specs map[string][2]any) *Set {
 		}
 		kit(t, dir, name, KindListener, s[0].(string), extra)
 	}
-	return newHost(t, dir, nil).Current()
+	set := newHost(t, dir, nil).Current()
+	for _, st := range set.Status() {
+		if !st.Loaded {
+			t.Fatalf("%s not loaded: %s", st.Name, st.Error)
+		}
+	}
+	return set
 }
 
 func TestListeners(t *testing.T) {
@@ -95,6 +102,7 @@ func TestListeners(t *testing.T) {
 		"fatal":    {"fail", map[string]any{"events": []string{"metadata.get"}}},
 		"hang":     {"hang", map[string]any{"events": []string{"image.get"}, "limits": map[string]any{"timeoutMs": 100}}},
 		"echo":     {"echo", map[string]any{"events": []string{"metadata.put"}}},
+		"optTag":   {"tag", map[string]any{"fatal": false}},
 	})
 	byName := map[string]Listener{}
 	var order []string
@@ -127,6 +135,17 @@ func TestListeners(t *testing.T) {
 		}
 		if c := set.Counters()["tagger"]["tagged"]; c != 1 {
 			t.Fatalf("counter = %d", c)
+		}
+	})
+	t.Run("the service's own failure wins, even over an optional listener", func(t *testing.T) {
+		for _, name := range []string{"tagger", "optTag"} {
+			err := byName[name].Handle(ctx, &recEvent{name: "images.post", infoErr: statusErr(415)})
+			if err != statusErr(415) {
+				t.Fatalf("%s: err = %v, want the service's 415", name, err)
+			}
+		}
+		if st := byName["tagger"].Stats(); st.Errors != 0 {
+			t.Fatalf("a client's bad upload counted as a filter error: %+v", st)
 		}
 	})
 	t.Run("tag refused outside uploads and metadata writes", func(t *testing.T) {

@@ -36,12 +36,13 @@ func newPool(size int, instantiate func(ctx context.Context) (*instance, error))
 	return &pool{instantiate: instantiate, slots: make(chan struct{}, size)}
 }
 
-// get checks an instance out, waiting for a free slot until ctx ends.
-func (p *pool) get(ctx context.Context) (*instance, error) {
+// get checks an instance out, waiting for a free slot until wait ends; a
+// new instance is started under start.
+func (p *pool) get(wait, start context.Context) (*instance, error) {
 	select {
 	case p.slots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	case <-wait.Done():
+		return nil, wait.Err()
 	}
 	p.mu.Lock()
 	if p.closed {
@@ -56,7 +57,7 @@ func (p *pool) get(ctx context.Context) (*instance, error) {
 		return inst, nil
 	}
 	p.mu.Unlock()
-	inst, err := p.instantiate(ctx)
+	inst, err := p.instantiate(start)
 	if err != nil {
 		<-p.slots
 		return nil, err

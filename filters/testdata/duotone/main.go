@@ -68,9 +68,9 @@ func transform() int32 {
 			lut[c][i] = uint8((int(dark[c])*(255-i) + int(light[c])*i + 127) / 255)
 		}
 	}
-	for i := 0; i+3 < n; i += 4 {
-		y := uint8((299*uint32(pix[i]) + 587*uint32(pix[i+1]) + 114*uint32(pix[i+2]) + 500) / 1000)
-		pix[i], pix[i+1], pix[i+2] = lut[0][y], lut[1][y], lut[2][y]
+	for row := pix[:n]; len(row) >= 4; row = row[4:] {
+		y := uint8((77*uint32(row[0]) + 150*uint32(row[1]) + 29*uint32(row[2]) + 128) >> 8)
+		row[0], row[1], row[2] = lut[0][y], lut[1][y], lut[2][y]
 	}
 	return pixelsWrite(uint32(w), uint32(h), ptr(pix), uint32(n))
 }
