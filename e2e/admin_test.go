@@ -13,6 +13,8 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -31,7 +33,8 @@ import (
 // with axe-core and captured at 1280 and 375 px.
 func TestAdminUI(t *testing.T) {
 	b := newBrowser(t)
-	s := startServer(t, "accessControl:\n  database: true\n")
+	filtersDir := t.TempDir()
+	s := startServer(t, "accessControl:\n  database: true\nfilters:\n  dir: "+filtersDir+"\n")
 	admin, ok := parseAdminKey(s.waitOutput(t, "private key:"))
 	if !ok {
 		t.Fatal("no admin key printed")
@@ -231,6 +234,26 @@ func TestAdminUI(t *testing.T) {
 	b.submit(`form[action$="/keys/viewer/delete"] button[type=submit]`, "key-deleted")
 	if n := b.text(".notice-ok"); !strings.Contains(n, "viewer") {
 		t.Fatalf("after delete: notice %q", n)
+	}
+
+	// Filters: a folder whose module is not WebAssembly shows its load
+	// error once the filters are reloaded.
+	b.open(ui+"/filters", "filters")
+	broken := filepath.Join(filtersDir, "broken")
+	if err := os.MkdirAll(broken, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string]string{
+		"filter.json": `{"name": "broken", "version": "1.0.0", "abi": 1, "kind": "transformation"}`,
+		"filter.wasm": "\x00asm but not really",
+	} {
+		if err := os.WriteFile(filepath.Join(broken, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.submit(`form[action$="/filters/reload"] button[type=submit]`, "filters-reloaded")
+	if n, e := b.text(".notice-ok"), b.text(".filter .notice-denied"); !strings.Contains(n, "reloaded") || !strings.Contains(e, "filter.wasm") {
+		t.Fatalf("after reload: notice %q, filter error %q", n, e)
 	}
 
 	// A copied session cookie works until sign-out, and never for a post

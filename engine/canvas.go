@@ -20,7 +20,7 @@ func init() {
 		enumParam("mode", []string{"free", "center", "center-x", "center-y"}, "How the image is placed: at x, y or centred.").def("free"),
 		intParam("x", -maxSide, maxSide, "Left offset of the image in free mode.").def(0),
 		intParam("y", -maxSide, maxSide, "Top offset of the image in free mode.").def(0),
-		colorParam("bg", "Canvas colour.").def("ffffff"),
+		colorParam("bg", "Canvas colour, or none for transparent.").def("ffffff"),
 	))
 }
 

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"maps"
+	"strings"
 	"testing"
 )
 
@@ -118,6 +119,12 @@ func TestDescriptionsMatchParsers(t *testing.T) {
 				for _, v := range pd.Values {
 					if _, err := parse(with(pd.Name, v)); err != nil {
 						t.Errorf("%s=%s (an allowed value): %v", pd.Name, v, err)
+					}
+				}
+				if pd.Type == ParamColor {
+					_, err := parse(with(pd.Name, "none"))
+					if says := strings.Contains(pd.Description, "none"); says != (err == nil) {
+						t.Errorf("%s: the description mentions none: %v, the parser accepts none: %v", pd.Name, says, err == nil)
 					}
 				}
 				bad := map[ParamType]string{ParamEnum: "not-a-value", ParamColor: "zzz", ParamInt: "1.5", ParamNumber: "abc"}

@@ -1,25 +1,111 @@
 package web
 
-import "net/http"
+import (
+	"encoding/json"
+	"net/http"
+	"sort"
+	"strconv"
+)
 
-// filtersView lists the loaded WebAssembly filters.
+// filterStatus mirrors one entry of GET /filters.
+type filterStatus struct {
+	Name        string           `json:"name"`
+	Loaded      bool             `json:"loaded"`
+	ContentHash string           `json:"contentHash"`
+	Manifest    json.RawMessage  `json:"manifest"`
+	Error       string           `json:"error"`
+	Stats       *filterStats     `json:"stats"`
+	Counters    map[string]int64 `json:"counters"`
+}
+
+type filterStats struct {
+	Calls      int64   `json:"calls"`
+	Errors     int64   `json:"errors"`
+	Timeouts   int64   `json:"timeouts"`
+	Rejections int64   `json:"rejections"`
+	P50Ms      float64 `json:"p50Ms"`
+	P99Ms      float64 `json:"p99Ms"`
+	Instances  int     `json:"instances"`
+}
+
+// filterView is one filter as the page shows it.
+type filterView struct {
+	Name, Version, Kind, Description, Hash, Error, Manifest string
+	Loaded                                                  bool
+	Stats                                                   []kv
+	Counters                                                []kv
+}
+
+// filtersView lists the WebAssembly filters and offers a reload.
 type filtersView struct {
 	Page    pageView
-	Filters []transformation
+	Action  string
+	Filters []filterView
 }
 
-// filters lists the WASM transformations the engine has loaded, as
-// GET /transformations describes them.
+// filters shows GET /filters: each filter folder's manifest, content hash,
+// counters and load error.
 func (u *UI) filters(q *request) error {
-	v := filtersView{Page: q.page("Filters", "filters")}
-	var list transformationList
-	if err := q.api.getJSON(q.r.Context(), "/transformations", nil, &list); err != nil {
-		return err
+	v := filtersView{Page: q.page("Filters", "filters"), Action: q.path("/filters/reload")}
+	var list struct {
+		Filters []filterStatus `json:"filters"`
 	}
-	for _, t := range list.Transformations {
-		if t.Kind == "wasm" {
-			v.Filters = append(v.Filters, t)
+	if err := q.api.getJSON(q.r.Context(), "/filters", nil, &list); err != nil {
+		msg, denied := denial(err)
+		if !denied {
+			return err
 		}
+		v.Page.Denied = append(v.Page.Denied, "listing filters ("+msg+")")
+		return q.render(http.StatusForbidden, filtersPage(v))
 	}
+	v.Filters = filterViews(list.Filters)
 	return q.render(http.StatusOK, filtersPage(v))
 }
+
+// reloadFilters asks the API to reload the filters directory and shows
+// the result.
+func (u *UI) reloadFilters(q *request) error {
+	v := filtersView{Page: q.page("Filters", "filters"), Action: q.path("/filters/reload")}
+	r, err := q.api.send(q.r.Context(), http.MethodPost, "/filters/reload", nil, "")
+	if err != nil {
+		return err
+	}
+	var list struct {
+		Filters []filterStatus `json:"filters"`
+	}
+	if err := json.Unmarshal(r.Body, &list); err != nil {
+		return err
+	}
+	v.Filters = filterViews(list.Filters)
+	v.Page.Notice = "Filters reloaded: " + strconv.Itoa(len(v.Filters)) + " folder(s) read."
+	return q.render(http.StatusOK, filtersPage(v))
+}
+
+func filterViews(list []filterStatus) []filterView {
+	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
+	out := make([]filterView, 0, len(list))
+	for _, f := range list {
+		fv := filterView{Name: f.Name, Loaded: f.Loaded, Hash: f.ContentHash, Error: f.Error}
+		var m struct {
+			Version, Kind, Description string
+		}
+		if len(f.Manifest) > 0 && json.Unmarshal(f.Manifest, &m) == nil {
+			fv.Version, fv.Kind, fv.Description = m.Version, m.Kind, m.Description
+			pretty, _ := json.MarshalIndent(f.Manifest, "", "  ")
+			fv.Manifest = string(pretty)
+		}
+		if s := f.Stats; s != nil {
+			fv.Stats = []kv{{"Calls", itoa64(s.Calls)}, {"Errors", itoa64(s.Errors)}, {"Timeouts", itoa64(s.Timeouts)},
+				{"Rejections", itoa64(s.Rejections)}, {"p50", strconv.FormatFloat(s.P50Ms, 'f', 1, 64) + " ms"},
+				{"p99", strconv.FormatFloat(s.P99Ms, 'f', 1, 64) + " ms"}, {"Instances", itoa(s.Instances)}}
+		}
+		for k, n := range f.Counters {
+			fv.Counters = append(fv.Counters, kv{k, itoa64(n)})
+		}
+		sort.Slice(fv.Counters, func(i, j int) bool { return fv.Counters[i].Key < fv.Counters[j].Key })
+		out = append(out, fv)
+	}
+	return out
+}
+
+func itoa64(n int64) string { return strconv.FormatInt(n, 10) }

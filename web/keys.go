@@ -132,7 +132,13 @@ func (u *UI) createKey(q *request) error {
 	}
 	keyPath := "/keys/" + url.PathEscape(f.PublicKey)
 	body, _ := json.Marshal(map[string]string{"privateKey": priv})
-	if _, err := q.api.send(ctx, http.MethodPut, keyPath, body, ""); err != nil {
+	// Why the HEAD first: PUT on an existing key replaces its private key,
+	// which a form meant to create keys must never do by accident.
+	if r, err := q.api.do(ctx, http.MethodHead, keyPath, nil, nil, ""); err != nil {
+		return err
+	} else if r.Status == http.StatusOK {
+		v.Form.KeyError = "Key " + f.PublicKey + " exists already; rotate its private key on its own page."
+	} else if _, err := q.api.send(ctx, http.MethodPut, keyPath, body, ""); err != nil {
 		if v.Form.KeyError, err = refusal(err); err != nil {
 			return err
 		}

@@ -11,6 +11,7 @@ type overviewView struct {
 	Database        bool
 	Storage         bool
 	Native, Filters int
+	FilterErrors    int
 	StatsShown      bool
 	StatsNote       string
 	Users           int
@@ -44,6 +45,20 @@ func (u *UI) overview(q *request) error {
 				v.Filters++
 			} else {
 				v.Native++
+			}
+		}
+	}
+	var fl struct {
+		Filters []filterStatus `json:"filters"`
+	}
+	if err := q.api.getJSON(ctx, "/filters", nil, &fl); err == nil {
+		v.Filters = 0
+		for _, f := range fl.Filters {
+			if f.Loaded {
+				v.Filters++
+			}
+			if f.Error != "" {
+				v.FilterErrors++
 			}
 		}
 	}

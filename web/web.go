@@ -125,6 +125,7 @@ func (u *UI) routes() {
 	page("POST "+p+"/keys/{pk}/rules/{id}/delete", u.deleteRule)
 	page("GET "+p+"/access", u.access)
 	page("GET "+p+"/filters", u.filters)
+	page("POST "+p+"/filters/reload", u.reloadFilters)
 	u.mux.Handle(p, http.RedirectHandler(p+"/", http.StatusSeeOther))
 	u.mux.HandleFunc(p+"/", u.notFound)
 }

@@ -79,7 +79,7 @@ func newEnv(t *testing.T, cfg web.Config) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := api.New(api.Config{AccessControl: api.AccessControl{Keys: []api.ConfigKey{
+	srv, err := api.New(api.Config{AccessControl: api.AccessControl{Database: true, Keys: []api.ConfigKey{
 		{PublicKey: "admin", PrivateKey: adminPriv, Rules: []api.ConfigRule{{Users: api.Users{"*"}, Group: "all"}}},
 	}}}, api.Deps{DB: db, Blobs: blobs, Engine: eng})
 	if err != nil {
@@ -345,5 +345,34 @@ func TestSafeRedirectAfterSignIn(t *testing.T) {
 		if got := p.header.Get("Location"); got != want {
 			t.Errorf("next %q: went to %q, want %q", next, got, want)
 		}
+	}
+}
+
+func TestCreateKeyRefusesExisting(t *testing.T) {
+	e := newEnv(t, web.Config{})
+	b := e.browser(t)
+	b.signIn("admin", adminPriv)
+	create := func(priv string) page {
+		return b.do(http.MethodPost, "/admin/keys", url.Values{"csrf": {b.token("/admin/keys")}, "publicKey": {"carol"},
+			"privateKey": {priv}, "group": {"read-only"}, "users": {"carol"}}, nil)
+	}
+	if p := create("first-private"); p.status != http.StatusCreated || !strings.Contains(p.body, "first-private") {
+		t.Fatalf("create: %d", p.status)
+	}
+	if p := create("second-private"); p.status != http.StatusBadRequest || !strings.Contains(p.body, "exists already") {
+		t.Fatalf("create again: %d", p.status)
+	}
+	k, err := e.db.Key(context.Background(), "carol")
+	if err != nil || k.PrivateKey != "first-private" {
+		t.Fatalf("the existing key changed: %+v %v", k, err)
+	}
+	// A rule the API refuses removes the key again and shows the API's message.
+	p := b.do(http.MethodPost, "/admin/keys", url.Values{"csrf": {b.token("/admin/keys")}, "publicKey": {"dave"},
+		"group": {"no-such-group"}, "users": {"dave"}}, nil)
+	if p.status != http.StatusBadRequest || !strings.Contains(p.body, "no-such-group") {
+		t.Fatalf("bad rule: %d", p.status)
+	}
+	if _, err := e.db.Key(context.Background(), "dave"); !errors.Is(err, storage.ErrNotExist) {
+		t.Fatalf("a key whose rule was refused is left behind: %v", err)
 	}
 }
