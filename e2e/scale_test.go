@@ -219,11 +219,21 @@ func crossInstance(t *testing.T, a, b *server, user string, k key) {
 	if !bytes.Equal(ra.Body, rb.Body) {
 		t.Fatal("b's cached variant differs from a's")
 	}
+	// A metadata change through a makes b render again (a new image
+	// version), and then hit.
+	wantStatus(t, "metadata through a", a.write(t, http.MethodPost, images+"/"+id+"/metadata", []byte(`{"poi":[]}`), k), http.StatusOK)
+	for _, want := range []string{"Miss", "Hit"} {
+		r := b.get(t, thumb, k)
+		wantStatus(t, "transform through b after the metadata change", r, http.StatusOK)
+		if h := r.Header.Get("X-Service-TransformationCache"); h != want {
+			t.Fatalf("transformation through b after a metadata change through a: cache header %q, want %q", h, want)
+		}
+	}
 	// b's metrics saw the hit, and request ids are echoed (a sane incoming
 	// one kept, a bad one replaced).
 	r = b.do(t, http.MethodGet, "/metrics", nil, nil)
 	wantStatus(t, "metrics", r, http.StatusOK)
-	for _, want := range []string{`vitrine_variant_cache_requests_total{result="hit"} 1`,
+	for _, want := range []string{`vitrine_variant_cache_requests_total{result="hit"} 2`,
 		`vitrine_http_request_duration_seconds_count{method="GET",route="image",status="200"}`,
 		`vitrine_db_query_duration_seconds_count{op="SELECT",result="ok"}`,
 		`vitrine_blob_operation_duration_seconds_count{op="get",result="ok"}`, "vitrine_pipelines_waiting 0"} {
