@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -17,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"vitrine/storage"
 )
 
 // versitygw is a versitygw S3 server this test started on a loopback port,
@@ -216,11 +219,21 @@ func crossInstance(t *testing.T, a, b *server, user string, k key) {
 	if !bytes.Equal(ra.Body, rb.Body) {
 		t.Fatal("b's cached variant differs from a's")
 	}
+	// A metadata change through a makes b render again (a new image
+	// version), and then hit.
+	wantStatus(t, "metadata through a", a.write(t, http.MethodPost, images+"/"+id+"/metadata", []byte(`{"poi":[]}`), k), http.StatusOK)
+	for _, want := range []string{"Miss", "Hit"} {
+		r := b.get(t, thumb, k)
+		wantStatus(t, "transform through b after the metadata change", r, http.StatusOK)
+		if h := r.Header.Get("X-Service-TransformationCache"); h != want {
+			t.Fatalf("transformation through b after a metadata change through a: cache header %q, want %q", h, want)
+		}
+	}
 	// b's metrics saw the hit, and request ids are echoed (a sane incoming
 	// one kept, a bad one replaced).
 	r = b.do(t, http.MethodGet, "/metrics", nil, nil)
 	wantStatus(t, "metrics", r, http.StatusOK)
-	for _, want := range []string{`vitrine_variant_cache_requests_total{result="hit"} 1`,
+	for _, want := range []string{`vitrine_variant_cache_requests_total{result="hit"} 2`,
 		`vitrine_http_request_duration_seconds_count{method="GET",route="image",status="200"}`,
 		`vitrine_db_query_duration_seconds_count{op="SELECT",result="ok"}`,
 		`vitrine_blob_operation_duration_seconds_count{op="get",result="ok"}`, "vitrine_pipelines_waiting 0"} {
@@ -489,4 +502,42 @@ func dirSize(t *testing.T, dir string) int64 {
 		t.Fatal(err)
 	}
 	return total
+}
+
+// TestCLIMigrate: `vitrine migrate --dry-run` on a fresh data directory
+// lists every step and changes nothing; `vitrine migrate` applies them; a
+// database from the future is refused by migrate and serve alike.
+func TestCLIMigrate(t *testing.T) {
+	data := t.TempDir()
+	dry := mustCLI(t, nil, "migrate", "--dry-run", "--data", data)
+	if !strings.Contains(dry, "is at step 0 of ") || !strings.Contains(dry, "would apply step 1: initial schema") ||
+		!strings.Contains(dry, "CREATE TABLE") {
+		t.Fatalf("migrate --dry-run on a fresh database:\n%s", dry)
+	}
+	if again := mustCLI(t, nil, "migrate", "--dry-run", "--data", data); !strings.Contains(again, "is at step 0 of ") {
+		t.Fatalf("the dry run changed the database:\n%s", again)
+	}
+	applied := mustCLI(t, nil, "migrate", "--data", data)
+	if !strings.Contains(applied, "applied step 1: initial schema") {
+		t.Fatalf("migrate:\n%s", applied)
+	}
+	after := mustCLI(t, nil, "migrate", "--dry-run", "--data", data)
+	if strings.Contains(after, "would apply") {
+		t.Fatalf("steps still pending after migrate:\n%s", after)
+	}
+
+	db, err := storage.Open(context.Background(), "sqlite://"+filepath.Join(data, "vitrine.db"), storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.SQL().Exec("INSERT INTO schema_migrations (version, name, applied) VALUES (999, 'future', 0)"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	for _, args := range [][]string{{"migrate", "--data", data}, {"serve", "--data", data, "--listen", "127.0.0.1:0"}} {
+		_, errOut, err := runCLI(t, nil, args...)
+		if err == nil || !strings.Contains(errOut, "step 999") || !strings.Contains(errOut, "upgrade vitrine") {
+			t.Errorf("vitrine %s on a newer database: %v\n%s", args[0], err, errOut)
+		}
+	}
 }
