@@ -7,7 +7,7 @@ GO ?= go
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 FUZZTIME ?= 10s
 
-.PHONY: run test deps build vet fuzz bench load
+.PHONY: run test deps build vet templ-check fuzz bench load
 
 deps:
 	@pkg-config --exists vips 2>/dev/null || { \
@@ -25,11 +25,21 @@ vet: deps
 	$(GO) vet ./...
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 		if [ -n "$$unformatted" ]; then echo "not gofmt-formatted: $$unformatted"; exit 1; fi
+	@$(MAKE) --no-print-directory templ-check
+
+# The admin UI's templ output is committed; this fails when it is stale
+# (and leaves it regenerated, ready to commit).
+templ-check:
+	@tmp=$$(mktemp -d); cp web/*_templ.go $$tmp/ 2>/dev/null; \
+	$(GO) tool templ generate -path web >/dev/null 2>&1 || { rm -rf $$tmp; echo "templ generate failed"; exit 1; }; \
+	for f in web/*_templ.go; do cmp -s $$f $$tmp/$$(basename $$f) || { echo "stale templ output: $$f (regenerated; commit it)"; stale=1; }; done; \
+	rm -rf $$tmp; [ -z "$$stale" ]
 
 # Fuzz targets run for a short, fixed time each.
 fuzz: deps
 	$(GO) test ./engine -run '^$$' -fuzz '^FuzzParseSpec$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./engine -run '^$$' -fuzz '^FuzzInspect$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./engine -run '^$$' -fuzz '^FuzzAnimated$$' -fuzztime $(FUZZTIME)
 
 test: vet
 	MALLOC_ARENA_MAX=2 $(GO) test -race -count=1 -timeout 30m ./...

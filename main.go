@@ -3,8 +3,8 @@
 //	vitrine serve [--config FILE] [--listen ADDR] [--data DIR]
 //	vitrine keys add|list|delete|rotate ...
 //	vitrine sign [--public KEY] [--private KEY] [--method M] URL
-//	vitrine filter check|test ...
 //	vitrine migrate [--dry-run]
+//	vitrine filter check|test ...
 //
 // With no configuration it runs on the embedded default: SQLite at
 // DIR/vitrine.db and image files under DIR/images, DIR being ./data.
@@ -26,6 +26,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -63,10 +64,10 @@ func main() {
 		err = runKeys(os.Args[2:])
 	case "sign":
 		err = runSign(os.Args[2:])
-	case "filter":
-		err = runFilter(os.Args[2:])
 	case "migrate":
 		err = runMigrate(os.Args[2:])
+	case "filter":
+		err = runFilter(os.Args[2:])
 	case "help", "-h", "--help":
 		usage()
 		return
@@ -86,8 +87,8 @@ func usage() {
   vitrine serve [--config FILE] [--listen ADDR] [--data DIR]
   vitrine keys add|list|delete|rotate ...   (vitrine keys -h)
   vitrine sign [--public KEY] [--private KEY] [--method M] URL   (vitrine sign -h)
-  vitrine filter check|test <dir> ...   (vitrine filter -h)
   vitrine migrate [--dry-run] [--config FILE] [--data DIR]
+  vitrine filter check|test <dir> ...   (vitrine filter -h)
 `)
 }
 
@@ -190,16 +191,53 @@ type fileConfig struct {
 	Concurrency int `yaml:"concurrency"`
 	// JPEGQuality is the default JPEG output quality (default 80).
 	JPEGQuality int `yaml:"jpegQuality"`
-	// Filters configures WebAssembly filters: dir and allow.
-	Filters filters.Config `yaml:"filters"`
 	// Output is the policy for transformed and converted images.
 	Output output `yaml:"output"`
+	// Filters configures WebAssembly filters: dir and allow.
+	Filters filters.Config `yaml:"filters"`
+	// Debug holds operator diagnostics, all off by default.
+	Debug debugConfig `yaml:"debug"`
+	// Cache bounds the shared variant cache (cacheVariants turns it on).
+	Cache storage.CacheConfig `yaml:"cache"`
+	// Metrics configures the Prometheus metrics.
+	Metrics metricsConfig `yaml:"metrics"`
+	// ShutdownTimeout is how long a stopping server (SIGTERM, SIGINT) lets
+	// in-flight requests finish (default 30s).
+	ShutdownTimeout time.Duration `yaml:"shutdownTimeout"`
+	// AccessLog writes one JSON line per request to stderr (default true).
+	AccessLog *bool `yaml:"accessLog"`
+	// Uploads says which image types may be uploaded.
+	Uploads uploads `yaml:"uploads"`
+}
+
+// uploads says which image types may be uploaded.
+type uploads struct {
+	// Formats lists extensions: jpg, png, gif, webp, tif, avif, heic
+	// (default jpg, png, gif, webp).
+	Formats []string `yaml:"formats"`
 }
 
 // output is the policy for transformed and converted images.
 type output struct {
 	// KeepMetadata keeps EXIF, XMP and IPTC in outputs (default false: removed).
 	KeepMetadata bool `yaml:"keepMetadata"`
+}
+
+// debugConfig holds diagnostics that are off unless set.
+type debugConfig struct {
+	// PprofListen, when set, serves net/http/pprof (CPU, heap, allocation
+	// and goroutine profiles) on this address, apart from the API. Bind it
+	// to loopback: profiles reveal internals and cost CPU while taken.
+	PprofListen string `yaml:"pprofListen"`
+}
+
+// metricsConfig is the `metrics` section.
+type metricsConfig struct {
+	// Enabled serves Prometheus metrics at /metrics (default false).
+	Enabled bool `yaml:"enabled"`
+	// Listen, when set, serves /metrics on this address of its own instead
+	// of the main listener (keep it private).
+	Listen string `yaml:"listen"`
 }
 
 // limits are every size limit in one place.
@@ -211,6 +249,8 @@ type limits struct {
 	MaxHeight          int   `yaml:"maxHeight"`
 	MaxPixels          int64 `yaml:"maxPixels"`
 	MaxTransformations int   `yaml:"maxTransformations"`
+	MaxFrames          int   `yaml:"maxFrames"`
+	MaxAnimationPixels int64 `yaml:"maxAnimationPixels"`
 }
 
 // loadConfig reads the file (if any), applies the environment and the
@@ -262,8 +302,9 @@ func (c *fileConfig) engine() engine.Config {
 	return engine.Config{
 		Concurrency: c.Concurrency, MaxWidth: c.Limits.MaxWidth, MaxHeight: c.Limits.MaxHeight,
 		MaxPixels: c.Limits.MaxPixels, MaxTransformations: c.Limits.MaxTransformations,
+		MaxFrames: c.Limits.MaxFrames, MaxAnimationPixels: c.Limits.MaxAnimationPixels,
 		Presets: c.TransformationPresets, ICCProfiles: c.ICCProfiles, DefaultWatermark: c.DefaultWatermark,
-		JPEGQuality: c.JPEGQuality, KeepMetadata: c.Output.KeepMetadata,
+		JPEGQuality: c.JPEGQuality, KeepMetadata: c.Output.KeepMetadata, UploadFormats: c.Uploads.Formats,
 	}
 }
 
@@ -310,6 +351,14 @@ func applyEnv(v reflect.Value, prefix string) error {
 }
 
 func setFromString(fv reflect.Value, raw string) error {
+	if fv.Type() == reflect.TypeFor[time.Duration]() {
+		d, err := time.ParseDuration(raw)
+		if err != nil {
+			return err
+		}
+		fv.SetInt(int64(d))
+		return nil
+	}
 	switch fv.Kind() {
 	case reflect.String:
 		fv.SetString(raw)
@@ -442,7 +491,7 @@ func serve(args []string) error {
 	if *listen != "" {
 		st.cfg.Listen = *listen
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil))
+	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
 	if err := bootstrapAdmin(ctx, st); err != nil {
 		return err
 	}
@@ -450,53 +499,122 @@ func serve(args []string) error {
 	if err != nil {
 		return err
 	}
-	defer engine.Shutdown()
+	drained := false
+	defer func() {
+		// Why only once drained: libvips must not stop under a request.
+		if drained {
+			engine.Shutdown()
+		}
+	}()
 	fh, err := openFilters(ctx, st.cfg, f.data, eng, log)
 	if err != nil {
 		return err
 	}
 	defer fh.Close()
-	srv, err := api.New(st.cfg.api(), api.Deps{DB: st.db, Blobs: st.blobs, Engine: eng, Logger: log,
-		Filters: filterAdmin{fh}})
+	variants, err := storage.NewVariantCache(st.db, st.blobs, st.cfg.Cache)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := variants.Close(context.Background()); err != nil {
+			log.Error("variant cache", "err", err)
+		}
+	}()
+	go variants.Run(ctx, func(err error) { log.Warn("variant cache", "err", err) })
+	deps := api.Deps{DB: st.db, Blobs: st.blobs, Engine: eng, Logger: log, Variants: variants,
+		Filters: filterAdmin{fh}}
+	if boolOrTrue(st.cfg.AccessLog) {
+		deps.AccessLog = log
+	}
+	var metricsLn net.Listener
+	if st.cfg.Metrics.Enabled {
+		m := api.NewMetrics()
+		eng.SetObserver(m)
+		st.db.Observe(m.ObserveDB)
+		st.blobs.Observe(m.ObserveBlob)
+		m.WatchCache(variants.Stats)
+		m.WatchEngine(eng.Load)
+		deps.Metrics = m
+		if st.cfg.Metrics.Listen != "" {
+			if metricsLn, err = net.Listen("tcp", st.cfg.Metrics.Listen); err != nil {
+				return fmt.Errorf("metrics: %w", err)
+			}
+			ms := &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 10 * time.Second}
+			go func() { _ = ms.Serve(metricsLn) }()
+			defer ms.Close()
+			log.Info("metrics listening", "addr", "http://"+metricsLn.Addr().String()+"/metrics")
+		}
+	}
+	srv, err := api.New(st.cfg.api(), deps)
 	if err != nil {
 		return err
 	}
 	wireFilters(ctx, fh, eng, srv, log)
-	ln, err := net.Listen("tcp", st.cfg.Listen)
-	if err != nil {
-		return err
-	}
 	ui, err := web.New(web.Config{TrustedProxies: st.cfg.api().TrustedProxies, Logger: log}, srv, webSessions{st.db})
 	if err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: withAdmin(srv, ui), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
+	var metricsHandler http.Handler
+	if deps.Metrics != nil && metricsLn == nil {
+		metricsHandler = deps.Metrics.Handler()
+	}
+	ln, err := net.Listen("tcp", st.cfg.Listen)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{Handler: routes(srv, ui, metricsHandler), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
 		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	log.Info("vitrine listening", "addr", "http://"+ln.Addr().String(), "database", redact(st.cfg.Database),
 		"storage", redact(st.cfg.Storage))
 	errc := make(chan error, 1)
+	if addr := st.cfg.Debug.PprofListen; addr != "" {
+		pln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return fmt.Errorf("debug.pprofListen: %w", err)
+		}
+		ps := &http.Server{Handler: pprofMux(), ReadHeaderTimeout: 10 * time.Second}
+		defer ps.Close()
+		log.Info("pprof listening", "addr", "http://"+pln.Addr().String()+"/debug/pprof/")
+		go func() { _ = ps.Serve(pln) }()
+	}
 	go func() { errc <- hs.Serve(ln) }()
 	select {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
 	}
-	log.Info("shutting down: draining requests")
-	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// Stop accepting, let in-flight requests finish, then (deferred above)
+	// flush the variant cache, stop libvips, close the blob store and the
+	// database.
+	timeout := st.cfg.ShutdownTimeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	log.Info("shutting down: draining requests", "timeout", timeout.String())
+	srv.Drain()
+	sctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	return hs.Shutdown(sctx)
+	if err := hs.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown: requests still running after %s: %w", timeout, err)
+	}
+	drained = true
+	log.Info("stopped")
+	return nil
 }
 
-// withAdmin serves the admin UI under /admin and everything else from
-// the API. Why not a ServeMux: it would clean and redirect paths the API
-// must see as sent.
-func withAdmin(apiHandler, ui http.Handler) http.Handler {
+// routes serves the admin UI under /admin, the metrics at GET /metrics when
+// metrics is not nil, and everything else from the API. Why not a ServeMux:
+// it would clean and redirect paths the API must see as sent.
+func routes(apiHandler, ui, metrics http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/admin" || strings.HasPrefix(r.URL.Path, "/admin/") {
+		switch {
+		case r.URL.Path == "/admin" || strings.HasPrefix(r.URL.Path, "/admin/"):
 			ui.ServeHTTP(w, r)
-			return
+		case metrics != nil && r.URL.Path == "/metrics" && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+			metrics.ServeHTTP(w, r)
+		default:
+			apiHandler.ServeHTTP(w, r)
 		}
-		apiHandler.ServeHTTP(w, r)
 	})
 }
 
@@ -515,6 +633,21 @@ func (s webSessions) Session(ctx context.Context, idHash string) (web.Session, e
 	}
 	return web.Session(x), err
 }
+
+// pprofMux serves net/http/pprof's handlers on a mux of their own, so the
+// profiles never appear on the API's address.
+func pprofMux() *http.ServeMux {
+	m := http.NewServeMux()
+	m.HandleFunc("/debug/pprof/", pprof.Index)
+	m.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	m.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	m.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	m.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return m
+}
+
+// boolOrTrue reads an optional boolean that defaults to true.
+func boolOrTrue(p *bool) bool { return p == nil || *p }
 
 // redact hides credentials in a URL for the log.
 func redact(u string) string {

@@ -3,8 +3,6 @@ package api
 import (
 	"bytes"
 	"context"
-	"crypto/md5"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -78,9 +76,13 @@ func (s *Server) serveImage(c *call, img storage.Image, chain engine.Chain, form
 		}
 		return c.writeBody(data, img.Mime, o)
 	}
-	v, err := s.variant(c.ctx(), img, chain, format)
+	v, hit, err := s.variant(c.ctx(), img, chain, format)
 	if err != nil {
 		return err
+	}
+	c.w.Header().Set(c.header("TransformationCache"), map[bool]string{true: "Hit", false: "Miss"}[hit])
+	if s.metrics != nil {
+		s.metrics.observeCache(hit)
 	}
 	for k, val := range v.Headers {
 		c.w.Header().Set(c.header(k), val)
@@ -120,31 +122,47 @@ func decodeVariant(b []byte) (variant, bool) {
 	return v, true
 }
 
-// variant returns the rendered image from the variant cache or renders and
-// stores it. The key covers the image's last change (metadata feeds
-// smartSize and drawPois), the chain and the format.
-func (s *Server) variant(ctx context.Context, img storage.Image, chain engine.Chain, format string) (variant, error) {
+// variant returns the rendered image from the variant cache (hit true) or
+// renders and stores it. Concurrent identical misses render once.
+func (s *Server) variant(ctx context.Context, img storage.Image, chain engine.Chain, format string) (v variant, hit bool, err error) {
 	cache := boolOr(s.cfg.CacheVariants, true)
-	sum := md5.Sum([]byte(fmt.Sprintf("%s|%d|%s", format, img.Updated.Unix(), chain.Key())))
-	key := storage.VariantKey(img.User, img.Identifier, hex.EncodeToString(sum[:]))
+	hash := variantHash(img, chain, format)
 	if cache {
-		if b, err := s.blobs.Get(ctx, key); err == nil {
+		if b, err := s.variants.Get(ctx, img.User, img.Identifier, hash); err == nil {
 			if v, ok := decodeVariant(b); ok {
-				return v, nil
+				return v, true, nil
 			}
 		} else if !isNotExist(err) {
-			s.log.Warn("variant cache read", "key", key, "err", err)
+			s.log.Warn("variant cache read", "user", img.User, "image", img.Identifier, "hash", hash, "err", err)
 		}
 	}
-	src, err := s.blobs.Get(ctx, storage.ImageKey(img.User, img.Identifier))
-	if err != nil {
-		return variant{}, fmt.Errorf("image %s/%s: %w", img.User, img.Identifier, err)
-	}
+	v, _, err = s.flight.do(ctx, storage.VariantKey(img.User, img.Identifier, hash), func(ctx context.Context) (variant, error) {
+		v, err := s.render(ctx, img, chain, format)
+		if err == nil && cache {
+			if err := s.variants.Put(ctx, img.User, img.Identifier, hash, encodeVariant(v)); err != nil {
+				s.log.Warn("variant cache write", "user", img.User, "image", img.Identifier, "hash", hash, "err", err)
+			}
+		}
+		return v, err
+	})
+	return v, false, err
+}
+
+// render transforms the stored image.
+func (s *Server) render(ctx context.Context, img storage.Image, chain engine.Chain, format string) (variant, error) {
 	md, err := s.metadata.Metadata(ctx, img.User, img.Identifier)
 	if err != nil {
 		return variant{}, err
 	}
-	res, err := s.engine.Process(ctx, src, engine.Request{
+	// The source is read once a pipeline slot is free, not while waiting.
+	load := func(ctx context.Context) ([]byte, error) {
+		src, err := s.blobs.Get(ctx, storage.ImageKey(img.User, img.Identifier))
+		if err != nil {
+			return nil, fmt.Errorf("image %s/%s: %w", img.User, img.Identifier, err)
+		}
+		return src, nil
+	}
+	res, err := s.engine.ProcessSource(ctx, load, engine.Request{
 		Chain:  chain,
 		Format: format,
 		Source: engine.Info{Mime: img.Mime, Ext: img.Extension, Width: img.Width, Height: img.Height},
@@ -165,13 +183,7 @@ func (s *Server) variant(ctx context.Context, img storage.Image, chain engine.Ch
 	if err != nil {
 		return variant{}, err
 	}
-	v := variant{Mime: res.Mime, Headers: res.Headers, Data: res.Data}
-	if cache {
-		if err := s.blobs.Put(context.WithoutCancel(ctx), key, encodeVariant(v)); err != nil {
-			s.log.Warn("variant cache write", "key", key, "err", err)
-		}
-	}
-	return v, nil
+	return variant{Mime: res.Mime, Headers: res.Headers, Data: res.Data}, nil
 }
 
 // deleteImage removes the row with its metadata and short URLs, then the
@@ -188,9 +200,7 @@ func (s *Server) deleteImage(c *call) error {
 	if derr := s.blobs.Delete(ctx, storage.ImageKey(user, id)); derr != nil {
 		s.log.Error("delete image blob", "user", user, "image", id, "err", derr)
 	}
-	if derr := s.blobs.DeletePrefix(ctx, storage.VariantPrefix(user, id)); derr != nil {
-		s.log.Error("delete variants", "user", user, "image", id, "err", derr)
-	}
+	s.purgeVariants(ctx, user, id)
 	if errors.Is(err, storage.ErrNotExist) {
 		return errorf(http.StatusNotFound, "Image not found")
 	}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -87,6 +88,7 @@ func (s *Server) putMetadata(c *call) error {
 	if err := s.metadata.SetMetadata(c.ctx(), c.params["user"], c.params["image"], md); err != nil {
 		return metadataErr(err)
 	}
+	s.purgeVariants(context.WithoutCancel(c.ctx()), c.params["user"], c.params["image"])
 	return c.writeJSON(md, out{})
 }
 
@@ -99,6 +101,7 @@ func (s *Server) postMetadata(c *call) error {
 	if err != nil {
 		return metadataErr(err)
 	}
+	s.purgeVariants(context.WithoutCancel(c.ctx()), c.params["user"], c.params["image"])
 	return c.writeJSON(merged, out{})
 }
 
@@ -106,6 +109,7 @@ func (s *Server) deleteMetadata(c *call) error {
 	if err := s.metadata.DeleteMetadata(c.ctx(), c.params["user"], c.params["image"]); err != nil {
 		return metadataErr(err)
 	}
+	s.purgeVariants(context.WithoutCancel(c.ctx()), c.params["user"], c.params["image"])
 	return c.writeJSON(map[string]any{}, out{})
 }
 

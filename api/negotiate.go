@@ -80,6 +80,7 @@ var imageFormats = map[string]string{
 var extOfMime = map[string]string{
 	"image/jpeg": "jpg", "image/png": "png", "image/gif": "gif",
 	"image/webp": "webp", "image/avif": "avif", "image/tiff": "tif",
+	"image/heic": "heic",
 }
 
 // outputFormat picks the output extension for an image response: the path
@@ -91,7 +92,9 @@ func (c *call) outputFormat(originalMime string) (string, error) {
 		if ext == "jpeg" {
 			ext = "jpg"
 		}
-		if _, ok := imageFormats[ext]; !ok {
+		// The stored type is always served by its own extension, also
+		// when it is not an output type (tif, heic).
+		if _, ok := imageFormats[ext]; !ok && ext != extOfMime[originalMime] {
 			return "", errorf(http.StatusNotFound, "Not Found")
 		}
 		return ext, nil

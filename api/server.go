@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"vitrine/engine"
@@ -24,6 +25,14 @@ type Deps struct {
 	Now func() time.Time
 	// Filters serves GET /filters and POST /filters/reload; nil lists none.
 	Filters FilterAdmin
+	// Variants is the shared variant cache; default an unbounded one on DB
+	// and Blobs whose last-use times are never flushed (main.go passes one
+	// it runs and closes).
+	Variants *storage.VariantCache
+	// Metrics, when set, receives request and cache metrics.
+	Metrics *Metrics
+	// AccessLog, when set, gets one line per request (with its X-Request-Id).
+	AccessLog *slog.Logger
 }
 
 // Server is the REST interface as an http.Handler.
@@ -33,6 +42,12 @@ type Server struct {
 	blobs      blobStore
 	dbHealth   pinger
 	blobHealth pinger
+	variants   variantCache
+	flight     flight
+	draining   atomic.Bool
+	metrics    *Metrics
+	accessLog  *slog.Logger
+	ids        *requestIDs
 	engine     *engine.Engine
 	filters    FilterAdmin
 	log        *slog.Logger
@@ -62,9 +77,16 @@ func New(cfg Config, d Deps) (*Server, error) {
 		return nil, fmt.Errorf("api: DB, Blobs and Engine are required")
 	}
 	s := &Server{cfg: cfg, stores: newStores(d.DB), blobs: d.Blobs, dbHealth: d.DB, blobHealth: d.Blobs,
-		engine: d.Engine, filters: d.Filters, log: d.Logger, now: d.Now, Bus: &Bus{}}
+		engine: d.Engine, filters: d.Filters, log: d.Logger, now: d.Now, Bus: &Bus{},
+		metrics: d.Metrics, accessLog: d.AccessLog, ids: newRequestIDs()}
 	s.acl = newAccessControl(cfg.AccessControl, d.DB)
 	var err error
+	s.variants = d.Variants
+	if d.Variants == nil {
+		if s.variants, err = storage.NewVariantCache(d.DB, d.Blobs, storage.CacheConfig{}); err != nil {
+			return nil, err
+		}
+	}
 	if s.statsAllow, err = newPrefixList(cfg.StatsAllow); err != nil {
 		return nil, err
 	}
@@ -151,10 +173,20 @@ func (c *call) header(name string) string { return c.s.cfg.HeaderPrefix + "-" + 
 // ServeHTTP routes the request, runs the event's listeners (access control,
 // authentication, custom) and then the resource.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.serveProbe(w, r) {
+		return
+	}
+	start := time.Now()
+	w, rec, id := s.begin(w, r)
 	c := &call{s: s, w: w, r: r, method: r.Method, query: r.URL.Query()}
 	if err := s.serve(c); err != nil {
 		c.writeError(err)
 	}
+	route := ""
+	if c.route != nil {
+		route = c.route.name
+	}
+	s.end(rec, r, route, id, start)
 }
 
 func (s *Server) serve(c *call) error {

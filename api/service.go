@@ -30,10 +30,7 @@ func (s *Server) getIndex(c *call) error {
 }
 
 func (s *Server) getStatus(c *call) error {
-	ctx, cancel := context.WithTimeout(c.ctx(), 5*time.Second)
-	defer cancel()
-	dbOK := s.dbHealth.Ping(ctx) == nil
-	storageOK := s.blobHealth.Ping(ctx) == nil
+	dbOK, storageOK := s.checkBackends(c.ctx())
 	now := httpDate(s.now())
 	status := http.StatusOK
 	if !dbOK || !storageOK {

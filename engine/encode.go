@@ -61,11 +61,7 @@ func (e *Engine) encode(img *vips.ImageRef, out *Output) ([]byte, error) {
 		if out.LevelSet {
 			q = max(out.Level, 1)
 		}
-		buf, _, err = img.ExportJpeg(&vips.JpegExportParams{
-			Quality:       q,
-			Interlace:     out.Progressive,
-			StripMetadata: out.Strip,
-		})
+		buf, _, err = img.ExportJpeg(jpegParams(q, out))
 	case "png":
 		p := &vips.PngExportParams{
 			Compression:   pngDefaultLevel,

@@ -5,13 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync/atomic"
+	"time"
 )
 
 // Config is the engine's part of the service configuration. The zero value
 // works: every field has a default applied by New.
 type Config struct {
-	// Concurrency bounds how many libvips pipelines run at once; 0 means the
-	// number of CPUs. Extra requests wait (and give up when their context ends).
+	// Concurrency bounds how many libvips pipelines run at once; 0 means
+	// twice the number of CPUs (as imgproxy's workers): each pipeline runs on
+	// one libvips thread, and with only one per CPU the CPUs idle while
+	// pipelines read sources and write responses. Extra requests wait (and give
+	// up when their context ends) without holding their source in memory.
 	Concurrency int `yaml:"concurrency"`
 	// MaxWidth and MaxHeight cap each side of an input image, read from its
 	// header before any pixel is decoded (default 32768).
@@ -19,6 +24,12 @@ type Config struct {
 	MaxHeight int `yaml:"maxHeight"`
 	// MaxPixels caps width*height of an input image (default 100 megapixels).
 	MaxPixels int64 `yaml:"maxPixels"`
+	// MaxFrames caps the frames of an animated GIF or WebP, read from its
+	// header before any pixel is decoded (default 500).
+	MaxFrames int `yaml:"maxFrames"`
+	// MaxAnimationPixels caps width*height*frames of an animation (default
+	// 100 megapixels, as MaxPixels for one image).
+	MaxAnimationPixels int64 `yaml:"maxAnimationPixels"`
 	// MaxTransformations caps the length of a chain after presets expand (default 20).
 	MaxTransformations int `yaml:"maxTransformations"`
 	// Presets maps a name usable in t[] to the chain it expands to, each entry
@@ -32,6 +43,10 @@ type Config struct {
 	DefaultWatermark string `yaml:"defaultWatermark"`
 	// JPEGQuality is the quality of JPEG output without compress (default 80).
 	JPEGQuality int `yaml:"jpegQuality"`
+	// UploadFormats lists the input types Inspect accepts for upload, by
+	// extension: jpg, png, gif, webp, tif, avif, heic (default jpg, png,
+	// gif, webp). Stored images of any type are transformed.
+	UploadFormats []string `yaml:"formats"`
 	// KeepMetadata keeps the source's EXIF, XMP, IPTC and comments in
 	// transformed and converted outputs. By default (false) they are removed,
 	// after the EXIF orientation has been applied to the pixels; see
@@ -41,10 +56,12 @@ type Config struct {
 
 // Info describes an image as read from its header.
 type Info struct {
-	Mime   string // image/jpeg, image/png, image/gif, image/webp, image/tiff
-	Ext    string // jpg, png, gif, webp, tif
+	Mime   string // image/jpeg, image/png, image/gif, image/webp, image/tiff, image/avif, image/heic
+	Ext    string // jpg, png, gif, webp, tif, avif, heic
 	Width  int
 	Height int
+	// Frames is the number of frames of an animation, 1 for a still image.
+	Frames int
 }
 
 // Request asks Process for one output.
@@ -75,13 +92,14 @@ const (
 	DefaultMaxSide            = 32768
 	DefaultMaxPixels          = 100_000_000
 	DefaultMaxTransformations = 20
+	DefaultMaxFrames          = 500
 	DefaultJPEGQuality        = 80
 )
 
 // withDefaults returns c with every zero field set to its default.
 func (c Config) withDefaults() Config {
 	if c.Concurrency == 0 {
-		c.Concurrency = runtime.NumCPU()
+		c.Concurrency = 2 * runtime.NumCPU()
 	}
 	if c.MaxWidth == 0 {
 		c.MaxWidth = DefaultMaxSide
@@ -94,6 +112,15 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxTransformations == 0 {
 		c.MaxTransformations = DefaultMaxTransformations
+	}
+	if c.MaxFrames == 0 {
+		c.MaxFrames = DefaultMaxFrames
+	}
+	if len(c.UploadFormats) == 0 {
+		c.UploadFormats = DefaultUploadFormats
+	}
+	if c.MaxAnimationPixels == 0 {
+		c.MaxAnimationPixels = DefaultMaxPixels
 	}
 	if c.JPEGQuality == 0 {
 		c.JPEGQuality = DefaultJPEGQuality
@@ -109,10 +136,15 @@ func (c Config) Validate() error {
 		return fmt.Errorf("engine: concurrency must not be negative, got %d", c.Concurrency)
 	case c.MaxWidth < 0 || c.MaxHeight < 0 || c.MaxPixels < 0:
 		return fmt.Errorf("engine: maxWidth, maxHeight and maxPixels must not be negative")
+	case c.MaxFrames < 0 || c.MaxAnimationPixels < 0:
+		return fmt.Errorf("engine: maxFrames and maxAnimationPixels must not be negative")
 	case c.MaxTransformations < 0:
 		return fmt.Errorf("engine: maxTransformations must not be negative, got %d", c.MaxTransformations)
 	case c.JPEGQuality < 0 || c.JPEGQuality > 100:
 		return fmt.Errorf("engine: jpegQuality must be between 1 and 100, got %d", c.JPEGQuality)
+	}
+	if err := validUploadFormats(c.UploadFormats); err != nil {
+		return err
 	}
 	for name, specs := range c.Presets {
 		if name == "" {
@@ -127,9 +159,11 @@ func (c Config) Validate() error {
 
 // Engine runs transformation chains. It is safe for concurrent use.
 type Engine struct {
-	cfg Config
-	reg *Registry
-	sem chan struct{}
+	cfg      Config
+	reg      *Registry
+	sem      chan struct{}
+	waiting  atomic.Int64 // callers blocked in acquire
+	observer Observer     // stage timings; nil when off
 }
 
 // New validates cfg, applies its defaults and returns an engine holding every
@@ -184,11 +218,56 @@ func (e *Engine) Process(ctx context.Context, src []byte, req Request) (*Result,
 		return nil, err
 	}
 	defer e.release()
+	return e.render(ctx, src, req)
+}
 
+// ProcessSource is Process with the source bytes read by load, which runs
+// only once a pipeline slot is free. Why: a source read before waiting for a
+// slot is held by every queued request; at 16 concurrent 12 MP requests that
+// was most of the peak memory. req.Source must be set (as stored at upload);
+// without it, or with nothing to render, this is load then Process.
+func (e *Engine) ProcessSource(ctx context.Context, load func(context.Context) ([]byte, error), req Request) (*Result, error) {
+	unchanged := req.Chain.Len() == 0 && (req.Format == "" || req.Format == req.Source.Ext)
+	if req.Source.Ext == "" || req.Source.Width == 0 || unchanged {
+		src, err := load(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return e.Process(ctx, src, req)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if _, ok := mimeOf[req.Format]; req.Format != "" && !ok {
+		return nil, invalidf("Unsupported output format: %q", req.Format)
+	}
+	if err := e.acquire(ctx); err != nil {
+		return nil, err
+	}
+	defer e.release()
+	src, err := load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return e.render(ctx, src, req)
+}
+
+// render decodes src, runs the chain and encodes; the caller holds a
+// pipeline slot.
+func (e *Engine) render(ctx context.Context, src []byte, req Request) (*Result, error) {
+	anim, err := e.openAnimation(src, req)
+	if err != nil {
+		return nil, err
+	}
+	if anim != nil {
+		return e.processAnimation(ctx, anim, req)
+	}
+	start := time.Now()
 	d, err := e.decode(src, req.Chain.steps, req.Env)
 	if err != nil {
 		return nil, err
 	}
+	e.observe("decode", "", start)
 	s := &State{
 		Ctx:        ctx,
 		Image:      d.img,
@@ -202,25 +281,18 @@ func (e *Engine) Process(ctx context.Context, src []byte, req Request) (*Result,
 	if d.img.Width() != d.w || d.img.Height() != d.h {
 		s.loadW, s.loadH = d.w, d.h
 	}
-	// Close whatever image the state holds at the end: steps may replace it.
-	defer func() { s.Image.Close() }()
-
-	for i, st := range req.Chain.steps {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if err := st.Apply(s); err != nil {
-			return nil, stepError(req.Chain.specs[i].Name, err)
-		}
-		s.loadW, s.loadH = 0, 0
-		// Images are lazy: checking the size after each step costs nothing
-		// and stops a chain that would enlarge past the limits before any
-		// pixel is computed.
-		if err := e.checkSize(s.Image.Width(), s.Image.Height()); err != nil {
+	if d.img.Pages() > 1 {
+		// The first frame of an animation (see animation.go): govips
+		// treats images that claim several pages specially.
+		if err := d.img.SetPages(1); err != nil {
+			d.img.Close()
 			return nil, err
 		}
 	}
-	if err := ctx.Err(); err != nil {
+	// Close whatever image the state holds at the end: steps may replace it.
+	defer func() { s.Image.Close() }()
+
+	if err := e.runChain(s, req.Chain, 1); err != nil {
 		return nil, err
 	}
 	if req.Format != "" {
@@ -229,9 +301,46 @@ func (e *Engine) Process(ctx context.Context, src []byte, req Request) (*Result,
 	if s.Output.Format == "" {
 		s.Output.Format = d.ext
 	}
+	if _, ok := mimeOf[s.Output.Format]; !ok {
+		s.Output.Format = stillFallback(s.Image.HasAlpha())
+	}
 	if err := e.finishMetadata(s); err != nil {
 		return nil, err
 	}
+	return e.finish(s, s.Image.Width(), s.Image.Height())
+}
+
+// runChain applies the chain's steps to s in order. frames is the number of
+// animation frames the chain runs on, each alike (1 for a still image).
+func (e *Engine) runChain(s *State, c Chain, frames int) error {
+	for i, st := range c.steps {
+		if err := s.Ctx.Err(); err != nil {
+			return err
+		}
+		start := time.Now()
+		if err := st.Apply(s); err != nil {
+			return stepError(c.specs[i].Name, err)
+		}
+		e.observe("transform", c.specs[i].Name, start)
+		s.loadW, s.loadH = 0, 0
+		// Images are lazy: checking the size after each step costs nothing
+		// and stops a chain that would enlarge past the limits before any
+		// pixel is computed.
+		if err := e.checkSize(s.Image.Width(), s.Image.Height()); err != nil {
+			return err
+		}
+		if err := e.checkFrames(s.Image.Width(), s.Image.Height(), frames); err != nil {
+			return err
+		}
+	}
+	return s.Ctx.Err()
+}
+
+// finish encodes s.Image (whose metadata finishMetadata has settled) in
+// s.Output.Format; w and h are the size reported (one frame's for an
+// animation).
+func (e *Engine) finish(s *State, w, h int) (*Result, error) {
+	start := time.Now()
 	data, err := e.encode(s.Image, s.Output)
 	if err != nil {
 		return nil, err
@@ -239,12 +348,13 @@ func (e *Engine) Process(ctx context.Context, src []byte, req Request) (*Result,
 	if data, err = e.finishEncoded(data, s.Output); err != nil {
 		return nil, err
 	}
+	e.observe("encode", s.Output.Format, start)
 	return &Result{
 		Data:    data,
 		Mime:    mimeOf[s.Output.Format],
 		Ext:     s.Output.Format,
-		Width:   s.Image.Width(),
-		Height:  s.Image.Height(),
+		Width:   w,
+		Height:  h,
 		Headers: s.Headers,
 	}, nil
 }

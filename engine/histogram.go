@@ -100,4 +100,11 @@ func (h histogram) draw(counts *[3][256]uint64, height int) *image.NRGBA {
 	return out
 }
 
-var _ Step = histogram{}
+// stillOnly: a histogram of each frame makes no animation anyone wants; an
+// animated source is plotted from its first frame.
+func (histogram) stillOnly() {}
+
+var (
+	_ Step      = histogram{}
+	_ stillOnly = histogram{}
+)

@@ -8,11 +8,11 @@ import (
 )
 
 // modulate scales brightness and saturation and rotates the hue, all in
-// percent as ImageMagick's modulateImage(b, s, h). ImageMagick works in HSL;
-// libvips has no HSL space, so this works in CIE LCh (govips Modulate):
-// L x b/100, C x s/100 (and x b/100 when darkening) and hue + (h-100) x 1.8
-// degrees. Hues and saturation
-// are perceptual rather than HSL's, which is close and arguably better.
+// percent, as ImageMagick's modulateImage(b, s, h) does in HSL (REFERENCE.md):
+// L x b/100, S x s/100 and the hue turned by (h-100) x 1.8 degrees, on the
+// sRGB values. libvips has no HSL space; the conversion, the modulation and
+// the way back are one graph of libvips arithmetic (vt_modulate_hsl in
+// vipscgo.go), so the image is never copied out of libvips.
 type modulate struct {
 	b, s, h int
 }
@@ -40,6 +40,13 @@ func parseModulate(p *Params) (Step, error) {
 	return m, nil
 }
 
+// hueShift returns ImageMagick's hue change, fmod(h-100, 200)/200 of a turn,
+// in sextants of the HSL hexagon, normalised to [0, 6).
+func (m modulate) hueShift() float64 {
+	dh := 6 * math.Mod(float64(m.h-100), 200) / 200
+	return dh - 6*math.Floor(dh/6)
+}
+
 func (m modulate) Apply(s *State) error {
 	if m.b == 100 && m.s == 100 && m.h == 100 {
 		return nil
@@ -47,18 +54,22 @@ func (m modulate) Apply(s *State) error {
 	if err := toSRGB8(s.Image); err != nil {
 		return err
 	}
-	hue := math.Mod(float64(m.h-100)*1.8, 360)
-	// Darkening scales chroma with lightness, as HSL does (b=0 is black,
-	// not a dark out-of-gamut colour).
-	chroma := float64(m.s) / 100 * math.Min(float64(m.b)/100, 1)
-	if err := s.Image.Modulate(float64(m.b)/100, chroma, hue); err != nil {
+	alpha, err := detachAlpha(s.Image)
+	if err != nil {
+		return err
+	}
+	err = modulateHSL(s.Image, float64(m.b)/100, float64(m.s)/100, m.hueShift())
+	if err == nil {
+		// Out-of-range values clip, as ImageMagick's ClampToQuantum.
+		err = castTo(s.Image, vips.BandFormatUchar)
+	}
+	if err != nil {
+		if alpha != nil {
+			alpha.Close()
+		}
 		return fmt.Errorf("modulate: %w", err)
 	}
-	// Back from LCh the image is float sRGB; out-of-gamut values clip here.
-	if err := s.Image.Cast(vips.BandFormatUchar); err != nil {
-		return fmt.Errorf("modulate: %w", err)
-	}
-	return nil
+	return reattachAlpha(s.Image, alpha)
 }
 
 var _ Step = modulate{}

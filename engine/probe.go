@@ -31,7 +31,7 @@ func sniff(data []byte) (format, bool) {
 	case bytes.HasPrefix(data, []byte("II*\x00")), bytes.HasPrefix(data, []byte("MM\x00*")):
 		return format{"image/tiff", "tif"}, true
 	}
-	return format{}, false
+	return sniffHEIF(data)
 }
 
 // unsupported is the error for bytes no loader handles; the MIME type is the
@@ -62,8 +62,9 @@ func (e *Engine) checkSize(w, h int) error {
 	return nil
 }
 
-// Probe sniffs the type of data and reads its dimensions from the header
-// without decoding pixels, enforcing the size limits (KindTooLarge),
+// Probe sniffs the type of data and reads its dimensions (and frame count)
+// from the header without decoding pixels, enforcing the size and animation
+// limits (KindTooLarge),
 // unsupported types (KindUnsupported, message `Unsupported image type: <mime>`)
 // and unreadable headers or zero sizes (KindCorrupt, `Invalid image`).
 func (e *Engine) Probe(data []byte) (Info, error) {
@@ -77,20 +78,27 @@ func (e *Engine) Probe(data []byte) (Info, error) {
 	if err != nil {
 		return Info{}, invalidImage(err)
 	}
-	w, h := ref.Width(), ref.Height()
+	w, h, n := ref.Width(), ref.Height(), ref.Pages()
 	ref.Close()
 	if err := e.checkSize(w, h); err != nil {
 		return Info{}, err
 	}
-	return Info{Mime: f.mime, Ext: f.ext, Width: w, Height: h}, nil
+	if err := e.checkFrames(w, h, n); err != nil {
+		return Info{}, err
+	}
+	return Info{Mime: f.mime, Ext: f.ext, Width: w, Height: h, Frames: max(n, 1)}, nil
 }
 
 // Inspect is Probe plus a full decode, so that an upload whose pixels are
-// corrupt or truncated is refused (KindCorrupt) before it is stored.
+// corrupt or truncated is refused (KindCorrupt) before it is stored. Types
+// Config.UploadFormats does not list are refused as unsupported.
 func (e *Engine) Inspect(ctx context.Context, data []byte) (Info, error) {
 	info, err := e.Probe(data)
 	if err != nil {
 		return Info{}, err
+	}
+	if !e.uploadAllowed(info.Ext) {
+		return Info{}, &Error{Kind: KindUnsupported, Msg: "Unsupported image type: " + info.Mime}
 	}
 	if err := e.acquire(ctx); err != nil {
 		return Info{}, err
@@ -98,6 +106,9 @@ func (e *Engine) Inspect(ctx context.Context, data []byte) (Info, error) {
 	defer e.release()
 	params := vips.NewImportParams() // fail on the first decoder warning
 	params.Access.Set(vips.AccessSequential)
+	if info.Frames > 1 {
+		params.NumPages.Set(-1) // every frame, within the limits Probe checked
+	}
 	ref, err := vips.LoadImageFromBuffer(data, params)
 	if err != nil {
 		return Info{}, invalidImage(err)

@@ -99,7 +99,7 @@ func TestProbe(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := Info{Mime: tc.mime, Ext: tc.ext, Width: tc.w, Height: tc.h}
+			want := Info{Mime: tc.mime, Ext: tc.ext, Width: tc.w, Height: tc.h, Frames: 1}
 			if info != want {
 				t.Errorf("Probe = %+v, want %+v", info, want)
 			}

@@ -60,6 +60,8 @@ func (e *Engine) acquire(ctx context.Context) error {
 		return nil
 	default:
 	}
+	e.waiting.Add(1)
+	defer e.waiting.Add(-1)
 	select {
 	case e.sem <- struct{}{}:
 		return nil

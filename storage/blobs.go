@@ -18,7 +18,8 @@ import (
 // Blobs stores image bytes and cached variants in a gocloud.dev bucket.
 // It is safe for concurrent use.
 type Blobs struct {
-	bucket *blob.Bucket
+	bucket  *blob.Bucket
+	observe ObserveFunc // nil when off
 }
 
 // OpenBlobs opens the bucket named by rawURL:
@@ -68,7 +69,8 @@ func VariantKey(user, id, hash string) string { return VariantPrefix(user, id) +
 // Put writes data at key, all or nothing: when the write fails or ctx is
 // cancelled, the previous blob (or its absence) stays. The content type is
 // detected from data where the backend stores one.
-func (b *Blobs) Put(ctx context.Context, key string, data []byte) error {
+func (b *Blobs) Put(ctx context.Context, key string, data []byte) (err error) {
+	defer b.timed("put", time.Now(), &err)
 	wctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	w, err := b.bucket.NewWriter(wctx, key, nil)
@@ -95,12 +97,40 @@ func wrap(op, key string, err error) error {
 }
 
 // Get reads the blob at key; ErrNotExist when there is none.
-func (b *Blobs) Get(ctx context.Context, key string) ([]byte, error) {
-	data, err := b.bucket.ReadAll(ctx, key)
+func (b *Blobs) Get(ctx context.Context, key string) (_ []byte, err error) {
+	defer b.timed("get", time.Now(), &err)
+	r, err := b.bucket.NewReader(ctx, key, nil)
+	if err != nil {
+		return nil, wrap("get blob", key, err)
+	}
+	defer r.Close()
+	data, err := readSized(r, r.Size())
 	if err != nil {
 		return nil, wrap("get blob", key, err)
 	}
 	return data, nil
+}
+
+// readSized reads r to the end into one buffer of the announced size, so a
+// multi-megabyte source costs one allocation instead of io.ReadAll's growing
+// copies; it still reads whatever follows when size was wrong.
+func readSized(r io.Reader, size int64) ([]byte, error) {
+	if size <= 0 {
+		return io.ReadAll(r)
+	}
+	data := make([]byte, size)
+	n, err := io.ReadFull(r, data)
+	switch {
+	case err == io.ErrUnexpectedEOF:
+		return data[:n], nil
+	case err != nil:
+		return nil, err
+	}
+	rest, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	return append(data, rest...), nil
 }
 
 // Open returns a reader for the blob at key, for streaming; the caller
@@ -133,7 +163,8 @@ func (b *Blobs) Exists(ctx context.Context, key string) (bool, error) {
 }
 
 // Delete removes the blob at key; a missing blob is not an error.
-func (b *Blobs) Delete(ctx context.Context, key string) error {
+func (b *Blobs) Delete(ctx context.Context, key string) (err error) {
+	defer b.timed("delete", time.Now(), &err)
 	if err := b.bucket.Delete(ctx, key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
 		return fmt.Errorf("storage: delete blob %s: %w", key, err)
 	}

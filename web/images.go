@@ -98,6 +98,9 @@ func (u *UI) images(q *request) error {
 	v := imagesView{Page: q.page("Images of "+user, "images"), User: user, Sorts: sortOptions,
 		Sort: in.Get("sort"), IDs: in.Get("ids"), Checksums: in.Get("checksums"), Originals: in.Get("originalChecksums"),
 		Limit: 24, PageNo: 1, ResetRef: q.path("/users/" + url.PathEscape(user))}
+	if d := in.Get("deleted"); d != "" {
+		v.Page.Notice = "Image " + d + " was deleted."
+	}
 	if !slices.ContainsFunc(sortOptions, func(o option) bool { return o.Value == v.Sort }) {
 		v.Sort = sortOptions[0].Value
 	}

@@ -68,7 +68,7 @@ func (u *UI) overview(q *request) error {
 	} else {
 		v.StatsNote = "The service does not show statistics to your address (statsAllow in the configuration)."
 	}
-	l, err := q.list(ctx, "/images", url.Values{"limit": {"12"}, "sort[]": {"added:desc"}})
+	l, err := q.list(ctx, "/images", url.Values{"limit": {"10"}, "sort[]": {"added:desc"}})
 	if msg, denied := denial(err); denied {
 		v.LatestNote = "Your key may not list images across users: " + msg
 	} else if err != nil {

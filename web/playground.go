@@ -68,6 +68,7 @@ type playgroundView struct {
 	Error           string
 	Original        string
 	PreviewEndpoint string
+	HasWASM         bool
 }
 
 var outputFormats = []string{"webp", "jpg", "png", "gif", "avif"}
@@ -206,6 +207,7 @@ func (q *request) buildPlayground(c chain) (playgroundView, error) {
 	descs := map[string]transformation{}
 	for _, t := range list.Transformations {
 		descs[t.Name] = t
+		v.HasWASM = v.HasWASM || t.Kind == "wasm"
 	}
 	if c.user == "" || c.image == "" {
 		l, err := q.list(ctx, "/images", url.Values{"limit": {"1"}, "sort[]": {"added:desc"}})

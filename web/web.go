@@ -8,6 +8,8 @@ import (
 	"net/netip"
 	"strings"
 	"time"
+
+	"vitrine/api"
 )
 
 // Config is the admin UI's configuration. The zero value works.
@@ -58,23 +60,10 @@ func (c *Config) Validate() error {
 	if c.IdleTimeout < 0 || c.MaxAge < 0 || c.IdleTimeout > c.MaxAge {
 		return errors.New("web: idle timeout and max age must be positive, idle timeout at most max age")
 	}
-	for _, p := range c.TrustedProxies {
-		if _, err := parsePrefix(p); err != nil {
-			return fmt.Errorf("web: trusted proxy %q: %w", p, err)
-		}
+	if _, err := api.ParseAddressList(c.TrustedProxies); err != nil {
+		return fmt.Errorf("web: trusted proxies: %w", err)
 	}
 	return nil
-}
-
-func parsePrefix(s string) (netip.Prefix, error) {
-	if strings.Contains(s, "/") {
-		return netip.ParsePrefix(s)
-	}
-	a, err := netip.ParseAddr(s)
-	if err != nil {
-		return netip.Prefix{}, err
-	}
-	return netip.PrefixFrom(a, a.BitLen()), nil
 }
 
 // UI is the admin UI as an http.Handler.
@@ -82,26 +71,23 @@ type UI struct {
 	cfg      Config
 	api      http.Handler
 	sessions SessionStore
-	proxies  []netip.Prefix
+	proxies  api.AddressList
 	throttle *throttle
 	mux      *http.ServeMux
 }
 
-// New builds the UI on top of the REST API handler api; sessions keeps the
-// signed-in sessions (shared by every instance).
-func New(cfg Config, api http.Handler, sessions SessionStore) (*UI, error) {
+// New builds the UI on top of the REST API handler apiHandler; sessions
+// keeps the signed-in sessions (shared by every instance).
+func New(cfg Config, apiHandler http.Handler, sessions SessionStore) (*UI, error) {
 	cfg.Defaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if api == nil || sessions == nil {
+	if apiHandler == nil || sessions == nil {
 		return nil, errors.New("web: the API handler and a session store are required")
 	}
-	u := &UI{cfg: cfg, api: api, sessions: sessions, throttle: newThrottle(cfg.Now), mux: http.NewServeMux()}
-	for _, p := range cfg.TrustedProxies {
-		pf, _ := parsePrefix(p)
-		u.proxies = append(u.proxies, pf.Masked())
-	}
+	u := &UI{cfg: cfg, api: apiHandler, sessions: sessions, throttle: newThrottle(cfg.Now), mux: http.NewServeMux()}
+	u.proxies, _ = api.ParseAddressList(cfg.TrustedProxies) // checked by Validate
 	u.routes()
 	return u, nil
 }
@@ -138,6 +124,7 @@ func (u *UI) routes() {
 	page("POST "+p+"/keys/{pk}/rules", u.addRule)
 	page("POST "+p+"/keys/{pk}/rules/{id}/delete", u.deleteRule)
 	page("GET "+p+"/access", u.access)
+	page("GET "+p+"/filters", u.filters)
 	u.mux.Handle(p, http.RedirectHandler(p+"/", http.StatusSeeOther))
 	u.mux.HandleFunc(p+"/", u.notFound)
 }
@@ -168,15 +155,7 @@ func (u *UI) secure(r *http.Request) bool {
 
 func (u *UI) fromTrustedProxy(r *http.Request) bool {
 	ip, ok := peer(r)
-	if !ok {
-		return false
-	}
-	for _, p := range u.proxies {
-		if p.Contains(ip) {
-			return true
-		}
-	}
-	return false
+	return ok && u.proxies.Contains(ip)
 }
 
 // clientAddr is the address failed sign-ins are counted against: the peer,
@@ -193,11 +172,7 @@ func (u *UI) clientAddr(r *http.Request) string {
 			break
 		}
 		ip = a.Unmap()
-		trusted := false
-		for _, p := range u.proxies {
-			trusted = trusted || p.Contains(ip)
-		}
-		if !trusted {
+		if !u.proxies.Contains(ip) {
 			break
 		}
 	}

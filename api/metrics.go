@@ -1,0 +1,151 @@
+package api
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"vitrine/storage"
+)
+
+// Metrics are the Prometheus metrics of one process, on a registry of
+// their own. The Observe methods are the hooks other parts feed: engine
+// (ObserveStage, through engine.SetObserver), storage (ObserveDB,
+// ObserveBlob, through DB.Observe and Blobs.Observe) and filters
+// (ObserveFilter).
+type Metrics struct {
+	reg       *prometheus.Registry
+	requests  *prometheus.HistogramVec
+	stages    *prometheus.HistogramVec
+	cache     *prometheus.CounterVec
+	db        *prometheus.HistogramVec
+	blobs     *prometheus.HistogramVec
+	filters   *prometheus.HistogramVec
+	filterEr  *prometheus.CounterVec
+	hit, miss prometheus.Counter
+	inflight  prometheus.Gauge
+}
+
+// NewMetrics registers every metric, plus the Go runtime and process
+// collectors.
+func NewMetrics() *Metrics {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	f := func(c prometheus.Collector) prometheus.Collector { reg.MustRegister(c); return c }
+	fast := []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1}
+	m := &Metrics{
+		reg: reg,
+		requests: f(prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "vitrine_http_request_duration_seconds", Help: "HTTP requests by route, method and status, with their latency.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, []string{"route", "method", "status"})).(*prometheus.HistogramVec),
+		stages: f(prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "vitrine_image_stage_duration_seconds", Help: "Image pipeline stages: decode, transform (per transformation name), encode (per format).",
+			Buckets: fast,
+		}, []string{"stage", "name"})).(*prometheus.HistogramVec),
+		cache: f(prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vitrine_variant_cache_requests_total", Help: "Variant cache lookups by result (hit or miss).",
+		}, []string{"result"})).(*prometheus.CounterVec),
+		db: f(prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "vitrine_db_query_duration_seconds", Help: "Database queries by operation and result.", Buckets: fast,
+		}, []string{"op", "result"})).(*prometheus.HistogramVec),
+		blobs: f(prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "vitrine_blob_operation_duration_seconds", Help: "Blob store operations by operation and result.", Buckets: fast,
+		}, []string{"op", "result"})).(*prometheus.HistogramVec),
+		filters: f(prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "vitrine_filter_call_duration_seconds", Help: "WebAssembly filter calls by filter and kind (transformation, listener).", Buckets: fast,
+		}, []string{"filter", "kind"})).(*prometheus.HistogramVec),
+		filterEr: f(prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vitrine_filter_errors_total", Help: "WebAssembly filter calls that failed, by filter and kind.",
+		}, []string{"filter", "kind"})).(*prometheus.CounterVec),
+	}
+	m.hit, m.miss = m.cache.WithLabelValues("hit"), m.cache.WithLabelValues("miss")
+	m.inflight = prometheus.NewGauge(prometheus.GaugeOpts{Name: "vitrine_http_requests_in_flight", Help: "HTTP requests being served."})
+	reg.MustRegister(m.inflight)
+	return m
+}
+
+// Handler serves the metrics in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+// observeRequest records one finished request.
+func (m *Metrics) observeRequest(route, method string, status int, d time.Duration) {
+	m.requests.WithLabelValues(route, method, strconv.Itoa(status)).Observe(d.Seconds())
+}
+
+// observeCache counts one variant cache lookup.
+func (m *Metrics) observeCache(hit bool) {
+	if hit {
+		m.hit.Inc()
+	} else {
+		m.miss.Inc()
+	}
+}
+
+// ObserveStage records an image pipeline stage; it makes Metrics an
+// engine.Observer.
+func (m *Metrics) ObserveStage(stage, name string, d time.Duration) {
+	m.stages.WithLabelValues(stage, name).Observe(d.Seconds())
+}
+
+// ObserveDB records a database query; pass it to storage.DB.Observe.
+func (m *Metrics) ObserveDB(op string, d time.Duration, err error) {
+	m.db.WithLabelValues(op, result(err)).Observe(d.Seconds())
+}
+
+// ObserveBlob records a blob operation; pass it to storage.Blobs.Observe.
+func (m *Metrics) ObserveBlob(op string, d time.Duration, err error) {
+	m.blobs.WithLabelValues(op, result(err)).Observe(d.Seconds())
+}
+
+// ObserveFilter records one call of a WebAssembly filter: its name, the
+// kind of call ("transformation" or "listener"), how long it took, and its
+// error (a guest rejection or crash) or nil.
+func (m *Metrics) ObserveFilter(filter, kind string, d time.Duration, err error) {
+	m.filters.WithLabelValues(filter, kind).Observe(d.Seconds())
+	if err != nil {
+		m.filterEr.WithLabelValues(filter, kind).Inc()
+	}
+}
+
+// WatchCache exports the variant cache's size and evictions, read at each
+// scrape.
+func (m *Metrics) WatchCache(stats func() storage.CacheStats) {
+	m.reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "vitrine_variant_cache_bytes", Help: "Total size of cached variants (as last summed by this instance).",
+		}, func() float64 { return float64(stats().Bytes) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "vitrine_variant_cache_evictions_total", Help: "Variants this instance evicted.",
+		}, func() float64 { return float64(stats().Evictions) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "vitrine_variant_cache_evicted_bytes_total", Help: "Bytes of variants this instance evicted.",
+		}, func() float64 { return float64(stats().EvictedBytes) }),
+	)
+}
+
+// WatchEngine exports the image pipeline's load, read at each scrape:
+// pipelines running and requests waiting for a slot.
+func (m *Metrics) WatchEngine(load func() (running, waiting int)) {
+	m.reg.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "vitrine_pipelines_running", Help: "Image pipelines running now.",
+		}, func() float64 { r, _ := load(); return float64(r) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "vitrine_pipelines_waiting", Help: "Requests waiting for an image pipeline slot (queue depth).",
+		}, func() float64 { _, w := load(); return float64(w) }),
+	)
+}
+
+func result(err error) string {
+	if err != nil {
+		return "error"
+	}
+	return "ok"
+}

@@ -1,0 +1,328 @@
+package engine
+
+/*
+#cgo pkg-config: vips
+#include <stdlib.h>
+#include <math.h>
+#include <vips/vips.h>
+
+// vt_finish hands the last image of a graph built in scope to the caller and
+// releases every intermediate (each operation keeps its own inputs alive).
+static int vt_finish(VipsObject *scope, VipsImage *last, VipsImage **out) {
+	if (last) {
+		g_object_ref(last);
+		*out = last;
+	}
+	g_object_unref(scope);
+	return last ? 0 : -1;
+}
+
+// vt_modulate_hsl is ImageMagick's ModulateHSL on a 3-band image with values
+// 0..255: L x b, S x s, hue + dh sextants (0 <= dh < 6). The output is float,
+// 0..255 before clipping. Every step is a libvips operation, so the whole
+// graph stays lazy and runs tile by tile.
+static int vt_modulate_hsl(VipsImage *in, VipsImage **out, double b, double s, double dh) {
+	VipsObject *scope = VIPS_OBJECT(vips_image_new());
+	VipsImage **t = (VipsImage **) vips_object_local_array(scope, 64);
+	VipsImage *rgb[3], *ch[3];
+	static const double offset[3] = {0, 8, 4};
+	int i;
+
+	if (vips_linear1(in, &t[0], 1.0 / 255, 0, NULL) ||
+		vips_extract_band(t[0], &t[1], 0, NULL) ||
+		vips_extract_band(t[0], &t[2], 1, NULL) ||
+		vips_extract_band(t[0], &t[3], 2, NULL))
+		return vt_finish(scope, NULL, out);
+	rgb[0] = t[1]; rgb[1] = t[2]; rgb[2] = t[3];
+	if (vips_bandrank(rgb, &t[4], 3, "index", 2, NULL) ||        // max
+		vips_bandrank(rgb, &t[5], 3, "index", 0, NULL) ||        // min
+		vips_subtract(t[4], t[5], &t[6], NULL) ||                 // C = max - min
+		vips_add(t[4], t[5], &t[7], NULL) ||                      // 2L
+		// The hue in sextants: (G-B)/C, (B-R)/C + 2 or (R-G)/C + 4
+		// depending on which band is the largest (libvips divides
+		// by zero to zero: grey is hue 0).
+		vips_subtract(t[2], t[3], &t[8], NULL) ||
+		vips_subtract(t[3], t[1], &t[9], NULL) ||
+		vips_subtract(t[1], t[2], &t[10], NULL) ||
+		vips_divide(t[8], t[6], &t[11], NULL) ||
+		vips_divide(t[9], t[6], &t[12], NULL) ||
+		vips_divide(t[10], t[6], &t[13], NULL) ||
+		vips_linear1(t[12], &t[14], 1, 2, NULL) ||
+		vips_linear1(t[13], &t[15], 1, 4, NULL) ||
+		vips_relational(t[4], t[1], &t[16], VIPS_OPERATION_RELATIONAL_EQUAL, NULL) ||
+		vips_relational(t[4], t[2], &t[17], VIPS_OPERATION_RELATIONAL_EQUAL, NULL) ||
+		vips_ifthenelse(t[17], t[14], t[15], &t[18], NULL) ||
+		vips_ifthenelse(t[16], t[11], t[18], &t[19], NULL) ||
+		// 2H' = 2(H + dh + 6), positive for the remainders below.
+		vips_linear1(t[19], &t[20], 2, 2 * (dh + 6), NULL) ||
+		// S = C / (1 - |2L - 1|)
+		vips_linear1(t[7], &t[21], 1, -1, NULL) ||
+		vips_abs(t[21], &t[22], NULL) ||
+		vips_linear1(t[22], &t[23], -1, 1, NULL) ||
+		vips_divide(t[6], t[23], &t[24], NULL) ||
+		// a = (1 - |2L' - 1|) S' / 2 with L' = L b, S' = S s
+		vips_linear1(t[7], &t[25], b, -1, NULL) ||
+		vips_abs(t[25], &t[26], NULL) ||
+		vips_linear1(t[26], &t[27], -s / 2, s / 2, NULL) ||
+		vips_multiply(t[27], t[24], &t[28], NULL) ||
+		// L' = b (2L) / 2
+		vips_linear1(t[7], &t[29], b / 2, 0, NULL))
+		return vt_finish(scope, NULL, out);
+	// Each band: L' - a clamp(3 - |k - 6|, -1, 1), k = (2H' + n) mod 12,
+	// with clamp(x, -1, 1) = (|x + 1| - |x - 1|) / 2.
+	for (i = 0; i < 3; i++) {
+		VipsImage **u = t + 30 + 10 * i;
+		if (vips_linear1(t[20], &u[0], 1, offset[i], NULL) ||
+			vips_remainder_const1(u[0], &u[1], 12, NULL) ||
+			vips_linear1(u[1], &u[2], 1, -6, NULL) ||
+			vips_abs(u[2], &u[3], NULL) ||                        // |k - 6|
+			vips_linear1(u[3], &u[4], -1, 4, NULL) ||             // x + 1
+			vips_abs(u[4], &u[5], NULL) ||
+			vips_linear1(u[3], &u[6], -1, 2, NULL) ||             // x - 1
+			vips_abs(u[6], &u[7], NULL) ||
+			vips_subtract(u[5], u[7], &u[8], NULL) ||             // 2 clamp
+			vips_multiply(u[8], t[28], &u[9], NULL))
+			return vt_finish(scope, NULL, out);
+		// L' - a clamp = t29 - u9 / 2
+		if (vips_linear1(u[9], &t[60 + i], -0.5, 0, NULL))
+			return vt_finish(scope, NULL, out);
+	}
+	{
+		VipsImage **v = (VipsImage **) vips_object_local_array(scope, 6);
+		for (i = 0; i < 3; i++) {
+			if (vips_add(t[29], t[60 + i], &v[i], NULL))
+				return vt_finish(scope, NULL, out);
+			ch[i] = v[i];
+		}
+		if (vips_bandjoin(ch, &v[3], 3, NULL) ||
+			vips_linear1(v[3], &v[4], 255, 0, NULL))
+			return vt_finish(scope, NULL, out);
+		return vt_finish(scope, v[4], out);
+	}
+}
+
+// vt_conv convolves in with a w x h matrix (row-major) divided by scale;
+// precision is a VipsPrecision, layers the box count of the approximate one.
+static int vt_conv(VipsImage *in, VipsImage **out, double *mask, int w, int h, double scale, int precision, int layers) {
+	VipsImage *m = vips_image_new_matrix_from_array(w, h, mask, w * h);
+	int r;
+	if (!m)
+		return -1;
+	vips_image_set_double(m, "scale", scale);
+	vips_image_set_double(m, "offset", 0);
+	r = vips_conv(in, out, m, "precision", precision, "layers", layers, NULL);
+	g_object_unref(m);
+	return r;
+}
+
+// vt_polar_index is the inverse polar map of a w x h image for
+// vt_rotational_blur: for each pixel (x, y), (angle of (x - cx, y - cy) in
+// columns of na per turn, in [0, na), and radius), computed at a
+// resolution of one in step pixels (of which x0, y0 is the first). *out
+// belongs to scope.
+static int vt_polar_index(VipsObject *scope, VipsImage **out, int w, int h, int step, int x0, int y0, double cx, double cy, int na) {
+	VipsImage **t = (VipsImage **) vips_object_local_array(scope, 11);
+	VipsImage *pair[2];
+	if (vips_xyz(&t[0], w, h, NULL) ||
+		vips_extract_band(t[0], &t[1], 0, NULL) ||
+		vips_extract_band(t[0], &t[2], 1, NULL) ||
+		vips_linear1(t[1], &t[3], step, x0 - cx, NULL) ||
+		vips_linear1(t[2], &t[4], step, y0 - cy, NULL) ||
+		vips_complexform(t[3], t[4], &t[5], NULL) ||
+		vips_polar(t[5], &t[6], NULL) ||                     // (radius, degrees in [0, 360))
+		vips_real(t[6], &t[7], NULL) ||
+		vips_imag(t[6], &t[8], NULL) ||
+		vips_linear1(t[8], &t[9], na / 360.0, 0, NULL))
+		return -1;
+	pair[0] = t[9];
+	pair[1] = t[7];
+	if (vips_bandjoin(pair, &t[10], 2, NULL))
+		return -1;
+	*out = t[10];
+	return 0;
+}
+
+// vt_rotational_blur averages in over rotations about (cx, cy) spanning
+// theta degrees: the image is resampled to polar coordinates with na angles
+// and nr radii (positions outside the image take the nearest edge pixel, so
+// corners stay bright), blurred with a box of k angles (wrapping round), and
+// resampled back.
+static int vt_rotational_blur(VipsImage *in, VipsImage **out, double cx, double cy, int na, int nr, int k) {
+	VipsObject *scope = VIPS_OBJECT(vips_image_new());
+	VipsImage **t = (VipsImage **) vips_object_local_array(scope, 64);
+	int w = in->Xsize, h = in->Ysize, pad = k / 2 + 1, i, r;
+	int lw = w / 2 + 2, lh = h / 2 + 2, sy0 = MAX(0, (int) cy - 3), sh = MIN(h - sy0, 7);
+	double *box;
+	VipsImage *low, *seam; // owned by scope
+	VipsInterpolate *bilinear;
+	VipsArrayInt *oarea;
+
+	// Forward map: polar (a, r) -> (cx + r cos, cy + r sin). The cosines
+	// and sines depend on the column only and the radius on the row only:
+	// 1-D profiles, replicated, then multiplied.
+	if (vips_xyz(&t[1], na, 1, NULL) ||
+		vips_extract_band(t[1], &t[2], 0, NULL) ||
+		vips_linear1(t[2], &t[4], 360.0 / na, 0, NULL) ||
+		vips_math(t[4], &t[5], VIPS_OPERATION_MATH_COS, NULL) ||
+		vips_math(t[4], &t[6], VIPS_OPERATION_MATH_SIN, NULL) ||
+		!(t[32] = vips_image_copy_memory(t[5])) ||
+		!(t[33] = vips_image_copy_memory(t[6])) ||
+		vips_replicate(t[32], &t[34], 1, nr, NULL) ||
+		vips_replicate(t[33], &t[35], 1, nr, NULL) ||
+		vips_xyz(&t[36], 1, nr, NULL) ||
+		vips_extract_band(t[36], &t[37], 1, NULL) ||
+		vips_cast(t[37], &t[3], VIPS_FORMAT_FLOAT, NULL) ||
+		vips_replicate(t[3], &t[38], na, 1, NULL) ||
+		vips_multiply(t[38], t[34], &t[7], NULL) ||
+		vips_multiply(t[38], t[35], &t[8], NULL) ||
+		vips_linear1(t[7], &t[9], 1, cx, NULL) ||
+		vips_linear1(t[8], &t[10], 1, cy, NULL) ||
+		// Positions outside the image take the nearest edge pixel
+		// (mapim's extend only covers the interpolation window):
+		// clamp(v, 0, m) = (|v| - |v - m| + m) / 2.
+		vips_abs(t[9], &t[40], NULL) ||
+		vips_linear1(t[9], &t[41], 1, -(w - 1), NULL) ||
+		vips_abs(t[41], &t[42], NULL) ||
+		vips_subtract(t[40], t[42], &t[43], NULL) ||
+		vips_linear1(t[43], &t[44], 0.5, (w - 1) / 2.0, NULL) ||
+		vips_abs(t[10], &t[45], NULL) ||
+		vips_linear1(t[10], &t[46], 1, -(h - 1), NULL) ||
+		vips_abs(t[46], &t[47], NULL) ||
+		vips_subtract(t[45], t[47], &t[48], NULL) ||
+		vips_linear1(t[48], &t[49], 0.5, (h - 1) / 2.0, NULL) ||
+		vips_bandjoin2(t[44], t[49], &t[11], NULL) ||
+		// mapim asks its input for the bounding box of each output
+		// tile's positions, which for a polar tile is a large part of
+		// the image: the input is computed once, into memory.
+		!(t[29] = vips_image_copy_memory(in)) ||
+		vips_mapim(t[29], &t[12], t[11], NULL) ||
+		// The box reads k columns around each output: from memory, not
+		// by recomputing the mapping k times over.
+		!(t[31] = vips_image_copy_memory(t[12])) ||
+		// The box along the angles wraps round: extend by repeating.
+		vips_embed(t[31], &t[13], pad, 0, na + 2 * pad, nr, "extend", VIPS_EXTEND_REPEAT, NULL))
+		return vt_finish(scope, NULL, out);
+	box = g_new(double, k);
+	for (i = 0; i < k; i++)
+		box[i] = 1;
+	t[14] = vips_image_new_matrix_from_array(k, 1, box, k);
+	g_free(box);
+	if (!t[14])
+		return vt_finish(scope, NULL, out);
+	vips_image_set_double(t[14], "scale", k);
+	if (vips_conv(t[13], &t[15], t[14], "precision", VIPS_PRECISION_APPROXIMATE, "layers", 1, NULL) ||
+		// Columns 0 .. na + 1 (na is angle 0 again, for interpolating
+		// between the last angle and the first).
+		vips_extract_area(t[15], &t[16], pad, 0, na + 2, nr, NULL) ||
+		!(t[30] = vips_image_copy_memory(t[16])))
+		return vt_finish(scope, NULL, out);
+	// Inverse map. atan2 and hypot per pixel cost more than everything
+	// else, so they are computed at half resolution and interpolated. The
+	// angle jumps from na to 0 across the ray right of the centre, where
+	// interpolating is wrong: the rows around that ray are computed at full
+	// resolution and inserted.
+	if (vt_polar_index(scope, &low, lw, lh, 2, 0, 0, cx, cy, na) ||
+		!(t[18] = vips_image_copy_memory(low)))
+		return vt_finish(scope, NULL, out);
+	bilinear = vips_interpolate_new("bilinear");
+	oarea = vips_array_int_newv(4, 0, 0, w, h);
+	r = vips_affine(t[18], &t[19], 2, 0, 0, 2, "interpolate", bilinear, "oarea", oarea, NULL);
+	vips_area_unref(VIPS_AREA(oarea));
+	g_object_unref(bilinear);
+	if (r ||
+		vt_polar_index(scope, &seam, w, sh, 1, 0, sy0, cx, cy, na) ||
+		vips_insert(t[19], seam, &t[21], 0, sy0, NULL) ||
+		vips_mapim(t[30], &t[28], t[21], NULL))
+		return vt_finish(scope, NULL, out);
+	return vt_finish(scope, t[28], out);
+}
+*/
+import "C"
+
+import (
+	"errors"
+	"reflect"
+	"runtime"
+	"unsafe"
+
+	"github.com/davidbyttow/govips/v2/vips"
+)
+
+// This file is the engine's cgo shim to libvips, for operations govips
+// v2.18 does not export (custom convolution masks, approximate box
+// convolution, polar mappings, relational and ifthenelse). govips keeps the
+// VipsImage of an ImageRef in an unexported field; the shim reads and
+// replaces it at the field's offset, found by reflection at start-up (a
+// govips upgrade that renames or retypes it panics at start, not mid-request).
+
+// imageFieldOffset is the offset of ImageRef.image.
+var imageFieldOffset = func() uintptr {
+	f, ok := reflect.TypeOf((*vips.ImageRef)(nil)).Elem().FieldByName("image")
+	if !ok || f.Type.Kind() != reflect.Pointer || f.Type.Elem().Name() != "_Ctype_struct__VipsImage" {
+		panic("engine: govips ImageRef has no *C.VipsImage field named image; the cgo shim needs updating")
+	}
+	return f.Offset
+}()
+
+// imageSlot returns the address of r's VipsImage pointer.
+func imageSlot(r *vips.ImageRef) **C.VipsImage {
+	return (**C.VipsImage)(unsafe.Add(unsafe.Pointer(r), imageFieldOffset))
+}
+
+// vipsApply runs op on r's image and makes its output r's image, releasing
+// the previous one (as govips' own operations do).
+func vipsApply(r *vips.ImageRef, op func(in *C.VipsImage, out **C.VipsImage) C.int) error {
+	slot := imageSlot(r)
+	var out *C.VipsImage
+	if op(*slot, &out) != 0 {
+		return vipsError()
+	}
+	old := *slot
+	*slot = out
+	C.g_object_unref(C.gpointer(old))
+	runtime.KeepAlive(r)
+	return nil
+}
+
+// vipsError returns and clears libvips' error buffer.
+func vipsError() error {
+	msg := C.GoString(C.vips_error_buffer())
+	C.vips_error_clear()
+	if msg == "" {
+		msg = "libvips operation failed"
+	}
+	return errors.New(msg)
+}
+
+// modulateHSL applies ImageMagick's HSL modulation to a 3-band image
+// (0..255); the result is float.
+func modulateHSL(r *vips.ImageRef, b, s, dh float64) error {
+	return vipsApply(r, func(in *C.VipsImage, out **C.VipsImage) C.int {
+		return C.vt_modulate_hsl(in, out, C.double(b), C.double(s), C.double(dh))
+	})
+}
+
+// Convolution precisions (VipsPrecision).
+const (
+	precisionInteger     = C.VIPS_PRECISION_INTEGER
+	precisionFloat       = C.VIPS_PRECISION_FLOAT
+	precisionApproximate = C.VIPS_PRECISION_APPROXIMATE
+)
+
+// convolve convolves r with a w x h mask (row-major) divided by scale.
+func convolve(r *vips.ImageRef, mask []float64, w, h int, scale float64, precision int) error {
+	if len(mask) != w*h || w <= 0 || h <= 0 {
+		return errors.New("convolve: mask size mismatch")
+	}
+	return vipsApply(r, func(in *C.VipsImage, out **C.VipsImage) C.int {
+		return C.vt_conv(in, out, (*C.double)(unsafe.Pointer(&mask[0])), C.int(w), C.int(h), C.double(scale), C.int(precision), 1)
+	})
+}
+
+// rotationalBlur averages r over rotations about (cx, cy); see
+// vt_rotational_blur for the parameters.
+func rotationalBlur(r *vips.ImageRef, cx, cy float64, na, nr, k int) error {
+	return vipsApply(r, func(in *C.VipsImage, out **C.VipsImage) C.int {
+		return C.vt_rotational_blur(in, out, C.double(cx), C.double(cy), C.int(na), C.int(nr), C.int(k))
+	})
+}

@@ -1,0 +1,33 @@
+package storage
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestReadSized(t *testing.T) {
+	t.Parallel()
+	const body = "0123456789"
+	tests := []struct {
+		name string
+		size int64
+	}{
+		{"exact", 10},
+		{"announced too small", 4},
+		{"announced too large", 64},
+		{"unknown", -1},
+		{"zero", 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := readSized(strings.NewReader(body), tc.size)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, []byte(body)) {
+				t.Errorf("got %q, want %q", got, body)
+			}
+		})
+	}
+}

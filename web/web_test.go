@@ -1,0 +1,349 @@
+package web_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"vitrine/api"
+	"vitrine/engine"
+	"vitrine/storage"
+	"vitrine/web"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	engine.Shutdown()
+	os.Exit(code)
+}
+
+// sessions adapts the database's sessions to the UI, as main.go does.
+type sessions struct{ *storage.DB }
+
+func (s sessions) CreateSession(ctx context.Context, x web.Session) error {
+	return s.DB.CreateSession(ctx, storage.Session(x))
+}
+
+func (s sessions) Session(ctx context.Context, id string) (web.Session, error) {
+	x, err := s.DB.Session(ctx, id)
+	if errors.Is(err, storage.ErrNotExist) {
+		return web.Session{}, web.ErrNoSession
+	}
+	return web.Session(x), err
+}
+
+// clock is a settable time source.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+const adminPriv = "admin-secret"
+
+// env is the UI in front of a real API on a fresh SQLite database.
+type env struct {
+	url   string
+	clock *clock
+	db    *storage.DB
+}
+
+func newEnv(t *testing.T, cfg web.Config) *env {
+	t.Helper()
+	ctx := context.Background()
+	dir := t.TempDir()
+	db, err := storage.Open(ctx, "sqlite://"+filepath.Join(dir, "vitrine.db"), storage.Options{Secret: []byte("test-secret")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blobs, err := storage.OpenBlobs(ctx, "file://"+filepath.Join(dir, "images"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := engine.New(engine.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := api.New(api.Config{AccessControl: api.AccessControl{Keys: []api.ConfigKey{
+		{PublicKey: "admin", PrivateKey: adminPriv, Rules: []api.ConfigRule{{Users: api.Users{"*"}, Group: "all"}}},
+	}}}, api.Deps{DB: db, Blobs: blobs, Engine: eng})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &clock{t: time.Now()}
+	cfg.Now = c.Now
+	ui, err := web.New(cfg, srv, sessions{db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/admin") {
+			ui.ServeHTTP(w, r)
+			return
+		}
+		srv.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() {
+		hs.Close()
+		blobs.Close()
+		db.Close()
+	})
+	return &env{url: hs.URL, clock: c, db: db}
+}
+
+// browser is a cookie-keeping client that does not follow redirects.
+type browser struct {
+	t      *testing.T
+	e      *env
+	client *http.Client
+}
+
+func (e *env) browser(t *testing.T) *browser {
+	jar := &cookieJar{m: map[string]*http.Cookie{}}
+	return &browser{t: t, e: e, client: &http.Client{Jar: jar,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+}
+
+// cookieJar keeps cookies whatever their Secure flag, so tests can see it.
+type cookieJar struct {
+	mu sync.Mutex
+	m  map[string]*http.Cookie
+}
+
+func (j *cookieJar) SetCookies(_ *url.URL, cs []*http.Cookie) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for _, c := range cs {
+		if c.MaxAge < 0 {
+			delete(j.m, c.Name)
+		} else {
+			j.m[c.Name] = c
+		}
+	}
+}
+
+func (j *cookieJar) Cookies(*url.URL) []*http.Cookie {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var out []*http.Cookie
+	for _, c := range j.m {
+		out = append(out, &http.Cookie{Name: c.Name, Value: c.Value})
+	}
+	return out
+}
+
+type page struct {
+	status int
+	header http.Header
+	body   string
+}
+
+func (b *browser) do(method, path string, form url.Values, header http.Header) page {
+	b.t.Helper()
+	req, err := http.NewRequest(method, b.e.url+path, strings.NewReader(form.Encode()))
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	if method == http.MethodPost {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	r, err := b.client.Do(req)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer r.Body.Close()
+	var sb strings.Builder
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Body.Read(buf)
+		sb.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	return page{status: r.StatusCode, header: r.Header, body: sb.String()}
+}
+
+var csrfInput = regexp.MustCompile(`name="csrf" value="([0-9a-f]{64})"`)
+
+// token returns the CSRF token of the first form on path.
+func (b *browser) token(path string) string {
+	b.t.Helper()
+	p := b.do(http.MethodGet, path, nil, nil)
+	m := csrfInput.FindStringSubmatch(p.body)
+	if m == nil {
+		b.t.Fatalf("GET %s (%d): no CSRF token in the page", path, p.status)
+	}
+	return m[1]
+}
+
+func (b *browser) signIn(pub, priv string) page {
+	b.t.Helper()
+	return b.do(http.MethodPost, "/admin/signin", url.Values{"csrf": {b.token("/admin/signin")},
+		"publicKey": {pub}, "privateKey": {priv}, "next": {"/admin/"}}, nil)
+}
+
+func TestSecurityHeaders(t *testing.T) {
+	e := newEnv(t, web.Config{})
+	p := e.browser(t).do(http.MethodGet, "/admin/signin", nil, nil)
+	for name, want := range map[string]string{
+		"X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin", "X-Frame-Options": "DENY",
+	} {
+		if got := p.header.Get(name); got != want {
+			t.Errorf("%s: %q, want %q", name, got, want)
+		}
+	}
+	csp := p.header.Get("Content-Security-Policy")
+	for _, part := range []string{"frame-ancestors 'none'", "script-src 'self'", "default-src 'none'"} {
+		if !strings.Contains(csp, part) {
+			t.Errorf("CSP %q lacks %q", csp, part)
+		}
+	}
+	if strings.Contains(csp, "unsafe-inline") || strings.Contains(p.body, "<script>") || strings.Contains(p.body, " style=") {
+		t.Errorf("inline script or style: CSP %q", csp)
+	}
+}
+
+func TestSignIn(t *testing.T) {
+	e := newEnv(t, web.Config{})
+	b := e.browser(t)
+	if p := b.do(http.MethodGet, "/admin/keys", nil, nil); p.status != http.StatusSeeOther ||
+		p.header.Get("Location") != "/admin/signin?next=%2Fadmin%2Fkeys" {
+		t.Fatalf("no session: %d %s", p.status, p.header.Get("Location"))
+	}
+	if p := b.signIn("admin", "wrong"); p.status != http.StatusUnauthorized || !strings.Contains(p.body, "not valid") {
+		t.Fatalf("wrong key: %d", p.status)
+	}
+	if p := b.do(http.MethodPost, "/admin/signin", url.Values{"publicKey": {"admin"}, "privateKey": {adminPriv}}, nil); p.status != http.StatusForbidden {
+		t.Fatalf("sign-in without its CSRF token: %d", p.status)
+	}
+	p := b.signIn("admin", adminPriv)
+	if p.status != http.StatusSeeOther || p.header.Get("Location") != "/admin/" {
+		t.Fatalf("sign-in: %d %s", p.status, p.header.Get("Location"))
+	}
+	if p := b.do(http.MethodGet, "/admin/", nil, nil); p.status != 200 || !strings.Contains(p.body, "Overview") {
+		t.Fatalf("overview: %d", p.status)
+	}
+	// Sign-out needs the token too.
+	if p := b.do(http.MethodPost, "/admin/signout", nil, nil); p.status != http.StatusForbidden {
+		t.Fatalf("sign-out without CSRF: %d", p.status)
+	}
+	b.do(http.MethodPost, "/admin/signout", url.Values{"csrf": {b.token("/admin/")}}, nil)
+	if p := b.do(http.MethodGet, "/admin/", nil, nil); p.status != http.StatusSeeOther {
+		t.Fatalf("after sign-out: %d", p.status)
+	}
+}
+
+func TestSignInThrottle(t *testing.T) {
+	e := newEnv(t, web.Config{})
+	b := e.browser(t)
+	for i := range 4 {
+		if p := b.signIn("admin", "wrong"); p.status != http.StatusUnauthorized {
+			t.Fatalf("failure %d: %d", i+1, p.status)
+		}
+	}
+	p := b.signIn("admin", adminPriv)
+	if p.status != http.StatusTooManyRequests || p.header.Get("Retry-After") == "" {
+		t.Fatalf("right key right after four failures: %d, want 429 with Retry-After", p.status)
+	}
+	e.clock.Add(2 * time.Second)
+	if p := b.signIn("admin", adminPriv); p.status != http.StatusSeeOther {
+		t.Fatalf("after the wait: %d", p.status)
+	}
+}
+
+func TestSessionExpiry(t *testing.T) {
+	cases := []struct {
+		name  string
+		steps []time.Duration // time between requests
+		ok    bool
+	}{
+		{"active", []time.Duration{20 * time.Minute, 20 * time.Minute, 20 * time.Minute}, true},
+		{"idle", []time.Duration{31 * time.Minute}, false},
+		{"absolute", []time.Duration{25 * time.Minute, 25 * time.Minute, 25 * time.Minute, 25 * time.Minute, 25 * time.Minute}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t, web.Config{IdleTimeout: 30 * time.Minute, MaxAge: 2 * time.Hour})
+			b := e.browser(t)
+			b.signIn("admin", adminPriv)
+			status := 0
+			for _, d := range c.steps {
+				e.clock.Add(d)
+				status = b.do(http.MethodGet, "/admin/upload", nil, nil).status
+			}
+			if (status == 200) != c.ok {
+				t.Fatalf("last status %d, want ok=%v", status, c.ok)
+			}
+		})
+	}
+}
+
+func TestSecureCookie(t *testing.T) {
+	cases := []struct {
+		name    string
+		proxies []string
+		proto   string
+		secure  bool
+	}{
+		{"plain http", nil, "", false},
+		{"untrusted proxy header", nil, "https", false},
+		{"trusted proxy", []string{"127.0.0.1"}, "https", true},
+		{"trusted proxy over http", []string{"127.0.0.0/8"}, "http", false},
+		{"every proxy trusted", []string{"*"}, "https", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t, web.Config{TrustedProxies: c.proxies})
+			h := http.Header{}
+			if c.proto != "" {
+				h.Set("X-Forwarded-Proto", c.proto)
+			}
+			p := e.browser(t).do(http.MethodGet, "/admin/signin", nil, h)
+			ck := p.header.Get("Set-Cookie")
+			if !strings.Contains(ck, "HttpOnly") || !strings.Contains(ck, "SameSite=Strict") {
+				t.Fatalf("cookie %q", ck)
+			}
+			if strings.Contains(ck, "Secure") != c.secure {
+				t.Fatalf("cookie %q: want Secure=%v", ck, c.secure)
+			}
+		})
+	}
+}
+
+func TestSafeRedirectAfterSignIn(t *testing.T) {
+	e := newEnv(t, web.Config{})
+	for next, want := range map[string]string{
+		"/admin/keys":        "/admin/keys",
+		"https://evil.test/": "/admin/",
+		"//evil.test/admin/": "/admin/",
+		"/admin/signin?x=1":  "/admin/",
+		"/other":             "/admin/",
+		"/admin/users/a?b=c": "/admin/users/a?b=c",
+	} {
+		b := e.browser(t)
+		p := b.do(http.MethodPost, "/admin/signin", url.Values{"csrf": {b.token("/admin/signin")},
+			"publicKey": {"admin"}, "privateKey": {adminPriv}, "next": {next}}, nil)
+		if got := p.header.Get("Location"); got != want {
+			t.Errorf("next %q: went to %q, want %q", next, got, want)
+		}
+	}
+}
