@@ -28,6 +28,10 @@ type upload struct {
 	// origSum is the MD5 of the bytes the client sent, once a listener
 	// replaced them.
 	origSum string
+	// checked and checkedInfo remember the last bytes CheckBody passed, so
+	// SetBody with them needs no second decode.
+	checked     []byte
+	checkedInfo engine.Info
 }
 
 // metadataDoc is the document of metadata.put and metadata.post as read
@@ -115,10 +119,11 @@ func (e *Event) CheckBody(ctx context.Context, b []byte) error {
 	if len(b) == 0 {
 		return errorf(http.StatusBadRequest, "No image attached")
 	}
-	_, err := e.call.s.engine.Inspect(ctx, b)
+	info, err := e.call.s.engine.Inspect(ctx, b)
 	if err != nil {
 		return httpError(err)
 	}
+	e.call.upload.checked, e.call.upload.checkedInfo = b, info
 	return nil
 }
 
@@ -130,6 +135,10 @@ func (e *Event) SetBody(b []byte) {
 		c.upload.origSum = hex.EncodeToString(sum[:])
 	}
 	c.upload.read, c.upload.data, c.upload.err, c.upload.info = true, b, nil, nil
+	if len(b) > 0 && len(b) == len(c.upload.checked) && &b[0] == &c.upload.checked[0] {
+		info := c.upload.checkedInfo
+		c.upload.info = &info
+	}
 }
 
 // Metadata returns what listeners set so far in images.post, the client's

@@ -21,7 +21,7 @@ const (
 	// KindFailed is a guest crash: a trap, a non-zero result, memory past
 	// the cap, proc_exit, or a filter that is no longer loaded (500).
 	KindFailed
-	// KindTimeout is a call stopped at the filter's timeMs limit (504).
+	// KindTimeout is a call stopped at the filter's timeoutMs limit (504).
 	KindTimeout
 	// KindLoad is a filter folder that cannot be loaded (bad manifest,
 	// missing ABI marker, forbidden import...).

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -118,11 +119,27 @@ func kit(tb testing.TB, dir, name, kind, mode string, extra map[string]any) stri
 // quietLogger discards guest log lines and load reasons.
 func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
+// testCacheDir is a compilation cache shared by test runs. Why the wazero
+// version (from go.mod) in its name: in a test binary wazero cannot read
+// its own version and keys its cache as "dev", so an upgrade must not find
+// old entries.
+func testCacheDir() string {
+	v := "unknown"
+	if b, err := os.ReadFile("../go.mod"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if f := strings.Fields(line); len(f) >= 2 && f[0] == "github.com/tetratelabs/wazero" {
+				v = f[1]
+			}
+		}
+	}
+	return filepath.Join(os.TempDir(), "vitrine-test-wazero-cache-"+v)
+}
+
 // newHost loads dir with a test configuration; the host is closed when
 // the test ends.
 func newHost(tb testing.TB, dir string, mod func(*Config)) *Host {
 	tb.Helper()
-	cfg := Config{Dir: dir, Logger: quietLogger(), CacheDir: filepath.Join(os.TempDir(), "vitrine-test-wazero-cache")}
+	cfg := Config{Dir: dir, Logger: quietLogger(), CacheDir: testCacheDir()}
 	if mod != nil {
 		mod(&cfg)
 	}

@@ -79,7 +79,10 @@ func main() {
 	}{{"1080p", 1920, 1080}, {"12mp", 4000, 3000}}
 	workloads := []struct {
 		name, spec string
-	}{{"thumb", "thumbnail:width=200,height=200"}, {"w800", "resize:width=800"}}
+	}{{"thumb", "thumbnail:width=200,height=200"}, {"w800", "resize:width=800"},
+		// For e2e/load/guest.sh: the thumb chain plus one WebAssembly step
+		// (wasm-sdk/examples/duotone); it needs a server with that filter.
+		{"thumbduo", "thumbnail:width=200,height=200&t[]=duotone:dark=202020,light=f0f0f0"}}
 
 	for si, size := range sizes {
 		start := time.Now()

@@ -1,0 +1,205 @@
+package filters
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/tetratelabs/wazero/api"
+)
+
+// The host functions of listeners (ABI.md section 5, "Events", "Metadata"
+// and stats_set) and the buffering of their changes until the call
+// succeeds.
+
+func (h *host) eventGet(ctx context.Context, m api.Module, buf, bufLen uint32) int32 {
+	c := listener(ctx)
+	if c == nil {
+		return errUnavailable
+	}
+	if c.eventJSON == nil {
+		obj := map[string]any{
+			"event": c.event.EventName(), "user": c.event.User(), "publicKey": c.event.PublicKey(),
+			"imageIdentifier": c.event.ImageIdentifier(),
+		}
+		info, err := c.event.ImageInfo(ctx)
+		if err != nil {
+			return c.serviceFailed(err)
+		}
+		if info != nil {
+			obj["image"] = info
+		}
+		b, err := json.Marshal(obj)
+		if err != nil {
+			return errInvalid
+		}
+		c.eventJSON = b
+	}
+	return copyOut(m, buf, bufLen, c.eventJSON)
+}
+
+// upload returns the running call when it is a listener's on images.post.
+func upload(ctx context.Context) *call {
+	if c := listener(ctx); c != nil && c.event.EventName() == eventUpload {
+		return c
+	}
+	return nil
+}
+
+func (h *host) bodyRead(ctx context.Context, m api.Module, buf, bufLen uint32) int32 {
+	c := upload(ctx)
+	if c == nil {
+		return errUnavailable
+	}
+	body := c.body
+	var err error
+	if body == nil {
+		body, err = c.event.Body(ctx)
+	}
+	if err != nil {
+		return c.serviceFailed(err)
+	}
+	return copyOut(m, buf, bufLen, body)
+}
+
+func (h *host) bodyWrite(ctx context.Context, m api.Module, ptr, n uint32) int32 {
+	c := upload(ctx)
+	if c == nil {
+		return errUnavailable
+	}
+	b, ok := read(m, ptr, n)
+	if !ok {
+		return errFault
+	}
+	body := append([]byte(nil), b...)
+	if err := c.event.CheckBody(ctx, body); err != nil {
+		h.log.Info("filter body_write refused", "filter", h.name, "err", err)
+		return codeOf(err)
+	}
+	c.body = body
+	return 0
+}
+
+// codeOf maps an error of the service to ERR_LIMIT (413) or ERR_INVALID.
+func codeOf(err error) int32 {
+	var st interface{ HTTPStatus() int }
+	if errors.As(err, &st) && st.HTTPStatus() == 413 {
+		return errLimit
+	}
+	return errInvalid
+}
+
+func (h *host) metadataGet(ctx context.Context, m api.Module, buf, bufLen uint32) int32 {
+	c := callOf(ctx)
+	if c == nil {
+		return errUnavailable
+	}
+	md := c.metadata
+	if c.event != nil {
+		var err error
+		if md, err = c.pendingMetadata(ctx); err != nil {
+			return c.serviceFailed(err)
+		}
+		if md == nil {
+			return errNotFound
+		}
+	}
+	if md == nil {
+		md = map[string]any{}
+	}
+	b, err := json.Marshal(md)
+	if err != nil {
+		return errInvalid
+	}
+	return copyOut(m, buf, bufLen, b)
+}
+
+func (h *host) metadataSet(ctx context.Context, m api.Module, ptr, n uint32) int32 {
+	c := listener(ctx)
+	if c == nil {
+		return errUnavailable
+	}
+	switch c.event.EventName() {
+	case eventUpload, eventMetadataPut, eventMetadataPost:
+	default:
+		return errUnavailable
+	}
+	b, ok := read(m, ptr, n)
+	if !ok {
+		return errFault
+	}
+	var md map[string]any
+	if !json.Valid(b) || json.Unmarshal(b, &md) != nil || md == nil {
+		return errInvalid
+	}
+	if err := c.event.CheckMetadata(md); err != nil {
+		h.log.Info("filter metadata_set refused", "filter", h.name, "err", err)
+		return codeOf(err)
+	}
+	if c.md != nil && c.event.EventName() == eventUpload {
+		for k, v := range md {
+			c.md[k] = v
+		}
+	} else {
+		c.md = md
+	}
+	c.mdSet = true
+	return 0
+}
+
+func (h *host) statsSet(ctx context.Context, m api.Module, namePtr, nameLen, ptr, n uint32) int32 {
+	c := listener(ctx)
+	if c == nil || c.event.EventName() != eventStats {
+		return errUnavailable
+	}
+	name, code := text(m, namePtr, nameLen)
+	if code != 0 {
+		return code
+	}
+	b, ok := read(m, ptr, n)
+	if !ok {
+		return errFault
+	}
+	var v any
+	if !statName.MatchString(name) || !json.Valid(b) || json.Unmarshal(b, &v) != nil {
+		return errInvalid
+	}
+	if c.stats == nil {
+		c.stats = map[string]any{}
+	}
+	c.stats[name] = v
+	return 0
+}
+
+// pendingMetadata is what metadata_get answers in a listener: the event's
+// metadata with this call's own metadata_set applied.
+func (c *call) pendingMetadata(ctx context.Context) (map[string]any, error) {
+	md, err := c.event.Metadata(ctx)
+	if err != nil || !c.mdSet {
+		return md, err
+	}
+	if c.event.EventName() != eventUpload {
+		return c.md, nil
+	}
+	merged := make(map[string]any, len(md)+len(c.md))
+	for k, v := range md {
+		merged[k] = v
+	}
+	for k, v := range c.md {
+		merged[k] = v
+	}
+	return merged, nil
+}
+
+// commit applies a successful listener call's changes to its event.
+func (c *call) commit() {
+	if c.body != nil {
+		c.event.SetBody(c.body)
+	}
+	if c.mdSet {
+		c.event.SetMetadata(c.md)
+	}
+	for k, v := range c.stats {
+		c.event.SetStat(k, v)
+	}
+}
