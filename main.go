@@ -204,8 +204,15 @@ type fileConfig struct {
 	// ShutdownTimeout is how long a stopping server (SIGTERM, SIGINT) lets
 	// in-flight requests finish (default 30s).
 	ShutdownTimeout time.Duration `yaml:"shutdownTimeout"`
+	// ShutdownDelay is how long a stopping server keeps accepting requests
+	// with /readyz at 503 before it stops accepting, so that load balancers
+	// take it out of rotation first (default 0).
+	ShutdownDelay time.Duration `yaml:"shutdownDelay"`
 	// AccessLog writes one JSON line per request to stderr (default true).
 	AccessLog *bool `yaml:"accessLog"`
+	// DatabaseMaxConns caps connections to a PostgreSQL or MySQL server per
+	// instance (default: no cap, 16 kept idle).
+	DatabaseMaxConns int `yaml:"databaseMaxConns"`
 	// Uploads says which image types may be uploaded.
 	Uploads uploads `yaml:"uploads"`
 }
@@ -437,7 +444,7 @@ func openDB(ctx context.Context, f commonFlags) (*stores, error) {
 		return nil, err
 	}
 	st := &stores{cfg: cfg}
-	if st.db, err = storage.Open(ctx, cfg.Database, storage.Options{Secret: secret}); err != nil {
+	if st.db, err = storage.Open(ctx, cfg.Database, storage.Options{Secret: secret, MaxOpenConns: cfg.DatabaseMaxConns}); err != nil {
 		return nil, fmt.Errorf("database: %w", err)
 	}
 	return st, nil
@@ -516,7 +523,9 @@ func serve(args []string) error {
 		return err
 	}
 	defer func() {
-		if err := variants.Close(context.Background()); err != nil {
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := variants.Close(cctx); err != nil {
 			log.Error("variant cache", "err", err)
 		}
 	}()
@@ -592,6 +601,10 @@ func serve(args []string) error {
 	}
 	log.Info("shutting down: draining requests", "timeout", timeout.String())
 	srv.Drain()
+	if d := st.cfg.ShutdownDelay; d > 0 {
+		log.Info("shutting down: not ready, still serving", "delay", d.String())
+		time.Sleep(d)
+	}
 	sctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	if err := hs.Shutdown(sctx); err != nil {

@@ -119,7 +119,7 @@ type benchServer struct {
 	client *http.Client
 }
 
-func newBenchServer(b *testing.B, cacheVariants bool) *benchServer {
+func newBenchServer(b *testing.B, cacheVariants bool, opts ...func(*api.Deps)) *benchServer {
 	b.Helper()
 	ctx := context.Background()
 	dir := b.TempDir()
@@ -137,7 +137,11 @@ func newBenchServer(b *testing.B, cacheVariants bool) *benchServer {
 	}
 	cfg := testConfig()
 	cfg.CacheVariants = &cacheVariants
-	srv, err := api.New(cfg, api.Deps{DB: db, Blobs: blobs, Engine: eng})
+	deps := api.Deps{DB: db, Blobs: blobs, Engine: eng}
+	for _, o := range opts {
+		o(&deps)
+	}
+	srv, err := api.New(cfg, deps)
 	if err != nil {
 		b.Fatal(err)
 	}

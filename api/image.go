@@ -80,7 +80,11 @@ func (s *Server) serveImage(c *call, img storage.Image, chain engine.Chain, form
 	if err != nil {
 		return err
 	}
-	c.w.Header().Set(c.header("TransformationCache"), map[bool]string{true: "Hit", false: "Miss"}[hit])
+	cacheResult := "Miss"
+	if hit {
+		cacheResult = "Hit"
+	}
+	c.w.Header().Set(c.header("TransformationCache"), cacheResult)
 	if s.metrics != nil {
 		s.metrics.observeCache(hit)
 	}

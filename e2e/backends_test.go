@@ -114,14 +114,7 @@ func mysqlDSN(t *testing.T) string {
 func runCore(t *testing.T, database, storage string) {
 	user := uniqueName("e2e")
 	k := key{Public: user, Private: "private-" + user}
-	cfg := fmt.Sprintf(`accessControl:
-  keys:
-    - publicKey: %s
-      privateKey: %s
-      rules:
-        - users: [%s]
-          group: read-write
-`, k.Public, k.Private, user)
+	cfg := readWriteKey(k, user)
 	if database != "" {
 		cfg += fmt.Sprintf("database: %q\n", database)
 	}

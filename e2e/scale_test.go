@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -17,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"vitrine/storage"
 )
 
 // versitygw is a versitygw S3 server this test started on a loopback port,
@@ -85,6 +88,18 @@ func (v *versitygw) url() string {
 	return "s3://" + v.bucket + "?endpoint=http://" + v.addr + "&region=us-east-1&use_path_style=true"
 }
 
+// readWriteKey is the configuration of key k with read-write on user.
+func readWriteKey(k key, user string) string {
+	return fmt.Sprintf(`accessControl:
+  keys:
+    - publicKey: %s
+      privateKey: %s
+      rules:
+        - users: [%s]
+          group: read-write
+`, k.Public, k.Private, user)
+}
+
 // rawDo sends one request without failing the test (for goroutines).
 func rawDo(c *http.Client, method, u string, body []byte, prepare func(*http.Request)) (int, []byte, http.Header, error) {
 	var rd io.Reader
@@ -122,14 +137,7 @@ storage: %q
 shutdownTimeout: 60s
 metrics:
   enabled: true
-accessControl:
-  keys:
-    - publicKey: %s
-      privateKey: %s
-      rules:
-        - users: [%s]
-          group: read-write
-`, dsn, gw.url(), k.Public, k.Private, user)
+`, dsn, gw.url()) + readWriteKey(k, user)
 
 	var (
 		wg   sync.WaitGroup
@@ -210,6 +218,35 @@ func crossInstance(t *testing.T, a, b *server, user string, k key) {
 	}
 	if !bytes.Equal(ra.Body, rb.Body) {
 		t.Fatal("b's cached variant differs from a's")
+	}
+	// A metadata change through a makes b render again (a new image
+	// version), and then hit.
+	wantStatus(t, "metadata through a", a.write(t, http.MethodPost, images+"/"+id+"/metadata", []byte(`{"poi":[]}`), k), http.StatusOK)
+	for _, want := range []string{"Miss", "Hit"} {
+		r := b.get(t, thumb, k)
+		wantStatus(t, "transform through b after the metadata change", r, http.StatusOK)
+		if h := r.Header.Get("X-Service-TransformationCache"); h != want {
+			t.Fatalf("transformation through b after a metadata change through a: cache header %q, want %q", h, want)
+		}
+	}
+	// b's metrics saw the hit, and request ids are echoed (a sane incoming
+	// one kept, a bad one replaced).
+	r = b.do(t, http.MethodGet, "/metrics", nil, nil)
+	wantStatus(t, "metrics", r, http.StatusOK)
+	for _, want := range []string{`vitrine_variant_cache_requests_total{result="hit"} 2`,
+		`vitrine_http_request_duration_seconds_count{method="GET",route="image",status="200"}`,
+		`vitrine_db_query_duration_seconds_count{op="SELECT",result="ok"}`,
+		`vitrine_blob_operation_duration_seconds_count{op="get",result="ok"}`, "vitrine_pipelines_waiting 0"} {
+		if !strings.Contains(string(r.Body), want) {
+			t.Errorf("b's /metrics lacks %s", want)
+		}
+	}
+	for _, c := range []struct{ in, want string }{{"trace-42", "trace-42"}, {"bad id with spaces", ""}} {
+		r := b.do(t, http.MethodGet, "/status", nil, func(req *http.Request) { req.Header.Set("X-Request-Id", c.in) })
+		got := r.Header.Get("X-Request-Id")
+		if (c.want != "" && got != c.want) || (c.want == "" && (got == "" || got == c.in)) {
+			t.Errorf("X-Request-Id for %q = %q", c.in, got)
+		}
 	}
 	wantStatus(t, "delete through b", b.write(t, http.MethodDelete, images+"/"+id, nil, k), http.StatusOK)
 	wantStatus(t, "fetch through a after delete", a.get(t, images+"/"+id, k), http.StatusNotFound)
@@ -408,16 +445,13 @@ func TestVariantCacheCap(t *testing.T) {
 	const limit = 64 << 10
 	user := uniqueName("cap")
 	k := key{Public: user, Private: "private-" + user}
+	metricsAddr := freeAddr(t)
 	s := startServer(t, fmt.Sprintf(`cache:
   maxBytes: %d
-accessControl:
-  keys:
-    - publicKey: %s
-      privateKey: %s
-      rules:
-        - users: [%s]
-          group: read-write
-`, limit, k.Public, k.Private, user))
+metrics:
+  enabled: true
+  listen: %s
+`, limit, metricsAddr)+readWriteKey(k, user))
 	images := "/users/" + user + "/images"
 	src := testPNG(t, 300, 200, 5)
 	wantStatus(t, "upload", s.write(t, http.MethodPost, images, src, k), http.StatusCreated)
@@ -436,6 +470,14 @@ accessControl:
 	}
 	if r := s.get(t, last, k); r.Header.Get("X-Service-TransformationCache") != "Hit" {
 		t.Fatalf("the most recent variant was evicted: %v", r.Header)
+	}
+	// metrics.listen serves the metrics apart, and not on the main address.
+	r := s.do(t, http.MethodGet, "http://"+metricsAddr+"/metrics", nil, nil)
+	if r.Status != http.StatusOK || !strings.Contains(string(r.Body), "vitrine_variant_cache_evictions_total") {
+		t.Fatalf("metrics on metrics.listen: %s", r)
+	}
+	if r := s.do(t, http.MethodGet, "/metrics", nil, nil); r.Status != http.StatusNotFound {
+		t.Fatalf("/metrics on the main address with metrics.listen set: %s", r)
 	}
 }
 
@@ -460,4 +502,42 @@ func dirSize(t *testing.T, dir string) int64 {
 		t.Fatal(err)
 	}
 	return total
+}
+
+// TestCLIMigrate: `vitrine migrate --dry-run` on a fresh data directory
+// lists every step and changes nothing; `vitrine migrate` applies them; a
+// database from the future is refused by migrate and serve alike.
+func TestCLIMigrate(t *testing.T) {
+	data := t.TempDir()
+	dry := mustCLI(t, nil, "migrate", "--dry-run", "--data", data)
+	if !strings.Contains(dry, "is at step 0 of ") || !strings.Contains(dry, "would apply step 1: initial schema") ||
+		!strings.Contains(dry, "CREATE TABLE") {
+		t.Fatalf("migrate --dry-run on a fresh database:\n%s", dry)
+	}
+	if again := mustCLI(t, nil, "migrate", "--dry-run", "--data", data); !strings.Contains(again, "is at step 0 of ") {
+		t.Fatalf("the dry run changed the database:\n%s", again)
+	}
+	applied := mustCLI(t, nil, "migrate", "--data", data)
+	if !strings.Contains(applied, "applied step 1: initial schema") {
+		t.Fatalf("migrate:\n%s", applied)
+	}
+	after := mustCLI(t, nil, "migrate", "--dry-run", "--data", data)
+	if strings.Contains(after, "would apply") {
+		t.Fatalf("steps still pending after migrate:\n%s", after)
+	}
+
+	db, err := storage.Open(context.Background(), "sqlite://"+filepath.Join(data, "vitrine.db"), storage.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.SQL().Exec("INSERT INTO schema_migrations (version, name, applied) VALUES (999, 'future', 0)"); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	for _, args := range [][]string{{"migrate", "--data", data}, {"serve", "--data", data, "--listen", "127.0.0.1:0"}} {
+		_, errOut, err := runCLI(t, nil, args...)
+		if err == nil || !strings.Contains(errOut, "step 999") || !strings.Contains(errOut, "upgrade vitrine") {
+			t.Errorf("vitrine %s on a newer database: %v\n%s", args[0], err, errOut)
+		}
+	}
 }

@@ -29,6 +29,11 @@ type Options struct {
 	// steps (for `vitrine migrate --dry-run`). Everything but
 	// SchemaVersion, PendingMigrations and Migrate may then fail.
 	SkipMigrate bool
+	// MaxOpenConns caps the connections to a PostgreSQL or MySQL server (0:
+	// no cap). As many are kept open when idle (16 without a cap), so that a
+	// busy instance does not reconnect for every query. Size it so that
+	// instances x MaxOpenConns stays under the server's connection limit.
+	MaxOpenConns int
 }
 
 // kind is the SQL dialect behind a DB.
@@ -101,6 +106,14 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("storage: open %s: %w", redact(dsn), err)
+	}
+	if db.kind != sqliteKind {
+		idle := opts.MaxOpenConns
+		if idle <= 0 {
+			idle = 16
+		}
+		sqldb.SetMaxOpenConns(max(opts.MaxOpenConns, 0))
+		sqldb.SetMaxIdleConns(idle)
 	}
 	if err := db.Ping(ctx); err != nil {
 		_ = sqldb.Close()

@@ -17,16 +17,17 @@
 // being at step 1.
 //
 // Steps in use: 1 initial schema (schema.go), 2 image version counter, 3
-// variant cache table, 4 listing indexes. To add step N, add one file,
+// variant cache table, 4 listing indexes, 5 admin UI sessions, 6 per-user
+// image counts and descending listing indexes. To add step N, add one file,
 // stepNNNN_what.go, that registers it:
 //
 //	func init() {
 //		register(Migration{
-//			Version:  5,
-//			Name:     "sessions",
-//			SQLite:   []string{`CREATE TABLE sessions (...)`},
-//			Postgres: []string{`CREATE TABLE sessions (...)`},
-//			MySQL:    []string{`CREATE TABLE sessions (...) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`},
+//			Version:  7,
+//			Name:     "tags",
+//			SQLite:   []string{`CREATE TABLE tags (...)`},
+//			Postgres: []string{`CREATE TABLE tags (...)`},
+//			MySQL:    []string{`CREATE TABLE tags (...) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`},
 //		})
 //	}
 //

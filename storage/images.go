@@ -105,11 +105,17 @@ func (db *DB) InsertImage(ctx context.Context, img *Image) (created bool, err er
 		Updated:          toMicros(img.Updated),
 		Version:          time.Now().UnixMicro(),
 	}
-	res, err := db.insertIgnore(db.bun.NewInsert().Model(row), "identifier").Exec(ctx)
-	if err != nil {
-		return false, fmt.Errorf("storage: insert image %s/%s: %w", img.User, img.Identifier, err)
-	}
-	n, err := affected(res)
+	var n int64
+	err = db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		res, err := db.insertIgnore(tx.NewInsert().Model(row), "identifier").Exec(ctx)
+		if err != nil {
+			return err
+		}
+		if n, err = affected(res); err != nil || n == 0 {
+			return err
+		}
+		return db.addCount(ctx, tx, img.User, 1, img.Size)
+	})
 	if err != nil {
 		return false, fmt.Errorf("storage: insert image %s/%s: %w", img.User, img.Identifier, err)
 	}
@@ -144,8 +150,20 @@ func (db *DB) Image(ctx context.Context, user, id string) (Image, error) {
 // one transaction. It does not touch blobs.
 func (db *DB) DeleteImage(ctx context.Context, user, id string) error {
 	err := db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		var size int64
+		err := db.forUpdate(tx.NewSelect().Model((*imageRow)(nil)).Column("size").
+			Where("user_name = ? AND identifier = ?", user, id)).Scan(ctx, &size)
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrNotExist
+		}
+		if err != nil {
+			return err
+		}
 		if err := deleted(tx.NewDelete().Model((*imageRow)(nil)).
 			Where("user_name = ? AND identifier = ?", user, id).Exec(ctx)); err != nil {
+			return err
+		}
+		if err := db.addCount(ctx, tx, user, -1, -size); err != nil {
 			return err
 		}
 		// The foreign keys cascade too; these deletes keep the behaviour
@@ -154,12 +172,27 @@ func (db *DB) DeleteImage(ctx context.Context, user, id string) error {
 			Where("user_name = ? AND identifier = ?", user, id).Exec(ctx); err != nil {
 			return err
 		}
-		_, err := tx.NewDelete().Model((*shortURLRow)(nil)).
+		_, err = tx.NewDelete().Model((*shortURLRow)(nil)).
 			Where("user_name = ? AND identifier = ?", user, id).Exec(ctx)
 		return err
 	})
 	if err != nil {
 		return fmt.Errorf("storage: delete image %s/%s: %w", user, id, err)
+	}
+	return nil
+}
+
+// addCount changes a user's row in image_counts (migration step 6) by n
+// images and bytes; tx is the transaction that inserts or deletes them.
+func (db *DB) addCount(ctx context.Context, tx bun.Tx, user string, n, bytes int64) error {
+	q := "INSERT INTO image_counts (user_name, images, bytes) VALUES (?, ?, ?) "
+	if db.kind == mysqlKind {
+		q += "ON DUPLICATE KEY UPDATE images = images + VALUES(images), bytes = bytes + VALUES(bytes)"
+	} else {
+		q += "ON CONFLICT (user_name) DO UPDATE SET images = image_counts.images + EXCLUDED.images, bytes = image_counts.bytes + EXCLUDED.bytes"
+	}
+	if _, err := tx.ExecContext(ctx, q, user, n, bytes); err != nil {
+		return fmt.Errorf("count images of %s: %w", user, err)
 	}
 	return nil
 }

@@ -23,6 +23,6 @@ func init() {
 		private_key TEXT NOT NULL,
 		csrf CHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL,
 		created BIGINT NOT NULL,
-		seen BIGINT NOT NULL)`},
+		seen BIGINT NOT NULL) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`},
 	})
 }

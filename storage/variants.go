@@ -212,8 +212,8 @@ func (c *VariantCache) Close(ctx context.Context) error { return c.Flush(ctx) }
 // CacheStats are the cache's counters for metrics.
 type CacheStats struct {
 	// Bytes is the total size of cached variants as last summed, plus this
-	// instance's writes since (0 when the cache has no cap and no max age,
-	// which never sums).
+	// instance's writes since (0 when the cache has no cap, which never
+	// sums).
 	Bytes int64
 	// Evictions and EvictedBytes count what this instance evicted.
 	Evictions, EvictedBytes int64

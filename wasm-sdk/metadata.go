@@ -5,10 +5,11 @@ import (
 	"fmt"
 )
 
-// Metadata decodes the metadata of the event's image into v, as
-// json.Unmarshal does (use a *json.RawMessage to get the JSON itself). On
-// metadata.put and metadata.post it is the document the client sent. It fails
-// with ErrNotFound where there is no image.
+// Metadata decodes the metadata of the call's image (the image being
+// transformed, or the event's image) into v, as json.Unmarshal does (use a
+// *json.RawMessage to get the JSON itself). On metadata.put and metadata.post
+// it is the document the client sent. It fails with ErrNotFound where there is
+// no image.
 func Metadata(v any) error {
 	return readJSON("metadata_get", hostMetadataGet, v)
 }

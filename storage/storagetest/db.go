@@ -46,6 +46,7 @@ func TestDBWithSecret(t *testing.T, open func(t *testing.T) *storage.DB, openSec
 		{"Rules", testRules},
 		{"RulesCascade", testRulesCascade},
 		{"Sessions", testSessions},
+		{"ListHitsFollowWrites", testListHits},
 		{"VariantCache", testVariantCache},
 		{"VariantCacheLRU", testVariantCacheLRU},
 		{"VariantCacheShared", testVariantCacheShared},
@@ -907,5 +908,48 @@ func testKeyEncryption(t *testing.T, openSecret func(t *testing.T, secret []byte
 	k, err = right.Key(ctx(t), "pub")
 	if err != nil || k.PrivateKey != priv {
 		t.Fatalf("Key after reopen = %+v, %v", k, err)
+	}
+}
+
+// testListHits checks the hit count of user-filtered listings (kept in a
+// per-user count) through inserts, repeated inserts, concurrent inserts of
+// one image and deletes.
+func testListHits(t *testing.T, db *storage.DB) {
+	hits := func(users ...string) int {
+		t.Helper()
+		page, err := db.Images(ctx(t), storage.Query{Users: users, Limit: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return page.Hits
+	}
+	mustInsert(t, db, image("alice", "a1", base), image("alice", "a2", base), image("bob", "b1", base))
+	if created, err := db.InsertImage(ctx(t), image("alice", "a1", base)); err != nil || created {
+		t.Fatalf("second insert = %v, %v", created, err)
+	}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := db.InsertImage(ctx(t), image("alice", "a3", base)); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if err := db.DeleteImage(ctx(t), "alice", "a2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.DeleteImage(ctx(t), "alice", "a2"); !errors.Is(err, storage.ErrNotExist) {
+		t.Fatalf("second delete = %v; want ErrNotExist", err)
+	}
+	for _, c := range []struct {
+		users []string
+		want  int
+	}{{[]string{"alice"}, 2}, {[]string{"bob"}, 1}, {[]string{"alice", "bob"}, 3}, {nil, 3}, {[]string{"carol"}, 0}} {
+		if got := hits(c.users...); got != c.want {
+			t.Errorf("Hits for %v = %d, want %d", c.users, got, c.want)
+		}
 	}
 }

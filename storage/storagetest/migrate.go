@@ -128,6 +128,10 @@ func testMigrateFromStep1(t *testing.T, dsn string) {
 	if !img.Updated.Equal(base) || img.Version != added {
 		t.Fatalf("upgraded image = %+v; want Updated %v and Version %d", img, base, added)
 	}
+	// The per-user count (step 6) starts from the existing images.
+	if page, err := db.Images(ctx(t), storage.Query{Users: []string{"u"}, Limit: 1}); err != nil || page.Hits != 1 {
+		t.Fatalf("listing hits after the upgrade = %d, %v; want 1", page.Hits, err)
+	}
 	// The upgraded schema works: metadata changes move the version on.
 	if err := db.SetMetadata(ctx(t), "u", "old", map[string]any{"a": 1}); err != nil {
 		t.Fatal(err)

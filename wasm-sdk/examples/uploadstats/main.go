@@ -3,7 +3,7 @@
 //
 //	"custom": {
 //	  "uploadstats": {"uploads": 12, "bytes": 5242880, "small": 3, "medium": 8, "large": 1},
-//	  "uploadSizeClasses": {"small": "under 1 megapixels", ...}
+//	  "uploadSizeClasses": {"small": "under 1 MP", ...}
 //	}
 package main
 
@@ -73,8 +73,8 @@ func class(img vitrine.ImageInfo, c classes) string {
 // describe says in words what each class counts.
 func describe(c classes) map[string]string {
 	return map[string]string{
-		"small":  fmt.Sprintf("under %g megapixels", c.MediumMP),
-		"medium": fmt.Sprintf("%g to %g megapixels", c.MediumMP, c.LargeMP),
-		"large":  fmt.Sprintf("%g megapixels and more", c.LargeMP),
+		"small":  fmt.Sprintf("under %g MP", c.MediumMP),
+		"medium": fmt.Sprintf("%g to %g MP", c.MediumMP, c.LargeMP),
+		"large":  fmt.Sprintf("%g MP and more", c.LargeMP),
 	}
 }

@@ -36,9 +36,9 @@ func TestDescribe(t *testing.T) {
 	t.Parallel()
 	got := describe(classes{MediumMP: 0.5, LargeMP: 20})
 	want := map[string]string{
-		"small":  "under 0.5 megapixels",
-		"medium": "0.5 to 20 megapixels",
-		"large":  "20 megapixels and more",
+		"small":  "under 0.5 MP",
+		"medium": "0.5 to 20 MP",
+		"large":  "20 MP and more",
 	}
 	if !maps.Equal(got, want) {
 		t.Errorf("describe = %v, want %v", got, want)
