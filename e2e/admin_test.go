@@ -236,6 +236,14 @@ func TestAdminUI(t *testing.T) {
 		t.Fatalf("after delete: notice %q", n)
 	}
 
+	// Delete an image, after the confirmation page.
+	b.open(imagePage, "image-before-delete")
+	b.submit(`a[href$="/delete"]`, "image-delete-confirm")
+	b.submit(`form[action$="/delete"] button[type=submit]`, "image-deleted")
+	if n, c := b.text(".notice-ok"), b.text(".count"); !strings.Contains(n, imageID) || !strings.Contains(c, "27 images") {
+		t.Fatalf("after deleting: notice %q, count %q", n, c)
+	}
+
 	// Filters: a folder whose module is not WebAssembly shows its load
 	// error once the filters are reloaded.
 	b.open(ui+"/filters", "filters")
