@@ -1,19 +1,36 @@
 # The two commands of the README:
 #   make run    run the server on the embedded default (SQLite + files under ./data)
 #   make test   run the whole test suite
-# Both install what is missing first (Debian/Ubuntu: libvips-dev via apt).
+# Both install what is missing first (Debian/Ubuntu, with apt): libvips-dev for
+# both; for the tests also chromium and npm (the admin UI's browser tests and
+# axe-core) and clang, lld, wasi-libc and compiler-rt for wasm32 (wasm-sdk's C
+# example).
 
 GO ?= go
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 FUZZTIME ?= 10s
 
-.PHONY: run test deps build vet templ-check fuzz bench load
+.PHONY: run test deps test-deps build vet templ-check fuzz bench load
 
 deps:
 	@pkg-config --exists vips 2>/dev/null || { \
 		echo "installing libvips-dev (apt)"; \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq libvips-dev pkg-config gcc >/dev/null; }
 	@command -v $(GO) >/dev/null || { echo "Go is missing: install Go 1.26 from https://go.dev/dl/"; exit 1; }
+
+# What the tests need beyond deps, installed when missing.
+test-deps: deps
+	@need=""; \
+	command -v chromium >/dev/null || need="$$need chromium"; \
+	command -v npm >/dev/null || need="$$need npm"; \
+	command -v clang >/dev/null || need="$$need clang"; \
+	command -v wasm-ld >/dev/null || need="$$need lld"; \
+	[ -f /usr/lib/wasm32-wasi/libc.a ] || need="$$need wasi-libc"; \
+	ls /usr/lib/llvm-*/lib/clang/*/lib/wasi/libclang_rt.builtins-wasm32.a >/dev/null 2>&1 || need="$$need libclang-rt-dev-wasm32"; \
+	if [ -n "$$need" ]; then \
+		echo "installing$$need (apt)"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$need >/dev/null; \
+	fi
 
 build: deps
 	$(GO) build -o vitrine .
@@ -41,7 +58,7 @@ fuzz: deps
 	$(GO) test ./engine -run '^$$' -fuzz '^FuzzInspect$$' -fuzztime $(FUZZTIME)
 	$(GO) test ./engine -run '^$$' -fuzz '^FuzzAnimated$$' -fuzztime $(FUZZTIME)
 
-test: vet
+test: vet test-deps
 	MALLOC_ARENA_MAX=2 $(GO) test -race -count=1 -timeout 30m ./...
 	$(MAKE) --no-print-directory -C wasm-sdk test examples
 	$(MAKE) --no-print-directory fuzz
