@@ -513,11 +513,6 @@ func serve(args []string) error {
 			engine.Shutdown()
 		}
 	}()
-	fh, err := openFilters(ctx, st.cfg, f.data, eng, log)
-	if err != nil {
-		return err
-	}
-	defer fh.Close()
 	variants, err := storage.NewVariantCache(st.db, st.blobs, st.cfg.Cache)
 	if err != nil {
 		return err
@@ -530,8 +525,7 @@ func serve(args []string) error {
 		}
 	}()
 	go variants.Run(ctx, func(err error) { log.Warn("variant cache", "err", err) })
-	deps := api.Deps{DB: st.db, Blobs: st.blobs, Engine: eng, Logger: log, Variants: variants,
-		Filters: filterAdmin{fh}}
+	deps := api.Deps{DB: st.db, Blobs: st.blobs, Engine: eng, Logger: log, Variants: variants}
 	if boolOrTrue(st.cfg.AccessLog) {
 		deps.AccessLog = log
 	}
@@ -554,6 +548,16 @@ func serve(args []string) error {
 			log.Info("metrics listening", "addr", "http://"+metricsLn.Addr().String()+"/metrics")
 		}
 	}
+	var observer filters.Observer // metrics, when on
+	if deps.Metrics != nil {
+		observer = deps.Metrics
+	}
+	fh, err := openFilters(ctx, st.cfg, f.data, eng, observer, log)
+	if err != nil {
+		return err
+	}
+	defer fh.Close()
+	deps.Filters = filterAdmin{fh}
 	srv, err := api.New(st.cfg.api(), deps)
 	if err != nil {
 		return err
@@ -1121,7 +1125,7 @@ func storedPrivateKey(ctx context.Context, f commonFlags, publicKey string) (str
 // openFilters loads the filters of filters.dir, compiled modules cached
 // under the data directory. Native transformation and preset names are
 // reserved.
-func openFilters(ctx context.Context, cfg *fileConfig, dataDir string, eng *engine.Engine, log *slog.Logger) (*filters.Host, error) {
+func openFilters(ctx context.Context, cfg *fileConfig, dataDir string, eng *engine.Engine, obs filters.Observer, log *slog.Logger) (*filters.Host, error) {
 	fc := cfg.Filters
 	abs, err := filepath.Abs(dataDir)
 	if err != nil {
@@ -1135,6 +1139,7 @@ func openFilters(ctx context.Context, cfg *fileConfig, dataDir string, eng *engi
 		fc.Reserved = append(fc.Reserved, name)
 	}
 	fc.Logger = log
+	fc.Observer = obs
 	return filters.New(ctx, fc)
 }
 

@@ -98,6 +98,8 @@ func TestFilters(t *testing.T) {
 	alice := key{Public: "alice", Private: "alice-secret"}
 	s := startServer(t, fmt.Sprintf(`filters:
   dir: %s
+metrics:
+  enabled: true
 accessControl:
   keys:
     - publicKey: admin
@@ -193,6 +195,17 @@ accessControl:
 	list = listFilters(t, s, admin)
 	if list["minsize"].Stats.Rejections != 1 || list["duotone"].Stats.Calls < 1 {
 		t.Fatalf("counters: minsize %+v duotone %+v", list["minsize"].Stats, list["duotone"].Stats)
+	}
+
+	// Filter calls reach the Prometheus metrics, rejections counted as errors.
+	metrics := string(s.do(t, http.MethodGet, "/metrics", nil, nil).Body)
+	for _, want := range []string{
+		`vitrine_filter_call_duration_seconds_count{filter="duotone",kind="transformation"}`,
+		`vitrine_filter_errors_total{filter="minsize",kind="listener"} 1`,
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Fatalf("/metrics lacks %s", want)
+		}
 	}
 
 	t.Run("hot reload while requests run", func(t *testing.T) {

@@ -40,6 +40,15 @@ type Config struct {
 	RetireGrace time.Duration `yaml:"-"`
 	// Logger receives load reasons and guest log lines; default slog.Default().
 	Logger *slog.Logger `yaml:"-"`
+	// Observer, when set, is told of every finished call (metrics).
+	Observer Observer `yaml:"-"`
+}
+
+// Observer is told of every finished call of a filter: its name, its kind
+// ("transformation" or "listener"), how long it took and its error (nil on
+// success). It must be safe for concurrent use and quick.
+type Observer interface {
+	ObserveFilter(filter, kind string, d time.Duration, err error)
 }
 
 // Validate reports the first configuration problem.

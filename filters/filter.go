@@ -27,6 +27,7 @@ type Filter struct {
 	rt       wazero.Runtime
 	pool     *pool
 	metrics  metrics
+	observer Observer
 	timeout  time.Duration
 
 	// Retirement: a filter replaced or removed by a reload stays usable for
@@ -79,7 +80,7 @@ func load(ctx context.Context, cfg Config, cache wazero.CompilationCache, src *s
 	if ctrs == nil {
 		ctrs = &counters{}
 	}
-	f := &Filter{manifest: m, hash: src.hash, dir: src.dir, timeout: time.Duration(m.Limits.TimeoutMs) * time.Millisecond,
+	f := &Filter{manifest: m, hash: src.hash, dir: src.dir, observer: cfg.Observer, timeout: time.Duration(m.Limits.TimeoutMs) * time.Millisecond,
 		host: &host{name: m.Name, settings: m.Settings, log: cfg.Logger, counters: ctrs,
 			maxW: cfg.MaxWidth, maxH: cfg.MaxHeight, maxPixels: cfg.MaxPixels}}
 	f.rt = newRuntime(ctx, cache, m.Limits.MemoryMB)
@@ -139,9 +140,9 @@ func (f *Filter) invoke(ctx context.Context, c *call) (err error) {
 		switch {
 		case ctx.Err() != nil: // the caller went away: not the guest's doing
 		case c.serviceErr != nil && err == c.serviceErr:
-			f.metrics.record(time.Since(start), nil)
+			f.observe(time.Since(start), nil)
 		default:
-			f.metrics.record(time.Since(start), err)
+			f.observe(time.Since(start), err)
 		}
 	}()
 	cctx, cancel := context.WithTimeout(ctx, f.timeout)
@@ -170,6 +171,14 @@ func (f *Filter) invoke(ctx context.Context, c *call) (err error) {
 		return failed(f.Name(), fmt.Errorf("%s returned %d", requiredExport(f.manifest.Kind), code))
 	}
 	return nil
+}
+
+// observe counts one finished call and tells the observer, if any.
+func (f *Filter) observe(d time.Duration, err error) {
+	f.metrics.record(d, err)
+	if f.observer != nil {
+		f.observer.ObserveFilter(f.Name(), f.manifest.Kind, d, err)
+	}
 }
 
 // minStartTimeout is the least time an instance gets to start.
