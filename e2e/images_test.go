@@ -51,14 +51,7 @@ func webpFrames(data []byte) int {
 // types answer 415.
 func TestAnimationsAndFormats(t *testing.T) {
 	admin := key{Public: "admin", Private: "admin-private"}
-	s := startServer(t, `accessControl:
-  keys:
-    - publicKey: admin
-      privateKey: admin-private
-      rules:
-        - users: "*"
-          group: all
-limits:
+	s := startServer(t, adminOnlyConfig+`limits:
   maxFrames: 12
 uploads:
   formats: [jpg, png, gif, tif]
@@ -115,6 +108,17 @@ uploads:
 	s.checkError(t, "upload a WebP", s.write(t, http.MethodPost, "/users/alice/images", webp, admin),
 		http.StatusUnsupportedMediaType, "Unsupported image type: image/webp")
 }
+
+// adminOnlyConfig configures one key, admin (private key admin-private),
+// allowed everything on every user.
+const adminOnlyConfig = `accessControl:
+  keys:
+    - publicKey: admin
+      privateKey: admin-private
+      rules:
+        - users: "*"
+          group: all
+`
 
 // rgbTIFF is an uncompressed little-endian w x h RGB TIFF of a gradient.
 func rgbTIFF(w, h int) []byte {
