@@ -268,14 +268,7 @@ func accessControlLifecycle(t *testing.T, database string) {
 // answers 405.
 func TestAccessControlImmutable(t *testing.T) {
 	admin := key{Public: "admin", Private: "admin-private"}
-	s := startServer(t, `accessControl:
-  keys:
-    - publicKey: admin
-      privateKey: admin-private
-      rules:
-        - users: "*"
-          group: all
-`)
+	s := startServer(t, adminOnlyConfig)
 	r := s.get(t, "/keys/admin/access", admin)
 	wantStatus(t, "GET rules of the configured key", r, http.StatusOK)
 	adminRules := rules(t, "GET rules of the configured key", r)

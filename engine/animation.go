@@ -118,6 +118,13 @@ func (e *Engine) openAnimation(src []byte, req Request) (*animation, error) {
 		strip.Close()
 		return nil, invalidImage(err)
 	}
+	// A GIF frame is decoded by replaying the frames before it: read
+	// piecemeal by ten frame pipelines, the strip would be decoded over and
+	// over. Decoded once into memory (at most MaxAnimationPixels), it is read.
+	if err := copyMemory(strip); err != nil {
+		strip.Close()
+		return nil, invalidImage(err)
+	}
 	return a, nil
 }
 

@@ -255,9 +255,9 @@ func (b blur) radial(s *State) error {
 	cx, cy := float64(w)/2, float64(h)/2
 	theta := math.Min(math.Abs(b.angle), 360)
 	rmax := math.Hypot(math.Max(cx, float64(w)-cx), math.Max(cy, float64(h)-cy))
-	// Angles every two pixels of arc at the farthest corner (finer
+	// Angles every three pixels of arc at the farthest corner (finer
 	// inside), and at least 16 per box; radii every pixel.
-	na := max(int(math.Ceil(math.Pi*rmax)), int(math.Ceil(16*360/theta)))
+	na := max(int(math.Ceil(2*math.Pi*rmax/3)), int(math.Ceil(16*360/theta)))
 	nr := int(math.Ceil(rmax)) + 2
 	k := int(math.Round(theta / 360 * float64(na)))
 	if k%2 == 0 {

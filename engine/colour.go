@@ -37,9 +37,9 @@ func toWorkingColour(img *vips.ImageRef) error {
 
 // iccIsSRGB reports whether an ICC profile describes sRGB, judged by its
 // description tag ("sRGB IEC61966-2.1", "sRGB built-in", "sRGB v4 ICC
-// preference", ...) or "uRGB", the compact sRGB profile libvips and govips
-// embed after a conversion (Compact-ICC-Profiles' sRGB-v2-micro). A profile that cannot be read counts as not sRGB: lcms
-// then decides what it means.
+// preference", ...) or "uRGB", the compact sRGB profile govips embeds after
+// a conversion (Compact-ICC-Profiles' sRGB-v2-micro). A profile that cannot
+// be read counts as not sRGB: lcms then decides what it means.
 func iccIsSRGB(profile []byte) bool {
 	desc, ok := iccDescription(profile)
 	return ok && (desc == "uRGB" || bytes.Contains(bytes.ToLower([]byte(desc)), []byte("srgb")))

@@ -10,20 +10,11 @@ import (
 	"github.com/davidbyttow/govips/v2/vips"
 )
 
-// solid returns a w x h NRGBA image of one colour.
-func solid(w, h int, c color.NRGBA) *image.NRGBA {
-	img := image.NewNRGBA(image.Rect(0, 0, w, h))
-	for i := 0; i < len(img.Pix); i += 4 {
-		copy(img.Pix[i:], []byte{c.R, c.G, c.B, c.A})
-	}
-	return img
-}
-
 // cmykJPEG is an sRGB colour converted to CMYK with libvips' CMYK profile and
 // written as a CMYK JPEG, with the profile embedded or not.
 func cmykJPEG(t *testing.T, c color.NRGBA, embed bool) []byte {
 	t.Helper()
-	ref, err := vips.NewImageFromGoImage(solid(32, 24, c))
+	ref, err := vips.NewImageFromGoImage(fxSolid(32, 24, c))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +62,7 @@ func TestColourManagement(t *testing.T) {
 		return b.Bytes()
 	}
 	greyAlpha := func() []byte {
-		ref, err := vips.NewImageFromGoImage(solid(32, 24, color.NRGBA{150, 150, 150, 128}))
+		ref, err := vips.NewImageFromGoImage(fxSolid(32, 24, color.NRGBA{150, 150, 150, 128}))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,7 +3,6 @@ package engine
 import (
 	"bytes"
 	"encoding/binary"
-	"image"
 	"image/color"
 	"math"
 	"os"
@@ -209,11 +208,8 @@ func withSegments(t testing.TB, jpg []byte, segs ...[]byte) []byte {
 // an XMP packet, an IPTC By-line and the ICC profile.
 func privateJPEG(t testing.TB, w, h int, rgb color.NRGBA, profile []byte, orientation uint16) []byte {
 	t.Helper()
-	img := image.NewNRGBA(image.Rect(0, 0, w, h))
-	for i := 0; i < len(img.Pix); i += 4 {
-		copy(img.Pix[i:], []byte{rgb.R, rgb.G, rgb.B, 255})
-	}
-	ref, err := vips.NewImageFromGoImage(img)
+	rgb.A = 255
+	ref, err := vips.NewImageFromGoImage(fxSolid(w, h, rgb))
 	if err != nil {
 		t.Fatal(err)
 	}

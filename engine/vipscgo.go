@@ -101,6 +101,12 @@ static int vt_modulate_hsl(VipsImage *in, VipsImage **out, double b, double s, d
 	}
 }
 
+// vt_copy_memory renders in into memory.
+static int vt_copy_memory(VipsImage *in, VipsImage **out) {
+	*out = vips_image_copy_memory(in);
+	return *out ? 0 : -1;
+}
+
 // vt_conv convolves in with a w x h matrix (row-major) divided by scale;
 // precision is a VipsPrecision, layers the box count of the approximate one.
 static int vt_conv(VipsImage *in, VipsImage **out, double *mask, int w, int h, double scale, int precision, int layers) {
@@ -292,6 +298,14 @@ func vipsError() error {
 		msg = "libvips operation failed"
 	}
 	return errors.New(msg)
+}
+
+// copyMemory renders r into memory, so that later operations read pixels
+// instead of recomputing (or re-decoding) them.
+func copyMemory(r *vips.ImageRef) error {
+	return vipsApply(r, func(in *C.VipsImage, out **C.VipsImage) C.int {
+		return C.vt_copy_memory(in, out)
+	})
 }
 
 // modulateHSL applies ImageMagick's HSL modulation to a 3-band image

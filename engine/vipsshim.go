@@ -9,11 +9,11 @@ import (
 )
 
 // This file holds the libvips building blocks the effect transformations
-// share. govips v2.18 exposes no custom convolution, vips_hist_plot or
-// polar maps, and no exported handle on the underlying VipsImage, so
-// everything here is composed from govips' exported operations (XYZ, Linear,
-// Gamma, Mapim, Maplut, Embed, ...) instead of a cgo shim: that keeps every
-// pipeline lazy and avoids copying whole images through Go memory.
+// share, composed from govips' exported operations (XYZ, Linear, Gamma,
+// Mapim, Maplut, Embed, ...), which keeps every pipeline lazy and avoids
+// copying whole images through Go memory. What govips v2.18 does not export
+// (custom convolution masks, polar maps, relational operations) goes
+// through the cgo shim in vipscgo.go.
 
 // toSRGB8 normalises img in place to 8-bit sRGB: three colour bands, plus an
 // alpha band when it had one. Grey, 16-bit and CMYK inputs all end up here,
