@@ -28,7 +28,12 @@ const (
 	// avifEffort is libaom's CPU effort (0 fastest .. 9 slowest). libvips'
 	// default costs about 1.4 s for a 1080p image; 2 is ~0.15 s with little
 	// size penalty (PERFORMANCE.md).
-	avifEffort      = 2
+	avifEffort = 2
+	// gifEffort is the GIF quantiser's effort (1..10; libvips' default 7).
+	// Measured on a 10-frame 200x200 GIF resized to width 100
+	// (BenchmarkAnimatedGIFResize): 266 ms at 7, 86 ms at 3, 84 ms at 1,
+	// with the same mean error against the source and 5% more bytes.
+	gifEffort       = 3
 	avifQuality     = 60
 	webpQuality     = 80
 	pngDefaultLevel = 6
@@ -78,6 +83,7 @@ func (e *Engine) encode(img *vips.ImageRef, out *Output) ([]byte, error) {
 	case "gif":
 		p := vips.NewGifExportParams()
 		p.StripMetadata = out.Strip
+		p.Effort = gifEffort
 		buf, _, err = img.ExportGIF(p)
 	case "webp":
 		p := vips.NewWebpExportParams()
