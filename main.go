@@ -187,7 +187,7 @@ type fileConfig struct {
 	ICCProfiles map[string]string `yaml:"iccProfiles"`
 	// DefaultWatermark is the image identifier watermark uses without img.
 	DefaultWatermark string `yaml:"defaultWatermark"`
-	// Concurrency bounds simultaneous image pipelines (default: CPU count).
+	// Concurrency bounds simultaneous image pipelines (default: twice the CPU count).
 	Concurrency int `yaml:"concurrency"`
 	// JPEGQuality is the default JPEG output quality (default 80).
 	JPEGQuality int `yaml:"jpegQuality"`

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Load test of the vitrine binary with wrk on loopback, in the shape of
-# /work/shared/PERFORMANCE.md: JPEG sources on local disk, q80 JPEG output,
-# one fresh server per cell (so peak RSS is per cell), distinct sources for
-# the requests in flight, the variant cache off so every request renders.
+# Load test of the vitrine binary alone with wrk on loopback, in the shape of
+# the side-by-side comparison in README.md's Performance section: JPEG sources
+# on local disk, q80 JPEG output, one fresh server per cell (so peak RSS is per
+# cell), distinct sources for the requests in flight, the variant cache off so
+# every request renders. Its numbers describe this machine only: compare them
+# with numbers taken in the same run, never with another machine's.
 #
 #   e2e/load/run.sh                      # every cell, 20 s each
 #   DURATION=10 CONCURRENCY="16" e2e/load/run.sh
