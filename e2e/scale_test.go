@@ -352,10 +352,14 @@ func statusFollowsStorage(t *testing.T, s *server, gw *versitygw) {
 }
 
 // refused reports an error of a request the server never accepted: the
-// connection was refused, or reset before the server accepted it (a
-// connection in the listen backlog when the listener closed).
+// connection was refused, or closed or reset before the server accepted it.
+// Why EOF counts: every request here has a connection of its own (no
+// keep-alive), and during a graceful shutdown Go's server never closes a
+// connection whose request it has read without answering it; a connection
+// that ends before any response byte was still in the kernel's accept queue
+// when the listener closed, which the kernel ends with a FIN or a RST.
 func refused(err error) bool {
-	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET)
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, io.EOF)
 }
 
 // sigtermUnderLoad sends SIGTERM to s while clients keep reading distinct
