@@ -38,6 +38,7 @@ func TestDBWithSecret(t *testing.T, open func(t *testing.T) *storage.DB, openSec
 		{"ListFilters", testListFilters},
 		{"ListSortAndPaging", testListSort},
 		{"ListWithMetadata", testListMetadata},
+		{"ListMetadataFilter", testListMetadataFilter},
 		{"LastModifiedUsersStats", testLastModified},
 		{"Metadata", testMetadata},
 		{"ShortURLs", testShortURLs},
