@@ -1,10 +1,7 @@
 package web_test
 
 import (
-	"bytes"
 	"context"
-	"fmt"
-	"mime/multipart"
 	"net/http"
 	"net/url"
 	"strings"
@@ -21,16 +18,7 @@ func TestImageGridMetadataFilter(t *testing.T) {
 	e := newEnv(t, web.Config{})
 	b := e.browser(t)
 	b.signIn("admin", adminPriv)
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
-	_ = mw.WriteField("csrf", b.token("/admin/upload"))
-	_ = mw.WriteField("user", "alice")
-	for i := range 3 {
-		fw, _ := mw.CreateFormFile("images", fmt.Sprintf("f%d.png", i))
-		_, _ = fw.Write(pngBytes(t, byte(i+1)))
-	}
-	_ = mw.Close()
-	if p := b.do(http.MethodPost, "/admin/upload", nil, http.Header{"Content-Type": {mw.FormDataContentType()}}, &body); p.status != 200 {
+	if p := b.uploadForm("alice", pngBytes(t, 1), pngBytes(t, 2), pngBytes(t, 3)); p.status != 200 {
 		t.Fatalf("upload: %d", p.status)
 	}
 	ctx := context.Background()

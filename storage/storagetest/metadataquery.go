@@ -31,11 +31,7 @@ func testListMetadataFilter(t *testing.T, db *storage.DB) {
 		}
 		return out
 	}
-	cases := []struct {
-		name string
-		q    storage.Query
-		want []string
-	}{
+	cases := []listCase{
 		{"string", storage.Query{Metadata: m("color", "red")}, []string{"a2", "a1"}},
 		{"string is case sensitive", storage.Query{Metadata: m("color", "Red")}, []string{}},
 		{"integer and string of digits", storage.Query{Metadata: m("n", "3")}, []string{"b1", "a1"}},
@@ -61,18 +57,7 @@ func testListMetadataFilter(t *testing.T, db *storage.DB) {
 		{"path attempt", storage.Query{Metadata: m(`$.color`, "red")}, []string{}},
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			page, err := db.Images(ctx(t), c.q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := ids(page); !reflect.DeepEqual(got, c.want) {
-				t.Fatalf("ids = %q, want %q", got, c.want)
-			}
-			if page.Hits != len(c.want) {
-				t.Fatalf("Hits = %d, want %d", page.Hits, len(c.want))
-			}
-		})
+		t.Run(c.name, func(t *testing.T) { checkList(t, db, c) })
 	}
 	t.Run("hits count beyond the page", func(t *testing.T) {
 		page, err := db.Images(ctx(t), storage.Query{Limit: 1, Metadata: m("color", "red")})
@@ -83,4 +68,27 @@ func testListMetadataFilter(t *testing.T, db *storage.DB) {
 			t.Fatalf("page = %q, %d hits; want [a2], 2 hits", got, page.Hits)
 		}
 	})
+}
+
+// listCase is a listing query and the identifiers it must return, in order.
+type listCase struct {
+	name string
+	q    storage.Query
+	want []string
+}
+
+// checkList runs c's query and checks its identifiers and its hits.
+func checkList(t *testing.T, db *storage.DB, c listCase) storage.Page {
+	t.Helper()
+	page, err := db.Images(ctx(t), c.q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(page); !reflect.DeepEqual(got, c.want) {
+		t.Fatalf("ids = %q, want %q", got, c.want)
+	}
+	if page.Hits != len(c.want) {
+		t.Fatalf("Hits = %d, want %d", page.Hits, len(c.want))
+	}
+	return page
 }
