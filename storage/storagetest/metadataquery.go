@@ -1,6 +1,7 @@
 package storagetest
 
 import (
+	"encoding/json"
 	"reflect"
 	"testing"
 
@@ -16,7 +17,7 @@ func testListMetadataFilter(t *testing.T, db *storage.DB) {
 		"a1": {"color": "red", "n": 3, "ok": true, "nested": map[string]any{"color": "red"}},
 		"a2": {"color": "red", "n": 1.5, "ok": false, "none": nil},
 		"b1": {"color": "blue", "n": "3", "list": []any{"red"}},
-		"c1": {`a"b`: "q", "x.y": "dot", "$": "dollar", `it's`: "quote", `back\slash`: "bs"},
+		"c1": {`a"b`: "q", `n"q`: json.Number("1.50"), "e": json.Number("1e3"), "x.y": "dot", "$": "dollar", `it's`: "quote", `back\slash`: "bs"},
 	}
 	for id, md := range docs {
 		user := map[byte]string{'a': "alice", 'b': "bob", 'c': "carol"}[id[0]]
@@ -49,6 +50,9 @@ func testListMetadataFilter(t *testing.T, db *storage.DB) {
 		{"with users", storage.Query{Users: []string{"bob"}, Metadata: m("n", "3")}, []string{"b1"}},
 		{"with ids", storage.Query{IDs: []string{"a2", "b1"}, Metadata: m("color", "red")}, []string{"a2"}},
 		{"key with a quote", storage.Query{Metadata: m(`a"b`, "q")}, []string{"c1"}},
+		{"number as written", storage.Query{Metadata: m("e", "1e3")}, []string{"c1"}},
+		{"number as written, not normalised", storage.Query{Metadata: m("e", "1000")}, []string{}},
+		{"number under a key with a quote", storage.Query{Metadata: m(`n"q`, "1.50")}, []string{"c1"}},
 		{"key with a dot", storage.Query{Metadata: m("x.y", "dot")}, []string{"c1"}},
 		{"key $", storage.Query{Metadata: m("$", "dollar")}, []string{"c1"}},
 		{"key with an apostrophe", storage.Query{Metadata: m("it's", "quote")}, []string{"c1"}},
