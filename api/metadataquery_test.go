@@ -12,7 +12,7 @@ import (
 // metadata parameter alone.
 func TestListingsMetadataFilter(t *testing.T) {
 	e := newEnv(t, testConfig())
-	docs := []string{`{"color":"red","n":3,"ok":true}`, `{"color":"red","n":1.5,"ok":false}`, `{"color":"blue"}`, ``}
+	docs := []string{`{"color":"red","n":3,"ok":true}`, `{"color":"red","n":1.50,"ok":false}`, `{"color":"blue"}`, ``}
 	var ids []string
 	for i, doc := range docs {
 		id := e.upload(pngImage(t, 10+i, 10, uint8(i)))
@@ -42,7 +42,8 @@ func TestListingsMetadataFilter(t *testing.T) {
 	}{
 		{"string", "metadata[color]=red", []int{1, 0}},
 		{"number", "metadata[n]=3", []int{0}},
-		{"decimal", "metadata[n]=1.5", []int{1}},
+		{"decimal as written", "metadata[n]=1.50", []int{1}},
+		{"decimal not normalised", "metadata[n]=1.5", nil},
 		{"true", "metadata[ok]=true", []int{0}},
 		{"false", "metadata[ok]=false", []int{1}},
 		{"missing key", "metadata[size]=red", nil},

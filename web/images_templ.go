@@ -342,7 +342,7 @@ func imagesPage(v imagesView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "<p id=\"f-metadata-hint\" class=\"hint\">key=value, one per line or separated by commas; all must match. Compares top-level keys exactly: text as is, numbers like 3 or 1.5, true or false.</p></div><p id=\"f-list-hint\" class=\"hint\">Separate several values with commas or spaces.</p><div class=\"actions\"><button type=\"submit\" class=\"btn btn-primary\">Apply</button> <a href=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "<p id=\"f-metadata-hint\" class=\"hint\">key=value, one per line or separated by commas; all must match. Compares top-level keys exactly: text as is, numbers as written (1.50 is not 1.5), true or false.</p></div><p id=\"f-list-hint\" class=\"hint\">Separate several values with commas or spaces.</p><div class=\"actions\"><button type=\"submit\" class=\"btn btn-primary\">Apply</button> <a href=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
