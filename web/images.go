@@ -98,8 +98,7 @@ func (u *UI) images(q *request) error {
 	in := q.r.URL.Query()
 	v := imagesView{Page: q.page("Images of "+user, "images"), User: user, Sorts: sortOptions,
 		Sort: in.Get("sort"), IDs: in.Get("ids"), Checksums: in.Get("checksums"), Originals: in.Get("originalChecksums"),
-		Metadata: in.Get("metadata"),
-		Limit:    24, PageNo: 1, ResetRef: q.path("/users/" + url.PathEscape(user))}
+		Metadata: in.Get("metadata"), Limit: 24, PageNo: 1, ResetRef: q.path("/users/" + url.PathEscape(user))}
 	if d := in.Get("deleted"); d != "" {
 		v.Page.Notice = "Image " + d + " was deleted."
 	}
