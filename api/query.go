@@ -149,5 +149,8 @@ func listQuery(c *call) (storage.Query, []string, error) {
 	q.IDs = listParam(c.query, "ids")
 	q.Checksums = listParam(c.query, "checksums")
 	q.OriginalChecksums = listParam(c.query, "originalChecksums")
+	if q.Metadata, err = metadataMatches(c.query); err != nil {
+		return q, nil, err
+	}
 	return q, listParam(c.query, "fields"), nil
 }

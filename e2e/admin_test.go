@@ -142,6 +142,23 @@ func TestAdminUI(t *testing.T) {
 	parts := strings.Split(u.Path, "/")
 	imageID := parts[len(parts)-1]
 
+	// The grid filtered by the metadata saved above: 28 images become 1,
+	// and a malformed entry shows its error next to the field.
+	b.open(ui+"/users/alice", "images-unfiltered")
+	b.do(chromedp.SetValue(chromedp.ID("f-metadata"), "title=sunset"))
+	b.submit(`.filters button[type=submit]`, "images-metadata-filter")
+	if c := strings.TrimSpace(b.text(".count")); !strings.HasPrefix(c, "1 image ") {
+		t.Fatalf("grid filtered by metadata: count %q, want 1 image", c)
+	}
+	if href := eval[string](b, `document.querySelector(".grid .tile a").getAttribute("href")`); !strings.HasSuffix(href, "/"+imageID) {
+		t.Fatalf("grid filtered by metadata shows %q, want image %s", href, imageID)
+	}
+	b.do(chromedp.SetValue(chromedp.ID("f-metadata"), "title"))
+	b.submit(`.filters button[type=submit]`, "images-metadata-invalid")
+	if msg := b.text("#f-metadata-error"); !strings.Contains(msg, "key=value") {
+		t.Fatalf("invalid metadata filter: error %q next to the field", msg)
+	}
+
 	// Playground: three steps added with the no-JavaScript buttons, then a
 	// field changed and the live preview follows.
 	b.open(ui+"/playground?user=alice&image="+imageID+"&ext=png", "playground-empty")

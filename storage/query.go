@@ -56,7 +56,7 @@ func orderBy(keys []SortKey) ([]string, error) {
 }
 
 // filter applies q's filters to a select on images.
-func filter(s *bun.SelectQuery, q Query) *bun.SelectQuery {
+func filter(s *bun.SelectQuery, k kind, q Query) *bun.SelectQuery {
 	if len(q.Users) > 0 {
 		s = s.Where("user_name IN (?)", bun.In(q.Users))
 	}
@@ -75,7 +75,7 @@ func filter(s *bun.SelectQuery, q Query) *bun.SelectQuery {
 	if len(q.OriginalChecksums) > 0 {
 		s = s.Where("original_checksum IN (?)", bun.In(q.OriginalChecksums))
 	}
-	return s
+	return metadataFilters(s, k, q.Metadata)
 }
 
 // Images returns one page of the images that q selects and the number of
@@ -90,7 +90,7 @@ func (db *DB) Images(ctx context.Context, q Query) (Page, error) {
 		return Page{}, err
 	}
 	var rows []imageRow
-	s := filter(db.bun.NewSelect().Model(&rows), q)
+	s := filter(db.bun.NewSelect().Model(&rows), db.kind, q)
 	// Why the unary plus on SQLite: with a selective filter (a few ids or
 	// checksums) its planner still prefers walking a sort index over all of
 	// the user's images to avoid sorting a handful of rows; "+col" keeps an
@@ -133,8 +133,8 @@ func (db *DB) Images(ctx context.Context, q Query) (Page, error) {
 // count returns the number of images q matches. Filtered by users only, it
 // sums their rows of image_counts rather than counting every image.
 func (db *DB) count(ctx context.Context, q Query) (int, error) {
-	if !q.From.IsZero() || !q.To.IsZero() || len(q.IDs) > 0 || len(q.Checksums) > 0 || len(q.OriginalChecksums) > 0 {
-		n, err := filter(db.bun.NewSelect().Model((*imageRow)(nil)), q).Count(ctx)
+	if !q.From.IsZero() || !q.To.IsZero() || len(q.IDs) > 0 || len(q.Checksums) > 0 || len(q.OriginalChecksums) > 0 || len(q.Metadata) > 0 {
+		n, err := filter(db.bun.NewSelect().Model((*imageRow)(nil)), db.kind, q).Count(ctx)
 		return int(n), err
 	}
 	var n int64

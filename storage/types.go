@@ -53,6 +53,8 @@ type Query struct {
 	// IDs, Checksums and OriginalChecksums filter by value: OR within a
 	// list, AND across lists.
 	IDs, Checksums, OriginalChecksums []string
+	// Metadata keeps the images whose metadata satisfies every match.
+	Metadata []MetadataMatch
 	// Sort orders the result; empty means added descending.
 	Sort []SortKey
 	// WithMetadata fills Image.Metadata.

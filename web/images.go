@@ -76,6 +76,7 @@ type imagesView struct {
 	Sort                         string
 	Sorts                        []option
 	IDs, Checksums, Originals    string
+	Metadata, MetadataError      string
 	Limit                        int
 	Hits, PageNo, Pages          int
 	Thumbs                       []thumbView
@@ -97,7 +98,7 @@ func (u *UI) images(q *request) error {
 	in := q.r.URL.Query()
 	v := imagesView{Page: q.page("Images of "+user, "images"), User: user, Sorts: sortOptions,
 		Sort: in.Get("sort"), IDs: in.Get("ids"), Checksums: in.Get("checksums"), Originals: in.Get("originalChecksums"),
-		Limit: 24, PageNo: 1, ResetRef: q.path("/users/" + url.PathEscape(user))}
+		Metadata: in.Get("metadata"), Limit: 24, PageNo: 1, ResetRef: q.path("/users/" + url.PathEscape(user))}
 	if d := in.Get("deleted"); d != "" {
 		v.Page.Notice = "Image " + d + " was deleted."
 	}
@@ -113,12 +114,20 @@ func (u *UI) images(q *request) error {
 			params.Add(name, f)
 		}
 	}
+	if err := addMetadataFilter(params, v.Metadata); err != nil {
+		v.MetadataError = err.Error()
+		return q.render(http.StatusBadRequest, imagesPage(v))
+	}
 	l, err := q.list(q.r.Context(), "/users/"+url.PathEscape(user)+"/images", params)
 	if msg, denied := denial(err); denied {
 		v.Page.Denied = append(v.Page.Denied, "listing the images of "+user+" ("+msg+")")
 		return q.render(http.StatusForbidden, imagesPage(v))
 	} else if ae, ok := err.(*apiError); ok && ae.Status == http.StatusBadRequest {
-		v.Error = ae.Message
+		if isMetadataFilterError(ae.Message) {
+			v.MetadataError = ae.Message
+		} else {
+			v.Error = ae.Message
+		}
 		return q.render(http.StatusBadRequest, imagesPage(v))
 	} else if err != nil {
 		return err
@@ -127,7 +136,7 @@ func (u *UI) images(q *request) error {
 	v.Pages = max(1, (v.Hits+v.Limit-1)/v.Limit)
 	link := func(page int) string {
 		p := url.Values{"page": {strconv.Itoa(page)}, "sort": {v.Sort}}
-		for k, val := range map[string]string{"ids": v.IDs, "checksums": v.Checksums, "originalChecksums": v.Originals} {
+		for k, val := range map[string]string{"ids": v.IDs, "checksums": v.Checksums, "originalChecksums": v.Originals, "metadata": v.Metadata} {
 			if val != "" {
 				p.Set(k, val)
 			}

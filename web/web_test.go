@@ -394,16 +394,7 @@ func TestUploadWithoutJavaScript(t *testing.T) {
 	e := newEnv(t, web.Config{})
 	b := e.browser(t)
 	b.signIn("admin", adminPriv)
-	var body bytes.Buffer
-	mw := multipart.NewWriter(&body)
-	_ = mw.WriteField("csrf", b.token("/admin/upload"))
-	_ = mw.WriteField("user", "alice")
-	for i, data := range [][]byte{pngBytes(t, 1), pngBytes(t, 2), []byte("not an image")} {
-		fw, _ := mw.CreateFormFile("images", fmt.Sprintf("f%d.png", i))
-		_, _ = fw.Write(data)
-	}
-	_ = mw.Close()
-	p := b.do(http.MethodPost, "/admin/upload", nil, http.Header{"Content-Type": {mw.FormDataContentType()}}, &body)
+	p := b.uploadForm("alice", pngBytes(t, 1), pngBytes(t, 2), []byte("not an image"))
 	if p.status != 200 || strings.Count(p.body, "Uploaded") != 2 || !strings.Contains(p.body, "field-error") {
 		t.Fatalf("upload: %d\n%s", p.status, p.body)
 	}
@@ -411,6 +402,22 @@ func TestUploadWithoutJavaScript(t *testing.T) {
 	if err != nil || n.Hits != 2 {
 		t.Fatalf("stored: %+v %v", n.Hits, err)
 	}
+}
+
+// uploadForm posts files for user through the upload form, as a browser
+// without JavaScript does.
+func (b *browser) uploadForm(user string, files ...[]byte) page {
+	b.t.Helper()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	_ = mw.WriteField("csrf", b.token("/admin/upload"))
+	_ = mw.WriteField("user", user)
+	for i, data := range files {
+		fw, _ := mw.CreateFormFile("images", fmt.Sprintf("f%d.png", i))
+		_, _ = fw.Write(data)
+	}
+	_ = mw.Close()
+	return b.do(http.MethodPost, "/admin/upload", nil, http.Header{"Content-Type": {mw.FormDataContentType()}}, &body)
 }
 
 func pngBytes(t *testing.T, seed byte) []byte {

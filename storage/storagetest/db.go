@@ -38,6 +38,7 @@ func TestDBWithSecret(t *testing.T, open func(t *testing.T) *storage.DB, openSec
 		{"ListFilters", testListFilters},
 		{"ListSortAndPaging", testListSort},
 		{"ListWithMetadata", testListMetadata},
+		{"ListMetadataFilter", testListMetadataFilter},
 		{"LastModifiedUsersStats", testLastModified},
 		{"Metadata", testMetadata},
 		{"ShortURLs", testShortURLs},
@@ -305,11 +306,7 @@ func testListFilters(t *testing.T, db *storage.DB) {
 		t.Fatalf("empty Images = %+v, %v; want 0 hits, non-nil slice", page, err)
 	}
 	listFixture(t, db)
-	cases := []struct {
-		name string
-		q    storage.Query
-		want []string
-	}{
+	cases := []listCase{
 		{"all, added desc", storage.Query{}, []string{"a3", "b2", "c1", "a2", "b1", "a1"}},
 		{"one user", storage.Query{Users: []string{"alice"}}, []string{"a3", "a2", "a1"}},
 		{"two users", storage.Query{Users: []string{"bob", "carol"}}, []string{"b2", "c1", "b1"}},
@@ -325,16 +322,7 @@ func testListFilters(t *testing.T, db *storage.DB) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			page, err := db.Images(ctx(t), c.q)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := ids(page); !reflect.DeepEqual(got, c.want) {
-				t.Fatalf("ids = %q, want %q", got, c.want)
-			}
-			if page.Hits != len(c.want) {
-				t.Fatalf("Hits = %d, want %d", page.Hits, len(c.want))
-			}
+			page := checkList(t, db, c)
 			for _, img := range page.Images {
 				if img.Metadata != nil {
 					t.Fatalf("Metadata filled without WithMetadata: %v", img.Metadata)
