@@ -28,11 +28,13 @@ func BenchmarkCheckoutCopy(b *testing.B) {
 			}
 			b.SetBytes(int64(len(img.Pix)))
 			b.ResetTimer()
+			stop := cpuMeter(b)
 			for i := 0; i < b.N; i++ {
 				if _, err := tr.Transform(context.Background(), img, nil, nil); err != nil {
 					b.Fatal(err)
 				}
 			}
+			stop()
 		})
 	}
 }
@@ -84,17 +86,21 @@ func BenchmarkDuotone(b *testing.B) {
 			}
 			b.SetBytes(int64(len(img.Pix)))
 			b.ResetTimer()
+			stop := cpuMeter(b)
 			for i := 0; i < b.N; i++ {
 				if _, err := tr.Transform(context.Background(), img, params, nil); err != nil {
 					b.Fatal(err)
 				}
 			}
+			stop()
 		})
 		b.Run("native/"+sz.name, func(b *testing.B) {
 			b.SetBytes(int64(len(img.Pix)))
+			stop := cpuMeter(b)
 			for i := 0; i < b.N; i++ {
 				duotoneNative(img, [3]uint8{0x22, 0x22, 0x22}, [3]uint8{0xee, 0xee, 0xee})
 			}
+			stop()
 		})
 	}
 }

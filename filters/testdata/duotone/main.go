@@ -68,9 +68,29 @@ func transform() int32 {
 			lut[c][i] = uint8((int(dark[c])*(255-i) + int(light[c])*i + 127) / 255)
 		}
 	}
-	for row := pix[:n]; len(row) >= 4; row = row[4:] {
-		y := uint8((77*uint32(row[0]) + 150*uint32(row[1]) + 29*uint32(row[2]) + 128) >> 8)
-		row[0], row[1], row[2] = lut[0][y], lut[1][y], lut[2][y]
+	// Eight pixels per iteration: wazero checks for termination at every
+	// loop back-edge (a call into Go), so fewer iterations cost less.
+	row := pix[:n]
+	for ; len(row) >= 32; row = row[32:] {
+		q := (*[32]byte)(row)
+		tone(q[0:4], &lut)
+		tone(q[4:8], &lut)
+		tone(q[8:12], &lut)
+		tone(q[12:16], &lut)
+		tone(q[16:20], &lut)
+		tone(q[20:24], &lut)
+		tone(q[24:28], &lut)
+		tone(q[28:32], &lut)
+	}
+	for ; len(row) >= 4; row = row[4:] {
+		tone(row, &lut)
 	}
 	return pixelsWrite(uint32(w), uint32(h), ptr(pix), uint32(n))
+}
+
+// tone maps one pixel (p[0:3]) onto the gradient.
+func tone(p []byte, lut *[3][256]uint8) {
+	p = p[:4]
+	y := uint8((77*uint32(p[0]) + 150*uint32(p[1]) + 29*uint32(p[2]) + 128) >> 8)
+	p[0], p[1], p[2] = lut[0][y], lut[1][y], lut[2][y]
 }
