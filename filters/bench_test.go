@@ -110,6 +110,19 @@ func BenchmarkDuotone(b *testing.B) {
 			}
 			stop()
 		})
+		// The engine's path: the output as a view (TransformTo), which the
+		// engine copies into libvips (BenchmarkGuestCopy in the engine).
+		b.Run("guest-view/"+sz.name, func(b *testing.B) {
+			emit := func(*image.NRGBA) error { return nil }
+			b.SetBytes(int64(len(img.Pix)))
+			stop := cpuMeter(b)
+			for i := 0; i < b.N; i++ {
+				if err := tr.TransformTo(context.Background(), img, params, nil, emit); err != nil {
+					b.Fatal(err)
+				}
+			}
+			stop()
+		})
 		b.Run("native/"+sz.name, func(b *testing.B) {
 			b.SetBytes(int64(len(img.Pix)))
 			stop := cpuMeter(b)
