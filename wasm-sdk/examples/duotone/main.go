@@ -54,12 +54,12 @@ func duotone(img *image.NRGBA, dark, light color.NRGBA, mix float64) {
 	w := 4 * img.Rect.Dx()
 	for y := range img.Rect.Dy() {
 		row := img.Pix[y*img.Stride : y*img.Stride+w]
-		// Eight pixels per iteration, then the rest one by one: the host
+		// Sixteen pixels per iteration, then the rest one by one: the host
 		// checks for a timeout at every loop back-edge, so fewer, longer
 		// iterations run faster (see "Performance" in the SDK's README).
 		if m == 256 {
-			for ; len(row) >= 32; row = row[32:] {
-				q := (*[32]byte)(row)
+			for ; len(row) >= 64; row = row[64:] {
+				q := (*[64]byte)(row)
 				tone(q[0:4], &lut)
 				tone(q[4:8], &lut)
 				tone(q[8:12], &lut)
@@ -68,14 +68,22 @@ func duotone(img *image.NRGBA, dark, light color.NRGBA, mix float64) {
 				tone(q[20:24], &lut)
 				tone(q[24:28], &lut)
 				tone(q[28:32], &lut)
+				tone(q[32:36], &lut)
+				tone(q[36:40], &lut)
+				tone(q[40:44], &lut)
+				tone(q[44:48], &lut)
+				tone(q[48:52], &lut)
+				tone(q[52:56], &lut)
+				tone(q[56:60], &lut)
+				tone(q[60:64], &lut)
 			}
 			for ; len(row) >= 4; row = row[4:] {
 				tone(row, &lut)
 			}
 			continue
 		}
-		for ; len(row) >= 32; row = row[32:] {
-			q := (*[32]byte)(row)
+		for ; len(row) >= 64; row = row[64:] {
+			q := (*[64]byte)(row)
 			blend(q[0:4], &lut, m)
 			blend(q[4:8], &lut, m)
 			blend(q[8:12], &lut, m)
@@ -84,6 +92,14 @@ func duotone(img *image.NRGBA, dark, light color.NRGBA, mix float64) {
 			blend(q[20:24], &lut, m)
 			blend(q[24:28], &lut, m)
 			blend(q[28:32], &lut, m)
+			blend(q[32:36], &lut, m)
+			blend(q[36:40], &lut, m)
+			blend(q[40:44], &lut, m)
+			blend(q[44:48], &lut, m)
+			blend(q[48:52], &lut, m)
+			blend(q[52:56], &lut, m)
+			blend(q[56:60], &lut, m)
+			blend(q[60:64], &lut, m)
 		}
 		for ; len(row) >= 4; row = row[4:] {
 			blend(row, &lut, m)

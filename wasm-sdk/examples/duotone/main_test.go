@@ -97,9 +97,9 @@ func BenchmarkDuotone(b *testing.B) {
 	}
 }
 
-// TestDuotoneMatchesReference checks the unrolled loops (eight pixels per
+// TestDuotoneMatchesReference checks the unrolled loops (sixteen pixels per
 // iteration, then the rest) against a plain per-pixel reference, on rows
-// that are not a multiple of eight pixels.
+// that are not a multiple of sixteen pixels.
 func TestDuotoneMatchesReference(t *testing.T) {
 	t.Parallel()
 	dark := color.NRGBA{0x22, 0x22, 0x44, 0xff}
