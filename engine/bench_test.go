@@ -183,12 +183,14 @@ func BenchmarkGuestCopy(b *testing.B) {
 			defer src.Close()
 			b.SetBytes(int64(4 * mp.w * mp.h))
 			b.ResetTimer()
+			stop := cpuMeter(b)
+			defer stop()
 			for i := 0; i < b.N; i++ {
 				c, err := src.Copy()
 				if err != nil {
 					b.Fatal(err)
 				}
-				in, err := exportNRGBA(c)
+				in, free, err := exportNRGBA(c)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -196,6 +198,7 @@ func BenchmarkGuestCopy(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
+				free()
 				out.Close()
 				c.Close()
 			}

@@ -17,9 +17,13 @@ type Guest interface {
 	// CheckParams validates the raw parameters of one step and returns them
 	// normalised; its error is a public message naming the parameter.
 	CheckParams(raw map[string]string) (map[string]string, error)
-	// Transform runs the guest on img (which it must not change) with the
-	// normalised parameters and the image's metadata.
-	Transform(ctx context.Context, img *image.NRGBA, params map[string]string, metadata map[string]any) (*image.NRGBA, error)
+	// TransformTo runs the guest on img (which it must not change) with
+	// the normalised parameters and the image's metadata. It hands each
+	// output the guest sets to emit at once, as a view valid only until
+	// emit returns (emit copies it); the last one wins. A guest that sets
+	// no output leaves the image unchanged and never calls emit. An error
+	// of emit ends the call with that error.
+	TransformTo(ctx context.Context, img *image.NRGBA, params map[string]string, metadata map[string]any, emit func(*image.NRGBA) error) error
 	// ContentHash identifies the guest's code and manifest; the variant
 	// cache key includes it, so a changed filter never serves stale variants.
 	ContentHash() string
@@ -88,19 +92,34 @@ func (g *guestStep) key() string {
 	return Spec{Name: g.name + "@" + g.guest.ContentHash(), Params: g.params}.String()
 }
 
-// Apply copies the image out of libvips, runs the guest and copies its
-// output back in.
+// Apply hands the image's pixels, straight from libvips' buffer, to the
+// guest and copies its output into libvips.
 func (g *guestStep) Apply(s *State) error {
 	hadAlpha := s.Image.HasAlpha()
-	in, err := exportNRGBA(s.Image)
+	in, free, err := exportNRGBA(s.Image)
 	if err != nil {
 		return err
 	}
-	out, err := g.guest.Transform(s.Ctx, in, g.params, s.Env.Metadata)
+	defer free()
+	var out *vips.ImageRef
+	err = g.guest.TransformTo(s.Ctx, in, g.params, s.Env.Metadata, func(v *image.NRGBA) error {
+		ref, err := importGuestNRGBA(v, !hadAlpha)
+		if err != nil {
+			return err
+		}
+		if out != nil {
+			out.Close()
+		}
+		out = ref
+		return nil
+	})
 	if err != nil {
+		if out != nil {
+			out.Close()
+		}
 		return err
 	}
-	if out == in {
+	if out == nil {
 		// The guest wrote nothing: s.Image already holds in, less the
 		// alpha band the export added.
 		if !hadAlpha {
@@ -110,39 +129,37 @@ func (g *guestStep) Apply(s *State) error {
 		}
 		return nil
 	}
-	ref, err := importGuestNRGBA(out, !hadAlpha)
-	if err != nil {
-		return err
-	}
-	swapImage(s, ref)
+	swapImage(s, out)
 	return nil
 }
 
-// exportNRGBA turns img, in place, into 8-bit sRGB RGBA and copies its
-// pixels out as straight-alpha NRGBA.
-func exportNRGBA(img *vips.ImageRef) (*image.NRGBA, error) {
+// exportNRGBA turns img, in place, into 8-bit sRGB RGBA and returns its
+// pixels as straight-alpha NRGBA in libvips' own buffer, not copied into Go
+// memory; the caller calls free when done with them.
+func exportNRGBA(img *vips.ImageRef) (pix *image.NRGBA, free func(), err error) {
 	if err := toSRGB8(img); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	switch b := img.Bands(); {
 	case b == 3:
 		if err := img.BandJoinConst([]float64{255}); err != nil {
-			return nil, fmt.Errorf("guest input: add alpha: %w", err)
+			return nil, nil, fmt.Errorf("guest input: add alpha: %w", err)
 		}
 	case b > 4:
 		if err := img.ExtractBand(0, 4); err != nil {
-			return nil, fmt.Errorf("guest input: %w", err)
+			return nil, nil, fmt.Errorf("guest input: %w", err)
 		}
 	}
 	w, h := img.Width(), img.Height()
-	pix, err := img.ToBytes()
+	buf, free, err := writeToMemory(img)
 	if err != nil {
-		return nil, fmt.Errorf("guest input: %w", err)
+		return nil, nil, fmt.Errorf("guest input: %w", err)
 	}
-	if len(pix) != 4*w*h {
-		return nil, fmt.Errorf("guest input: %d bytes for %dx%d RGBA", len(pix), w, h)
+	if len(buf) != 4*w*h {
+		free()
+		return nil, nil, fmt.Errorf("guest input: %d bytes for %dx%d RGBA", len(buf), w, h)
 	}
-	return &image.NRGBA{Pix: pix, Stride: 4 * w, Rect: image.Rect(0, 0, w, h)}, nil
+	return &image.NRGBA{Pix: buf, Stride: 4 * w, Rect: image.Rect(0, 0, w, h)}, free, nil
 }
 
 // importGuestNRGBA copies a guest's output into libvips as sRGB. When the

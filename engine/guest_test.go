@@ -37,10 +37,10 @@ func (g *goGuest) CheckParams(raw map[string]string) (map[string]string, error) 
 	return out, nil
 }
 
-func (g *goGuest) Transform(_ context.Context, img *image.NRGBA, params map[string]string, _ map[string]any) (*image.NRGBA, error) {
+func (g *goGuest) TransformTo(_ context.Context, img *image.NRGBA, params map[string]string, _ map[string]any, emit func(*image.NRGBA) error) error {
 	g.calls++
 	if g.hash == "noop" {
-		return img, nil
+		return nil
 	}
 	if s, ok := params["size"]; ok {
 		var w, h int
@@ -49,7 +49,7 @@ func (g *goGuest) Transform(_ context.Context, img *image.NRGBA, params map[stri
 		for i := range out.Pix {
 			out.Pix[i] = 200
 		}
-		return out, nil
+		return emit(out)
 	}
 	out := image.NewNRGBA(img.Rect)
 	for i, v := range img.Pix {
@@ -59,7 +59,7 @@ func (g *goGuest) Transform(_ context.Context, img *image.NRGBA, params map[stri
 			out.Pix[i] = 255 - v
 		}
 	}
-	return out, nil
+	return emit(out)
 }
 
 func (g *goGuest) ContentHash() string { return g.hash }
@@ -73,8 +73,8 @@ func (guestErr) Error() string         { return "Filter slow timed out" }
 func (guestErr) HTTPStatus() int       { return http.StatusGatewayTimeout }
 func (guestErr) PublicMessage() string { return "Filter slow timed out" }
 
-func (f *failingGuest) Transform(context.Context, *image.NRGBA, map[string]string, map[string]any) (*image.NRGBA, error) {
-	return nil, guestErr{}
+func (f *failingGuest) TransformTo(context.Context, *image.NRGBA, map[string]string, map[string]any, func(*image.NRGBA) error) error {
+	return guestErr{}
 }
 
 // staticGuests is a fixed set of guests.

@@ -340,3 +340,16 @@ func rotationalBlur(r *vips.ImageRef, cx, cy float64, na, nr, k int) error {
 		return C.vt_rotational_blur(in, out, C.double(cx), C.double(cy), C.int(na), C.int(nr), C.int(k))
 	})
 }
+
+// writeToMemory renders r into a buffer libvips allocates and returns it as
+// a slice of that C memory, not copied into Go memory. The caller must call
+// free exactly once when done, and keep no reference to buf after.
+func writeToMemory(r *vips.ImageRef) (buf []byte, free func(), err error) {
+	var size C.size_t
+	p := C.vips_image_write_to_memory(*imageSlot(r), &size)
+	runtime.KeepAlive(r)
+	if p == nil {
+		return nil, nil, vipsError()
+	}
+	return unsafe.Slice((*byte)(p), int(size)), func() { C.g_free(C.gpointer(p)) }, nil
+}

@@ -37,8 +37,11 @@ var statName = regexp.MustCompile(`^[a-zA-Z0-9_.-]{1,64}$`)
 type call struct {
 	// transformation calls
 	params   map[string]string
-	in, out  *image.NRGBA
+	in       *image.NRGBA
 	metadata map[string]any
+	// emit takes each output the guest sets, as a view of its memory
+	// valid only during the call to emit.
+	emit func(*image.NRGBA) error
 	// listener calls
 	event     Event
 	eventJSON []byte
@@ -282,14 +285,12 @@ func (h *host) pixelsWrite(ctx context.Context, m api.Module, w, hgt, buf, bufLe
 	if !ok {
 		return errFault
 	}
-	// Why reuse: a guest that writes twice (or the common same-size
-	// output) should not allocate twice.
-	out := c.out
-	if out == nil || out.Rect.Dx() != int(width) || out.Rect.Dy() != int(height) {
-		out = image.NewNRGBA(image.Rect(0, 0, int(width), int(height)))
+	// The consumer copies the view at once, as the ABI promises the
+	// guest: it may reuse its buffer when pixels_write returns.
+	view := &image.NRGBA{Pix: src[:bufLen:bufLen], Stride: 4 * int(width), Rect: image.Rect(0, 0, int(width), int(height))}
+	if err := c.emit(view); err != nil {
+		return c.serviceFailed(err)
 	}
-	copy(out.Pix, src)
-	c.out = out
 	return 0
 }
 

@@ -19,18 +19,37 @@ func (t Transformation) CheckParams(raw map[string]string) (map[string]string, e
 
 // Transform runs the guest on img with params (as CheckParams returned
 // them); metadata is the image's metadata, which the guest may read. It
-// returns the guest's output, or img itself when the guest wrote none. img
-// is not changed.
+// returns a copy of the guest's output, or img itself when the guest wrote
+// none. img is not changed.
 func (t Transformation) Transform(ctx context.Context, img *image.NRGBA, params map[string]string, metadata map[string]any) (*image.NRGBA, error) {
-	in := compact(img)
-	c := &call{params: params, in: in, metadata: metadata}
-	if err := t.invoke(ctx, c); err != nil {
+	var out *image.NRGBA
+	err := t.TransformTo(ctx, img, params, metadata, func(v *image.NRGBA) error {
+		// Why reuse: a guest that writes twice should not allocate twice.
+		if out == nil || out.Rect != v.Rect {
+			out = image.NewNRGBA(v.Rect)
+		}
+		copy(out.Pix, v.Pix)
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
-	if c.out == nil {
+	if out == nil {
 		return img, nil
 	}
-	return c.out, nil
+	return out, nil
+}
+
+// TransformTo runs the guest like Transform, but hands each output the guest
+// sets (pixels_write) to emit at once, as a view of the guest's memory that
+// is valid only until emit returns: emit copies what it keeps. This saves
+// the copy into Go memory when the consumer copies the pixels anyway (the
+// engine, into libvips). A guest that writes no output never calls emit; a
+// guest that writes twice calls it twice, the last output winning. An error
+// of emit ends the call with that error.
+func (t Transformation) TransformTo(ctx context.Context, img *image.NRGBA, params map[string]string, metadata map[string]any, emit func(*image.NRGBA) error) error {
+	c := &call{params: params, in: compact(img), metadata: metadata, emit: emit}
+	return t.invoke(ctx, c)
 }
 
 // compact returns img with its origin at (0, 0) and stride 4*width, as the

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
 	"image"
 	"image/color"
 	"testing"
@@ -92,5 +94,40 @@ func BenchmarkDuotone(b *testing.B) {
 	b.SetBytes(int64(len(img.Pix)))
 	for b.Loop() {
 		duotone(img, dark, light, 0.8)
+	}
+}
+
+// TestDuotoneMatchesReference checks the unrolled loops (sixteen pixels per
+// iteration, then the rest) against a plain per-pixel reference, on rows
+// that are not a multiple of sixteen pixels.
+func TestDuotoneMatchesReference(t *testing.T) {
+	t.Parallel()
+	dark := color.NRGBA{0x22, 0x22, 0x44, 0xff}
+	light := color.NRGBA{0xee, 0xee, 0xcc, 0xff}
+	for _, mix := range []float64{1, 0.5, 0.2} {
+		t.Run(fmt.Sprint(mix), func(t *testing.T) {
+			img := image.NewNRGBA(image.Rect(0, 0, 37, 5))
+			seed := uint32(mix * 100)
+			for i := range img.Pix {
+				seed = seed*1664525 + 1013904223
+				img.Pix[i] = uint8(seed >> 24)
+			}
+			want := image.NewNRGBA(img.Rect)
+			copy(want.Pix, img.Pix)
+			m := uint32(mix*256 + 0.5)
+			for i := 0; i < len(want.Pix); i += 4 {
+				p := want.Pix[i : i+4]
+				r, g, b := uint32(p[0]), uint32(p[1]), uint32(p[2])
+				l := int((77*r + 150*g + 29*b + 128) >> 8)
+				tone := [3]uint32{uint32(lerp(dark.R, light.R, l)), uint32(lerp(dark.G, light.G, l)), uint32(lerp(dark.B, light.B, l))}
+				for c, v := range [3]uint32{r, g, b} {
+					p[c] = uint8((v*(256-m) + tone[c]*m + 128) >> 8)
+				}
+			}
+			duotone(img, dark, light, mix)
+			if !bytes.Equal(img.Pix, want.Pix) {
+				t.Fatalf("mix %v: pixels differ from the reference", mix)
+			}
+		})
 	}
 }

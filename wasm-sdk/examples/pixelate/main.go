@@ -48,15 +48,32 @@ func average(img *image.NRGBA, r image.Rectangle) [4]uint8 {
 	for y := r.Min.Y; y < r.Max.Y; y++ {
 		i := img.PixOffset(r.Min.X, y)
 		row := img.Pix[i : i+4*r.Dx()]
+		// Four pixels per iteration, then the rest one by one: the host
+		// checks for a timeout at every loop back-edge (see "Performance"
+		// in the SDK's README).
+		for ; len(row) >= 16; row = row[16:] {
+			q := (*[16]byte)(row)
+			r0, g0, b0, a0 := channels(q[0:4])
+			r1, g1, b1, a1 := channels(q[4:8])
+			r2, g2, b2, a2 := channels(q[8:12])
+			r3, g3, b3, a3 := channels(q[12:16])
+			sr += r0*a0 + r1*a1 + r2*a2 + r3*a3
+			sg += g0*a0 + g1*a1 + g2*a2 + g3*a3
+			sb += b0*a0 + b1*a1 + b2*a2 + b3*a3
+			sa += a0 + a1 + a2 + a3
+			pr += r0 + r1 + r2 + r3
+			pg += g0 + g1 + g2 + g3
+			pb += b0 + b1 + b2 + b3
+		}
 		for ; len(row) >= 4; row = row[4:] {
-			a := uint64(row[3])
-			sr += uint64(row[0]) * a
-			sg += uint64(row[1]) * a
-			sb += uint64(row[2]) * a
+			r, g, b, a := channels(row)
+			sr += r * a
+			sg += g * a
+			sb += b * a
 			sa += a
-			pr += uint64(row[0])
-			pg += uint64(row[1])
-			pb += uint64(row[2])
+			pr += r
+			pg += g
+			pb += b
 		}
 	}
 	if sa == 0 {
@@ -70,13 +87,22 @@ func average(img *image.NRGBA, r image.Rectangle) [4]uint8 {
 	}
 }
 
-// fill sets every pixel of r to c.
+// channels returns the four channels of the pixel p[0:4].
+func channels(p []byte) (r, g, b, a uint64) {
+	p = p[:4]
+	return uint64(p[0]), uint64(p[1]), uint64(p[2]), uint64(p[3])
+}
+
+// fill sets every pixel of r to c: it sets the first pixel of each row and
+// doubles what is set with copy, a few iterations per row rather than one
+// per pixel.
 func fill(img *image.NRGBA, r image.Rectangle, c [4]uint8) {
 	for y := r.Min.Y; y < r.Max.Y; y++ {
 		i := img.PixOffset(r.Min.X, y)
 		row := img.Pix[i : i+4*r.Dx()]
-		for ; len(row) >= 4; row = row[4:] {
-			copy(row, c[:])
+		done := copy(row, c[:])
+		for done < len(row) {
+			done += copy(row[done:], row[:done])
 		}
 	}
 }
