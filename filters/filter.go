@@ -36,6 +36,7 @@ type Filter struct {
 	active  int
 	retired bool
 	closed  bool
+	done    chan struct{} // closed by close
 }
 
 // Name is the filter's name.
@@ -81,6 +82,7 @@ func load(ctx context.Context, cfg Config, cache wazero.CompilationCache, src *s
 		ctrs = &counters{}
 	}
 	f := &Filter{manifest: m, hash: src.hash, dir: src.dir, observer: cfg.Observer, timeout: time.Duration(m.Limits.TimeoutMs) * time.Millisecond,
+		done: make(chan struct{}),
 		host: &host{name: m.Name, settings: m.Settings, log: cfg.Logger, counters: ctrs,
 			maxW: cfg.MaxWidth, maxH: cfg.MaxHeight, maxPixels: cfg.MaxPixels}}
 	f.rt = newRuntime(ctx, cache, m.Limits.MemoryMB)
@@ -116,6 +118,9 @@ func load(ctx context.Context, cfg Config, cache wazero.CompilationCache, src *s
 		if err != nil {
 			return nil, err
 		}
+		if mod.IsClosed() {
+			return nil, errCommand
+		}
 		return &instance{mod: mod, fn: mod.ExportedFunction(export)}, nil
 	})
 	ictx, cancel := context.WithTimeout(ctx, f.startTimeout())
@@ -127,6 +132,11 @@ func load(ctx context.Context, cfg Config, cache wazero.CompilationCache, src *s
 	f.pool.add(inst)
 	return f, nil
 }
+
+// errCommand refuses a module whose start function exited, which closes
+// the instance: a command (its _start runs main) rather than a reactor.
+var errCommand = errors.New("the module exited during start: it is a command, not a reactor; " +
+	"build it as a reactor (Go: go build -buildmode=c-shared; C/Rust with clang: -mexec-model=reactor)")
 
 // invoke runs one call of the filter's export with c as its state: an
 // instance from the pool, the filter's timeout, and the outcome counted.
@@ -238,6 +248,17 @@ func (f *Filter) retire() {
 	}
 }
 
+// drain retires the filter and waits until its running calls have
+// finished and it closed, or until deadline; then it closes it anyway.
+func (f *Filter) drain(deadline <-chan time.Time) {
+	f.retire()
+	select {
+	case <-f.done:
+	case <-deadline:
+		f.close()
+	}
+}
+
 // close releases the pool and the runtime; later calls fail.
 func (f *Filter) close() {
 	f.mu.Lock()
@@ -247,6 +268,7 @@ func (f *Filter) close() {
 	}
 	f.closed = true
 	f.mu.Unlock()
+	defer close(f.done)
 	f.pool.close()
 	_ = f.rt.Close(context.Background())
 }

@@ -126,3 +126,84 @@ func TestPoolBoundsInstances(t *testing.T) {
 	}
 	runtime.GC()
 }
+
+// TestCommandModuleRefused is the hostile-guest kit's command module: a Go
+// guest built without -buildmode=c-shared runs main from _start and exits,
+// which closes the instance. Check and the host refuse it at load with a
+// message that says how to build a reactor, instead of pooling a closed
+// instance that would crash the process on the first call.
+func TestCommandModuleRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fdir := writeFilter(t, dir, "command", commandGuest(t, "kit"), map[string]any{"kind": "transformation"})
+	_, err := Check(context.Background(), Config{Logger: quietLogger()}, fdir)
+	if err == nil || !strings.Contains(err.Error(), "-buildmode=c-shared") || !strings.Contains(err.Error(), "exited") {
+		t.Fatalf("Check: err = %v, want a refusal naming -buildmode=c-shared", err)
+	}
+	h := newHost(t, dir, nil)
+	if _, ok := h.Current().Transformation("command"); ok {
+		t.Fatal("a command module was loaded")
+	}
+	st := h.Current().Status()
+	if len(st) != 1 || !strings.Contains(st[0].Error, "reactor") {
+		t.Fatalf("status = %+v, want the load refusal", st)
+	}
+}
+
+// TestClosedIdleInstanceReplaced shows that the pool never hands out an
+// instance that closed while idle: it is thrown away and a fresh one runs
+// the call.
+func TestClosedIdleInstanceReplaced(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	kit(t, dir, "invert", KindTransformation, "invert", nil)
+	h := newHost(t, dir, nil)
+	f := h.Current().filters["invert"]
+	f.pool.mu.Lock()
+	for _, inst := range f.pool.idle {
+		_ = inst.mod.Close(context.Background())
+	}
+	n := len(f.pool.idle)
+	f.pool.mu.Unlock()
+	if n == 0 {
+		t.Fatal("no idle instance after load")
+	}
+	tr, _ := h.Current().Transformation("invert")
+	for i := 0; i < 2; i++ {
+		if _, err := tr.Transform(context.Background(), testImage(8, 8, 1), nil, nil); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	if n := tr.Stats().Instances; n != 1 {
+		t.Fatalf("%d instances, want the one fresh instance", n)
+	}
+}
+
+// TestCloseWaitsForCalls shows that closing the host lets a running call
+// end the way it would have (here at its timeout) instead of pulling the
+// runtime from under it.
+func TestCloseWaitsForCalls(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFilter(t, dir, "spin", abiModule(opLoop).bytes(), map[string]any{"kind": "transformation", "limits": map[string]any{"timeoutMs": 500}})
+	h := newHost(t, dir, nil)
+	f := h.Current().filters["spin"]
+	tr, _ := h.Current().Transformation("spin")
+	errs := make(chan error, 1)
+	go func() { _, err := tr.Transform(context.Background(), testImage(1, 1, 1), nil, nil); errs <- err }()
+	for {
+		f.mu.Lock()
+		n := f.active
+		f.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		runtime.Gosched()
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-errs; !errors.Is(err, ErrTimeout) {
+		t.Fatalf("err = %v, want the call's own timeout", err)
+	}
+}

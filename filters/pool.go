@@ -44,19 +44,28 @@ func (p *pool) get(wait, start context.Context) (*instance, error) {
 	case <-wait.Done():
 		return nil, wait.Err()
 	}
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		<-p.slots
-		return nil, errPoolClosed
-	}
-	if n := len(p.idle); n > 0 {
+	for {
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			<-p.slots
+			return nil, errPoolClosed
+		}
+		n := len(p.idle)
+		if n == 0 {
+			p.mu.Unlock()
+			break
+		}
 		inst := p.idle[n-1]
 		p.idle = p.idle[:n-1]
 		p.mu.Unlock()
-		return inst, nil
+		// Why check: an instance closed while idle (its guest exited)
+		// must never run again; its slot goes to the next one.
+		if !inst.mod.IsClosed() {
+			return inst, nil
+		}
+		p.discard(inst)
 	}
-	p.mu.Unlock()
 	inst, err := p.instantiate(start)
 	if err != nil {
 		<-p.slots

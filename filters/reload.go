@@ -128,13 +128,19 @@ func (h *Host) loadOne(ctx context.Context, dir string, prev *Filter) (*Filter, 
 	return f, nil
 }
 
-// Close closes every filter and the compilation cache. Calls still running
-// fail.
+// Close closes every filter and the compilation cache. It waits for the
+// calls still running to finish, at most the longest filter timeout and a
+// second; the calls still running then fail.
 func (h *Host) Close() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	wait := time.Second
 	for _, f := range h.Current().filters {
-		f.close()
+		wait = max(wait, f.timeout+time.Second)
+	}
+	deadline := time.After(wait)
+	for _, f := range h.Current().filters {
+		f.drain(deadline)
 	}
 	h.cur.Store(&Set{filters: map[string]*Filter{}, failures: map[string]string{}})
 	return h.cache.Close(context.Background())
