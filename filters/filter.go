@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -30,11 +31,15 @@ type Filter struct {
 	observer Observer
 	timeout  time.Duration
 
-	// Retirement: a filter replaced or removed by a reload stays usable for
-	// a grace period, then closes once no call is running.
+	// Retirement: a filter replaced or removed by a reload keeps its warm
+	// instances for a grace period, then drops them; it stays usable by
+	// whoever resolved it before the reload (a request straddling it), each
+	// call starting a fresh instance, and its runtime is closed once the
+	// filter is unreachable. Only Close (and Host.Close) end it for good,
+	// once no call is running.
 	mu      sync.Mutex
 	active  int
-	retired bool
+	closing bool
 	closed  bool
 	done    chan struct{} // closed by close
 }
@@ -130,6 +135,10 @@ func load(ctx context.Context, cfg Config, cache wazero.CompilationCache, src *s
 		return nil, fmt.Errorf("filter.wasm: start: %w", err)
 	}
 	f.pool.add(inst)
+	// Why a cleanup: a retired filter is never closed explicitly; callers
+	// hold it as long as they need it, and its compiled code goes with the
+	// last of them. The runtime does not refer back to f.
+	runtime.AddCleanup(f, func(rt wazero.Runtime) { _ = rt.Close(context.Background()) }, f.rt)
 	return f, nil
 }
 
@@ -226,32 +235,31 @@ func (f *Filter) enter() bool {
 	return true
 }
 
-// leave counts a call out and closes a retired filter that became idle.
+// leave counts a call out and closes a closing filter that became idle.
 func (f *Filter) leave() {
 	f.mu.Lock()
 	f.active--
-	last := f.retired && f.active == 0
+	last := f.closing && f.active == 0
 	f.mu.Unlock()
 	if last {
 		f.close()
 	}
 }
 
-// retire marks the filter as replaced; it closes once idle.
-func (f *Filter) retire() {
+// retire drops the warm instances of a filter a reload replaced; later
+// calls by holders of the filter start a fresh instance each.
+func (f *Filter) retire() { f.pool.retire() }
+
+// drain closes the filter once its running calls have finished, or at
+// deadline anyway.
+func (f *Filter) drain(deadline <-chan time.Time) {
 	f.mu.Lock()
-	f.retired = true
+	f.closing = true
 	idle := f.active == 0
 	f.mu.Unlock()
 	if idle {
 		f.close()
 	}
-}
-
-// drain retires the filter and waits until its running calls have
-// finished and it closed, or until deadline; then it closes it anyway.
-func (f *Filter) drain(deadline <-chan time.Time) {
-	f.retire()
 	select {
 	case <-f.done:
 	case <-deadline:

@@ -27,9 +27,10 @@ type pool struct {
 	slots       chan struct{}
 	live        atomic.Int32
 
-	mu     sync.Mutex
-	idle   []*instance
-	closed bool
+	mu      sync.Mutex
+	idle    []*instance
+	closed  bool
+	retired bool // keep no idle instances
 }
 
 func newPool(size int, instantiate func(ctx context.Context) (*instance, error)) *pool {
@@ -81,7 +82,7 @@ func (p *pool) put(inst *instance, healthy bool) {
 	defer func() { <-p.slots }()
 	if healthy && !inst.mod.IsClosed() {
 		p.mu.Lock()
-		if !p.closed {
+		if !p.closed && !p.retired {
 			p.idle = append(p.idle, inst)
 			p.mu.Unlock()
 			return
@@ -108,11 +109,29 @@ func (p *pool) discard(inst *instance) {
 // size is how many instances exist, idle or checked out.
 func (p *pool) size() int { return int(p.live.Load()) }
 
-// close closes the idle instances; checked-out ones are closed when put.
+// close closes the idle instances; checked-out ones are closed when put,
+// and get fails from now on.
 func (p *pool) close() {
 	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	p.drop()
+}
+
+// retire closes the idle instances and keeps none from now on: every get
+// starts a fresh instance, closed when put.
+func (p *pool) retire() {
+	p.mu.Lock()
+	p.retired = true
+	p.mu.Unlock()
+	p.drop()
+}
+
+// drop closes the idle instances.
+func (p *pool) drop() {
+	p.mu.Lock()
 	idle := p.idle
-	p.idle, p.closed = nil, true
+	p.idle = nil
 	p.mu.Unlock()
 	for _, inst := range idle {
 		p.discard(inst)

@@ -61,8 +61,10 @@ func (h *Host) Current() *Set { return h.cur.Load() }
 // new ones and removed ones are loaded or dropped, unchanged ones kept as
 // they are (with their warm instances). A filter whose new version fails to
 // load is refused with a logged reason and its old version keeps serving.
-// The new Set replaces the old in one step; filters that left are retired
-// after Config.RetireGrace, once their running calls have finished.
+// The new Set replaces the old in one step; filters that left drop their
+// warm instances after Config.RetireGrace and are released once no caller
+// holds them: a caller that resolved one before the reload can still call
+// it.
 func (h *Host) Reload(ctx context.Context) (*Set, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
