@@ -22,6 +22,7 @@ type recEvent struct {
 	hasImage bool
 	infoErr  error
 	stats    map[string]any
+	maxMD    int // CheckMetadata refuses a document larger than this; 0: no limit
 	mu       sync.Mutex
 }
 
@@ -54,7 +55,12 @@ func (e *recEvent) Metadata(context.Context) (map[string]any, error) {
 	}
 	return e.md, nil
 }
-func (e *recEvent) CheckMetadata(map[string]any) error { return nil }
+func (e *recEvent) CheckMetadata(md map[string]any) error {
+	if b, _ := json.Marshal(md); e.maxMD > 0 && len(b) > e.maxMD {
+		return statusErr(413)
+	}
+	return nil
+}
 func (e *recEvent) SetMetadata(md map[string]any) {
 	if e.md == nil {
 		e.md = map[string]any{}
@@ -146,6 +152,19 @@ func TestListeners(t *testing.T) {
 		}
 		if st := byName["tagger"].Stats(); st.Errors != 0 {
 			t.Fatalf("a client's bad upload counted as a filter error: %+v", st)
+		}
+	})
+	t.Run("tag that would make the merged metadata too large is refused", func(t *testing.T) {
+		// The tag alone fits the limit; merged with the upload's metadata it
+		// does not, and the merged document is what the image gets.
+		prior := strings.Repeat("x", 40)
+		ev := &recEvent{name: "images.post", info: map[string]any{"width": 640}, hasImage: true,
+			md: map[string]any{"prior": prior}, maxMD: 70}
+		if err := byName["tagger"].Handle(ctx, ev); !errors.Is(err, ErrFailed) {
+			t.Fatalf("err = %v, want the tagger to fail on its refused metadata_set", err)
+		}
+		if _, tagged := ev.md["taggedBy"]; tagged || len(ev.md) != 1 {
+			t.Fatalf("metadata = %v, want the upload's own only", ev.md)
 		}
 	})
 	t.Run("tag refused outside uploads and metadata writes", func(t *testing.T) {
