@@ -173,7 +173,7 @@ func (f *Filter) invoke(ctx context.Context, c *call) (err error) {
 	defer scancel()
 	inst, err := f.pool.get(cctx, sctx)
 	if err != nil {
-		return f.callError(ctx, cctx, err)
+		return f.callError(ctx, err)
 	}
 	res, err := inst.fn.Call(withCall(cctx, c))
 	f.pool.put(inst, err == nil)
@@ -181,7 +181,7 @@ func (f *Filter) invoke(ctx context.Context, c *call) (err error) {
 		return c.serviceErr
 	}
 	if err != nil {
-		return f.callError(ctx, cctx, err)
+		return f.callError(ctx, err)
 	}
 	if c.rejected != nil {
 		return c.rejected
@@ -210,15 +210,18 @@ func (f *Filter) startTimeout() time.Duration { return max(f.timeout, minStartTi
 // callError classifies a failed checkout or call: the caller's own end
 // (client gone, request deadline) as it is, the filter's timeout, an exit,
 // or a trap.
-func (f *Filter) callError(ctx, cctx context.Context, err error) error {
+func (f *Filter) callError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	if errors.Is(cctx.Err(), context.DeadlineExceeded) {
+	// Why by the error and not by cctx: a trap or an out-of-memory just
+	// before the deadline is the guest's failure, not a timeout.
+	var exit *sys.ExitError
+	isExit := errors.As(err, &exit)
+	if isExit && exit.ExitCode() == sys.ExitCodeDeadlineExceeded || !isExit && errors.Is(err, context.DeadlineExceeded) {
 		return timedOut(f.Name(), err)
 	}
-	var exit *sys.ExitError
-	if errors.As(err, &exit) {
+	if isExit {
 		return failed(f.Name(), fmt.Errorf("the guest exited with code %d", exit.ExitCode()))
 	}
 	return failed(f.Name(), err)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tetratelabs/wazero/sys"
 )
 
 // TestHostileGuests is the hostile-guest kit: each misbehaving guest is
@@ -16,10 +18,13 @@ func TestHostileGuests(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	short := map[string]any{"limits": map[string]any{"timeoutMs": 300, "memoryMB": 64, "instances": 2}}
-	kit(t, dir, "gopanic", KindTransformation, "panic", short)
-	kit(t, dir, "goexit", KindTransformation, "exit", short)
+	// Guests that fail on their own get a generous timeout, so that a
+	// loaded machine does not turn their failure into a timeout.
+	generous := map[string]any{"limits": map[string]any{"timeoutMs": 10000, "memoryMB": 64, "instances": 2}}
+	kit(t, dir, "gopanic", KindTransformation, "panic", generous)
+	kit(t, dir, "goexit", KindTransformation, "exit", generous)
 	kit(t, dir, "goloop", KindTransformation, "loop", short)
-	kit(t, dir, "gohog", KindTransformation, "hog", short)
+	kit(t, dir, "gohog", KindTransformation, "hog", generous)
 	kit(t, dir, "gohuge", KindTransformation, "huge", short)
 	kit(t, dir, "gofail", KindTransformation, "fail", short)
 	kit(t, dir, "invert", KindTransformation, "invert", nil)
@@ -205,5 +210,30 @@ func TestCloseWaitsForCalls(t *testing.T) {
 	}
 	if err := <-errs; !errors.Is(err, ErrTimeout) {
 		t.Fatalf("err = %v, want the call's own timeout", err)
+	}
+}
+
+// TestCallErrorByCause shows that a failed call is classified by its error,
+// not by the clock: a trap after the call's deadline passed is a failure,
+// the runtime's deadline exit a timeout.
+func TestCallErrorByCause(t *testing.T) {
+	t.Parallel()
+	f := &Filter{manifest: &Manifest{Name: "x"}}
+	cases := []struct {
+		name string
+		err  error
+		want Kind
+	}{
+		{"trap", errors.New("wasm error: unreachable"), KindFailed},
+		{"exit", sys.NewExitError(3), KindFailed},
+		{"deadline exit", sys.NewExitError(sys.ExitCodeDeadlineExceeded), KindTimeout},
+		{"pool wait", context.DeadlineExceeded, KindTimeout},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if err := f.callError(context.Background(), c.err); !isKind(err, c.want) {
+				t.Fatalf("err = %v, want kind %v", err, c.want)
+			}
+		})
 	}
 }
