@@ -301,7 +301,9 @@ func (h *host) statsAdd(m api.Module, namePtr, nameLen uint32, delta int64) int3
 	if !statName.MatchString(name) {
 		return errInvalid
 	}
-	h.counters.add(name, delta)
+	if !h.counters.add(name, delta) {
+		return errLimit
+	}
 	return 0
 }
 
