@@ -154,6 +154,7 @@ func (f *Filter) invoke(ctx context.Context, c *call) (err error) {
 		return failed(f.Name(), errors.New("the filter was unloaded"))
 	}
 	defer f.leave()
+	defer f.host.logDropped(ctx, c)
 	start := time.Now()
 	defer func() {
 		switch {

@@ -1,10 +1,13 @@
 package filters
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -236,4 +239,52 @@ func TestCallErrorByCause(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLogFloodBounded shows that a guest logging without bound (1000 lines
+// of 1 MB in one call) writes at most maxLogLines lines of at most
+// maxLogBytes each, then one line saying how many were dropped.
+func TestLogFloodBounded(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	kit(t, dir, "flood", KindTransformation, "logFlood", map[string]any{"limits": map[string]any{"timeoutMs": 10000}})
+	var buf lockedBuffer
+	h := newHost(t, dir, func(c *Config) { c.Logger = slog.New(slog.NewTextHandler(&buf, nil)) })
+	tr, _ := h.Current().Transformation("flood")
+	if _, err := tr.Transform(context.Background(), testImage(1, 1, 1), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	var guest, dropped int
+	for _, line := range strings.Split(buf.String(), "\n") {
+		switch {
+		case strings.Contains(line, "dropped=900"):
+			dropped++
+		case strings.Contains(line, "xxxx"):
+			guest++
+			if len(line) > maxLogBytes+200 {
+				t.Fatalf("a log line of %d bytes; lines are cut at %d", len(line), maxLogBytes)
+			}
+		}
+	}
+	if guest != maxLogLines || dropped != 1 {
+		t.Fatalf("%d guest lines and %d drop notes, want %d and 1", guest, dropped, maxLogLines)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for the logger's concurrent writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
