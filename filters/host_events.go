@@ -71,6 +71,12 @@ func (h *host) bodyWrite(ctx context.Context, m api.Module, ptr, n uint32) int32
 	if !ok {
 		return errFault
 	}
+	// Why before the copy: the guest's memory may hold far more than any
+	// upload may be.
+	if int64(len(b)) > c.event.MaxBodyBytes() {
+		h.log.Info("filter body_write refused", "filter", h.name, "err", "larger than the upload limit")
+		return errLimit
+	}
 	body := append([]byte(nil), b...)
 	if err := c.event.CheckBody(ctx, body); err != nil {
 		h.log.Info("filter body_write refused", "filter", h.name, "err", err)

@@ -22,6 +22,7 @@ type recEvent struct {
 	hasImage bool
 	infoErr  error
 	stats    map[string]any
+	checked  int // CheckBody calls
 	maxMD    int // CheckMetadata refuses a document larger than this; 0: no limit
 	mu       sync.Mutex
 }
@@ -39,7 +40,11 @@ func (e *recEvent) ImageInfo(context.Context) (map[string]any, error) {
 	return e.info, e.infoErr
 }
 func (e *recEvent) Body(context.Context) ([]byte, error) { return e.body, nil }
+func (e *recEvent) MaxBodyBytes() int64                  { return 100 }
 func (e *recEvent) CheckBody(_ context.Context, b []byte) error {
+	e.mu.Lock()
+	e.checked++
+	e.mu.Unlock()
 	switch {
 	case len(b) > 100:
 		return statusErr(413)
@@ -104,6 +109,7 @@ func TestListeners(t *testing.T) {
 		"tagger":   {"tag", map[string]any{"priority": 10}},
 		"stats":    {"stats", map[string]any{"events": []string{"stats.get"}}},
 		"replacer": {"replace", map[string]any{"events": []string{"images.post"}, "settings": map[string]any{"replacement": "IMG2"}}},
+		"bigRepl":  {"replace", map[string]any{"events": []string{"images.post"}, "settings": map[string]any{"replacement": "IMG" + strings.Repeat("x", 200)}}},
 		"optional": {"tagThenFail", map[string]any{"fatal": false, "priority": 20}},
 		"fatal":    {"fail", map[string]any{"events": []string{"metadata.get"}}},
 		"hang":     {"hang", map[string]any{"events": []string{"image.get"}, "limits": map[string]any{"timeoutMs": 100}}},
@@ -189,6 +195,15 @@ func TestListeners(t *testing.T) {
 		}
 		if string(ev.body) != "IMG2" {
 			t.Fatalf("body = %q", ev.body)
+		}
+	})
+	t.Run("replacement past the body limit is refused before it is checked", func(t *testing.T) {
+		ev := &recEvent{name: "images.post", body: []byte("IMG1")}
+		if err := byName["bigRepl"].Handle(ctx, ev); !errors.Is(err, ErrFailed) || !strings.Contains(err.Error(), "returned -5") {
+			t.Fatalf("err = %v, want the guest's ERR_LIMIT", err)
+		}
+		if string(ev.body) != "IMG1" || ev.checked != 1 {
+			t.Fatalf("body = %q after %d checks; want the original, only the junk checked", ev.body, ev.checked)
 		}
 	})
 	t.Run("optional failure leaves nothing behind", func(t *testing.T) {
