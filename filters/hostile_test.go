@@ -145,7 +145,7 @@ func TestCommandModuleRefused(t *testing.T) {
 	dir := t.TempDir()
 	fdir := writeFilter(t, dir, "command", commandGuest(t, "kit"), map[string]any{"kind": "transformation"})
 	_, err := Check(context.Background(), Config{Logger: quietLogger()}, fdir)
-	if err == nil || !strings.Contains(err.Error(), "-buildmode=c-shared") || !strings.Contains(err.Error(), "exited") {
+	if !errors.Is(err, ErrLoad) || !errors.Is(err, errCommand) || !strings.Contains(err.Error(), "-buildmode=c-shared") {
 		t.Fatalf("Check: err = %v, want a refusal naming -buildmode=c-shared", err)
 	}
 	h := newHost(t, dir, nil)

@@ -112,7 +112,7 @@ func (h *Host) Reload(ctx context.Context) (*Set, error) {
 func (h *Host) loadOne(ctx context.Context, dir string, prev *Filter) (*Filter, error) {
 	src, err := readSource(dir)
 	if err != nil {
-		return prev, err
+		return prev, loadErr(filepath.Base(dir), err)
 	}
 	if prev != nil && prev.hash == src.hash {
 		return prev, nil
@@ -125,7 +125,7 @@ func (h *Host) loadOne(ctx context.Context, dir string, prev *Filter) (*Filter, 
 	}
 	f, err := load(ctx, h.cfg, h.cache, src, ctrs)
 	if err != nil {
-		return prev, err
+		return prev, loadErr(name, err)
 	}
 	return f, nil
 }
@@ -168,10 +168,14 @@ func Open(ctx context.Context, cfg Config, dir string) (*Filter, error) {
 	}
 	src, err := readSource(dir)
 	if err != nil {
-		return nil, err
+		return nil, loadErr(filepath.Base(dir), err)
 	}
 	cfg = cfg.withDefaults()
-	return load(ctx, cfg, nil, src, nil)
+	f, err := load(ctx, cfg, nil, src, nil)
+	if err != nil {
+		return nil, loadErr(filepath.Base(dir), err)
+	}
+	return f, nil
 }
 
 // Close closes a filter opened with Open.
