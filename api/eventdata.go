@@ -127,6 +127,9 @@ func (e *Event) CheckBody(ctx context.Context, b []byte) error {
 	return nil
 }
 
+// MaxBodyBytes is the largest upload CheckBody accepts.
+func (e *Event) MaxBodyBytes() int64 { return e.call.s.cfg.Limits.MaxBodyBytes }
+
 // SetBody replaces the upload with checked bytes.
 func (e *Event) SetBody(b []byte) {
 	c := e.call

@@ -32,7 +32,9 @@ func (s *Server) reloadFilters(c *call) error {
 	var list any = []any{}
 	if s.filters != nil {
 		var err error
-		if list, err = s.filters.ReloadFilters(c.ctx()); err != nil {
+		// Why without cancel: a client that goes away must not abort
+		// compiling the filters half-way; the reload finishes for everyone.
+		if list, err = s.filters.ReloadFilters(context.WithoutCancel(c.ctx())); err != nil {
 			return &Error{Status: http.StatusInternalServerError, Msg: "Filter reload failed", err: err}
 		}
 	}

@@ -35,8 +35,9 @@ type Config struct {
 	// Reserved are names a filter may not take: the engine's native
 	// transformations.
 	Reserved []string `yaml:"-"`
-	// RetireGrace is how long a filter replaced or removed by a reload stays
-	// usable for requests that resolved it before the reload (default 30s).
+	// RetireGrace is how long a filter replaced or removed by a reload keeps
+	// its warm instances for requests that resolved it before the reload
+	// (default 30s); such requests can call it later too, on fresh instances.
 	RetireGrace time.Duration `yaml:"-"`
 	// Logger receives load reasons and guest log lines; default slog.Default().
 	Logger *slog.Logger `yaml:"-"`

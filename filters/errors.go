@@ -102,13 +102,14 @@ func invalidf(format string, args ...any) error {
 	return &Error{Kind: KindInvalid, Msg: fmt.Sprintf(format, args...)}
 }
 
-// loadErr is a KindLoad error for the filter folder name.
+// loadErr is a KindLoad error for the filter folder name, wrapping the
+// reason.
 func loadErr(name string, err error) error {
 	var e *Error
 	if errors.As(err, &e) && e.Kind == KindLoad {
 		return err
 	}
-	return &Error{Kind: KindLoad, Filter: name, Msg: "filter " + name + ": " + err.Error()}
+	return &Error{Kind: KindLoad, Filter: name, Msg: "filter " + name, Err: err}
 }
 
 // failed is the KindFailed error of a guest crash.

@@ -27,6 +27,9 @@ type Event interface {
 	// checked (type, size, dimensions). An error with HTTPStatus 413 means
 	// "too large".
 	CheckBody(ctx context.Context, b []byte) error
+	// MaxBodyBytes is the largest body CheckBody accepts; the host refuses
+	// a longer one before copying it out of the guest.
+	MaxBodyBytes() int64
 	// SetBody replaces the bytes of an upload with checked bytes.
 	SetBody(b []byte)
 	// Metadata returns the image's metadata (in images.post: what earlier

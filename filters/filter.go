@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -30,12 +31,17 @@ type Filter struct {
 	observer Observer
 	timeout  time.Duration
 
-	// Retirement: a filter replaced or removed by a reload stays usable for
-	// a grace period, then closes once no call is running.
+	// Retirement: a filter replaced or removed by a reload keeps its warm
+	// instances for a grace period, then drops them; it stays usable by
+	// whoever resolved it before the reload (a request straddling it), each
+	// call starting a fresh instance, and its runtime is closed once the
+	// filter is unreachable. Only Close (and Host.Close) end it for good,
+	// once no call is running.
 	mu      sync.Mutex
 	active  int
-	retired bool
+	closing bool
 	closed  bool
+	done    chan struct{} // closed by close
 }
 
 // Name is the filter's name.
@@ -81,6 +87,7 @@ func load(ctx context.Context, cfg Config, cache wazero.CompilationCache, src *s
 		ctrs = &counters{}
 	}
 	f := &Filter{manifest: m, hash: src.hash, dir: src.dir, observer: cfg.Observer, timeout: time.Duration(m.Limits.TimeoutMs) * time.Millisecond,
+		done: make(chan struct{}),
 		host: &host{name: m.Name, settings: m.Settings, log: cfg.Logger, counters: ctrs,
 			maxW: cfg.MaxWidth, maxH: cfg.MaxHeight, maxPixels: cfg.MaxPixels}}
 	f.rt = newRuntime(ctx, cache, m.Limits.MemoryMB)
@@ -116,6 +123,9 @@ func load(ctx context.Context, cfg Config, cache wazero.CompilationCache, src *s
 		if err != nil {
 			return nil, err
 		}
+		if mod.IsClosed() {
+			return nil, errCommand
+		}
 		return &instance{mod: mod, fn: mod.ExportedFunction(export)}, nil
 	})
 	ictx, cancel := context.WithTimeout(ctx, f.startTimeout())
@@ -125,8 +135,17 @@ func load(ctx context.Context, cfg Config, cache wazero.CompilationCache, src *s
 		return nil, fmt.Errorf("filter.wasm: start: %w", err)
 	}
 	f.pool.add(inst)
+	// Why a cleanup: a retired filter is never closed explicitly; callers
+	// hold it as long as they need it, and its compiled code goes with the
+	// last of them. The runtime does not refer back to f.
+	runtime.AddCleanup(f, func(rt wazero.Runtime) { _ = rt.Close(context.Background()) }, f.rt)
 	return f, nil
 }
+
+// errCommand refuses a module whose start function exited, which closes
+// the instance: a command (its _start runs main) rather than a reactor.
+var errCommand = errors.New("the module exited during start: it is a command, not a reactor; " +
+	"build it as a reactor (Go: go build -buildmode=c-shared; C/Rust with clang: -mexec-model=reactor)")
 
 // invoke runs one call of the filter's export with c as its state: an
 // instance from the pool, the filter's timeout, and the outcome counted.
@@ -135,6 +154,7 @@ func (f *Filter) invoke(ctx context.Context, c *call) (err error) {
 		return failed(f.Name(), errors.New("the filter was unloaded"))
 	}
 	defer f.leave()
+	defer f.host.logDropped(ctx, c)
 	start := time.Now()
 	defer func() {
 		switch {
@@ -154,7 +174,7 @@ func (f *Filter) invoke(ctx context.Context, c *call) (err error) {
 	defer scancel()
 	inst, err := f.pool.get(cctx, sctx)
 	if err != nil {
-		return f.callError(ctx, cctx, err)
+		return f.callError(ctx, err)
 	}
 	res, err := inst.fn.Call(withCall(cctx, c))
 	f.pool.put(inst, err == nil)
@@ -162,7 +182,7 @@ func (f *Filter) invoke(ctx context.Context, c *call) (err error) {
 		return c.serviceErr
 	}
 	if err != nil {
-		return f.callError(ctx, cctx, err)
+		return f.callError(ctx, err)
 	}
 	if c.rejected != nil {
 		return c.rejected
@@ -191,15 +211,18 @@ func (f *Filter) startTimeout() time.Duration { return max(f.timeout, minStartTi
 // callError classifies a failed checkout or call: the caller's own end
 // (client gone, request deadline) as it is, the filter's timeout, an exit,
 // or a trap.
-func (f *Filter) callError(ctx, cctx context.Context, err error) error {
+func (f *Filter) callError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	if errors.Is(cctx.Err(), context.DeadlineExceeded) {
+	// Why by the error and not by cctx: a trap or an out-of-memory just
+	// before the deadline is the guest's failure, not a timeout.
+	var exit *sys.ExitError
+	isExit := errors.As(err, &exit)
+	if isExit && exit.ExitCode() == sys.ExitCodeDeadlineExceeded || !isExit && errors.Is(err, context.DeadlineExceeded) {
 		return timedOut(f.Name(), err)
 	}
-	var exit *sys.ExitError
-	if errors.As(err, &exit) {
+	if isExit {
 		return failed(f.Name(), fmt.Errorf("the guest exited with code %d", exit.ExitCode()))
 	}
 	return failed(f.Name(), err)
@@ -216,24 +239,34 @@ func (f *Filter) enter() bool {
 	return true
 }
 
-// leave counts a call out and closes a retired filter that became idle.
+// leave counts a call out and closes a closing filter that became idle.
 func (f *Filter) leave() {
 	f.mu.Lock()
 	f.active--
-	last := f.retired && f.active == 0
+	last := f.closing && f.active == 0
 	f.mu.Unlock()
 	if last {
 		f.close()
 	}
 }
 
-// retire marks the filter as replaced; it closes once idle.
-func (f *Filter) retire() {
+// retire drops the warm instances of a filter a reload replaced; later
+// calls by holders of the filter start a fresh instance each.
+func (f *Filter) retire() { f.pool.retire() }
+
+// drain closes the filter once its running calls have finished, or at
+// deadline anyway.
+func (f *Filter) drain(deadline <-chan time.Time) {
 	f.mu.Lock()
-	f.retired = true
+	f.closing = true
 	idle := f.active == 0
 	f.mu.Unlock()
 	if idle {
+		f.close()
+	}
+	select {
+	case <-f.done:
+	case <-deadline:
 		f.close()
 	}
 }
@@ -247,6 +280,7 @@ func (f *Filter) close() {
 	}
 	f.closed = true
 	f.mu.Unlock()
+	defer close(f.done)
 	f.pool.close()
 	_ = f.rt.Close(context.Background())
 }

@@ -34,19 +34,32 @@ func guest(tb testing.TB, name string) string {
 	tb.Helper()
 	v, _ := guestCache.LoadOrStore(name, &guestBuild{})
 	b := v.(*guestBuild)
-	b.once.Do(func() { b.path, b.err = buildGuest(name) })
+	b.once.Do(func() { b.path, b.err = buildGuest(name, "-buildmode=c-shared") })
 	if b.err != nil {
 		tb.Fatalf("build guest %s: %v", name, b.err)
 	}
 	return b.path
 }
 
-func buildGuest(name string) (string, error) {
+// commandGuest returns the path of testdata/<name> built for wasip1 the
+// default way, as a command whose _start runs main and exits.
+func commandGuest(tb testing.TB, name string) string {
+	tb.Helper()
+	v, _ := guestCache.LoadOrStore(name+"#command", &guestBuild{})
+	b := v.(*guestBuild)
+	b.once.Do(func() { b.path, b.err = buildGuest(name, "-buildmode=exe") })
+	if b.err != nil {
+		tb.Fatalf("build command guest %s: %v", name, b.err)
+	}
+	return b.path
+}
+
+func buildGuest(name, mode string) (string, error) {
 	src, err := os.ReadFile(filepath.Join("testdata", name, "main.go"))
 	if err != nil {
 		return "", err
 	}
-	sum := sha256.Sum256(append(src, runtime.Version()...))
+	sum := sha256.Sum256(append(append(src, runtime.Version()...), mode...))
 	dir, err := os.UserCacheDir()
 	if err != nil {
 		dir = os.TempDir()
@@ -60,7 +73,7 @@ func buildGuest(name string) (string, error) {
 		return "", err
 	}
 	tmp := out + fmt.Sprintf(".%d.tmp", os.Getpid())
-	cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", tmp, "./testdata/"+name)
+	cmd := exec.Command("go", "build", mode, "-o", tmp, "./testdata/"+name)
 	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("%v: %s", err, b)

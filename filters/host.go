@@ -27,6 +27,9 @@ const (
 const (
 	maxLogBytes    = 4096
 	maxRejectBytes = 1024
+	// maxLogLines is how many lines one call may log; the rest are
+	// counted and reported in one line when the call ends.
+	maxLogLines = 100
 )
 
 // statName is what stats_add and stats_set accept as a counter name.
@@ -58,6 +61,8 @@ type call struct {
 	// service's answer, whatever the guest does, and is not the guest's
 	// fault.
 	serviceErr error
+	// logLines counts the call's log lines, kept and dropped.
+	logLines int
 }
 
 // serviceFailed records err as the call's service error and returns
@@ -302,7 +307,9 @@ func (h *host) statsAdd(m api.Module, namePtr, nameLen uint32, delta int64) int3
 	if !statName.MatchString(name) {
 		return errInvalid
 	}
-	h.counters.add(name, delta)
+	if !h.counters.add(name, delta) {
+		return errLimit
+	}
 	return 0
 }
 
@@ -312,19 +319,37 @@ func (h *host) logLine(ctx context.Context, m api.Module, level, ptr, n uint32) 
 	if level >= uint32(len(logLevels)) {
 		return errInvalid
 	}
-	msg, code := text(m, ptr, n)
-	if code != 0 {
-		return code
+	if c := callOf(ctx); c != nil {
+		if c.logLines++; c.logLines > maxLogLines {
+			return 0
+		}
 	}
-	if len(msg) > maxLogBytes {
+	// Why cut before checking: a guest may pass megabytes; only the kept
+	// part is checked and copied (read is a view of guest memory).
+	b, ok := read(m, ptr, n)
+	if !ok {
+		return errFault
+	}
+	if len(b) > maxLogBytes {
 		cut := maxLogBytes
-		for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		for cut > 0 && !utf8.RuneStart(b[cut]) {
 			cut--
 		}
-		msg = msg[:cut]
+		b = b[:cut]
 	}
-	h.log.Log(ctx, logLevels[level], msg, "filter", h.name)
+	if !utf8.Valid(b) {
+		return errInvalid
+	}
+	h.log.Log(ctx, logLevels[level], string(b), "filter", h.name)
 	return 0
+}
+
+// logDropped writes one line saying how many lines of call c were dropped
+// past maxLogLines, if any.
+func (h *host) logDropped(ctx context.Context, c *call) {
+	if n := c.logLines - maxLogLines; n > 0 {
+		h.log.Log(ctx, slog.LevelWarn, "filter log lines dropped", "filter", h.name, "dropped", n)
+	}
 }
 
 func (h *host) reject(ctx context.Context, m api.Module, status, ptr, n uint32) int32 {

@@ -71,6 +71,12 @@ func (h *host) bodyWrite(ctx context.Context, m api.Module, ptr, n uint32) int32
 	if !ok {
 		return errFault
 	}
+	// Why before the copy: the guest's memory may hold far more than any
+	// upload may be.
+	if int64(len(b)) > c.event.MaxBodyBytes() {
+		h.log.Info("filter body_write refused", "filter", h.name, "err", "larger than the upload limit")
+		return errLimit
+	}
 	body := append([]byte(nil), b...)
 	if err := c.event.CheckBody(ctx, body); err != nil {
 		h.log.Info("filter body_write refused", "filter", h.name, "err", err)
@@ -132,7 +138,24 @@ func (h *host) metadataSet(ctx context.Context, m api.Module, ptr, n uint32) int
 	if !json.Valid(b) || json.Unmarshal(b, &md) != nil || md == nil {
 		return errInvalid
 	}
-	if err := c.event.CheckMetadata(md); err != nil {
+	// Why the merged document: an upload's tags add to its metadata (and
+	// to this call's earlier ones), and the limits apply to what the image
+	// gets, not to each part.
+	cand := md
+	if c.event.EventName() == eventUpload {
+		cur, err := c.pendingMetadata(ctx)
+		if err != nil {
+			return codeOf(err)
+		}
+		cand = make(map[string]any, len(cur)+len(md))
+		for k, v := range cur {
+			cand[k] = v
+		}
+		for k, v := range md {
+			cand[k] = v
+		}
+	}
+	if err := c.event.CheckMetadata(cand); err != nil {
 		h.log.Info("filter metadata_set refused", "filter", h.name, "err", err)
 		return codeOf(err)
 	}

@@ -1,12 +1,17 @@
 package filters
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/tetratelabs/wazero/sys"
 )
 
 // TestHostileGuests is the hostile-guest kit: each misbehaving guest is
@@ -16,10 +21,13 @@ func TestHostileGuests(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	short := map[string]any{"limits": map[string]any{"timeoutMs": 300, "memoryMB": 64, "instances": 2}}
-	kit(t, dir, "gopanic", KindTransformation, "panic", short)
-	kit(t, dir, "goexit", KindTransformation, "exit", short)
+	// Guests that fail on their own get a generous timeout, so that a
+	// loaded machine does not turn their failure into a timeout.
+	generous := map[string]any{"limits": map[string]any{"timeoutMs": 10000, "memoryMB": 64, "instances": 2}}
+	kit(t, dir, "gopanic", KindTransformation, "panic", generous)
+	kit(t, dir, "goexit", KindTransformation, "exit", generous)
 	kit(t, dir, "goloop", KindTransformation, "loop", short)
-	kit(t, dir, "gohog", KindTransformation, "hog", short)
+	kit(t, dir, "gohog", KindTransformation, "hog", generous)
 	kit(t, dir, "gohuge", KindTransformation, "huge", short)
 	kit(t, dir, "gofail", KindTransformation, "fail", short)
 	kit(t, dir, "invert", KindTransformation, "invert", nil)
@@ -125,4 +133,158 @@ func TestPoolBoundsInstances(t *testing.T) {
 		t.Fatalf("%d instances, the limit is 1", n)
 	}
 	runtime.GC()
+}
+
+// TestCommandModuleRefused is the hostile-guest kit's command module: a Go
+// guest built without -buildmode=c-shared runs main from _start and exits,
+// which closes the instance. Check and the host refuse it at load with a
+// message that says how to build a reactor, instead of pooling a closed
+// instance that would crash the process on the first call.
+func TestCommandModuleRefused(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fdir := writeFilter(t, dir, "command", commandGuest(t, "kit"), map[string]any{"kind": "transformation"})
+	_, err := Check(context.Background(), Config{Logger: quietLogger()}, fdir)
+	if !errors.Is(err, ErrLoad) || !errors.Is(err, errCommand) || !strings.Contains(err.Error(), "-buildmode=c-shared") {
+		t.Fatalf("Check: err = %v, want a refusal naming -buildmode=c-shared", err)
+	}
+	h := newHost(t, dir, nil)
+	if _, ok := h.Current().Transformation("command"); ok {
+		t.Fatal("a command module was loaded")
+	}
+	st := h.Current().Status()
+	if len(st) != 1 || !strings.Contains(st[0].Error, "reactor") {
+		t.Fatalf("status = %+v, want the load refusal", st)
+	}
+}
+
+// TestClosedIdleInstanceReplaced shows that the pool never hands out an
+// instance that closed while idle: it is thrown away and a fresh one runs
+// the call.
+func TestClosedIdleInstanceReplaced(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	kit(t, dir, "invert", KindTransformation, "invert", nil)
+	h := newHost(t, dir, nil)
+	f := h.Current().filters["invert"]
+	f.pool.mu.Lock()
+	for _, inst := range f.pool.idle {
+		_ = inst.mod.Close(context.Background())
+	}
+	n := len(f.pool.idle)
+	f.pool.mu.Unlock()
+	if n == 0 {
+		t.Fatal("no idle instance after load")
+	}
+	tr, _ := h.Current().Transformation("invert")
+	for i := 0; i < 2; i++ {
+		if _, err := tr.Transform(context.Background(), testImage(8, 8, 1), nil, nil); err != nil {
+			t.Fatalf("call %d: %v", i, err)
+		}
+	}
+	if n := tr.Stats().Instances; n != 1 {
+		t.Fatalf("%d instances, want the one fresh instance", n)
+	}
+}
+
+// TestCloseWaitsForCalls shows that closing the host lets a running call
+// end the way it would have (here at its timeout) instead of pulling the
+// runtime from under it.
+func TestCloseWaitsForCalls(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFilter(t, dir, "spin", abiModule(opLoop).bytes(), map[string]any{"kind": "transformation", "limits": map[string]any{"timeoutMs": 500}})
+	h := newHost(t, dir, nil)
+	f := h.Current().filters["spin"]
+	tr, _ := h.Current().Transformation("spin")
+	errs := make(chan error, 1)
+	go func() { _, err := tr.Transform(context.Background(), testImage(1, 1, 1), nil, nil); errs <- err }()
+	for {
+		f.mu.Lock()
+		n := f.active
+		f.mu.Unlock()
+		if n == 1 {
+			break
+		}
+		runtime.Gosched()
+	}
+	if err := h.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-errs; !errors.Is(err, ErrTimeout) {
+		t.Fatalf("err = %v, want the call's own timeout", err)
+	}
+}
+
+// TestCallErrorByCause shows that a failed call is classified by its error,
+// not by the clock: a trap after the call's deadline passed is a failure,
+// the runtime's deadline exit a timeout.
+func TestCallErrorByCause(t *testing.T) {
+	t.Parallel()
+	f := &Filter{manifest: &Manifest{Name: "x"}}
+	cases := []struct {
+		name string
+		err  error
+		want Kind
+	}{
+		{"trap", errors.New("wasm error: unreachable"), KindFailed},
+		{"exit", sys.NewExitError(3), KindFailed},
+		{"deadline exit", sys.NewExitError(sys.ExitCodeDeadlineExceeded), KindTimeout},
+		{"pool wait", context.DeadlineExceeded, KindTimeout},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if err := f.callError(context.Background(), c.err); !isKind(err, c.want) {
+				t.Fatalf("err = %v, want kind %v", err, c.want)
+			}
+		})
+	}
+}
+
+// TestLogFloodBounded shows that a guest logging without bound (1000 lines
+// of 1 MB in one call) writes at most maxLogLines lines of at most
+// maxLogBytes each, then one line saying how many were dropped.
+func TestLogFloodBounded(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	kit(t, dir, "flood", KindTransformation, "logFlood", map[string]any{"limits": map[string]any{"timeoutMs": 10000}})
+	var buf lockedBuffer
+	h := newHost(t, dir, func(c *Config) { c.Logger = slog.New(slog.NewTextHandler(&buf, nil)) })
+	tr, _ := h.Current().Transformation("flood")
+	if _, err := tr.Transform(context.Background(), testImage(1, 1, 1), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	var guest, dropped int
+	for _, line := range strings.Split(buf.String(), "\n") {
+		switch {
+		case strings.Contains(line, "dropped=900"):
+			dropped++
+		case strings.Contains(line, "xxxx"):
+			guest++
+			if len(line) > maxLogBytes+200 {
+				t.Fatalf("a log line of %d bytes; lines are cut at %d", len(line), maxLogBytes)
+			}
+		}
+	}
+	if guest != maxLogLines || dropped != 1 {
+		t.Fatalf("%d guest lines and %d drop notes, want %d and 1", guest, dropped, maxLogLines)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for the logger's concurrent writes.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

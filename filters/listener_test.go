@@ -22,6 +22,8 @@ type recEvent struct {
 	hasImage bool
 	infoErr  error
 	stats    map[string]any
+	checked  int // CheckBody calls
+	maxMD    int // CheckMetadata refuses a document larger than this; 0: no limit
 	mu       sync.Mutex
 }
 
@@ -38,7 +40,11 @@ func (e *recEvent) ImageInfo(context.Context) (map[string]any, error) {
 	return e.info, e.infoErr
 }
 func (e *recEvent) Body(context.Context) ([]byte, error) { return e.body, nil }
+func (e *recEvent) MaxBodyBytes() int64                  { return 100 }
 func (e *recEvent) CheckBody(_ context.Context, b []byte) error {
+	e.mu.Lock()
+	e.checked++
+	e.mu.Unlock()
 	switch {
 	case len(b) > 100:
 		return statusErr(413)
@@ -54,7 +60,12 @@ func (e *recEvent) Metadata(context.Context) (map[string]any, error) {
 	}
 	return e.md, nil
 }
-func (e *recEvent) CheckMetadata(map[string]any) error { return nil }
+func (e *recEvent) CheckMetadata(md map[string]any) error {
+	if b, _ := json.Marshal(md); e.maxMD > 0 && len(b) > e.maxMD {
+		return statusErr(413)
+	}
+	return nil
+}
 func (e *recEvent) SetMetadata(md map[string]any) {
 	if e.md == nil {
 		e.md = map[string]any{}
@@ -98,6 +109,7 @@ func TestListeners(t *testing.T) {
 		"tagger":   {"tag", map[string]any{"priority": 10}},
 		"stats":    {"stats", map[string]any{"events": []string{"stats.get"}}},
 		"replacer": {"replace", map[string]any{"events": []string{"images.post"}, "settings": map[string]any{"replacement": "IMG2"}}},
+		"bigRepl":  {"replace", map[string]any{"events": []string{"images.post"}, "settings": map[string]any{"replacement": "IMG" + strings.Repeat("x", 200)}}},
 		"optional": {"tagThenFail", map[string]any{"fatal": false, "priority": 20}},
 		"fatal":    {"fail", map[string]any{"events": []string{"metadata.get"}}},
 		"hang":     {"hang", map[string]any{"events": []string{"image.get"}, "limits": map[string]any{"timeoutMs": 100}}},
@@ -148,6 +160,19 @@ func TestListeners(t *testing.T) {
 			t.Fatalf("a client's bad upload counted as a filter error: %+v", st)
 		}
 	})
+	t.Run("tag that would make the merged metadata too large is refused", func(t *testing.T) {
+		// The tag alone fits the limit; merged with the upload's metadata it
+		// does not, and the merged document is what the image gets.
+		prior := strings.Repeat("x", 40)
+		ev := &recEvent{name: "images.post", info: map[string]any{"width": 640}, hasImage: true,
+			md: map[string]any{"prior": prior}, maxMD: 70}
+		if err := byName["tagger"].Handle(ctx, ev); !errors.Is(err, ErrFailed) {
+			t.Fatalf("err = %v, want the tagger to fail on its refused metadata_set", err)
+		}
+		if _, tagged := ev.md["taggedBy"]; tagged || len(ev.md) != 1 {
+			t.Fatalf("metadata = %v, want the upload's own only", ev.md)
+		}
+	})
 	t.Run("tag refused outside uploads and metadata writes", func(t *testing.T) {
 		err := byName["tagger"].Handle(ctx, &recEvent{name: "image.get"})
 		if !errors.Is(err, ErrFailed) || !strings.Contains(err.Error(), "returned 14") { // 10 - ERR_UNAVAILABLE
@@ -170,6 +195,15 @@ func TestListeners(t *testing.T) {
 		}
 		if string(ev.body) != "IMG2" {
 			t.Fatalf("body = %q", ev.body)
+		}
+	})
+	t.Run("replacement past the body limit is refused before it is checked", func(t *testing.T) {
+		ev := &recEvent{name: "images.post", body: []byte("IMG1")}
+		if err := byName["bigRepl"].Handle(ctx, ev); !errors.Is(err, ErrFailed) || !strings.Contains(err.Error(), "returned -5") {
+			t.Fatalf("err = %v, want the guest's ERR_LIMIT", err)
+		}
+		if string(ev.body) != "IMG1" || ev.checked != 1 {
+			t.Fatalf("body = %q after %d checks; want the original, only the junk checked", ev.body, ev.checked)
 		}
 	})
 	t.Run("optional failure leaves nothing behind", func(t *testing.T) {

@@ -50,3 +50,17 @@ func TestCrashedInstancesReturnMemory(t *testing.T) {
 		t.Fatalf("RSS grew by %d MB over %d hogs of 32 MB each; crashed instances keep their memory", grew, runs)
 	}
 }
+
+// TestFreedMemoryStaysMapped shows that a linear memory freed while a guest
+// may still run (an instance closed under a running call) stays mapped:
+// its pages are released, and touching them does not fault.
+func TestFreedMemoryStaysMapped(t *testing.T) {
+	mem := allocateMemory.Allocate(0, 1<<20)
+	buf := mem.Reallocate(1 << 16)
+	buf[0] = 1
+	mem.Free()
+	if buf[0] != 0 {
+		t.Fatalf("freed page still holds %d; its pages were not released", buf[0])
+	}
+	buf[1] = 2
+}

@@ -3,6 +3,7 @@
 package filters
 
 import (
+	"runtime"
 	"syscall"
 
 	"github.com/tetratelabs/wazero/experimental"
@@ -24,10 +25,15 @@ func (m *mmapMemory) Reallocate(size uint64) []byte {
 	return m.buf[:size:size]
 }
 
+// Free releases the pages at once but keeps the mapping: the mapping is
+// removed by a cleanup once the memory object is unreachable. Why: wazero
+// frees an instance's memory when the instance closes, which can happen
+// while a guest still runs on it (an exit, a close under a running call);
+// compiled code touching an unmapped page would crash the whole process,
+// while a released page reads as zeros.
 func (m *mmapMemory) Free() {
 	if m.buf != nil {
-		_ = syscall.Munmap(m.buf)
-		m.buf = nil
+		releasePages(m.buf)
 	}
 }
 
@@ -39,5 +45,7 @@ var allocateMemory = experimental.MemoryAllocatorFunc(func(capacity, max uint64)
 	if err != nil || max == 0 {
 		return &sliceMemory{max: max}
 	}
-	return &mmapMemory{buf: buf}
+	m := &mmapMemory{buf: buf}
+	runtime.AddCleanup(m, func(b []byte) { _ = syscall.Munmap(b) }, buf)
+	return m
 })

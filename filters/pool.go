@@ -27,9 +27,10 @@ type pool struct {
 	slots       chan struct{}
 	live        atomic.Int32
 
-	mu     sync.Mutex
-	idle   []*instance
-	closed bool
+	mu      sync.Mutex
+	idle    []*instance
+	closed  bool
+	retired bool // keep no idle instances
 }
 
 func newPool(size int, instantiate func(ctx context.Context) (*instance, error)) *pool {
@@ -44,19 +45,28 @@ func (p *pool) get(wait, start context.Context) (*instance, error) {
 	case <-wait.Done():
 		return nil, wait.Err()
 	}
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		<-p.slots
-		return nil, errPoolClosed
-	}
-	if n := len(p.idle); n > 0 {
+	for {
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			<-p.slots
+			return nil, errPoolClosed
+		}
+		n := len(p.idle)
+		if n == 0 {
+			p.mu.Unlock()
+			break
+		}
 		inst := p.idle[n-1]
 		p.idle = p.idle[:n-1]
 		p.mu.Unlock()
-		return inst, nil
+		// Why check: an instance closed while idle (its guest exited)
+		// must never run again; its slot goes to the next one.
+		if !inst.mod.IsClosed() {
+			return inst, nil
+		}
+		p.discard(inst)
 	}
-	p.mu.Unlock()
 	inst, err := p.instantiate(start)
 	if err != nil {
 		<-p.slots
@@ -72,7 +82,7 @@ func (p *pool) put(inst *instance, healthy bool) {
 	defer func() { <-p.slots }()
 	if healthy && !inst.mod.IsClosed() {
 		p.mu.Lock()
-		if !p.closed {
+		if !p.closed && !p.retired {
 			p.idle = append(p.idle, inst)
 			p.mu.Unlock()
 			return
@@ -99,11 +109,29 @@ func (p *pool) discard(inst *instance) {
 // size is how many instances exist, idle or checked out.
 func (p *pool) size() int { return int(p.live.Load()) }
 
-// close closes the idle instances; checked-out ones are closed when put.
+// close closes the idle instances; checked-out ones are closed when put,
+// and get fails from now on.
 func (p *pool) close() {
 	p.mu.Lock()
+	p.closed = true
+	p.mu.Unlock()
+	p.drop()
+}
+
+// retire closes the idle instances and keeps none from now on: every get
+// starts a fresh instance, closed when put.
+func (p *pool) retire() {
+	p.mu.Lock()
+	p.retired = true
+	p.mu.Unlock()
+	p.drop()
+}
+
+// drop closes the idle instances.
+func (p *pool) drop() {
+	p.mu.Lock()
 	idle := p.idle
-	p.idle, p.closed = nil, true
+	p.idle = nil
 	p.mu.Unlock()
 	for _, inst := range idle {
 		p.discard(inst)

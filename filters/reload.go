@@ -61,8 +61,10 @@ func (h *Host) Current() *Set { return h.cur.Load() }
 // new ones and removed ones are loaded or dropped, unchanged ones kept as
 // they are (with their warm instances). A filter whose new version fails to
 // load is refused with a logged reason and its old version keeps serving.
-// The new Set replaces the old in one step; filters that left are retired
-// after Config.RetireGrace, once their running calls have finished.
+// The new Set replaces the old in one step; filters that left drop their
+// warm instances after Config.RetireGrace and are released once no caller
+// holds them: a caller that resolved one before the reload can still call
+// it.
 func (h *Host) Reload(ctx context.Context) (*Set, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -110,7 +112,7 @@ func (h *Host) Reload(ctx context.Context) (*Set, error) {
 func (h *Host) loadOne(ctx context.Context, dir string, prev *Filter) (*Filter, error) {
 	src, err := readSource(dir)
 	if err != nil {
-		return prev, err
+		return prev, loadErr(filepath.Base(dir), err)
 	}
 	if prev != nil && prev.hash == src.hash {
 		return prev, nil
@@ -123,18 +125,24 @@ func (h *Host) loadOne(ctx context.Context, dir string, prev *Filter) (*Filter, 
 	}
 	f, err := load(ctx, h.cfg, h.cache, src, ctrs)
 	if err != nil {
-		return prev, err
+		return prev, loadErr(name, err)
 	}
 	return f, nil
 }
 
-// Close closes every filter and the compilation cache. Calls still running
-// fail.
+// Close closes every filter and the compilation cache. It waits for the
+// calls still running to finish, at most the longest filter timeout and a
+// second; the calls still running then fail.
 func (h *Host) Close() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	wait := time.Second
 	for _, f := range h.Current().filters {
-		f.close()
+		wait = max(wait, f.timeout+time.Second)
+	}
+	deadline := time.After(wait)
+	for _, f := range h.Current().filters {
+		f.drain(deadline)
 	}
 	h.cur.Store(&Set{filters: map[string]*Filter{}, failures: map[string]string{}})
 	return h.cache.Close(context.Background())
@@ -160,10 +168,14 @@ func Open(ctx context.Context, cfg Config, dir string) (*Filter, error) {
 	}
 	src, err := readSource(dir)
 	if err != nil {
-		return nil, err
+		return nil, loadErr(filepath.Base(dir), err)
 	}
 	cfg = cfg.withDefaults()
-	return load(ctx, cfg, nil, src, nil)
+	f, err := load(ctx, cfg, nil, src, nil)
+	if err != nil {
+		return nil, loadErr(filepath.Base(dir), err)
+	}
+	return f, nil
 }
 
 // Close closes a filter opened with Open.

@@ -14,13 +14,24 @@ type counters struct {
 	m  map[string]int64
 }
 
-func (c *counters) add(name string, delta int64) {
+// maxCounters is how many counter names one filter may create (ABI.md,
+// stats_add): the counters live as long as the process and go into every
+// GET /stats, so a guest must not grow them without bound.
+const maxCounters = 256
+
+// add adds delta to the counter name; it reports false, and changes
+// nothing, when name is new and the filter already has maxCounters.
+func (c *counters) add(name string, delta int64) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.m == nil {
 		c.m = map[string]int64{}
 	}
+	if _, ok := c.m[name]; !ok && len(c.m) >= maxCounters {
+		return false
+	}
 	c.m[name] += delta
+	return true
 }
 
 // snapshot returns a copy of the counters.

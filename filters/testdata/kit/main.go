@@ -123,6 +123,15 @@ var (
 func transform() int32 {
 	w, h := imageWidth(), imageHeight()
 	switch mode() {
+	case "logFlood":
+		line := make([]byte, 1<<20)
+		for i := range line {
+			line[i] = 'x'
+		}
+		for i := 0; i < 1000; i++ {
+			logLine(1, ptr(line), uint32(len(line)))
+		}
+		return 0
 	case "invert":
 		pix := make([]byte, 4*w*h)
 		if pixelsRead(ptr(pix), uint32(len(pix))) != int32(len(pix)) {
