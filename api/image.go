@@ -154,9 +154,12 @@ func (s *Server) variant(ctx context.Context, img storage.Image, chain engine.Ch
 
 // render transforms the stored image.
 func (s *Server) render(ctx context.Context, img storage.Image, chain engine.Chain, format string) (variant, error) {
-	md, err := s.metadata.Metadata(ctx, img.User, img.Identifier)
-	if err != nil {
-		return variant{}, err
+	var md map[string]any
+	if chain.NeedsMetadata() {
+		var err error
+		if md, err = s.metadata.Metadata(ctx, img.User, img.Identifier); err != nil {
+			return variant{}, err
+		}
 	}
 	// The source is read once a pipeline slot is free, not while waiting.
 	load := func(ctx context.Context) ([]byte, error) {

@@ -208,6 +208,40 @@ accessControl:
 		}
 	}
 
+	// The C example, built when clang can target wasm32 (CI installs it):
+	// the ABI works from C as from Go.
+	t.Run("invert-c", func(t *testing.T) {
+		if _, err := os.Stat(filepath.Join(dir, "invert-c", "filter.wasm")); err != nil {
+			t.Skip("invert-c was not built (make -C wasm-sdk examples skips C without clang, lld, wasi-libc and libclang-rt-dev-wasm32)")
+		}
+		if f := listFilters(t, s, admin)["invert-c"]; !f.Loaded || f.Error != "" {
+			t.Fatalf("invert-c: %+v", f)
+		}
+		orig := s.get(t, img, alice)
+		wantStatus(t, "original", orig, http.StatusOK)
+		inv := s.get(t, img+"?t[]=invert-c", alice)
+		wantStatus(t, "invert-c", inv, http.StatusOK)
+		a, err := png.Decode(bytes.NewReader(orig.Body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := png.Decode(bytes.NewReader(inv.Body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.Bounds() != b.Bounds() {
+			t.Fatalf("invert-c changed the size: %v -> %v", a.Bounds(), b.Bounds())
+		}
+		for y := 0; y < a.Bounds().Dy(); y += 3 {
+			for x := 0; x < a.Bounds().Dx(); x += 3 {
+				p, q := rgba(a.At(x, y)), rgba(b.At(x, y))
+				if q[0] != 255-p[0] || q[1] != 255-p[1] || q[2] != 255-p[2] || q[3] != p[3] {
+					t.Fatalf("pixel (%d,%d): %v inverted to %v", x, y, p, q)
+				}
+			}
+		}
+	})
+
 	t.Run("hot reload while requests run", func(t *testing.T) {
 		hotReload(t, s, dir, img, admin, alice)
 	})
@@ -215,7 +249,7 @@ accessControl:
 
 // hotReload swaps pixelate's and duotone's manifests (new content hashes)
 // through POST /filters/reload and SIGHUP while clients keep requesting
-// guest transformations: every request succeeds, the new versions serve
+// both of them: every request succeeds, the new versions serve
 // afterwards, and a changed duotone is not answered from a stale variant.
 func hotReload(t *testing.T, s *server, dir, img string, admin, alice key) {
 	before := listFilters(t, s, admin)
@@ -238,8 +272,13 @@ func hotReload(t *testing.T, s *server, dir, img string, admin, alice key) {
 				default:
 				}
 				i := n.Add(1)
-				// A new size each time, so the variant cache never answers.
-				r := s.get(t, fmt.Sprintf("%s?t[]=pixelate:size=%d", img, 1+i%500), alice)
+				// Both filters being swapped, with new parameters each time
+				// so the variant cache never answers.
+				url := fmt.Sprintf("%s?t[]=pixelate:size=%d", img, 1+i%500)
+				if i%2 == 0 {
+					url = fmt.Sprintf("%s?t[]=duotone:dark=%06x", img, i%0xffffff)
+				}
+				r := s.get(t, url, alice)
 				if r.Status != http.StatusOK {
 					failures <- r.String()
 					return

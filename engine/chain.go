@@ -29,6 +29,18 @@ func (c Chain) Key() string {
 	return strings.Join(parts, "|")
 }
 
+// NeedsMetadata reports whether a step reads the image's metadata
+// (Env.Metadata): smartSize and drawPois read its points of interest, guest
+// transformations get it. A caller may skip looking it up otherwise.
+func (c Chain) NeedsMetadata() bool {
+	for _, st := range c.steps {
+		if _, ok := st.(interface{ readsMetadata() }); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // Names returns the transformation names of the chain in order.
 func (c Chain) Names() []string {
 	out := make([]string, len(c.specs))

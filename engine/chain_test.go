@@ -170,6 +170,30 @@ func TestChainKeyStable(t *testing.T) {
 	}
 }
 
+// TestChainNeedsMetadata: the API skips the metadata lookup when no step
+// reads it, so every step that does must say so.
+func TestChainNeedsMetadata(t *testing.T) {
+	t.Parallel()
+	e := newTestEngine(t, Config{})
+	for _, c := range []struct {
+		chain []string
+		want  bool
+	}{
+		{[]string{"thumbnail:width=10,height=20", "strip"}, false},
+		{nil, false},
+		{[]string{"resize:width=10", "smartSize:width=10,height=10"}, true},
+		{[]string{"drawPois"}, true},
+	} {
+		ch, err := e.ParseChain(c.chain)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ch.NeedsMetadata(); got != c.want {
+			t.Errorf("%v: NeedsMetadata = %v, want %v", c.chain, got, c.want)
+		}
+	}
+}
+
 // TestRegistryHasEveryTransformation lists every native transformation, so
 // that a lost file is caught.
 func TestRegistryHasEveryTransformation(t *testing.T) {

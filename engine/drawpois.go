@@ -187,3 +187,5 @@ func poiNumber(v any) (float64, bool) {
 }
 
 var _ Step = drawPois{}
+
+func (drawPois) readsMetadata() {}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -175,4 +176,92 @@ func TestGuestInChain(t *testing.T) {
 			t.Fatalf("err = %v", err)
 		}
 	})
+}
+
+// TestOpaque: one non-opaque pixel anywhere, in the word-wise part or the
+// tail, makes the image not opaque; colour bytes of 0 never do.
+func TestOpaque(t *testing.T) {
+	t.Parallel()
+	for _, n := range []int{1, 15, 16, 17, 33, 100} {
+		img := image.NewNRGBA(image.Rect(0, 0, n, 1))
+		for i := range n {
+			img.Pix[4*i+3] = 255
+		}
+		if !opaque(img) {
+			t.Fatalf("%d opaque pixels: not opaque", n)
+		}
+		for i := range n {
+			img.Pix[4*i+3] = 254
+			if opaque(img) {
+				t.Fatalf("%d pixels, pixel %d at alpha 254: opaque", n, i)
+			}
+			img.Pix[4*i+3] = 255
+		}
+	}
+}
+
+// TestPixelPool: buffers are reused, bounded, and a buffer handed to
+// libvips in place goes back to the pool once libvips closes the image.
+func TestPixelPool(t *testing.T) {
+	var p pixelPool
+	a, freeA, err := p.get(3 << 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a[0], a[len(a)-1] = 1, 2
+	freeA()
+	freeA() // twice is harmless
+	if got := p.idleBytesNow(); got != 3<<20 {
+		t.Fatalf("idle %d bytes, want %d", got, 3<<20)
+	}
+	b, freeB, err := p.get(3<<20 - 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &b[0] != &a[0] {
+		t.Fatal("a returned buffer of the same size class was not reused")
+	}
+	freeB()
+	// Beyond the idle bound the least recently returned go.
+	var frees []func()
+	for range pixelPoolMaxIdle/(16<<20) + 2 {
+		_, f, err := p.get(16 << 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		frees = append(frees, f)
+	}
+	for _, f := range frees {
+		f()
+	}
+	if got := p.idleBytesNow(); got > pixelPoolMaxIdle {
+		t.Fatalf("idle %d bytes, over the bound %d", got, pixelPoolMaxIdle)
+	}
+
+	// The engine's pool: a guest output read in place returns its buffer
+	// when the image is closed.
+	before := pixels.idleBytesNow()
+	out := image.NewNRGBA(image.Rect(0, 0, 700, 500))
+	for i := range out.Pix {
+		out.Pix[i] = byte(i)
+	}
+	ref, err := importGuestNRGBA(out, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ref.Width() != 700 || ref.Height() != 500 || ref.Bands() != 4 {
+		t.Fatalf("imported %dx%d, %d bands", ref.Width(), ref.Height(), ref.Bands())
+	}
+	got := make([]byte, len(out.Pix))
+	if err := writeInto(ref, got); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, out.Pix) {
+		t.Fatal("pixels differ after import")
+	}
+	held := pixels.idleBytesNow()
+	ref.Close()
+	if after := pixels.idleBytesNow(); after <= held && after <= before {
+		t.Fatalf("closing the image returned no buffer: idle %d -> %d", held, after)
+	}
 }

@@ -187,3 +187,5 @@ var (
 	_ loadHinter = (*smartSize)(nil)
 	_ streamer   = (*smartSize)(nil)
 )
+
+func (smartSize) readsMetadata() {}

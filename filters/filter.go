@@ -165,17 +165,20 @@ func (f *Filter) invoke(ctx context.Context, c *call) (err error) {
 			f.observe(time.Since(start), err)
 		}
 	}()
-	cctx, cancel := context.WithTimeout(ctx, f.timeout)
-	defer cancel()
-	// Why a separate deadline to start an instance: starting one (the
-	// guest runtime's _initialize) is the host's choice, not part of the
-	// call, and must not eat a short call timeout.
+	// Waiting for a free instance is bounded by the filter's timeout;
+	// starting a new one (the guest runtime's _initialize) is the host's
+	// choice, not part of the call, and has a deadline of its own. The
+	// call's own timeout starts once the instance is in hand.
+	wctx, wcancel := context.WithTimeout(ctx, f.timeout)
 	sctx, scancel := context.WithTimeout(ctx, f.startTimeout())
-	defer scancel()
-	inst, err := f.pool.get(cctx, sctx)
+	inst, err := f.pool.get(wctx, sctx)
+	scancel()
+	wcancel()
 	if err != nil {
 		return f.callError(ctx, err)
 	}
+	cctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
 	res, err := inst.fn.Call(withCall(cctx, c))
 	f.pool.put(inst, err == nil)
 	if c.serviceErr != nil {

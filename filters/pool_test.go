@@ -73,3 +73,25 @@ func TestPoolHammer(t *testing.T) {
 		t.Fatalf("%d goroutines after the hammer, %d before", n, before)
 	}
 }
+
+// TestStartNotCountedAgainstCall: starting a new instance inside a call
+// (here made slower than the call's timeout) does not eat that timeout.
+func TestStartNotCountedAgainstCall(t *testing.T) {
+	t.Parallel()
+	tr := loadKit(t, "invert", map[string]any{"limits": map[string]any{"timeoutMs": 100, "instances": 1}})
+	p := tr.pool
+	p.mu.Lock()
+	for _, inst := range p.idle {
+		_ = inst.mod.Close(context.Background())
+	}
+	p.idle = nil
+	start := p.instantiate
+	p.instantiate = func(ctx context.Context) (*instance, error) {
+		time.Sleep(300 * time.Millisecond)
+		return start(ctx)
+	}
+	p.mu.Unlock()
+	if _, err := tr.Transform(context.Background(), testImage(8, 8, 1), nil, nil); err != nil {
+		t.Fatalf("a call that started its instance: %v", err)
+	}
+}
