@@ -193,10 +193,11 @@ func (b blur) adaptive(img *vips.ImageRef) error {
 
 // motion is ImageMagick's one-sided motion blur: the weighted average of the
 // image shifted by i pixels along angle, for i in 0..2*ceil(radius), with
-// gaussian weights exp(-i^2/2sigma^2). It is one libvips convolution with a
-// mask holding the weights at the rounded offsets (vt_conv): libvips skips
-// the mask's zeros, so the cost is that of the taps, and the integer path is
-// vectorised. Taps whose weight is negligible are dropped; beyond maxTaps
+// gaussian weights exp(-i^2/2sigma^2), at the rounded offsets. An 8-bit
+// image (the usual case: no alpha) goes through vt_motion_u8, one
+// vectorised pass over a source row per tap with the weights in 256ths;
+// others through one libvips convolution with a mask holding the weights
+// (vt_conv). Taps whose weight is negligible are dropped; beyond maxTaps
 // the line is sampled every stride pixels (the weights still sum to one).
 func (b blur) motion(s *State) error {
 	width := 2*int(math.Ceil(b.radius)) + 1
@@ -226,6 +227,32 @@ func (b blur) motion(s *State) error {
 		taps = append(taps, t)
 		rx, ry = max(rx, t.dx, -t.dx), max(ry, t.dy, -t.dy)
 		maxW = max(maxW, wt)
+	}
+	if s.Image.BandFormat() == vips.BandFormatUchar {
+		// 8-bit images (no alpha: blur premultiplies into float) take
+		// the direct path: one pass over a source row per tap, weights
+		// in 256ths.
+		dx, dy, w := make([]int, 0, len(taps)), make([]int, 0, len(taps)), make([]uint16, 0, len(taps))
+		total := 0.0
+		for _, t := range taps {
+			total += t.w
+		}
+		sum, top := 0, 0
+		for _, t := range taps {
+			q := int(math.Round(t.w / total * 256))
+			if q == 0 {
+				continue
+			}
+			dx, dy, w = append(dx, t.dx), append(dy, t.dy), append(w, uint16(q))
+			sum += q
+			if q > int(w[top]) {
+				top = len(w) - 1
+			}
+		}
+		// Rounding leaves the sum a little off 256: the largest weight
+		// takes the difference, so flat areas keep their exact value.
+		w[top] = uint16(int(w[top]) + 256 - sum)
+		return motionU8(s.Image, dx, dy, w)
 	}
 	// The mask is centred: out(x, y) = sum mask(cx+dx, cy+dy) in(x+dx, y+dy).
 	mw, mh := 2*rx+1, 2*ry+1
