@@ -82,6 +82,8 @@ type groupStore interface {
 // blobStore keeps image bytes and cached variants.
 type blobStore interface {
 	Get(ctx context.Context, key string) ([]byte, error)
+	// GetInto is Get reading into buf's memory when it has room.
+	GetInto(ctx context.Context, key string, buf []byte) ([]byte, error)
 	Put(ctx context.Context, key string, data []byte) error
 	Delete(ctx context.Context, key string) error
 	DeletePrefix(ctx context.Context, prefix string) error

@@ -97,28 +97,39 @@ func wrap(op, key string, err error) error {
 }
 
 // Get reads the blob at key; ErrNotExist when there is none.
-func (b *Blobs) Get(ctx context.Context, key string) (_ []byte, err error) {
+func (b *Blobs) Get(ctx context.Context, key string) ([]byte, error) {
+	return b.GetInto(ctx, key, nil)
+}
+
+// GetInto is Get reading into buf's memory when the blob fits its
+// capacity (a new buffer otherwise), so a caller can reuse buffers.
+func (b *Blobs) GetInto(ctx context.Context, key string, buf []byte) (_ []byte, err error) {
 	defer b.timed("get", time.Now(), &err)
 	r, err := b.bucket.NewReader(ctx, key, nil)
 	if err != nil {
 		return nil, wrap("get blob", key, err)
 	}
 	defer r.Close()
-	data, err := readSized(r, r.Size())
+	data, err := readSized(r, r.Size(), buf)
 	if err != nil {
 		return nil, wrap("get blob", key, err)
 	}
 	return data, nil
 }
 
-// readSized reads r to the end into one buffer of the announced size, so a
-// multi-megabyte source costs one allocation instead of io.ReadAll's growing
-// copies; it still reads whatever follows when size was wrong.
-func readSized(r io.Reader, size int64) ([]byte, error) {
+// readSized reads r to the end into one buffer of the announced size (buf's
+// memory when it has the capacity), so a multi-megabyte source costs one
+// allocation at most instead of io.ReadAll's growing copies; it still reads
+// whatever follows when size was wrong.
+func readSized(r io.Reader, size int64, buf []byte) ([]byte, error) {
 	if size <= 0 {
 		return io.ReadAll(r)
 	}
-	data := make([]byte, size)
+	data := buf[:0]
+	if int64(cap(data)) < size {
+		data = make([]byte, size)
+	}
+	data = data[:size]
 	n, err := io.ReadFull(r, data)
 	switch {
 	case err == io.ErrUnexpectedEOF:

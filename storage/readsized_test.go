@@ -20,14 +20,20 @@ func TestReadSized(t *testing.T) {
 		{"zero", 0},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := readSized(strings.NewReader(body), tc.size)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(got, []byte(body)) {
-				t.Errorf("got %q, want %q", got, body)
-			}
-		})
+		// Without a buffer, with one too small, and with one to reuse.
+		for _, buf := range [][]byte{nil, make([]byte, 0, 3), make([]byte, 5, 100)} {
+			t.Run(tc.name, func(t *testing.T) {
+				got, err := readSized(strings.NewReader(body), tc.size, buf)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(got, []byte(body)) {
+					t.Errorf("got %q, want %q", got, body)
+				}
+				if tc.size >= int64(len(body)) && cap(buf) >= 64 && &got[0] != &buf[:1][0] {
+					t.Error("a buffer with room was not reused")
+				}
+			})
+		}
 	}
 }
