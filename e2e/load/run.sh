@@ -99,15 +99,6 @@ start_server "$tmp/nocache.yaml"
 "$tmp/gen" -url "$base" -user load -pub load -priv "$priv" -n "$SOURCES" -out "$tmp/paths"
 stop_server
 
-# Best anchor per cell (req/s / p99 ms) from PERFORMANCE.md, measured on
-# another 2-core machine: compare with care, the in-process benchmarks of
-# the same run are the fairer yardstick.
-declare -A anchor=(
-	[thumb-1080p:4]="72.8 / 88 (imgproxy)" [thumb-1080p:16]="68.6 / 371 (imaginary)"
-	[thumb-12mp:4]="22.5 / 243 (imaginary)" [thumb-12mp:16]="21.6 / 916 (imaginary)"
-	[w800-1080p:16]="44.6 / 440 (imgproxy)" [w800-12mp:16]="15.8 / 1205 (imgproxy)"
-)
-
 rows=()
 run_cell() { # label paths-file concurrency config
 	local label=$1 paths=$2 c=$3 config=$4 threads=$THREADS out
@@ -121,8 +112,7 @@ run_cell() { # label paths-file concurrency config
 	stop_server
 	echo "$out" >>"$tmp/wrk.log"
 	read -r _ _ rps p50 p99 non2xx sockerr < <(grep '^RESULT' <<<"$out")
-	local key="$label:$c"
-	rows+=("| $label | $c | $rps | $p50 | $p99 | $rss | $((non2xx + sockerr)) | ${anchor[$key]:--} |")
+	rows+=("| $label | $c | $rps | $p50 | $p99 | $rss | $((non2xx + sockerr)) |")
 	echo "${rows[-1]}" >&2
 }
 
@@ -141,6 +131,6 @@ echo
 echo "vitrine load test: ${DURATION}s per cell, $SOURCES distinct sources per size, wrk -t$THREADS," \
 	"$(nproc) CPUs, MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-unset}"
 echo
-echo "| workload | c | req/s | p50 ms | p99 ms | peak RSS MB | errors | best anchor req/s / p99 |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| workload | c | req/s | p50 ms | p99 ms | peak RSS MB | errors |"
+echo "|---|---|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"
