@@ -21,67 +21,19 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 command -v wrk >/dev/null || { echo "guest.sh: wrk is not installed (apt-get install wrk)" >&2; exit 1; }
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/vitrine-guest-load.XXXXXX")
-pid=""
-stop_server() {
-	[ -n "$pid" ] || return 0
-	kill -TERM "$pid" 2>/dev/null || true
-	wait "$pid" 2>/dev/null || true
-	pid=""
-}
-trap 'stop_server; rm -rf "$tmp"' EXIT
-
-(cd "$root" && go build -o "$tmp/vitrine" . && go build -o "$tmp/gen" ./e2e/load/gen)
+. "$here/lib.sh"
+load_init vitrine-guest-load
 make -s -C "$root/wasm-sdk" go-examples >&2
 mkdir -p "$tmp/filters/duotone"
 cp "$root/wasm-sdk/examples/duotone/filter.json" "$root/wasm-sdk/examples/duotone/filter.wasm" "$tmp/filters/duotone/"
+write_config "$tmp/config.yaml" false "filters:
+  dir: $tmp/filters"
+make_paths "$tmp/config.yaml"
 
-port=$("$tmp/gen" -free-port)
-base="http://127.0.0.1:$port"
-priv=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
-cat >"$tmp/config.yaml" <<YAML
-cacheVariants: false
-filters:
-  dir: $tmp/filters
-accessControl:
-  keys:
-    - publicKey: load
-      privateKey: $priv
-      rules:
-        - users: [load]
-          group: read-write
-YAML
-start_server() {
-	"$tmp/vitrine" serve --config "$tmp/config.yaml" --data "$tmp/data" --listen "127.0.0.1:$port" \
-		>>"$tmp/server.log" 2>&1 &
-	pid=$!
-	"$tmp/gen" -wait "$base/status" || { tail -20 "$tmp/server.log" >&2; exit 1; }
-}
-
-start_server
-"$tmp/gen" -url "$base" -user load -pub load -priv "$priv" -n "$SOURCES" -out "$tmp/paths"
-stop_server
-
-rows=()
 for wl in thumb-1080p thumbduo-1080p; do
 	for c in $CONCURRENCY; do
-		threads=$THREADS
-		[ "$threads" -le "$c" ] || threads=$c
-		start_server
-		# Warm every instance the pool may start before measuring.
-		warm=()
-		for p in $(head -"$c" "$tmp/paths/$wl.paths"); do
-			curl -sfg -o /dev/null "$base$p" &
-			warm+=($!)
-		done
-		wait "${warm[@]}"
-		out=$(WRK_PATHS="$tmp/paths/$wl.paths" WRK_THREADS="$threads" wrk -t"$threads" -c"$c" \
-			-d"${DURATION}s" --timeout 30s --latency -s "$here/cycle.lua" "$base")
-		rss=$(awk '/^VmHWM:/ { printf "%.0f", $2 / 1024 }' "/proc/$pid/status")
-		stop_server
-		read -r _ _ rps p50 p99 non2xx sockerr < <(grep '^RESULT' <<<"$out")
-		rows+=("| $wl | $c | $rps | $p50 | $p99 | $rss | $((non2xx + sockerr)) |")
-		echo "${rows[-1]}" >&2
+		# Warm every instance the filter's pool may start before measuring.
+		run_cell "$wl" "$tmp/paths/$wl.paths" "$c" "$tmp/config.yaml" "$c"
 	done
 done
 

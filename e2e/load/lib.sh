@@ -1,0 +1,95 @@
+# Sourced by run.sh and guest.sh: a temp directory with the binaries, one
+# vitrine at a time on a free loopback port, its config, one wrk cell.
+# The sourcing script sets here (its directory), root (the checkout),
+# DURATION and THREADS; KEEP=1 keeps the temp directory.
+
+# load_init prefix: makes $tmp, builds vitrine (or copies $VITRINE_BIN) and
+# the generator into it, and picks $port, $base and the key $priv.
+load_init() {
+	tmp=$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX")
+	pid=""
+	trap load_cleanup EXIT
+	trap 'exit 130' INT TERM
+	echo "building into $tmp" >&2
+	if [ -n "${VITRINE_BIN:-}" ]; then
+		cp "$VITRINE_BIN" "$tmp/vitrine"
+	else
+		(cd "$root" && go build -o "$tmp/vitrine" .)
+	fi
+	(cd "$root" && go build -o "$tmp/gen" ./e2e/load/gen)
+	port=$("$tmp/gen" -free-port)
+	base="http://127.0.0.1:$port"
+	priv=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+}
+
+load_cleanup() {
+	stop_server
+	if [ "${KEEP:-0}" = 1 ]; then echo "kept $tmp" >&2; else rm -rf "$tmp"; fi
+}
+
+# write_config file cacheVariants [yaml]: the load user's key, the variant
+# cache on or off, and any further top-level yaml.
+write_config() {
+	cat >"$1" <<YAML
+accessControl:
+  keys:
+    - publicKey: load
+      privateKey: $priv
+      rules:
+        - users: [load]
+          group: read-write
+cacheVariants: $2
+${3:-}
+YAML
+}
+
+start_server() { # config
+	"$tmp/vitrine" serve --config "$1" --data "$tmp/data" --listen "127.0.0.1:$port" \
+		>>"$tmp/server.log" 2>&1 &
+	pid=$!
+	"$tmp/gen" -wait "$base/status" || { tail -20 "$tmp/server.log" >&2; exit 1; }
+}
+
+stop_server() {
+	[ -n "$pid" ] || return 0
+	kill -TERM "$pid" 2>/dev/null || true
+	for _ in $(seq 100); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+	pid=""
+}
+
+# make_paths config: uploads $SOURCES sources per size through a server on
+# config and writes the request targets of every workload to $tmp/paths.
+make_paths() {
+	start_server "$1"
+	"$tmp/gen" -url "$base" -user load -pub load -priv "$priv" -n "$SOURCES" -out "$tmp/paths"
+	stop_server
+}
+
+# run_cell label paths-file concurrency config warm: one fresh server, warm
+# requests in parallel (the first targets of paths), then wrk for DURATION;
+# appends a table row (req/s, p50, p99, peak RSS, errors) to rows.
+rows=()
+run_cell() {
+	local label=$1 paths=$2 c=$3 config=$4 warm=$5 threads=$THREADS out rss p
+	[ "$threads" -le "$c" ] || threads=$c
+	start_server "$config"
+	local pids=()
+	for p in $(head -"$warm" "$paths"); do
+		curl -sfg -o /dev/null "$base$p" &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+	out=$(WRK_PATHS="$paths" WRK_THREADS="$threads" wrk -t"$threads" -c"$c" -d"${DURATION}s" \
+		--timeout 30s --latency -s "$here/cycle.lua" "$base")
+	rss=$(awk '/^VmHWM:/ { printf "%.0f", $2 / 1024 }' "/proc/$pid/status")
+	stop_server
+	echo "$out" >>"$tmp/wrk.log"
+	read -r _ _ rps p50 p99 non2xx sockerr < <(grep '^RESULT' <<<"$out")
+	rows+=("| $label | $c | $rps | $p50 | $p99 | $rss | $((non2xx + sockerr)) |")
+	echo "${rows[-1]}" >&2
+}
