@@ -200,6 +200,13 @@ func TestOpaque(t *testing.T) {
 	}
 }
 
+// idleBytesNow is the bytes of the pool's idle buffers.
+func (p *pixelPool) idleBytesNow() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.idleBytes
+}
+
 // TestPixelPool: buffers are reused, bounded, and a buffer handed to
 // libvips in place goes back to the pool once libvips closes the image.
 func TestPixelPool(t *testing.T) {

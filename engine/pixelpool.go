@@ -121,13 +121,6 @@ func unmap(bs []*pixelBuffer) {
 	}
 }
 
-// idleBytesNow is the bytes of idle buffers (for tests).
-func (p *pixelPool) idleBytesNow() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.idleBytes
-}
-
 //export vitrinePixelBufferClosed
 func vitrinePixelBufferClosed(h C.uintptr_t) {
 	handle := cgo.Handle(h)
