@@ -9,7 +9,8 @@ import (
 
 // blur is one of ImageMagick's blurs (REFERENCE.md 5.3); `type` and `mode`
 // name the kind (RULINGS.md 19). The non-gaussian kinds are composed from
-// exported libvips operations (see each method).
+// libvips operations or, where libvips has none that fits, computed
+// directly in blur.c (see each method).
 type blur struct {
 	kind                 string
 	radius, sigma, angle float64
@@ -194,7 +195,7 @@ func (b blur) adaptive(img *vips.ImageRef) error {
 // motion is ImageMagick's one-sided motion blur: the weighted average of the
 // image shifted by i pixels along angle, for i in 0..2*ceil(radius), with
 // gaussian weights exp(-i^2/2sigma^2), at the rounded offsets. An 8-bit
-// image (the usual case: no alpha) goes through vt_motion_u8, one
+// image (the usual case: no alpha) goes through vt_motion_u8 (blur.c), one
 // vectorised pass over a source row per tap with the weights in 256ths;
 // others through one libvips convolution with a mask holding the weights
 // (vt_conv). Taps whose weight is negligible are dropped; beyond maxTaps
@@ -270,10 +271,10 @@ func (b blur) motion(s *State) error {
 // radial is ImageMagick's rotational blur: the average of the image rotated
 // about its centre by angles spread over [-angle/2, angle/2]. Rather than
 // resampling the image once per angle, it maps the image to polar
-// coordinates, where a rotation is a shift along the angle axis, blurs that
-// axis with a box (libvips' approximate convolution, whose cost does not
-// depend on the box width) and maps back (vt_rotational_blur). Positions
-// outside the image take the nearest edge pixel, so corners stay bright.
+// coordinates, where a rotation is a shift along the angle axis, averages
+// a box of angles there and maps back, a ring of radii at a time
+// (vt_radial in blur.c). Positions outside the image take the nearest edge
+// pixel, so corners stay bright.
 func (b blur) radial(s *State) error {
 	if b.angle == 0 {
 		return nil
@@ -293,7 +294,7 @@ func (b blur) radial(s *State) error {
 	if k < 3 {
 		return nil // under a pixel of arc anywhere
 	}
-	return rotationalBlur(s.Image, cx, cy, na, nr, k)
+	return radialBlur(s.Image, cx, cy, na, nr, k)
 }
 
 // maxTaps bounds the taps of a motion blur's mask.

@@ -79,3 +79,78 @@ func TestMotionU8MatchesConvolution(t *testing.T) {
 		}
 	}
 }
+
+// TestRadialFormatsAgree: the rotational blur gives the same pixels for an
+// image held as uchar, as ushort (scaled by 257) and as float (the path of
+// images with alpha, blurred premultiplied), within rounding.
+func TestRadialFormatsAgree(t *testing.T) {
+	t.Parallel()
+	src := testPicture(90, 70, false)
+	b := blur{kind: "radial", angle: 40}
+	run := func(format vips.BandFormat, scale float64) []byte {
+		t.Helper()
+		img, err := vips.NewImageFromGoImage(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer img.Close()
+		steps := []func() error{
+			func() error { return img.ExtractBand(0, 3) },
+			func() error { return img.Linear1(scale, 0) },
+			func() error { return img.Cast(format) },
+			func() error { return b.radial(&State{Image: img}) },
+			func() error { return img.Linear1(1/scale, 0.5) },
+			func() error { return img.Cast(vips.BandFormatUchar) },
+		}
+		for _, step := range steps {
+			if err := step(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if img.Width() != 90 || img.Height() != 70 {
+			t.Fatalf("%v: %dx%d", format, img.Width(), img.Height())
+		}
+		pix, err := img.ToBytes()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return pix
+	}
+	want := run(vips.BandFormatUchar, 1)
+	for _, f := range []struct {
+		format vips.BandFormat
+		scale  float64
+	}{{vips.BandFormatUshort, 257}, {vips.BandFormatFloat, 1}} {
+		got := run(f.format, f.scale)
+		for i := range want {
+			if d := int(got[i]) - int(want[i]); d < -1 || d > 1 {
+				t.Fatalf("%v: sample %d is %d, uchar gives %d", f.format, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+// TestBlurKernelsTinyImages: the direct kernels handle images narrower and
+// shorter than their taps (every column an edge column).
+func TestBlurKernelsTinyImages(t *testing.T) {
+	t.Parallel()
+	for _, size := range [][2]int{{1, 1}, {1, 9}, {9, 1}, {2, 3}} {
+		for _, b := range []blur{{kind: "motion", radius: 10, sigma: 5, angle: 30}, {kind: "radial", angle: 90}} {
+			img, err := vips.NewImageFromGoImage(testPicture(size[0], size[1], false))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := &State{Ctx: t.Context(), Image: img}
+			if err := img.ExtractBand(0, 3); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Apply(s); err != nil {
+				t.Fatalf("%s on %dx%d: %v", b.kind, size[0], size[1], err)
+			}
+			if _, err := s.Image.ToBytes(); err != nil || s.Image.Width() != size[0] || s.Image.Height() != size[1] {
+				t.Fatalf("%s on %dx%d: %dx%d, %v", b.kind, size[0], size[1], s.Image.Width(), s.Image.Height(), err)
+			}
+			s.Image.Close()
+		}
+	}
+}

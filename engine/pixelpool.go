@@ -10,7 +10,9 @@ import (
 	"time"
 )
 
-// Pixel buffers for guest transformations. A guest step moves its image
+// Pixel buffers for guest transformations and the blur kernels (blur.c,
+// kernelInPlace): a kernel reads its source from one and writes its result
+// into another, which libvips then reads in place. A guest step moves its image
 // through two buffers of 4 bytes a pixel: libvips renders into one before
 // the guest copies it in, and the guest's output is copied into another
 // that libvips reads in place. At 12 MP each is 48 MB; fresh from the

@@ -2,11 +2,14 @@ package engine
 
 /*
 #cgo pkg-config: vips
+#cgo LDFLAGS: -lm
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
 #include <math.h>
 #include <vips/vips.h>
+
+#include "blur.h"
 
 // vt_finish hands the last image of a graph built in scope to the caller and
 // releases every intermediate (each operation keeps its own inputs alive).
@@ -123,236 +126,6 @@ static int vt_conv(VipsImage *in, VipsImage **out, double *mask, int w, int h, d
 	return r;
 }
 
-// vt_polar_index is the inverse polar map of a w x h image for
-// vt_rotational_blur: for each pixel (x, y), (angle of (x - cx, y - cy) in
-// columns of na per turn, in [0, na), and radius), computed at a
-// resolution of one in step pixels (of which x0, y0 is the first). *out
-// belongs to scope.
-static int vt_polar_index(VipsObject *scope, VipsImage **out, int w, int h, int step, int x0, int y0, double cx, double cy, int na) {
-	VipsImage **t = (VipsImage **) vips_object_local_array(scope, 11);
-	VipsImage *pair[2];
-	if (vips_xyz(&t[0], w, h, NULL) ||
-		vips_extract_band(t[0], &t[1], 0, NULL) ||
-		vips_extract_band(t[0], &t[2], 1, NULL) ||
-		vips_linear1(t[1], &t[3], step, x0 - cx, NULL) ||
-		vips_linear1(t[2], &t[4], step, y0 - cy, NULL) ||
-		vips_complexform(t[3], t[4], &t[5], NULL) ||
-		vips_polar(t[5], &t[6], NULL) ||                     // (radius, degrees in [0, 360))
-		vips_real(t[6], &t[7], NULL) ||
-		vips_imag(t[6], &t[8], NULL) ||
-		vips_linear1(t[8], &t[9], na / 360.0, 0, NULL))
-		return -1;
-	pair[0] = t[9];
-	pair[1] = t[7];
-	if (vips_bandjoin(pair, &t[10], 2, NULL))
-		return -1;
-	*out = t[10];
-	return 0;
-}
-
-// vt_rotational_blur averages in over rotations about (cx, cy) spanning
-// theta degrees: the image is resampled to polar coordinates with na angles
-// and nr radii (positions outside the image take the nearest edge pixel, so
-// corners stay bright), blurred with a box of k angles (wrapping round), and
-// resampled back.
-static int vt_rotational_blur(VipsImage *in, VipsImage **out, double cx, double cy, int na, int nr, int k) {
-	VipsObject *scope = VIPS_OBJECT(vips_image_new());
-	VipsImage **t = (VipsImage **) vips_object_local_array(scope, 64);
-	int w = in->Xsize, h = in->Ysize, pad = k / 2 + 1, i, r;
-	int lw = w / 2 + 2, lh = h / 2 + 2, sy0 = MAX(0, (int) cy - 3), sh = MIN(h - sy0, 7);
-	double *box;
-	VipsImage *low, *seam; // owned by scope
-	VipsInterpolate *bilinear;
-	VipsArrayInt *oarea;
-
-	// Forward map: polar (a, r) -> (cx + r cos, cy + r sin). The cosines
-	// and sines depend on the column only and the radius on the row only:
-	// 1-D profiles, replicated, then multiplied.
-	if (vips_xyz(&t[1], na, 1, NULL) ||
-		vips_extract_band(t[1], &t[2], 0, NULL) ||
-		vips_linear1(t[2], &t[4], 360.0 / na, 0, NULL) ||
-		vips_math(t[4], &t[5], VIPS_OPERATION_MATH_COS, NULL) ||
-		vips_math(t[4], &t[6], VIPS_OPERATION_MATH_SIN, NULL) ||
-		!(t[32] = vips_image_copy_memory(t[5])) ||
-		!(t[33] = vips_image_copy_memory(t[6])) ||
-		vips_replicate(t[32], &t[34], 1, nr, NULL) ||
-		vips_replicate(t[33], &t[35], 1, nr, NULL) ||
-		vips_xyz(&t[36], 1, nr, NULL) ||
-		vips_extract_band(t[36], &t[37], 1, NULL) ||
-		vips_cast(t[37], &t[3], VIPS_FORMAT_FLOAT, NULL) ||
-		vips_replicate(t[3], &t[38], na, 1, NULL) ||
-		vips_multiply(t[38], t[34], &t[7], NULL) ||
-		vips_multiply(t[38], t[35], &t[8], NULL) ||
-		vips_linear1(t[7], &t[9], 1, cx, NULL) ||
-		vips_linear1(t[8], &t[10], 1, cy, NULL) ||
-		// Positions outside the image take the nearest edge pixel
-		// (mapim's extend only covers the interpolation window):
-		// clamp(v, 0, m) = (|v| - |v - m| + m) / 2.
-		vips_abs(t[9], &t[40], NULL) ||
-		vips_linear1(t[9], &t[41], 1, -(w - 1), NULL) ||
-		vips_abs(t[41], &t[42], NULL) ||
-		vips_subtract(t[40], t[42], &t[43], NULL) ||
-		vips_linear1(t[43], &t[44], 0.5, (w - 1) / 2.0, NULL) ||
-		vips_abs(t[10], &t[45], NULL) ||
-		vips_linear1(t[10], &t[46], 1, -(h - 1), NULL) ||
-		vips_abs(t[46], &t[47], NULL) ||
-		vips_subtract(t[45], t[47], &t[48], NULL) ||
-		vips_linear1(t[48], &t[49], 0.5, (h - 1) / 2.0, NULL) ||
-		vips_bandjoin2(t[44], t[49], &t[11], NULL) ||
-		// mapim asks its input for the bounding box of each output
-		// tile's positions, which for a polar tile is a large part of
-		// the image: the input is computed once, into memory.
-		!(t[29] = vips_image_copy_memory(in)) ||
-		vips_mapim(t[29], &t[12], t[11], NULL) ||
-		// The box reads k columns around each output: from memory, not
-		// by recomputing the mapping k times over.
-		!(t[31] = vips_image_copy_memory(t[12])) ||
-		// The box along the angles wraps round: extend by repeating.
-		vips_embed(t[31], &t[13], pad, 0, na + 2 * pad, nr, "extend", VIPS_EXTEND_REPEAT, NULL))
-		return vt_finish(scope, NULL, out);
-	box = g_new(double, k);
-	for (i = 0; i < k; i++)
-		box[i] = 1;
-	t[14] = vips_image_new_matrix_from_array(k, 1, box, k);
-	g_free(box);
-	if (!t[14])
-		return vt_finish(scope, NULL, out);
-	vips_image_set_double(t[14], "scale", k);
-	if (vips_conv(t[13], &t[15], t[14], "precision", VIPS_PRECISION_APPROXIMATE, "layers", 1, NULL) ||
-		// Columns 0 .. na + 1 (na is angle 0 again, for interpolating
-		// between the last angle and the first).
-		vips_extract_area(t[15], &t[16], pad, 0, na + 2, nr, NULL) ||
-		!(t[30] = vips_image_copy_memory(t[16])))
-		return vt_finish(scope, NULL, out);
-	// Inverse map. atan2 and hypot per pixel cost more than everything
-	// else, so they are computed at half resolution and interpolated. The
-	// angle jumps from na to 0 across the ray right of the centre, where
-	// interpolating is wrong: the rows around that ray are computed at full
-	// resolution and inserted.
-	if (vt_polar_index(scope, &low, lw, lh, 2, 0, 0, cx, cy, na) ||
-		!(t[18] = vips_image_copy_memory(low)))
-		return vt_finish(scope, NULL, out);
-	bilinear = vips_interpolate_new("bilinear");
-	oarea = vips_array_int_newv(4, 0, 0, w, h);
-	r = vips_affine(t[18], &t[19], 2, 0, 0, 2, "interpolate", bilinear, "oarea", oarea, NULL);
-	vips_area_unref(VIPS_AREA(oarea));
-	g_object_unref(bilinear);
-	if (r ||
-		vt_polar_index(scope, &seam, w, sh, 1, 0, sy0, cx, cy, na) ||
-		vips_insert(t[19], seam, &t[21], 0, sy0, NULL) ||
-		vips_mapim(t[30], &t[28], t[21], NULL))
-		return vt_finish(scope, NULL, out);
-	return vt_finish(scope, t[28], out);
-}
-
-// vt_motion_rows computes one output row: for each 16 samples, the sum of
-// w[i] * src[i][k] over the taps in a register of sixteen 16-bit lanes (the
-// weights add up to 256, so 255 * 256 fits), rounded. Written with GCC
-// vector types, so it is SIMD whatever the optimisation level, and compiled
-// for AVX2 too where the CPU has it: the auto-vectorised loop over a row
-// buffer ran at scalar speed.
-typedef uint16_t vt_u16x16 __attribute__((vector_size(32)));
-typedef uint8_t vt_u8x16 __attribute__((vector_size(16)));
-
-__attribute__((target_clones("avx2", "default")))
-static void vt_motion_rows(const VipsPel **src, const uint16_t *w, int n, size_t len, VipsPel *out) {
-	size_t k = 0;
-	int i;
-	for (; k + 16 <= len; k += 16) {
-		vt_u16x16 s = {128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128, 128};
-		vt_u8x16 p, o;
-		for (i = 0; i < n; i++) {
-			memcpy(&p, src[i] + k, 16);
-			s += __builtin_convertvector(p, vt_u16x16) * w[i];
-		}
-		o = __builtin_convertvector(s >> 8, vt_u8x16);
-		memcpy(out + k, &o, 16);
-	}
-	for (; k < len; k++) {
-		uint16_t s = 128;
-		for (i = 0; i < n; i++)
-			s += (uint16_t) (w[i] * src[i][k]);
-		out[k] = (VipsPel) (s >> 8);
-	}
-}
-
-static void vt_g_free(VipsImage *im, void *buf) {
-	g_free(buf);
-}
-
-// vt_copy_meta gives out in's header fields and metadata (EXIF, ICC and the
-// rest), as an operation on in would.
-static void vt_copy_meta(VipsImage *in, VipsImage *out) {
-	static const char *builtin[] = {"width", "height", "bands", "format", "coding", "interpretation",
-		"xres", "yres", "xoffset", "yoffset", "filename", "mode", "scale", "offset", NULL};
-	gchar **fields = vips_image_get_fields(in);
-	int i, j;
-
-	out->Type = in->Type;
-	out->Xres = in->Xres;
-	out->Yres = in->Yres;
-	out->Xoffset = in->Xoffset;
-	out->Yoffset = in->Yoffset;
-	for (i = 0; fields[i]; i++) {
-		GValue v = {0};
-		for (j = 0; builtin[j] && strcmp(builtin[j], fields[i]) != 0; j++)
-			;
-		if (builtin[j] || vips_image_get(in, fields[i], &v))
-			continue;
-		vips_image_set(out, fields[i], &v);
-		g_value_unset(&v);
-	}
-	g_strfreev(fields);
-}
-
-// vt_motion_u8 is the motion blur of an 8-bit image: out(x, y) = sum of
-// w[i] * in(x + dx[i], y + dy[i]) / 256, edges extended by copying (as
-// vips_conv does). The taps are a line, so a mask around them would be
-// mostly zeros; here each tap is one pass over a source row, straight into
-// the output's memory.
-static int vt_motion_u8(VipsImage *in, VipsImage **out, const int *dx, const int *dy, const uint16_t *w, int n) {
-	VipsObject *scope = VIPS_OBJECT(vips_image_new());
-	VipsImage **t = (VipsImage **) vips_object_local_array(scope, 3);
-	int minx = 0, maxx = 0, miny = 0, maxy = 0, i, y;
-	size_t len;
-	const VipsPel **src;
-	VipsPel *pix;
-
-	if (in->BandFmt != VIPS_FORMAT_UCHAR || n < 1) {
-		vips_error("vitrine", "motion blur: 8-bit image and at least one tap needed");
-		return vt_finish(scope, NULL, out);
-	}
-	for (i = 0; i < n; i++) {
-		minx = VIPS_MIN(minx, dx[i]);
-		maxx = VIPS_MAX(maxx, dx[i]);
-		miny = VIPS_MIN(miny, dy[i]);
-		maxy = VIPS_MAX(maxy, dy[i]);
-	}
-	if (vips_embed(in, &t[0], -minx, -miny, in->Xsize + maxx - minx, in->Ysize + maxy - miny,
-			"extend", VIPS_EXTEND_COPY, NULL) ||
-		!(t[1] = vips_image_copy_memory(t[0])))
-		return vt_finish(scope, NULL, out);
-	len = (size_t) in->Xsize * in->Bands;
-	if (!(pix = g_try_malloc(len * in->Ysize))) {
-		vips_error("vitrine", "motion blur: out of memory");
-		return vt_finish(scope, NULL, out);
-	}
-	src = g_new(const VipsPel *, n);
-	for (y = 0; y < in->Ysize; y++) {
-		for (i = 0; i < n; i++)
-			src[i] = VIPS_IMAGE_ADDR(t[1], dx[i] - minx, y + dy[i] - miny);
-		vt_motion_rows(src, w, n, len, pix + (size_t) y * len);
-	}
-	g_free(src);
-	if (!(t[2] = vips_image_new_from_memory(pix, len * in->Ysize, in->Xsize, in->Ysize, in->Bands, VIPS_FORMAT_UCHAR))) {
-		g_free(pix);
-		return vt_finish(scope, NULL, out);
-	}
-	g_signal_connect(t[2], "postclose", G_CALLBACK(vt_g_free), pix);
-	vt_copy_meta(in, t[2]);
-	return vt_finish(scope, t[2], out);
-}
-
 // The pixel buffers of guest transformations (pixelpool.go): rows written
 // straight into a caller's buffer, and images read in place from one,
 // which goes back to the pool when libvips closes the image.
@@ -396,14 +169,19 @@ static void vt_buffer_closed(VipsImage *im, void *handle) {
 	vitrinePixelBufferClosed((uintptr_t) handle);
 }
 
-static int vt_rgba_in_place(void *data, size_t size, int w, int h, uintptr_t handle, VipsImage **out) {
-	VipsImage *im = vips_image_new_from_memory(data, size, w, h, 4, VIPS_FORMAT_UCHAR);
+// vt_in_place makes *out an image read in place from data, whose handle
+// goes back to Go when libvips closes the image.
+static int vt_in_place(void *data, size_t size, int w, int h, int bands, VipsBandFormat fmt, uintptr_t handle, VipsImage **out) {
+	VipsImage *im = vips_image_new_from_memory(data, size, w, h, bands, fmt);
 	if (!im)
 		return -1;
-	im->Type = VIPS_INTERPRETATION_sRGB;
 	g_signal_connect(im, "postclose", G_CALLBACK(vt_buffer_closed), (void *) handle);
 	*out = im;
 	return 0;
+}
+
+static size_t vt_image_bytes(VipsImage *im) {
+	return VIPS_IMAGE_SIZEOF_IMAGE(im);
 }
 */
 import "C"
@@ -508,17 +286,56 @@ func motionU8(r *vips.ImageRef, dx, dy []int, w []uint16) error {
 	for i := range n {
 		cdx[i], cdy[i], cw[i] = C.int(dx[i]), C.int(dy[i]), C.uint16_t(w[i])
 	}
-	return vipsApply(r, func(in *C.VipsImage, out **C.VipsImage) C.int {
-		return C.vt_motion_u8(in, out, &cdx[0], &cdy[0], &cw[0], C.int(n))
+	if r.BandFormat() != vips.BandFormatUchar {
+		return errors.New("motion blur: 8-bit image needed")
+	}
+	return kernelInPlace(r, func(src, dst *C.VipsPel, in *C.VipsImage) C.int {
+		return C.vt_motion_u8(src, dst, in.Xsize, in.Ysize, in.Bands, &cdx[0], &cdy[0], &cw[0], C.int(n))
 	})
 }
 
-// rotationalBlur averages r over rotations about (cx, cy); see
-// vt_rotational_blur for the parameters.
-func rotationalBlur(r *vips.ImageRef, cx, cy float64, na, nr, k int) error {
-	return vipsApply(r, func(in *C.VipsImage, out **C.VipsImage) C.int {
-		return C.vt_rotational_blur(in, out, C.double(cx), C.double(cy), C.int(na), C.int(nr), C.int(k))
+// radialBlur averages r (uchar, ushort or float) over rotations about
+// (cx, cy): k of na angle steps, nr radii (vt_radial).
+func radialBlur(r *vips.ImageRef, cx, cy float64, na, nr, k int) error {
+	return kernelInPlace(r, func(src, dst *C.VipsPel, in *C.VipsImage) C.int {
+		return C.vt_radial(src, dst, in.Xsize, in.Ysize, in.Bands, in.BandFmt, C.double(cx), C.double(cy), C.int(na), C.int(nr), C.int(k))
 	})
+}
+
+// kernelInPlace replaces r's image by the one kernel computes from its
+// pixels: r is rendered into a pooled buffer (src), the kernel writes the
+// result, of the same size, bands and format, into another (dst), which
+// libvips then reads in place with r's metadata. Pooled buffers are not
+// faulted in afresh each time, which at 12 MP cost more than the blurs.
+func kernelInPlace(r *vips.ImageRef, kernel func(src, dst *C.VipsPel, in *C.VipsImage) C.int) error {
+	size := int(C.vt_image_bytes(*imageSlot(r)))
+	src, freeSrc, err := pixels.get(size)
+	if err != nil {
+		return err
+	}
+	defer freeSrc()
+	if err := writeInto(r, src); err != nil {
+		return err
+	}
+	dst, free, err := pixels.get(size)
+	if err != nil {
+		return err
+	}
+	handle := cgo.NewHandle(free)
+	err = vipsApply(r, func(in *C.VipsImage, out **C.VipsImage) C.int {
+		d := unsafe.Pointer(&dst[0])
+		if kernel((*C.VipsPel)(unsafe.Pointer(&src[0])), (*C.VipsPel)(d), in) != 0 ||
+			C.vt_in_place(d, C.size_t(size), in.Xsize, in.Ysize, in.Bands, in.BandFmt, C.uintptr_t(handle), out) != 0 {
+			return -1
+		}
+		C.vt_copy_meta(in, *out)
+		return 0
+	})
+	if err != nil {
+		handle.Delete()
+		free()
+	}
+	return err
 }
 
 // writeInto renders r, which must be dst's size, row by row into dst.
@@ -540,10 +357,11 @@ func writeInto(r *vips.ImageRef, dst []byte) error {
 func rgbaInPlace(r *vips.ImageRef, data []byte, w, h int, release func()) error {
 	handle := cgo.NewHandle(release)
 	return vipsApply(r, func(_ *C.VipsImage, out **C.VipsImage) C.int {
-		rc := C.vt_rgba_in_place(unsafe.Pointer(&data[0]), C.size_t(len(data)), C.int(w), C.int(h), C.uintptr_t(handle), out)
-		if rc != 0 {
+		if C.vt_in_place(unsafe.Pointer(&data[0]), C.size_t(len(data)), C.int(w), C.int(h), 4, C.VIPS_FORMAT_UCHAR, C.uintptr_t(handle), out) != 0 {
 			handle.Delete()
+			return -1
 		}
-		return rc
+		(*out).Type = C.VIPS_INTERPRETATION_sRGB
+		return 0
 	})
 }

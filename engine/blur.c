@@ -1,0 +1,340 @@
+// Blur kernels for blur.go (declared in blur.h). libvips has no operation
+// for a motion blur's line of taps or a rotational blur, and composing them
+// from its operations cost a pass (or a resample) over the image per tap;
+// here each is one pass over an image held in memory, on the calling
+// thread, like every libvips pipeline of the engine (concurrency 1).
+
+#include <math.h>
+#include <string.h>
+
+#include "blur.h"
+
+void vt_copy_meta(VipsImage *in, VipsImage *out) {
+	static const char *builtin[] = {"width", "height", "bands", "format", "coding", "interpretation",
+		"xres", "yres", "xoffset", "yoffset", "filename", "mode", "scale", "offset", NULL};
+	gchar **fields = vips_image_get_fields(in);
+	int i, j;
+
+	out->Type = in->Type;
+	out->Xres = in->Xres;
+	out->Yres = in->Yres;
+	out->Xoffset = in->Xoffset;
+	out->Yoffset = in->Yoffset;
+	for (i = 0; fields[i]; i++) {
+		GValue v = {0};
+		for (j = 0; builtin[j] && strcmp(builtin[j], fields[i]) != 0; j++)
+			;
+		if (builtin[j] || vips_image_get(in, fields[i], &v))
+			continue;
+		vips_image_set(out, fields[i], &v);
+		g_value_unset(&v);
+	}
+	g_strfreev(fields);
+}
+
+// Motion blur.
+//
+// vt_motion_span computes len samples of an output row whose taps all lie
+// inside the image: for each 64 samples, the sum of w[i] * src[i][k] over
+// the taps in two registers of thirty-two 16-bit lanes (the weights add up
+// to 256, so 255 * 256 fits), rounded. Written with GCC vector types, so
+// it is SIMD at any optimisation level, and compiled for AVX-512 and AVX2
+// as well, chosen at load time by the CPU.
+typedef uint16_t vt_u16x32 __attribute__((vector_size(64)));
+typedef uint8_t vt_u8x32 __attribute__((vector_size(32)));
+
+__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+static void vt_motion_span(const VipsPel *const *src, const uint16_t *w, int n, size_t len, VipsPel *out) {
+	size_t k = 0;
+	int i;
+	for (; k + 64 <= len; k += 64) {
+		vt_u16x32 s0 = {0}, s1 = {0};
+		vt_u8x32 p0, p1;
+		s0 += 128;
+		s1 += 128;
+		for (i = 0; i < n; i++) {
+			memcpy(&p0, src[i] + k, 32);
+			memcpy(&p1, src[i] + k + 32, 32);
+			s0 += __builtin_convertvector(p0, vt_u16x32) * w[i];
+			s1 += __builtin_convertvector(p1, vt_u16x32) * w[i];
+		}
+		p0 = __builtin_convertvector(s0 >> 8, vt_u8x32);
+		p1 = __builtin_convertvector(s1 >> 8, vt_u8x32);
+		memcpy(out + k, &p0, 32);
+		memcpy(out + k + 32, &p1, 32);
+	}
+	for (; k < len; k++) {
+		unsigned s = 128;
+		for (i = 0; i < n; i++)
+			s += w[i] * src[i][k];
+		out[k] = (VipsPel) (s >> 8);
+	}
+}
+
+// vt_motion_clamped computes columns [x0, x1) of an output row one sample
+// at a time, each tap's column clamped to the image (the edge columns).
+static void vt_motion_clamped(const VipsPel *const *rows, const int *dx, const uint16_t *w, int n,
+	int bands, int width, int x0, int x1, VipsPel *out) {
+	int x, b, i;
+	for (x = x0; x < x1; x++)
+		for (b = 0; b < bands; b++) {
+			unsigned s = 128;
+			for (i = 0; i < n; i++)
+				s += w[i] * rows[i][VIPS_CLIP(0, x + dx[i], width - 1) * bands + b];
+			out[x * bands + b] = (VipsPel) (s >> 8);
+		}
+}
+
+int vt_motion_u8(const VipsPel *in, VipsPel *dst, int width, int height, int bands,
+	const int *dx, const int *dy, const uint16_t *w, int n) {
+	int minx = 0, maxx = 0, lo, hi, y, i;
+	size_t line = (size_t) width * bands;
+	const VipsPel **rows, **src;
+
+	if (n < 1) {
+		vips_error("vitrine", "motion blur: no taps");
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		minx = VIPS_MIN(minx, dx[i]);
+		maxx = VIPS_MAX(maxx, dx[i]);
+	}
+	// Columns [lo, hi) read every tap inside the image.
+	lo = VIPS_MIN(-minx, width);
+	hi = VIPS_MAX(width - maxx, lo);
+	rows = g_new(const VipsPel *, 2 * n);
+	src = rows + n;
+	for (y = 0; y < height; y++) {
+		VipsPel *out = dst + (size_t) y * line;
+		for (i = 0; i < n; i++) {
+			rows[i] = in + (size_t) VIPS_CLIP(0, y + dy[i], height - 1) * line;
+			src[i] = rows[i] + (size_t) (lo + dx[i]) * bands;
+		}
+		vt_motion_span(src, w, n, (size_t) (hi - lo) * bands, out + (size_t) lo * bands);
+		vt_motion_clamped(rows, dx, w, n, bands, width, 0, lo, out);
+		vt_motion_clamped(rows, dx, w, n, bands, width, hi, width, out);
+	}
+	g_free(rows);
+	return 0;
+}
+
+// Rotational blur.
+//
+// The image is resampled to polar coordinates, na angles (columns) by nr
+// radii (rows, one a pixel): a rotation is then a shift along a row, and
+// the average over k rotations a box along it, wrapping round. The result
+// is resampled back, bilinearly both ways. Positions outside the image take
+// the nearest edge pixel, so corners stay bright. The polar image is made
+// VT_RADIAL_ROWS rows at a time and consumed at once by the output pixels
+// whose radius falls in those rows (an annulus), so it never exists whole:
+// a few megabytes of floats instead of one plane of the image's size.
+
+#define VT_RADIAL_ROWS 32
+
+typedef struct {
+	const VipsPel *src;
+	VipsPel *dst;
+	int w, h, bands, na, nr, k;
+	double cx, cy;
+	const double *cosv, *sinv; // per angle column
+	float *polar;              // VT_RADIAL_ROWS + 1 rows of na + 1 columns (the last is the first again)
+	float *tmp;                // one row of na columns
+} vt_radial_t;
+
+static inline __attribute__((always_inline)) float vt_load(const VipsPel *p, VipsBandFormat fmt, size_t i) {
+	switch (fmt) {
+	case VIPS_FORMAT_UCHAR:
+		return p[i];
+	case VIPS_FORMAT_USHORT:
+		return ((const uint16_t *) p)[i];
+	default:
+		return ((const float *) p)[i];
+	}
+}
+
+static inline __attribute__((always_inline)) void vt_store(VipsPel *p, VipsBandFormat fmt, size_t i, float v) {
+	switch (fmt) {
+	case VIPS_FORMAT_UCHAR:
+		p[i] = (VipsPel) VIPS_CLIP(0, v + 0.5f, 255);
+		break;
+	case VIPS_FORMAT_USHORT:
+		((uint16_t *) p)[i] = (uint16_t) VIPS_CLIP(0, v + 0.5f, 65535);
+		break;
+	default:
+		((float *) p)[i] = v;
+	}
+}
+
+// vt_turn is the angle of (x, y) as a fraction of a turn, in [0, 1): the
+// arctangent of the smaller over the larger coordinate by Cephes' atanf
+// polynomial (reduced to [0, tan(pi/8)]; error about 1e-7 radians), then
+// the octant.
+static inline double vt_turn(double x, double y) {
+	double ax = fabs(x), ay = fabs(y), mx = VIPS_MAX(ax, ay), t, z, a = 0;
+	if (mx == 0)
+		return 0;
+	t = VIPS_MIN(ax, ay) / mx;
+	if (t > 0.41421356237309503) {
+		a = M_PI / 4;
+		t = (t - 1) / (t + 1);
+	}
+	z = t * t;
+	a += (((8.05374449538e-2 * z - 1.38776856032e-1) * z + 1.99777106478e-1) * z - 3.33329491539e-1) * z * t + t;
+	if (ay > ax)
+		a = M_PI / 2 - a;
+	if (x < 0)
+		a = M_PI - a;
+	if (y < 0)
+		a = 2 * M_PI - a;
+	a /= 2 * M_PI;
+	return a >= 1 ? a - 1 : a;
+}
+
+// vt_box_wrap replaces each column of a polar row by the mean of the k
+// columns centred on it, wrapping round, and sets column na to column 0.
+static void vt_box_wrap(float *row, float *tmp, int na, int bands, int k) {
+	int h2 = k / 2, a, b, j, ip, im;
+	memcpy(tmp, row, sizeof(float) * na * bands);
+	for (b = 0; b < bands; b++) {
+		double s = 0;
+		for (j = -h2; j <= h2; j++)
+			s += tmp[(((j % na) + na) % na) * bands + b];
+		ip = (h2 + 1) % na;
+		im = ((-h2 % na) + na) % na;
+		for (a = 0; a < na; a++) {
+			row[a * bands + b] = (float) (s / k);
+			s += tmp[ip * bands + b] - tmp[im * bands + b];
+			if (++ip == na)
+				ip = 0;
+			if (++im == na)
+				im = 0;
+		}
+		row[na * bands + b] = row[b];
+	}
+}
+
+// vt_radial_span writes the output pixels of row y, columns [x0, x1), whose
+// radius lies in polar rows [r0, r0 + VT_RADIAL_ROWS).
+static inline __attribute__((always_inline)) void vt_radial_span(const vt_radial_t *c, int r0, int y, int x0, int x1, VipsBandFormat fmt) {
+	size_t stride = (size_t) (c->na + 1) * c->bands;
+	double dy = y - c->cy;
+	int x, b, bands = c->bands;
+	for (x = x0; x < x1; x++) {
+		double dx = x - c->cx, r = sqrt(dx * dx + dy * dy), fa;
+		int ri = (int) r, ai;
+		float ta, tr;
+		const float *p0, *p1;
+		if (ri < r0 || ri >= r0 + VT_RADIAL_ROWS)
+			continue;
+		fa = vt_turn(dx, dy) * c->na;
+		ai = VIPS_MIN((int) fa, c->na - 1);
+		ta = (float) (fa - ai);
+		tr = (float) (r - ri);
+		p0 = c->polar + (size_t) (ri - r0) * stride + (size_t) ai * bands;
+		p1 = p0 + stride;
+		for (b = 0; b < bands; b++) {
+			float top = p0[b] + (p0[b + bands] - p0[b]) * ta;
+			float bot = p1[b] + (p1[b + bands] - p1[b]) * ta;
+			vt_store(c->dst, fmt, ((size_t) y * c->w + x) * bands + b, top + (bot - top) * tr);
+		}
+	}
+}
+
+// vt_radial_block makes polar rows r0 .. r0 + VT_RADIAL_ROWS (one more than
+// it owns, for interpolating) and writes the output pixels whose radius
+// lies in the rows it owns.
+static inline __attribute__((always_inline)) void vt_radial_block(const vt_radial_t *c, int r0, VipsBandFormat fmt) {
+	size_t stride = (size_t) (c->na + 1) * c->bands;
+	int last = VIPS_MIN(r0 + VT_RADIAL_ROWS, c->nr - 1), w = c->w, h = c->h, bands = c->bands, rr, a, b, y;
+	for (rr = r0; rr <= last; rr++) {
+		float *row = c->polar + (size_t) (rr - r0) * stride;
+		for (a = 0; a < c->na; a++) {
+			double x = VIPS_CLIP(0, c->cx + rr * c->cosv[a], w - 1), yy = VIPS_CLIP(0, c->cy + rr * c->sinv[a], h - 1);
+			int x0 = (int) x, y0 = (int) yy;
+			size_t i00 = ((size_t) y0 * w + x0) * bands;
+			size_t i01 = i00 + (x0 + 1 < w ? bands : 0), i10 = i00 + (y0 + 1 < h ? (size_t) w * bands : 0);
+			size_t i11 = i10 + (i01 - i00);
+			float fx = (float) (x - x0), fy = (float) (yy - y0);
+			for (b = 0; b < bands; b++) {
+				float top = vt_load(c->src, fmt, i00 + b) + (vt_load(c->src, fmt, i01 + b) - vt_load(c->src, fmt, i00 + b)) * fx;
+				float bot = vt_load(c->src, fmt, i10 + b) + (vt_load(c->src, fmt, i11 + b) - vt_load(c->src, fmt, i10 + b)) * fx;
+				row[a * bands + b] = top + (bot - top) * fy;
+			}
+		}
+		vt_box_wrap(row, c->tmp, c->na, bands, c->k);
+	}
+	// The output pixels of the annulus: on each row, the columns within
+	// the outer circle and outside the inner one (a pixel wider, each
+	// pixel's own radius deciding).
+	for (y = 0; y < h; y++) {
+		double dy = y - c->cy, ro = (double) (r0 + VT_RADIAL_ROWS) * (r0 + VT_RADIAL_ROWS) - dy * dy;
+		double ri = (double) r0 * r0 - dy * dy, outer, inner;
+		int a0, a1, b0, b1;
+		if (ro <= 0)
+			continue;
+		outer = sqrt(ro) + 1;
+		a0 = VIPS_MAX(0, (int) floor(c->cx - outer));
+		b1 = VIPS_MIN(w, (int) ceil(c->cx + outer) + 1);
+		if (ri <= 0) {
+			vt_radial_span(c, r0, y, a0, b1, fmt);
+			continue;
+		}
+		inner = sqrt(ri) - 1;
+		a1 = VIPS_MIN(w, (int) ceil(c->cx - inner) + 1);
+		b0 = VIPS_MAX(0, (int) floor(c->cx + inner));
+		if (b0 <= a1) {
+			vt_radial_span(c, r0, y, a0, b1, fmt);
+			continue;
+		}
+		vt_radial_span(c, r0, y, a0, a1, fmt);
+		vt_radial_span(c, r0, y, b0, b1, fmt);
+	}
+}
+
+int vt_radial(const VipsPel *in, VipsPel *dst, int w, int h, int bands, VipsBandFormat fmt,
+	double cx, double cy, int na, int nr, int k) {
+	vt_radial_t c = {0};
+	double *trig;
+	int a, r0;
+
+	if ((fmt != VIPS_FORMAT_UCHAR && fmt != VIPS_FORMAT_USHORT && fmt != VIPS_FORMAT_FLOAT) || na < 1 || nr < 2 || k < 1) {
+		vips_error("vitrine", "rotational blur: uchar, ushort or float image needed");
+		return -1;
+	}
+	c.src = in;
+	c.dst = dst;
+	c.w = w;
+	c.h = h;
+	c.bands = bands;
+	c.na = na;
+	c.nr = nr;
+	c.k = k;
+	c.cx = cx;
+	c.cy = cy;
+	trig = g_new(double, 2 * na);
+	for (a = 0; a < na; a++) {
+		trig[a] = cos(2 * M_PI * a / na);
+		trig[na + a] = sin(2 * M_PI * a / na);
+	}
+	c.cosv = trig;
+	c.sinv = trig + na;
+	c.polar = g_new(float, (size_t) (VT_RADIAL_ROWS + 1) * (na + 1) * c.bands);
+	c.tmp = g_new(float, (size_t) na * c.bands);
+	// One copy of the loop per format, so that loads and stores compile to
+	// the format's own instructions.
+	for (r0 = 0; r0 < nr - 1; r0 += VT_RADIAL_ROWS)
+		switch (fmt) {
+		case VIPS_FORMAT_UCHAR:
+			vt_radial_block(&c, r0, VIPS_FORMAT_UCHAR);
+			break;
+		case VIPS_FORMAT_USHORT:
+			vt_radial_block(&c, r0, VIPS_FORMAT_USHORT);
+			break;
+		default:
+			vt_radial_block(&c, r0, VIPS_FORMAT_FLOAT);
+		}
+	g_free(c.tmp);
+	g_free(c.polar);
+	g_free(trig);
+	return 0;
+}

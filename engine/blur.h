@@ -1,0 +1,27 @@
+// The blur kernels of blur.c: each reads the pixels of a width x height
+// image with bands interleaved samples a pixel and writes its result, of the
+// same size and format, into dst (the engine's pooled pixel buffers), on
+// the calling thread.
+
+#ifndef VITRINE_BLUR_H
+#define VITRINE_BLUR_H
+
+#include <stdint.h>
+#include <vips/vips.h>
+
+// vt_copy_meta gives out in's header fields and metadata (EXIF, ICC and
+// the rest), as an operation on in would.
+void vt_copy_meta(VipsImage *in, VipsImage *out);
+
+// vt_motion_u8: out(x, y) = sum of w[i] * in(x + dx[i], y + dy[i]) / 256,
+// positions outside the image taking the nearest edge pixel. in is 8-bit;
+// the weights add up to 256.
+int vt_motion_u8(const VipsPel *in, VipsPel *dst, int width, int height, int bands,
+	const int *dx, const int *dy, const uint16_t *w, int n);
+
+// vt_radial: the average of in over rotations about (cx, cy) spanning k of
+// na angle steps, nr radii. fmt is uchar, ushort or float.
+int vt_radial(const VipsPel *in, VipsPel *dst, int width, int height, int bands, VipsBandFormat fmt,
+	double cx, double cy, int na, int nr, int k);
+
+#endif
