@@ -139,20 +139,38 @@ func (b blur) gaussian(img *vips.ImageRef) error {
 	if b.sigma == 0 {
 		return nil
 	}
-	minAmpl := 0.2 // libvips' default; also ImageMagick's "pick a size" for radius 0
+	return img.GaussianBlur(b.sigma, b.minAmpl())
+}
+
+// minAmpl is the amplitude where the gaussian's mask stops.
+func (b blur) minAmpl() float64 {
 	if b.radius > 0 {
-		minAmpl = math.Min(math.Max(math.Exp(-b.radius*b.radius/(2*b.sigma*b.sigma)), 0.001), 0.9)
+		return math.Min(math.Max(math.Exp(-b.radius*b.radius/(2*b.sigma*b.sigma)), 0.001), 0.9)
 	}
-	return img.GaussianBlur(b.sigma, minAmpl)
+	return 0.2 // libvips' default; also ImageMagick's "pick a size" for radius 0
 }
 
 // adaptive blurs flat areas and keeps edges: a Sobel edge strength of the
 // grey image, blurred a little and scaled to 0..1, mixes the original (edges)
 // with the gaussian blur (flat areas): out = blurred + (orig-blurred)*edge.
+// 8-bit sRGB and grey images (the usual case: no alpha) take one fused pass
+// in blur.c (vt_adaptive_u8); others the same steps as libvips operations.
 func (b blur) adaptive(img *vips.ImageRef) error {
 	if b.sigma == 0 {
 		return nil
 	}
+	if img.BandFormat() == vips.BandFormatUchar {
+		switch i := img.Interpretation(); {
+		case img.Bands() == 3 && (i == vips.InterpretationSRGB || i == vips.InterpretationRGB),
+			img.Bands() == 1 && i == vips.InterpretationBW:
+			return adaptiveU8(img, b.sigma, b.minAmpl())
+		}
+	}
+	return b.adaptiveOps(img)
+}
+
+// adaptiveOps is the adaptive blur as libvips operations, for any format.
+func (b blur) adaptiveOps(img *vips.ImageRef) error {
 	orig, err := img.Copy()
 	if err != nil {
 		return err

@@ -24,4 +24,8 @@ int vt_motion_u8(const VipsPel *in, VipsPel *dst, int width, int height, int ban
 int vt_radial(const VipsPel *in, VipsPel *dst, int width, int height, int bands, VipsBandFormat fmt,
 	double cx, double cy, int na, int nr, int k);
 
+// vt_adaptive_u8: the adaptive blur of an 8-bit sRGB (3 bands) or grey (1)
+// image, its gaussian libvips' gaussmat(sigma, min_ampl).
+int vt_adaptive_u8(const VipsPel *in, VipsPel *dst, int width, int height, int bands, double sigma, double min_ampl);
+
 #endif

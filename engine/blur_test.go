@@ -135,7 +135,7 @@ func TestRadialFormatsAgree(t *testing.T) {
 func TestBlurKernelsTinyImages(t *testing.T) {
 	t.Parallel()
 	for _, size := range [][2]int{{1, 1}, {1, 9}, {9, 1}, {2, 3}} {
-		for _, b := range []blur{{kind: "motion", radius: 10, sigma: 5, angle: 30}, {kind: "radial", angle: 90}} {
+		for _, b := range []blur{{kind: "motion", radius: 10, sigma: 5, angle: 30}, {kind: "radial", angle: 90}, {kind: "adaptive", radius: 6, sigma: 3}} {
 			img, err := vips.NewImageFromGoImage(testPicture(size[0], size[1], false))
 			if err != nil {
 				t.Fatal(err)
@@ -151,6 +151,73 @@ func TestBlurKernelsTinyImages(t *testing.T) {
 				t.Fatalf("%s on %dx%d: %dx%d, %v", b.kind, size[0], size[1], s.Image.Width(), s.Image.Height(), err)
 			}
 			s.Image.Close()
+		}
+	}
+}
+
+// TestAdaptiveU8MatchesOperations: the fused 8-bit adaptive blur gives the
+// pixels of the same steps as libvips operations (the path of other
+// formats), within rounding: the gaussian's weights in 256ths and the grey
+// through tables move a few pixels by a few levels, the mean by under one.
+func TestAdaptiveU8MatchesOperations(t *testing.T) {
+	t.Parallel()
+	const w, h = 120, 90
+	r := rand.New(rand.NewPCG(3, 9))
+	src := testPicture(w, h, false)
+	for i := range src.Pix {
+		if i%4 != 3 {
+			src.Pix[i] = clamp8(int(src.Pix[i]) + int(r.UintN(41)) - 20)
+		}
+	}
+	for _, grey := range []bool{false, true} {
+		for _, rs := range [][2]float64{{6, 3}, {2, 1}, {0, 2}} {
+			b := blur{kind: "adaptive", radius: rs[0], sigma: rs[1]}
+			load := func() *vips.ImageRef {
+				img, err := vips.NewImageFromGoImage(src)
+				if err == nil {
+					err = img.ExtractBand(0, 3)
+				}
+				if err == nil && grey {
+					err = img.ToColorSpace(vips.InterpretationBW)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				return img
+			}
+			fast, slow := load(), load()
+			if err := b.adaptive(fast); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.adaptiveOps(slow); err != nil {
+				t.Fatal(err)
+			}
+			if err := castTo(slow, vips.BandFormatUchar); err != nil {
+				t.Fatal(err)
+			}
+			a, err := fast.ToBytes()
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := slow.ToBytes()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(a) != len(c) || len(a) != w*h*fast.Bands() {
+				t.Fatalf("grey %v: %d vs %d bytes", grey, len(a), len(c))
+			}
+			worst, sum := 0, 0
+			for i := range a {
+				d := int(a[i]) - int(c[i])
+				worst, sum = max(worst, d, -d), sum+max(d, -d)
+			}
+			if mean := float64(sum) / float64(len(a)); worst > 8 || mean > 1 {
+				t.Errorf("grey %v radius %v sigma %v: differs by up to %d (mean %.2f)", grey, rs[0], rs[1], worst, mean)
+			} else {
+				t.Logf("grey %v radius %v sigma %v: up to %d, mean %.2f", grey, rs[0], rs[1], worst, mean)
+			}
+			fast.Close()
+			slow.Close()
 		}
 	}
 }

@@ -2,6 +2,7 @@ package engine
 
 /*
 #cgo pkg-config: vips
+#cgo CFLAGS: -O3
 #cgo LDFLAGS: -lm
 #include <stdlib.h>
 #include <stdint.h>
@@ -299,6 +300,14 @@ func motionU8(r *vips.ImageRef, dx, dy []int, w []uint16) error {
 func radialBlur(r *vips.ImageRef, cx, cy float64, na, nr, k int) error {
 	return kernelInPlace(r, func(src, dst *C.VipsPel, in *C.VipsImage) C.int {
 		return C.vt_radial(src, dst, in.Xsize, in.Ysize, in.Bands, in.BandFmt, C.double(cx), C.double(cy), C.int(na), C.int(nr), C.int(k))
+	})
+}
+
+// adaptiveU8 is the adaptive blur of an 8-bit sRGB or grey image whose
+// gaussian is libvips' gaussmat(sigma, minAmpl) (vt_adaptive_u8).
+func adaptiveU8(r *vips.ImageRef, sigma, minAmpl float64) error {
+	return kernelInPlace(r, func(src, dst *C.VipsPel, in *C.VipsImage) C.int {
+		return C.vt_adaptive_u8(src, dst, in.Xsize, in.Ysize, in.Bands, C.double(sigma), C.double(minAmpl))
 	})
 }
 
