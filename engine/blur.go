@@ -95,6 +95,12 @@ func (b blur) Apply(s *State) error {
 	return nil
 }
 
+// streams: every kind reads its input top to bottom. blur.c's kernels
+// render it strip by strip (kernelInPlace); libvips' convolutions ask for
+// rows a mask's height at a time, which the line cache of a sequential
+// decode grows to hold.
+func (blur) streams() bool { return true }
+
 // premultiply multiplies (dir 1) or divides (dir -1) the colour bands of img
 // by its normalised alpha, the last band. govips' own Premultiply keeps its
 // state on the ImageRef, which the blurs replace, so it is done by hand.
@@ -311,6 +317,14 @@ func (b blur) radial(s *State) error {
 	}
 	if k < 3 {
 		return nil // under a pixel of arc anywhere
+	}
+	switch s.Image.BandFormat() {
+	case vips.BandFormatUchar, vips.BandFormatUshort, vips.BandFormatFloat:
+	default:
+		// vt_radial reads these three; Apply casts back.
+		if err := s.Image.Cast(vips.BandFormatFloat); err != nil {
+			return err
+		}
 	}
 	return radialBlur(s.Image, cx, cy, na, nr, k)
 }

@@ -24,7 +24,7 @@ func (c *compress) Apply(s *State) error {
 	return nil
 }
 
-func (*compress) streams() {}
+func (*compress) streams() bool { return true }
 
 var (
 	_ Step     = (*compress)(nil)

@@ -32,7 +32,7 @@ func (c *convert) Apply(s *State) error {
 	return nil
 }
 
-func (*convert) streams() {}
+func (*convert) streams() bool { return true }
 
 var (
 	_ Step     = (*convert)(nil)

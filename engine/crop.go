@@ -63,7 +63,7 @@ func (c *crop) Apply(s *State) error {
 	return s.cropTo(x, y, c.w, c.h)
 }
 
-func (*crop) streams() {}
+func (*crop) streams() bool { return true }
 
 var (
 	_ Step     = (*crop)(nil)

@@ -18,9 +18,10 @@ type loadHinter interface {
 // streamer is implemented by steps that read their input top to bottom, so a
 // chain made only of them can decode with sequential access (less memory,
 // better cache use). Steps that rotate, flip vertically or read arbitrary
-// regions must not implement it.
+// regions must not implement it, or return false (blur: it depends on the
+// kind).
 type streamer interface {
-	streams()
+	streams() bool
 }
 
 // shrinkMargin keeps the decoded image at least this many times the size the
@@ -87,7 +88,7 @@ func (e *Engine) decode(src []byte, steps []Step, env Env) (*decoded, error) {
 	}
 	seq := len(steps) > 0
 	for _, st := range steps {
-		if _, ok := st.(streamer); !ok {
+		if st, ok := st.(streamer); !ok || !st.streams() {
 			seq = false
 			break
 		}

@@ -13,7 +13,7 @@ func parseFlipHorizontally(p *Params) (Step, error) { return flipHorizontally{},
 
 func (flipHorizontally) Apply(s *State) error { return s.Image.Flip(vips.DirectionHorizontal) }
 
-func (flipHorizontally) streams() {}
+func (flipHorizontally) streams() bool { return true }
 
 var (
 	_ Step     = flipHorizontally{}

@@ -14,7 +14,7 @@ func (progressive) Apply(s *State) error {
 	return nil
 }
 
-func (progressive) streams() {}
+func (progressive) streams() bool { return true }
 
 var (
 	_ Step     = progressive{}

@@ -19,7 +19,7 @@ func (strip) Apply(s *State) error {
 	return nil
 }
 
-func (strip) streams() {}
+func (strip) streams() bool { return true }
 
 var (
 	_ Step     = strip{}
