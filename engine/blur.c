@@ -32,18 +32,26 @@ void vt_copy_meta(VipsImage *in, VipsImage *out) {
 	g_strfreev(fields);
 }
 
+// Row loops are compiled for AVX-512 and AVX2 as well as the baseline, the
+// copy chosen at load time by the CPU (GCC's function multiversioning,
+// x86-64 only).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define VT_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+#else
+#define VT_CLONES
+#endif
+
 // Motion blur.
 //
 // vt_motion_span computes len samples of an output row whose taps all lie
 // inside the image: for each 64 samples, the sum of w[i] * src[i][k] over
 // the taps in two registers of thirty-two 16-bit lanes (the weights add up
 // to 256, so 255 * 256 fits), rounded. Written with GCC vector types, so
-// it is SIMD at any optimisation level, and compiled for AVX-512 and AVX2
-// as well, chosen at load time by the CPU.
+// it is SIMD at any optimisation level.
 typedef uint16_t vt_u16x32 __attribute__((vector_size(64)));
 typedef uint8_t vt_u8x32 __attribute__((vector_size(32)));
 
-__attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
+VT_CLONES
 static void vt_motion_span(const VipsPel *const *src, const uint16_t *w, int n, size_t len, VipsPel *out) {
 	size_t k = 0;
 	int i;
@@ -411,10 +419,7 @@ static const VipsPel *vt_adaptive_grey(vt_adaptive_t *c, int y) {
 }
 
 // The row loops below are written for the vectoriser (the package's C is
-// compiled at -O3): no clamping inside, edge columns apart. Each is
-// compiled for AVX-512 and AVX2 as well, chosen at load time.
-#define VT_CLONES __attribute__((target_clones("arch=x86-64-v4", "avx2", "default")))
-
+// compiled at -O3): no clamping inside, edge columns apart.
 // vt_sobel_at is the Sobel strength at column x of rows a, b, d (above, at,
 // below), columns clamped: |Gx| + |Gy| as libvips' uchar path computes it
 // (each gradient halved into a byte around 128, then doubled).
