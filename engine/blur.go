@@ -99,7 +99,7 @@ func (b blur) Apply(s *State) error {
 // render it strip by strip (kernelInPlace); libvips' convolutions ask for
 // rows a mask's height at a time, which the line cache of a sequential
 // decode grows to hold.
-func (blur) streams() bool { return true }
+func (blur) streams() {}
 
 // premultiply multiplies (dir 1) or divides (dir -1) the colour bands of img
 // by its normalised alpha, the last band. govips' own Premultiply keeps its

@@ -65,7 +65,7 @@ func fill(s *State, c *vips.ColorRGBA) error {
 	return s.Image.Cast(vips.BandFormatUchar)
 }
 
-func (*border) streams() bool { return true }
+func (*border) streams() {}
 
 var (
 	_ Step     = (*border)(nil)

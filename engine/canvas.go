@@ -93,7 +93,7 @@ func (c *canvas) Apply(s *State) error {
 	return s.Image.EmbedBackgroundRGBA(x, y, cw, ch, rgba(bg))
 }
 
-func (*canvas) streams() bool { return true }
+func (*canvas) streams() {}
 
 var (
 	_ Step     = (*canvas)(nil)

@@ -24,7 +24,7 @@ func (c *compress) Apply(s *State) error {
 	return nil
 }
 
-func (*compress) streams() bool { return true }
+func (*compress) streams() {}
 
 var (
 	_ Step     = (*compress)(nil)

@@ -32,7 +32,7 @@ func (c *convert) Apply(s *State) error {
 	return nil
 }
 
-func (*convert) streams() bool { return true }
+func (*convert) streams() {}
 
 var (
 	_ Step     = (*convert)(nil)

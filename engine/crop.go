@@ -63,7 +63,7 @@ func (c *crop) Apply(s *State) error {
 	return s.cropTo(x, y, c.w, c.h)
 }
 
-func (*crop) streams() bool { return true }
+func (*crop) streams() {}
 
 var (
 	_ Step     = (*crop)(nil)

@@ -18,10 +18,9 @@ type loadHinter interface {
 // streamer is implemented by steps that read their input top to bottom, so a
 // chain made only of them can decode with sequential access (less memory,
 // better cache use). Steps that rotate, flip vertically or read arbitrary
-// regions must not implement it, or return false (blur: it depends on the
-// kind).
+// regions must not implement it.
 type streamer interface {
-	streams() bool
+	streams()
 }
 
 // shrinkMargin keeps the decoded image at least this many times the size the
@@ -88,7 +87,7 @@ func (e *Engine) decode(src []byte, steps []Step, env Env) (*decoded, error) {
 	}
 	seq := len(steps) > 0
 	for _, st := range steps {
-		if st, ok := st.(streamer); !ok || !st.streams() {
+		if _, ok := st.(streamer); !ok {
 			seq = false
 			break
 		}

@@ -13,7 +13,7 @@ func parseFlipHorizontally(p *Params) (Step, error) { return flipHorizontally{},
 
 func (flipHorizontally) Apply(s *State) error { return s.Image.Flip(vips.DirectionHorizontal) }
 
-func (flipHorizontally) streams() bool { return true }
+func (flipHorizontally) streams() {}
 
 var (
 	_ Step     = flipHorizontally{}

@@ -53,7 +53,7 @@ func (m *maxSize) Apply(s *State) error {
 	return s.resizeTo(w, h)
 }
 
-func (*maxSize) streams() bool { return true }
+func (*maxSize) streams() {}
 
 var (
 	_ Step       = (*maxSize)(nil)

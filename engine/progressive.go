@@ -14,7 +14,7 @@ func (progressive) Apply(s *State) error {
 	return nil
 }
 
-func (progressive) streams() bool { return true }
+func (progressive) streams() {}
 
 var (
 	_ Step     = progressive{}

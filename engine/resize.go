@@ -43,7 +43,7 @@ func (r *resize) loadHint(s *State) (int, int) {
 
 func (r *resize) Apply(s *State) error { return s.resizeTo(r.target(s.Size())) }
 
-func (*resize) streams() bool { return true }
+func (*resize) streams() {}
 
 var (
 	_ Step       = (*resize)(nil)

@@ -180,7 +180,7 @@ func (t *smartSize) Apply(s *State) error {
 	return s.resizeTo(t.w, t.h)
 }
 
-func (*smartSize) streams() bool { return true }
+func (*smartSize) streams() {}
 
 var (
 	_ Step       = (*smartSize)(nil)

@@ -19,7 +19,7 @@ func (strip) Apply(s *State) error {
 	return nil
 }
 
-func (strip) streams() bool { return true }
+func (strip) streams() {}
 
 var (
 	_ Step     = strip{}

@@ -62,7 +62,7 @@ func (t *thumbnail) Apply(s *State) error {
 	return s.Image.ExtractArea((nw-t.w)/2, (nh-t.h)/2, t.w, t.h)
 }
 
-func (*thumbnail) streams() bool { return true }
+func (*thumbnail) streams() {}
 
 var (
 	_ Step       = (*thumbnail)(nil)

@@ -127,9 +127,10 @@ static int vt_conv(VipsImage *in, VipsImage **out, double *mask, int w, int h, d
 	return r;
 }
 
-// The pixel buffers of guest transformations (pixelpool.go): rows written
-// straight into a caller's buffer, and images read in place from one,
-// which goes back to the pool when libvips closes the image.
+// The pooled pixel buffers (pixelpool.go) of guest transformations and
+// blur kernels: rows written straight into a caller's buffer, and images
+// read in place from one, which goes back to the pool when libvips closes
+// the image.
 extern void vitrinePixelBufferClosed(uintptr_t handle);
 
 // vt_write_into computes in strip by strip on the calling thread, straight
