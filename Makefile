@@ -10,7 +10,7 @@ GO ?= go
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 FUZZTIME ?= 10s
 
-.PHONY: run test deps test-deps build vet templ-check fuzz bench load
+.PHONY: run test deps test-deps build vet templ-check fuzz asan bench load
 
 deps:
 	@pkg-config --exists vips 2>/dev/null || { \
@@ -63,11 +63,19 @@ fuzz: deps
 	$(FUZZ) '^FuzzParseSpec$$'
 	$(FUZZ) '^FuzzInspect$$'
 	$(FUZZ) '^FuzzAnimated$$'
+	$(FUZZ) '^FuzzBlur$$'
+
+# The engine's C kernels (blur.c, the guest pixel copies) under
+# AddressSanitizer: their pixel buffers become exact-size allocations
+# (pixelpool_asan.go), so a read or write past an image fails the test.
+asan: deps
+	$(GO) test -asan -count=1 ./engine -run 'Blur|Radial|Motion|Adaptive|Guest'
 
 test: vet test-deps
 	MALLOC_ARENA_MAX=2 $(GO) test -race -count=1 -timeout 30m ./...
 	$(MAKE) --no-print-directory -C wasm-sdk test examples
 	$(MAKE) --no-print-directory fuzz
+	$(MAKE) --no-print-directory asan
 
 bench: deps
 	$(GO) test ./engine ./api -run '^$$' -bench . -benchmem -benchtime 3s

@@ -300,23 +300,9 @@ func (b blur) motion(s *State) error {
 // (vt_radial in blur.c). Positions outside the image take the nearest edge
 // pixel, so corners stay bright.
 func (b blur) radial(s *State) error {
-	if b.angle == 0 {
+	cx, cy, na, nr, k, ok := radialGrid(s.Image.Width(), s.Image.Height(), b.angle)
+	if !ok {
 		return nil
-	}
-	w, h := s.Image.Width(), s.Image.Height()
-	cx, cy := float64(w)/2, float64(h)/2
-	theta := math.Min(math.Abs(b.angle), 360)
-	rmax := math.Hypot(math.Max(cx, float64(w)-cx), math.Max(cy, float64(h)-cy))
-	// Angles every three pixels of arc at the farthest corner (finer
-	// inside), and at least 16 per box; radii every pixel.
-	na := max(int(math.Ceil(2*math.Pi*rmax/3)), int(math.Ceil(16*360/theta)))
-	nr := int(math.Ceil(rmax)) + 2
-	k := int(math.Round(theta / 360 * float64(na)))
-	if k%2 == 0 {
-		k++
-	}
-	if k < 3 {
-		return nil // under a pixel of arc anywhere
 	}
 	switch s.Image.BandFormat() {
 	case vips.BandFormatUchar, vips.BandFormatUshort, vips.BandFormatFloat:
@@ -327,6 +313,30 @@ func (b blur) radial(s *State) error {
 		}
 	}
 	return radialBlur(s.Image, cx, cy, na, nr, k)
+}
+
+// radialGrid is the polar grid of a rotational blur by angle degrees of a
+// w x h image about its centre (cx, cy): na angles, nr radii and a box of k
+// angles. ok is false when no pixel would move by a pixel.
+func radialGrid(w, h int, angle float64) (cx, cy float64, na, nr, k int, ok bool) {
+	cx, cy = float64(w)/2, float64(h)/2
+	theta := math.Min(math.Abs(angle), 360)
+	rmax := math.Hypot(math.Max(cx, float64(w)-cx), math.Max(cy, float64(h)-cy))
+	if theta*math.Pi/180*rmax < 1 {
+		return cx, cy, 0, 0, 0, false // under a pixel of arc anywhere
+	}
+	// Angles every three pixels of arc at the farthest corner (finer
+	// inside), and at least 16 per box, but never closer than a pixel
+	// apart there: a tiny angle must not ask for millions of angles (the
+	// work and the rows kept grow with them); radii every pixel.
+	circle := 2 * math.Pi * rmax
+	na = min(max(int(math.Ceil(circle/3)), int(math.Ceil(16*360/theta))), int(math.Ceil(circle)))
+	nr = int(math.Ceil(rmax)) + 2
+	k = max(int(math.Round(theta/360*float64(na))), 3)
+	if k%2 == 0 {
+		k++
+	}
+	return cx, cy, na, nr, k, true
 }
 
 // maxTaps bounds the taps of a motion blur's mask.

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"image"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -266,5 +267,30 @@ func TestBlurStreamsFromSequentialDecode(t *testing.T) {
 				t.Fatalf("%s on %s: %dx%d", spec, src.name, res.Width, res.Height)
 			}
 		}
+	}
+}
+
+// TestRadialGrid: the rotational blur's polar grid stays within a pixel of
+// arc per angle at the farthest corner whatever the angle (a tiny angle
+// once asked for 16 * 360 / angle angles: millions), keeps three pixels per
+// angle for ordinary ones, and skips angles that move no pixel by a pixel.
+func TestRadialGrid(t *testing.T) {
+	t.Parallel()
+	for _, size := range [][2]int{{4000, 3000}, {160, 120}, {1, 1}, {3, 2000}} {
+		rmax := math.Hypot(float64(size[0])/2, float64(size[1])/2)
+		for _, angle := range []float64{0, 0.0001, 0.01, 0.05, 1, 20, 90, 360, -45} {
+			_, _, na, nr, k, ok := radialGrid(size[0], size[1], angle)
+			arc := math.Abs(angle) * math.Pi / 180 * rmax
+			switch {
+			case ok != (arc >= 1):
+				t.Errorf("%v on %v: ok %v with an arc of %.3f px", angle, size, ok, arc)
+			case !ok:
+			case float64(na) > math.Ceil(2*math.Pi*rmax) || k < 3 || k%2 == 0 || k > na+1 || nr < int(rmax)+2:
+				t.Errorf("%v on %v: na %d (circle %.0f px), nr %d, k %d", angle, size, na, 2*math.Pi*rmax, nr, k)
+			}
+		}
+	}
+	if _, _, na, _, k, _ := radialGrid(4000, 3000, 20); na != 5236 || k != 291 {
+		t.Errorf("20 degrees on 12 MP: na %d, k %d; want 5236, 291 (three pixels of arc per angle)", na, k)
 	}
 }

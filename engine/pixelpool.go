@@ -50,6 +50,9 @@ var pixels pixelPool
 // get returns a buffer of n bytes (not zeroed) and the function that gives
 // it back.
 func (p *pixelPool) get(n int) ([]byte, func(), error) {
+	if exactBuffers {
+		return exactBuffer(n)
+	}
 	p.mu.Lock()
 	best := -1
 	for i, b := range p.idle {
