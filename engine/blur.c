@@ -79,6 +79,77 @@ static void vt_motion_span(const VipsPel *const *src, const uint16_t *w, int n, 
 	}
 }
 
+// vt_sym_span is vt_motion_span for a symmetric mask of odd n taps (a
+// gaussian): each pair of taps the same distance from the centre is added
+// before its one multiply.
+VT_CLONES
+static void vt_sym_span(const VipsPel *const *src, const uint16_t *w, int n, size_t len, VipsPel *out) {
+	size_t k = 0;
+	int i, c = n / 2;
+	for (; k + 64 <= len; k += 64) {
+		vt_u16x32 s0 = {0}, s1 = {0};
+		vt_u8x32 a0, a1, b0, b1;
+		s0 += 128;
+		s1 += 128;
+		for (i = 0; i < c; i++) {
+			memcpy(&a0, src[i] + k, 32);
+			memcpy(&a1, src[i] + k + 32, 32);
+			memcpy(&b0, src[n - 1 - i] + k, 32);
+			memcpy(&b1, src[n - 1 - i] + k + 32, 32);
+			s0 += (__builtin_convertvector(a0, vt_u16x32) + __builtin_convertvector(b0, vt_u16x32)) * w[i];
+			s1 += (__builtin_convertvector(a1, vt_u16x32) + __builtin_convertvector(b1, vt_u16x32)) * w[i];
+		}
+		memcpy(&a0, src[c] + k, 32);
+		memcpy(&a1, src[c] + k + 32, 32);
+		s0 += __builtin_convertvector(a0, vt_u16x32) * w[c];
+		s1 += __builtin_convertvector(a1, vt_u16x32) * w[c];
+		a0 = __builtin_convertvector(s0 >> 8, vt_u8x32);
+		a1 = __builtin_convertvector(s1 >> 8, vt_u8x32);
+		memcpy(out + k, &a0, 32);
+		memcpy(out + k + 32, &a1, 32);
+	}
+	for (; k < len; k++) {
+		unsigned t = 128;
+		for (i = 0; i < n; i++)
+			t += w[i] * src[i][k];
+		out[k] = (VipsPel) (t >> 8);
+	}
+}
+
+// vt_span_wide is vt_motion_span with the weights in 65536ths, summed in
+// 32-bit lanes: for masks of many taps, where 256ths would round each
+// weight by a large part of itself (half the speed).
+typedef uint32_t vt_u32x16 __attribute__((vector_size(64)));
+typedef uint8_t vt_u8x16 __attribute__((vector_size(16)));
+
+VT_CLONES
+static void vt_span_wide(const VipsPel *const *src, const uint32_t *w, int n, size_t len, VipsPel *out) {
+	size_t k = 0;
+	int i;
+	for (; k + 32 <= len; k += 32) {
+		vt_u32x16 s0 = {0}, s1 = {0};
+		vt_u8x16 p0, p1;
+		s0 += 1u << 15;
+		s1 += 1u << 15;
+		for (i = 0; i < n; i++) {
+			memcpy(&p0, src[i] + k, 16);
+			memcpy(&p1, src[i] + k + 16, 16);
+			s0 += __builtin_convertvector(p0, vt_u32x16) * w[i];
+			s1 += __builtin_convertvector(p1, vt_u32x16) * w[i];
+		}
+		p0 = __builtin_convertvector(s0 >> 16, vt_u8x16);
+		p1 = __builtin_convertvector(s1 >> 16, vt_u8x16);
+		memcpy(out + k, &p0, 16);
+		memcpy(out + k + 16, &p1, 16);
+	}
+	for (; k < len; k++) {
+		uint32_t s = 1u << 15;
+		for (i = 0; i < n; i++)
+			s += w[i] * src[i][k];
+		out[k] = (VipsPel) (s >> 16);
+	}
+}
+
 // vt_motion_clamped computes columns [x0, x1) of an output row one sample
 // at a time, each tap's column clamped to the image (the edge columns).
 static void vt_motion_clamped(const VipsPel *const *rows, const int *dx, const uint16_t *w, int n,
@@ -353,33 +424,41 @@ int vt_radial(const VipsPel *in, VipsPel *dst, int w, int h, int bands, VipsBand
 // of an 8-bit sRGB or grey image: out = blurred + (in - blurred) * edge,
 // where blurred is the gaussian of libvips' integer mask (gaussmat with
 // sigma and min_ampl, separable, in 256ths here) and edge the Sobel
-// strength of the grey image (linear-light luminance back in sRGB, as
-// libvips' colourspace makes it; |Gx| + |Gy|, as libvips' uchar Sobel),
+// strength of the grey image (as libvips' colourspace makes it; |Gx| +
+// |Gy|, as libvips' uchar Sobel),
 // blurred by gaussmat(1, 0.2) and scaled by 4, so that an edge of 64 levels
 // or more counts as fully sharp. Every intermediate is a row: a few rows of
 // grey and edge strength live in rings, nothing the image's size.
 
 #define VT_RING 8
 
-// The grey conversion: sRGB to linear light in 16 bits, then luminance in
-// 16 bits back to sRGB through a table indexed by its top 14 bits.
-static uint16_t vt_lin16[256];
-static uint8_t vt_gamma14[1 << 14];
+// The grey conversion, libvips' own (vips_colourspace from sRGB to B_W):
+// each sample to linear light (vips_col_sRGB2scRGB_8), Y = 0.2 R + 0.7 G +
+// 0.1 B, and Y back to 8 bits (vips_col_scRGB2BW_8). Here the three terms
+// come from tables of Y in 65536ths (times 256, for the rounding) and the
+// last step from a table over Y, both built by calling libvips itself, so
+// the grey is libvips' to within a level where Y falls on a rounding edge.
+// That matters: the Sobel strength doubles any difference, and the blend
+// multiplies it by the distance between the image and its blur.
+static uint32_t vt_term[3][256];
+static uint8_t vt_grey16[1 << 16];
 
 static void vt_grey_tables(void) {
 	static gsize done = 0;
-	int i;
+	static const double weight[3] = {0.2, 0.7, 0.1};
+	int i, b, g, og;
+	float R, G, B;
 	if (!g_once_init_enter(&done))
 		return;
 	for (i = 0; i < 256; i++) {
-		double v = i / 255.0;
-		v = v <= 0.04045 ? v / 12.92 : pow((v + 0.055) / 1.055, 2.4);
-		vt_lin16[i] = (uint16_t) lrint(v * 65535);
+		vips_col_sRGB2scRGB_8(i, i, i, &R, &G, &B);
+		for (b = 0; b < 3; b++)
+			vt_term[b][i] = (uint32_t) lrint(weight[b] * R * 65535 * 256);
 	}
-	for (i = 0; i < 1 << 14; i++) {
-		double y = (i * 4 + 2) / 65535.0;
-		y = y <= 0.0031308 ? 12.92 * y : 1.055 * pow(y, 1 / 2.4) - 0.055;
-		vt_gamma14[i] = (uint8_t) VIPS_CLIP(0, lrint(y * 255), 255);
+	for (i = 0; i < 1 << 16; i++) {
+		float y = i / 65535.0f;
+		vips_col_scRGB2BW_8(y, y, y, &g, &og);
+		vt_grey16[i] = (uint8_t) VIPS_CLIP(0, g, 255);
 	}
 	g_once_init_leave(&done, 1);
 }
@@ -411,8 +490,8 @@ static const VipsPel *vt_adaptive_grey(vt_adaptive_t *c, int y) {
 		memcpy(q, p, c->width);
 	else
 		for (x = 0; x < c->width; x++, p += 3) {
-			uint32_t l = 13933u * vt_lin16[p[0]] + 46871u * vt_lin16[p[1]] + 4732u * vt_lin16[p[2]];
-			q[x] = vt_gamma14[(l + 32768u) >> 18];
+			uint32_t y = (vt_term[0][p[0]] + vt_term[1][p[1]] + vt_term[2][p[2]] + 128) >> 8;
+			q[x] = vt_grey16[VIPS_MIN(y, 65535)];
 		}
 	c->greyRow[slot] = y;
 	return q;
@@ -503,20 +582,40 @@ static const VipsPel *vt_adaptive_edge(vt_adaptive_t *c, int y) {
 	return c->edge[slot];
 }
 
-// vt_weights256 turns a mask into weights in 256ths adding up to 256 (the
-// largest takes the rounding), for vt_motion_span.
-static void vt_weights256(const double *m, int n, uint16_t *q) {
+// vt_weights turns a mask into integer weights adding up to total (the
+// largest takes the rounding), for vt_motion_span (256) or vt_span_wide
+// (65536).
+static void vt_weights(const double *m, int n, uint32_t total, uint32_t *q) {
 	double sum = 0;
-	int i, top = 0, total = 0;
+	int i, top = 0;
+	uint32_t got = 0;
 	for (i = 0; i < n; i++)
 		sum += m[i];
 	for (i = 0; i < n; i++) {
-		q[i] = (uint16_t) lrint(m[i] / sum * 256);
-		total += q[i];
+		q[i] = (uint32_t) lrint(m[i] / sum * total);
+		got += q[i];
 		if (m[i] > m[top])
 			top = i;
 	}
-	q[top] = (uint16_t) (q[top] + 256 - total);
+	q[top] += total - got;
+}
+
+// Masks of more taps than this take the 65536ths (vt_span_wide).
+#define VT_NARROW_TAPS 16
+
+// vt_gauss_pass runs one pass of the gaussian over len samples: in 256ths
+// for masks of up to VT_NARROW_TAPS (by pairs when the weights are
+// symmetric, as a gaussmat's are), else in 65536ths.
+static void vt_gauss_pass(const VipsPel *const *src, const uint16_t *w16, const uint32_t *w32, int n, size_t len, VipsPel *out) {
+	int i, sym = n % 2;
+	for (i = 0; sym && i < n / 2; i++)
+		sym = w16[i] == w16[n - 1 - i];
+	if (n > VT_NARROW_TAPS)
+		vt_span_wide(src, w32, n, len, out);
+	else if (sym)
+		vt_sym_span(src, w16, n, len, out);
+	else
+		vt_motion_span(src, w16, n, len, out);
 }
 
 int vt_adaptive_u8(const VipsPel *in, VipsPel *dst, int width, int height, int bands, double sigma, double min_ampl) {
@@ -524,6 +623,7 @@ int vt_adaptive_u8(const VipsPel *in, VipsPel *dst, int width, int height, int b
 	vt_adaptive_t c = {0};
 	const VipsPel **rows = NULL;
 	uint16_t *gw = NULL;
+	uint32_t *gw32 = NULL;
 	VipsPel *vrow = NULL, *brow = NULL, *eb = NULL;
 	int gn, gr, i, x, y, b, ret = -1;
 
@@ -542,7 +642,10 @@ int vt_adaptive_u8(const VipsPel *in, VipsPel *dst, int width, int height, int b
 	gn = gm->Xsize;
 	gr = gn / 2;
 	gw = g_new(uint16_t, gn);
-	vt_weights256((double *) VIPS_IMAGE_ADDR(gm, 0, 0), gn, gw);
+	gw32 = g_new(uint32_t, gn);
+	vt_weights((double *) VIPS_IMAGE_ADDR(gm, 0, 0), gn, gn <= VT_NARROW_TAPS ? 256 : 65536, gw32);
+	for (i = 0; i < gn; i++)
+		gw[i] = (uint16_t) gw32[i];
 	for (i = 0; i < 3; i++) {
 		c.ew[i] = (int) lrint(((double *) VIPS_IMAGE_ADDR(em, 0, 0))[i]);
 		c.esum += c.ew[i];
@@ -576,7 +679,7 @@ int vt_adaptive_u8(const VipsPel *in, VipsPel *dst, int width, int height, int b
 		// each side repeat the edge pixels, then across.
 		for (i = 0; i < gn; i++)
 			rows[i] = in + (size_t) VIPS_CLIP(0, y + i - gr, height - 1) * c.line;
-		vt_motion_span(rows, gw, gn, c.line, vrow + (size_t) gr * bands);
+		vt_gauss_pass(rows, gw, gw32, gn, c.line, vrow + (size_t) gr * bands);
 		for (x = 0; x < gr; x++)
 			for (b = 0; b < bands; b++) {
 				vrow[x * bands + b] = vrow[gr * bands + b];
@@ -584,7 +687,7 @@ int vt_adaptive_u8(const VipsPel *in, VipsPel *dst, int width, int height, int b
 			}
 		for (i = 0; i < gn; i++)
 			rows[i] = vrow + (size_t) i * bands;
-		vt_motion_span(rows, gw, gn, c.line, brow);
+		vt_gauss_pass(rows, gw, gw32, gn, c.line, brow);
 		vt_edge_weight(e0, e1, e2, eb, width, bands, c.ew, c.esum, c.recip);
 		vt_blend_row(o, brow, eb, out, c.line);
 	}
@@ -600,6 +703,7 @@ done:
 	g_free(brow);
 	g_free(eb);
 	g_free(gw);
+	g_free(gw32);
 	VIPS_UNREF(gm);
 	VIPS_UNREF(em);
 	return ret;

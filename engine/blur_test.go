@@ -158,8 +158,9 @@ func TestBlurKernelsTinyImages(t *testing.T) {
 
 // TestAdaptiveU8MatchesOperations: the fused 8-bit adaptive blur gives the
 // pixels of the same steps as libvips operations (the path of other
-// formats), within rounding: the gaussian's weights in 256ths and the grey
-// through tables move a few pixels by a few levels, the mean by under one.
+// formats), within rounding, for small and large masks (narrow and wide
+// weights), colour and grey: the integer weights and the tabulated grey move
+// a few pixels by a few levels, the mean by under one.
 func TestAdaptiveU8MatchesOperations(t *testing.T) {
 	t.Parallel()
 	const w, h = 120, 90
@@ -171,7 +172,7 @@ func TestAdaptiveU8MatchesOperations(t *testing.T) {
 		}
 	}
 	for _, grey := range []bool{false, true} {
-		for _, rs := range [][2]float64{{6, 3}, {2, 1}, {0, 2}} {
+		for _, rs := range [][2]float64{{6, 3}, {2, 1}, {0, 2}, {30, 10}, {0, 20}, {100, 40}, {100, 100}} {
 			b := blur{kind: "adaptive", radius: rs[0], sigma: rs[1]}
 			load := func() *vips.ImageRef {
 				img, err := vips.NewImageFromGoImage(src)
@@ -212,7 +213,7 @@ func TestAdaptiveU8MatchesOperations(t *testing.T) {
 				d := int(a[i]) - int(c[i])
 				worst, sum = max(worst, d, -d), sum+max(d, -d)
 			}
-			if mean := float64(sum) / float64(len(a)); worst > 8 || mean > 1 {
+			if mean := float64(sum) / float64(len(a)); worst > 5 || mean > 0.6 {
 				t.Errorf("grey %v radius %v sigma %v: differs by up to %d (mean %.2f)", grey, rs[0], rs[1], worst, mean)
 			} else {
 				t.Logf("grey %v radius %v sigma %v: up to %d, mean %.2f", grey, rs[0], rs[1], worst, mean)
