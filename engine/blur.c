@@ -218,6 +218,7 @@ typedef struct {
 	const double *cosv, *sinv; // per angle column
 	float *polar;              // VT_RADIAL_ROWS + 1 rows of na + 1 columns (the last is the first again)
 	float *tmp;                // one row of na columns
+	float *rad, *ang;          // a row's pixels' polar coordinates
 } vt_radial_t;
 
 static inline __attribute__((always_inline)) float vt_load(const VipsPel *p, VipsBandFormat fmt, size_t i) {
@@ -244,77 +245,85 @@ static inline __attribute__((always_inline)) void vt_store(VipsPel *p, VipsBandF
 	}
 }
 
-// vt_turn is the angle of (x, y) as a fraction of a turn, in [0, 1): the
-// arctangent of the smaller over the larger coordinate by Cephes' atanf
-// polynomial (reduced to [0, tan(pi/8)]; error about 1e-7 radians), then
-// the octant.
-static inline double vt_turn(double x, double y) {
-	double ax = fabs(x), ay = fabs(y), mx = VIPS_MAX(ax, ay), t, z, a = 0;
-	if (mx == 0)
-		return 0;
-	t = VIPS_MIN(ax, ay) / mx;
-	if (t > 0.41421356237309503) {
-		a = M_PI / 4;
-		t = (t - 1) / (t + 1);
-	}
-	z = t * t;
-	a += (((8.05374449538e-2 * z - 1.38776856032e-1) * z + 1.99777106478e-1) * z - 3.33329491539e-1) * z * t + t;
-	if (ay > ax)
-		a = M_PI / 2 - a;
-	if (x < 0)
-		a = M_PI - a;
-	if (y < 0)
-		a = 2 * M_PI - a;
-	a /= 2 * M_PI;
-	return a >= 1 ? a - 1 : a;
-}
-
 // vt_box_wrap replaces each column of a polar row by the mean of the k
 // columns centred on it, wrapping round, and sets column na to column 0.
 static void vt_box_wrap(float *row, float *tmp, int na, int bands, int k) {
-	int h2 = k / 2, a, b, j, ip, im;
+	int h2 = k / 2, a, b, j, ip = (h2 + 1) % na, im = ((-h2 % na) + na) % na;
+	double s[4] = {0}, inv = 1.0 / k;
 	memcpy(tmp, row, sizeof(float) * na * bands);
-	for (b = 0; b < bands; b++) {
-		double s = 0;
-		for (j = -h2; j <= h2; j++)
-			s += tmp[(((j % na) + na) % na) * bands + b];
-		ip = (h2 + 1) % na;
-		im = ((-h2 % na) + na) % na;
-		for (a = 0; a < na; a++) {
-			row[a * bands + b] = (float) (s / k);
-			s += tmp[ip * bands + b] - tmp[im * bands + b];
-			if (++ip == na)
-				ip = 0;
-			if (++im == na)
-				im = 0;
+	for (j = -h2; j <= h2; j++)
+		for (b = 0; b < bands; b++)
+			s[b] += tmp[(((j % na) + na) % na) * bands + b];
+	for (a = 0; a < na; a++) {
+		const float *in = tmp + ip * bands, *out = tmp + im * bands;
+		for (b = 0; b < bands; b++) {
+			row[a * bands + b] = (float) (s[b] * inv);
+			s[b] += in[b] - out[b];
 		}
+		if (++ip == na)
+			ip = 0;
+		if (++im == na)
+			im = 0;
+	}
+	for (b = 0; b < bands; b++)
 		row[na * bands + b] = row[b];
+}
+
+// vt_polar_coords computes, for n pixels of a row from x0 on, dy from the
+// centre vertically and cx the centre's column, each pixel's radius and
+// angle in columns of na per turn, in [0, na): branch-free single
+// precision, every division done whatever the branch, so that it
+// vectorises. The arctangent is that of the smaller over the larger
+// coordinate by Cephes' atanf polynomial (reduced to [0, tan(pi/8)], error
+// about 1e-7 radians), then the octant. To vectorise, GCC needs to know
+// that sqrtf need not set errno and the selects may compute both sides
+// (no traps, no NaN, no signed zeros: true of pixel positions); cgo allows
+// none of those flags, hence the pragma, for this function only.
+#pragma GCC push_options
+#pragma GCC optimize("no-math-errno", "no-trapping-math", "finite-math-only", "no-signed-zeros")
+VT_CLONES
+static void vt_polar_coords(float *restrict rad, float *restrict ang, int n, float x0, float cx, float dy, float na) {
+	int i;
+	for (i = 0; i < n; i++) {
+		float dx = x0 + i - cx, ax = fabsf(dx), ay = fabsf(dy);
+		float t = fminf(ax, ay) / fmaxf(fmaxf(ax, ay), 1e-30f);
+		float w = (t - 1) / (t + 1);
+		int big = t > 0.41421356f;
+		float u = big ? w : t, z = u * u;
+		float a = (big ? (float) M_PI_4 : 0) + (((8.05374449538e-2f * z - 1.38776856032e-1f) * z + 1.99777106478e-1f) * z - 3.33329491539e-1f) * z * u + u;
+		a = ay > ax ? (float) M_PI_2 - a : a;
+		a = dx < 0 ? (float) M_PI - a : a;
+		a = dy < 0 ? 2 * (float) M_PI - a : a;
+		a *= na / (2 * (float) M_PI);
+		ang[i] = a >= na ? a - na : a;
+		rad[i] = sqrtf(dx * dx + dy * dy);
 	}
 }
+#pragma GCC pop_options
 
 // vt_radial_span writes the output pixels of row y, columns [x0, x1), whose
 // radius lies in polar rows [r0, r0 + VT_RADIAL_ROWS).
 static inline __attribute__((always_inline)) void vt_radial_span(const vt_radial_t *c, int r0, int y, int x0, int x1, VipsBandFormat fmt) {
 	size_t stride = (size_t) (c->na + 1) * c->bands;
-	double dy = y - c->cy;
-	int x, b, bands = c->bands;
-	for (x = x0; x < x1; x++) {
-		double dx = x - c->cx, r = sqrt(dx * dx + dy * dy), fa;
+	int i, b, bands = c->bands;
+	if (x1 <= x0)
+		return;
+	vt_polar_coords(c->rad, c->ang, x1 - x0, x0, (float) c->cx, (float) (y - c->cy), c->na);
+	for (i = 0; i < x1 - x0; i++) {
+		float r = c->rad[i], fa = c->ang[i], ta, tr;
 		int ri = (int) r, ai;
-		float ta, tr;
 		const float *p0, *p1;
-		if (ri < r0 || ri >= r0 + VT_RADIAL_ROWS)
+		if (ri < r0 || ri >= r0 + VT_RADIAL_ROWS || ri >= c->nr - 1)
 			continue;
-		fa = vt_turn(dx, dy) * c->na;
-		ai = VIPS_MIN((int) fa, c->na - 1);
-		ta = (float) (fa - ai);
-		tr = (float) (r - ri);
+		ai = VIPS_CLIP(0, (int) fa, c->na - 1);
+		ta = fa - ai;
+		tr = r - ri;
 		p0 = c->polar + (size_t) (ri - r0) * stride + (size_t) ai * bands;
 		p1 = p0 + stride;
 		for (b = 0; b < bands; b++) {
 			float top = p0[b] + (p0[b + bands] - p0[b]) * ta;
 			float bot = p1[b] + (p1[b + bands] - p1[b]) * ta;
-			vt_store(c->dst, fmt, ((size_t) y * c->w + x) * bands + b, top + (bot - top) * tr);
+			vt_store(c->dst, fmt, ((size_t) y * c->w + x0 + i) * bands + b, top + (bot - top) * tr);
 		}
 	}
 }
@@ -399,6 +408,8 @@ int vt_radial(const VipsPel *in, VipsPel *dst, int w, int h, int bands, VipsBand
 	c.sinv = trig + na;
 	c.polar = g_new(float, (size_t) (VT_RADIAL_ROWS + 1) * (na + 1) * c.bands);
 	c.tmp = g_new(float, (size_t) na * c.bands);
+	c.rad = g_new(float, w);
+	c.ang = g_new(float, w);
 	// One copy of the loop per format, so that loads and stores compile to
 	// the format's own instructions.
 	for (r0 = 0; r0 < nr - 1; r0 += VT_RADIAL_ROWS)
@@ -413,6 +424,8 @@ int vt_radial(const VipsPel *in, VipsPel *dst, int w, int h, int bands, VipsBand
 			vt_radial_block(&c, r0, VIPS_FORMAT_FLOAT);
 		}
 	g_free(c.tmp);
+	g_free(c.rad);
+	g_free(c.ang);
 	g_free(c.polar);
 	g_free(trig);
 	return 0;
