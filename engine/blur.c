@@ -51,6 +51,18 @@ void vt_copy_meta(VipsImage *in, VipsImage *out) {
 typedef uint16_t vt_u16x32 __attribute__((vector_size(64)));
 typedef uint8_t vt_u8x32 __attribute__((vector_size(32)));
 
+// vt_span_rest computes samples [k, len) of a span one at a time (the
+// tail after the last whole vector).
+static inline void vt_span_rest(const VipsPel *const *src, const uint16_t *w, int n, size_t k, size_t len, VipsPel *out) {
+	int i;
+	for (; k < len; k++) {
+		unsigned s = 128;
+		for (i = 0; i < n; i++)
+			s += w[i] * src[i][k];
+		out[k] = (VipsPel) (s >> 8);
+	}
+}
+
 VT_CLONES
 static void vt_motion_span(const VipsPel *const *src, const uint16_t *w, int n, size_t len, VipsPel *out) {
 	size_t k = 0;
@@ -71,12 +83,7 @@ static void vt_motion_span(const VipsPel *const *src, const uint16_t *w, int n, 
 		memcpy(out + k, &p0, 32);
 		memcpy(out + k + 32, &p1, 32);
 	}
-	for (; k < len; k++) {
-		unsigned s = 128;
-		for (i = 0; i < n; i++)
-			s += w[i] * src[i][k];
-		out[k] = (VipsPel) (s >> 8);
-	}
+	vt_span_rest(src, w, n, k, len, out);
 }
 
 // vt_sym_span is vt_motion_span for a symmetric mask of odd n taps (a
@@ -108,12 +115,7 @@ static void vt_sym_span(const VipsPel *const *src, const uint16_t *w, int n, siz
 		memcpy(out + k, &a0, 32);
 		memcpy(out + k + 32, &a1, 32);
 	}
-	for (; k < len; k++) {
-		unsigned t = 128;
-		for (i = 0; i < n; i++)
-			t += w[i] * src[i][k];
-		out[k] = (VipsPel) (t >> 8);
-	}
+	vt_span_rest(src, w, n, k, len, out);
 }
 
 // vt_span_wide is vt_motion_span with the weights in 65536ths, summed in
