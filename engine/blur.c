@@ -387,8 +387,9 @@ int vt_radial(const VipsPel *in, VipsPel *dst, int w, int h, int bands, VipsBand
 	double *trig;
 	int a, r0;
 
-	if ((fmt != VIPS_FORMAT_UCHAR && fmt != VIPS_FORMAT_USHORT && fmt != VIPS_FORMAT_FLOAT) || na < 1 || nr < 2 || k < 1) {
-		vips_error("vitrine", "rotational blur: uchar, ushort or float image needed");
+	if ((fmt != VIPS_FORMAT_UCHAR && fmt != VIPS_FORMAT_USHORT && fmt != VIPS_FORMAT_FLOAT) || bands < 1 || bands > 4 ||
+		na < 1 || nr < 2 || k < 1) {
+		vips_error("vitrine", "rotational blur: uchar, ushort or float image of 1 to 4 bands needed");
 		return -1;
 	}
 	c.src = in;

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"image"
 	"math"
 	"math/rand/v2"
@@ -293,5 +294,55 @@ func TestRadialGrid(t *testing.T) {
 	}
 	if _, _, na, _, k, _ := radialGrid(4000, 3000, 20); na != 5236 || k != 291 {
 		t.Errorf("20 degrees on 12 MP: na %d, k %d; want 5236, 291 (three pixels of arc per angle)", na, k)
+	}
+}
+
+// TestBlurKernelsWriteEveryPixel: the kernels write their output into
+// pooled buffers that held other images before, so a pixel they skipped
+// would show another image's pixels. Each runs twice, once with every idle
+// buffer of the pool filled with 0x00 and once with 0xff: the outputs must
+// be identical. (Not parallel: the pool is shared.)
+func TestBlurKernelsWriteEveryPixel(t *testing.T) {
+	if exactBuffers {
+		t.Skip("pixel buffers are exact allocations under -asan, not pooled")
+	}
+	for _, size := range [][2]int{{37, 23}, {1, 5}, {64, 64}, {200, 3}} {
+		for _, b := range []blur{{kind: "motion", radius: 10, sigma: 5, angle: 30}, {kind: "radial", angle: 33},
+			{kind: "adaptive", radius: 6, sigma: 3}} {
+			var outs [2][]byte
+			for i, fill := range []byte{0x00, 0xff} {
+				bufs := make([]func(), 4)
+				for j := range bufs {
+					buf, free, err := pixels.get(size[0] * size[1] * 3)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for k := range buf[:cap(buf)] {
+						buf[:cap(buf)][k] = fill
+					}
+					bufs[j] = free
+				}
+				for _, free := range bufs {
+					free()
+				}
+				img, err := vips.NewImageFromGoImage(testPicture(size[0], size[1], false))
+				if err == nil {
+					err = img.ExtractBand(0, 3)
+				}
+				if err == nil {
+					err = b.Apply(&State{Ctx: t.Context(), Image: img})
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if outs[i], err = img.ToBytes(); err != nil {
+					t.Fatal(err)
+				}
+				img.Close()
+			}
+			if !bytes.Equal(outs[0], outs[1]) {
+				t.Errorf("%s on %dx%d: output depends on what the pooled buffer held", b.kind, size[0], size[1])
+			}
+		}
 	}
 }
