@@ -642,24 +642,27 @@ int vt_adaptive_u8(const VipsPel *in, VipsPel *dst, int width, int height, int b
 	uint32_t *gw32 = NULL;
 	VipsPel *vrow = NULL, *brow = NULL, *eb = NULL;
 	int gn, gr, i, x, y, b, ret = -1;
+	const double one = 1;
 
 	if (bands != 1 && bands != 3) {
 		vips_error("vitrine", "adaptive blur: grey or sRGB image needed");
 		return -1;
 	}
 	vt_grey_tables();
-	if (vips_gaussmat(&gm, sigma, min_ampl, "separable", TRUE, "precision", VIPS_PRECISION_INTEGER, NULL) ||
+	// gaussmat refuses a sigma under 1e-6, whose mask would be the one
+	// tap at the centre anyway.
+	if ((sigma >= 1e-6 && vips_gaussmat(&gm, sigma, min_ampl, "separable", TRUE, "precision", VIPS_PRECISION_INTEGER, NULL)) ||
 		vips_gaussmat(&em, 1, 0.2, "separable", TRUE, "precision", VIPS_PRECISION_INTEGER, NULL))
 		goto done;
 	if (em->Xsize != 3) {
 		vips_error("vitrine", "adaptive blur: unexpected edge mask");
 		goto done;
 	}
-	gn = gm->Xsize;
+	gn = gm ? gm->Xsize : 1;
 	gr = gn / 2;
 	gw = g_new(uint16_t, gn);
 	gw32 = g_new(uint32_t, gn);
-	vt_weights((double *) VIPS_IMAGE_ADDR(gm, 0, 0), gn, gn <= VT_NARROW_TAPS ? 256 : 65536, gw32);
+	vt_weights(gm ? (double *) VIPS_IMAGE_ADDR(gm, 0, 0) : &one, gn, gn <= VT_NARROW_TAPS ? 256 : 65536, gw32);
 	for (i = 0; i < gn; i++)
 		gw[i] = (uint16_t) gw32[i];
 	for (i = 0; i < 3; i++) {

@@ -173,7 +173,7 @@ func TestAdaptiveU8MatchesOperations(t *testing.T) {
 		}
 	}
 	for _, grey := range []bool{false, true} {
-		for _, rs := range [][2]float64{{6, 3}, {2, 1}, {0, 2}, {30, 10}, {0, 20}, {100, 40}, {100, 100}} {
+		for _, rs := range [][2]float64{{6, 3}, {2, 1}, {0, 2}, {30, 10}, {0, 20}, {100, 40}, {100, 100}, {1, 1e-7}} {
 			b := blur{kind: "adaptive", radius: rs[0], sigma: rs[1]}
 			load := func() *vips.ImageRef {
 				img, err := vips.NewImageFromGoImage(src)

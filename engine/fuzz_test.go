@@ -168,6 +168,7 @@ func FuzzBlur(f *testing.F) {
 	f.Add(uint8(3), uint8(2), uint8(5), uint8(2), 100.0, 100.0, -270.0, uint64(4))
 	f.Add(uint8(17), uint8(23), uint8(3), uint8(4), 0.0, 0.0, 360.0, uint64(5))
 	f.Add(uint8(33), uint8(5), uint8(1), uint8(0), 2.0, 1.0, 0.0, uint64(6))
+	f.Add(uint8(12), uint8(12), uint8(2), uint8(1), 1.0, 1e-7, 0.0, uint64(7)) // under gaussmat's smallest sigma
 	e := newTestEngine(f, Config{})
 	kinds := []string{"gaussian", "adaptive", "motion", "radial", "rotational"}
 	f.Fuzz(func(t *testing.T, w, h, shape, kind uint8, radius, sigma, angle float64, seed uint64) {
