@@ -439,12 +439,12 @@ int vt_radial(const VipsPel *in, VipsPel *dst, int w, int h, int bands, VipsBand
 // The blur of blur.go's adaptive method, fused into one pass over the rows
 // of an 8-bit sRGB or grey image: out = blurred + (in - blurred) * edge,
 // where blurred is the gaussian of libvips' integer mask (gaussmat with
-// sigma and min_ampl, separable, in 256ths here) and edge the Sobel
-// strength of the grey image (as libvips' colourspace makes it; |Gx| +
-// |Gy|, as libvips' uchar Sobel),
-// blurred by gaussmat(1, 0.2) and scaled by 4, so that an edge of 64 levels
-// or more counts as fully sharp. Every intermediate is a row: a few rows of
-// grey and edge strength live in rings, nothing the image's size.
+// sigma and min_ampl, separable; vt_gauss_pass) and edge the Sobel strength
+// of the grey image (the grey as libvips' colourspace makes it, |Gx| + |Gy|
+// as libvips' uchar Sobel), blurred by gaussmat(1, 0.2) and scaled by 4, so
+// that an edge of 64 levels or more counts as fully sharp. Every
+// intermediate is a row: a few rows of grey and edge strength live in
+// rings, nothing the image's size.
 
 #define VT_RING 8
 
@@ -506,8 +506,8 @@ static const VipsPel *vt_adaptive_grey(vt_adaptive_t *c, int y) {
 		memcpy(q, p, c->width);
 	else
 		for (x = 0; x < c->width; x++, p += 3) {
-			uint32_t y = (vt_term[0][p[0]] + vt_term[1][p[1]] + vt_term[2][p[2]] + 128) >> 8;
-			q[x] = vt_grey16[VIPS_MIN(y, 65535)];
+			uint32_t lum = (vt_term[0][p[0]] + vt_term[1][p[1]] + vt_term[2][p[2]] + 128) >> 8;
+			q[x] = vt_grey16[VIPS_MIN(lum, 65535)];
 		}
 	c->greyRow[slot] = y;
 	return q;
@@ -515,6 +515,7 @@ static const VipsPel *vt_adaptive_grey(vt_adaptive_t *c, int y) {
 
 // The row loops below are written for the vectoriser (the package's C is
 // compiled at -O3): no clamping inside, edge columns apart.
+
 // vt_sobel_at is the Sobel strength at column x of rows a, b, d (above, at,
 // below), columns clamped: |Gx| + |Gy| as libvips' uchar path computes it
 // (each gradient halved into a byte around 128, then doubled).
@@ -542,7 +543,7 @@ static void vt_sobel_row(const VipsPel *restrict a, const VipsPel *restrict b, c
 	s[w - 1] = (int16_t) vt_sobel_at(a, b, d, w - 1, w);
 }
 
-// vt_div is n / e rounded, for 0 <= n <= 255 * e + e / 2, as a multiply
+// VT_DIV is n / e rounded, for 0 <= n <= 255 * e + e / 2, as a multiply
 // and shift by recip = 2^20 / e + 1 (exact for e up to 72).
 #define VT_DIV(n, e, recip) ((((uint32_t) (n) + (uint32_t) (e) / 2) * (recip)) >> 20)
 
