@@ -152,6 +152,25 @@ static void vt_span_wide(const VipsPel *const *src, const uint32_t *w, int n, si
 	}
 }
 
+// vt_weights turns a mask into integer weights adding up to total (each
+// rounded half away from zero, the largest taking what the rounding left
+// over, so that flat areas keep their exact value), for vt_motion_span and
+// vt_sym_span (256) or vt_span_wide (65536).
+static void vt_weights(const double *m, int n, uint32_t total, uint32_t *q) {
+	double sum = 0;
+	int i, top = 0;
+	uint32_t got = 0;
+	for (i = 0; i < n; i++)
+		sum += m[i];
+	for (i = 0; i < n; i++) {
+		q[i] = (uint32_t) lround(m[i] / sum * total);
+		got += q[i];
+		if (m[i] > m[top])
+			top = i;
+	}
+	q[top] += total - got;
+}
+
 // vt_motion_clamped computes columns [x0, x1) of an output row one sample
 // at a time, each tap's column clamped to the image (the edge columns).
 static void vt_motion_clamped(const VipsPel *const *rows, const int *dx, const uint16_t *w, int n,
@@ -167,15 +186,30 @@ static void vt_motion_clamped(const VipsPel *const *rows, const int *dx, const u
 }
 
 int vt_motion_u8(const VipsPel *in, VipsPel *dst, int width, int height, int bands,
-	const int *dx, const int *dy, const uint16_t *w, int n) {
-	int minx = 0, maxx = 0, lo, hi, y, i;
+	const int *tx, const int *ty, const double *tw, int nt) {
+	int minx = 0, maxx = 0, lo, hi, y, i, n = 0;
 	size_t line = (size_t) width * bands;
 	const VipsPel **rows, **src;
+	uint32_t *q;
+	uint16_t *w;
+	int *dx, *dy;
 
-	if (n < 1) {
+	if (nt < 1) {
 		vips_error("vitrine", "motion blur: no taps");
 		return -1;
 	}
+	// The weights in 256ths; taps they round to nothing are dropped.
+	q = g_new(uint32_t, nt);
+	w = g_new(uint16_t, nt);
+	dx = g_new(int, 2 * nt);
+	dy = dx + nt;
+	vt_weights(tw, nt, 256, q);
+	for (i = 0; i < nt; i++)
+		if (q[i]) {
+			dx[n] = tx[i];
+			dy[n] = ty[i];
+			w[n++] = (uint16_t) q[i];
+		}
 	for (i = 0; i < n; i++) {
 		minx = VIPS_MIN(minx, dx[i]);
 		maxx = VIPS_MAX(maxx, dx[i]);
@@ -196,6 +230,9 @@ int vt_motion_u8(const VipsPel *in, VipsPel *dst, int width, int height, int ban
 		vt_motion_clamped(rows, dx, w, n, bands, width, hi, width, out);
 	}
 	g_free(rows);
+	g_free(dx);
+	g_free(w);
+	g_free(q);
 	return 0;
 }
 
@@ -597,24 +634,6 @@ static const VipsPel *vt_adaptive_edge(vt_adaptive_t *c, int y) {
 		c->edgeRow[slot] = y;
 	}
 	return c->edge[slot];
-}
-
-// vt_weights turns a mask into integer weights adding up to total (the
-// largest takes the rounding), for vt_motion_span (256) or vt_span_wide
-// (65536).
-static void vt_weights(const double *m, int n, uint32_t total, uint32_t *q) {
-	double sum = 0;
-	int i, top = 0;
-	uint32_t got = 0;
-	for (i = 0; i < n; i++)
-		sum += m[i];
-	for (i = 0; i < n; i++) {
-		q[i] = (uint32_t) lrint(m[i] / sum * total);
-		got += q[i];
-		if (m[i] > m[top])
-			top = i;
-	}
-	q[top] += total - got;
 }
 
 // Masks of more taps than this take the 65536ths (vt_span_wide).

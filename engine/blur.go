@@ -256,27 +256,11 @@ func (b blur) motion(s *State) error {
 	if s.Image.BandFormat() == vips.BandFormatUchar {
 		// 8-bit images (no alpha: blur premultiplies into float) take
 		// the direct path: one pass over a source row per tap, weights
-		// in 256ths.
-		dx, dy, w := make([]int, 0, len(taps)), make([]int, 0, len(taps)), make([]uint16, 0, len(taps))
-		total := 0.0
-		for _, t := range taps {
-			total += t.w
+		// in 256ths (vt_motion_u8).
+		dx, dy, w := make([]int, len(taps)), make([]int, len(taps)), make([]float64, len(taps))
+		for i, t := range taps {
+			dx[i], dy[i], w[i] = t.dx, t.dy, t.w
 		}
-		sum, top := 0, 0
-		for _, t := range taps {
-			q := int(math.Round(t.w / total * 256))
-			if q == 0 {
-				continue
-			}
-			dx, dy, w = append(dx, t.dx), append(dy, t.dy), append(w, uint16(q))
-			sum += q
-			if q > int(w[top]) {
-				top = len(w) - 1
-			}
-		}
-		// Rounding leaves the sum a little off 256: the largest weight
-		// takes the difference, so flat areas keep their exact value.
-		w[top] = uint16(int(w[top]) + 256 - sum)
 		return motionU8(s.Image, dx, dy, w)
 	}
 	// The mask is centred: out(x, y) = sum mask(cx+dx, cy+dy) in(x+dx, y+dy).

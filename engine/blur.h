@@ -13,11 +13,11 @@
 // the rest), as an operation on in would.
 void vt_copy_meta(VipsImage *in, VipsImage *out);
 
-// vt_motion_u8: out(x, y) = sum of w[i] * in(x + dx[i], y + dy[i]) / 256,
-// positions outside the image taking the nearest edge pixel. in is 8-bit;
-// the weights add up to 256.
+// vt_motion_u8: out(x, y) = sum of w[i] * in(x + dx[i], y + dy[i]) over the
+// n taps, the weights normalised (in 256ths), positions outside the image
+// taking the nearest edge pixel. in is 8-bit.
 int vt_motion_u8(const VipsPel *in, VipsPel *dst, int width, int height, int bands,
-	const int *dx, const int *dy, const uint16_t *w, int n);
+	const int *dx, const int *dy, const double *w, int n);
 
 // vt_radial: the average of in over rotations about (cx, cy) spanning k of
 // na angle steps, nr radii. fmt is uchar, ushort or float.

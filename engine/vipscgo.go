@@ -278,18 +278,18 @@ func convolve(r *vips.ImageRef, mask []float64, w, h int, scale float64, precisi
 }
 
 // motionU8 blurs the 8-bit image r with the taps (dx[i], dy[i]) weighted
-// w[i] / 256 (the weights must add up to 256).
-func motionU8(r *vips.ImageRef, dx, dy []int, w []uint16) error {
+// w[i] (normalised; vt_motion_u8).
+func motionU8(r *vips.ImageRef, dx, dy []int, w []float64) error {
 	n := len(dx)
 	if n == 0 || len(dy) != n || len(w) != n {
 		return errors.New("motion blur: tap count mismatch")
 	}
-	cdx, cdy, cw := make([]C.int, n), make([]C.int, n), make([]C.uint16_t, n)
-	for i := range n {
-		cdx[i], cdy[i], cw[i] = C.int(dx[i]), C.int(dy[i]), C.uint16_t(w[i])
-	}
 	if r.BandFormat() != vips.BandFormatUchar {
 		return errors.New("motion blur: 8-bit image needed")
+	}
+	cdx, cdy, cw := make([]C.int, n), make([]C.int, n), make([]C.double, n)
+	for i := range n {
+		cdx[i], cdy[i], cw[i] = C.int(dx[i]), C.int(dy[i]), C.double(w[i])
 	}
 	return kernelInPlace(r, func(src, dst *C.VipsPel, in *C.VipsImage) C.int {
 		return C.vt_motion_u8(src, dst, in.Xsize, in.Ysize, in.Bands, &cdx[0], &cdy[0], &cw[0], C.int(n))
@@ -331,21 +331,30 @@ func kernelInPlace(r *vips.ImageRef, kernel func(src, dst *C.VipsPel, in *C.Vips
 	if err != nil {
 		return err
 	}
-	handle := cgo.NewHandle(free)
 	err = vipsApply(r, func(in *C.VipsImage, out **C.VipsImage) C.int {
-		d := unsafe.Pointer(&dst[0])
-		if kernel((*C.VipsPel)(unsafe.Pointer(&src[0])), (*C.VipsPel)(d), in) != 0 ||
-			C.vt_in_place(d, C.size_t(size), in.Xsize, in.Ysize, in.Bands, in.BandFmt, C.uintptr_t(handle), out) != 0 {
+		if kernel((*C.VipsPel)(unsafe.Pointer(&src[0])), (*C.VipsPel)(unsafe.Pointer(&dst[0])), in) != 0 ||
+			imageInPlace(out, dst, in.Xsize, in.Ysize, in.Bands, in.BandFmt, free) != 0 {
 			return -1
 		}
 		C.vt_copy_meta(in, *out)
 		return 0
 	})
 	if err != nil {
-		handle.Delete()
 		free()
 	}
 	return err
+}
+
+// imageInPlace sets *out to a w x h image read in place from data, which
+// must not be Go memory (libvips keeps the pointer); release runs once
+// libvips has closed the image. On failure (-1) release is not run.
+func imageInPlace(out **C.VipsImage, data []byte, w, h, bands C.int, format C.VipsBandFormat, release func()) C.int {
+	handle := cgo.NewHandle(release)
+	if C.vt_in_place(unsafe.Pointer(&data[0]), C.size_t(len(data)), w, h, bands, format, C.uintptr_t(handle), out) != 0 {
+		handle.Delete()
+		return -1
+	}
+	return 0
 }
 
 // writeInto renders r, which must be dst's size, row by row into dst.
@@ -365,10 +374,8 @@ func writeInto(r *vips.ImageRef, dst []byte) error {
 // place; release runs once libvips has closed it. data must not be Go
 // memory (libvips keeps the pointer).
 func rgbaInPlace(r *vips.ImageRef, data []byte, w, h int, release func()) error {
-	handle := cgo.NewHandle(release)
 	return vipsApply(r, func(_ *C.VipsImage, out **C.VipsImage) C.int {
-		if C.vt_in_place(unsafe.Pointer(&data[0]), C.size_t(len(data)), C.int(w), C.int(h), 4, C.VIPS_FORMAT_UCHAR, C.uintptr_t(handle), out) != 0 {
-			handle.Delete()
+		if imageInPlace(out, data, C.int(w), C.int(h), 4, C.VIPS_FORMAT_UCHAR, release) != 0 {
 			return -1
 		}
 		(*out).Type = C.VIPS_INTERPRETATION_sRGB
