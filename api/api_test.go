@@ -516,14 +516,20 @@ func TestShortURLs(t *testing.T) {
 	if r := e.signed(http.MethodDelete, path+"/"+"AAAAAAA", userKey, userPriv, nil); r.StatusCode != 404 {
 		t.Fatalf("delete unknown short URL: %d", r.StatusCode)
 	}
-	// Deleting the image removes its short URLs, metadata and blobs.
+	// Deleting the image removes its short URLs, metadata and (once the
+	// queue drains) blobs.
+	key := e.blobKey("alice", id)
 	if r := e.signed(http.MethodDelete, "/users/alice/images/"+id, userKey, userPriv, nil); r.StatusCode != 200 {
 		t.Fatalf("delete image: %d %s", r.StatusCode, r.body)
 	}
 	if r := e.get(e.url + "/s/" + sid); r.StatusCode != 404 {
 		t.Fatalf("short URL after delete: %d", r.StatusCode)
 	}
-	if ok, _ := e.blobs.Exists(t.Context(), storage.ImageKey("alice", id)); ok {
+	if ok, _ := e.blobs.Exists(t.Context(), key); !ok {
+		t.Fatal("blob gone before the queue drained")
+	}
+	e.drain()
+	if ok, _ := e.blobs.Exists(t.Context(), key); ok {
 		t.Fatal("blob survived delete")
 	}
 	if r := e.signed(http.MethodDelete, "/users/alice/images/"+id, userKey, userPriv, nil); r.StatusCode != 404 {

@@ -114,6 +114,7 @@ func clamp8(v int) uint8 { return uint8(min(max(v, 0), 255)) }
 // benchServer is a running service for benchmarks.
 type benchServer struct {
 	url    string
+	db     *storage.DB
 	blobs  *storage.Blobs
 	engine *engine.Engine
 	client *http.Client
@@ -153,7 +154,7 @@ func newBenchServer(b *testing.B, cacheVariants bool, opts ...func(*api.Deps)) *
 		blobs.Close()
 		db.Close()
 	})
-	return &benchServer{url: hs.URL, blobs: blobs, engine: eng, client: &http.Client{Transport: tr}}
+	return &benchServer{url: hs.URL, db: db, blobs: blobs, engine: eng, client: &http.Client{Transport: tr}}
 }
 
 // upload stores data for alice with a signed POST and returns its identifier.
@@ -330,8 +331,11 @@ func BenchmarkVariantCache(b *testing.B) {
 				b.ResetTimer()
 				for i := 0; i < b.N; i++ {
 					b.StopTimer()
-					id := ids[i%len(ids)]
-					if err := s.blobs.DeletePrefix(context.Background(), storage.VariantPrefix("alice", id)); err != nil {
+					img, err := s.db.Image(context.Background(), "alice", ids[i%len(ids)])
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := s.blobs.DeletePrefix(context.Background(), storage.VariantPrefix("alice", img.Identifier, img.BlobToken)); err != nil {
 						b.Fatal(err)
 					}
 					b.StartTimer()

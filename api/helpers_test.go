@@ -39,6 +39,27 @@ type env struct {
 	blobs *storage.Blobs
 	dir   string
 	srv   *api.Server
+	// coll deletes queued blobs when a test calls drain; it does not run
+	// by itself, so what a test sees queued stays until then.
+	coll *storage.Collector
+}
+
+// drain deletes every queued blob now.
+func (e *env) drain() {
+	e.t.Helper()
+	if _, err := e.coll.Drain(e.t.Context()); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// blobKey is the key of a stored image's bytes.
+func (e *env) blobKey(user, id string) string {
+	e.t.Helper()
+	img, err := e.db.Image(e.t.Context(), user, id)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return img.Key()
 }
 
 // Keys used across the tests.
@@ -77,7 +98,11 @@ func newEnv(t *testing.T, cfg api.Config) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := api.New(cfg, api.Deps{DB: db, Blobs: blobs, Engine: eng})
+	coll, err := storage.NewCollector(db, blobs, storage.CollectorConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := api.New(cfg, api.Deps{DB: db, Blobs: blobs, Engine: eng, Collector: coll})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +112,7 @@ func newEnv(t *testing.T, cfg api.Config) *env {
 		blobs.Close()
 		db.Close()
 	})
-	return &env{t: t, url: hs.URL, db: db, blobs: blobs, dir: dir, srv: srv}
+	return &env{t: t, url: hs.URL, db: db, blobs: blobs, dir: dir, srv: srv, coll: coll}
 }
 
 func hmacHex(key, data string) string {

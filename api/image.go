@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -71,7 +70,7 @@ func (s *Server) serveImage(c *call, img storage.Image, chain engine.Chain, form
 			c.w.WriteHeader(http.StatusOK)
 			return nil
 		}
-		data, err := s.blobs.Get(c.ctx(), storage.ImageKey(img.User, img.Identifier))
+		data, err := s.blobs.Get(c.ctx(), img.Key())
 		if err != nil {
 			return fmt.Errorf("image %s/%s: %w", img.User, img.Identifier, err)
 		}
@@ -133,7 +132,7 @@ func (s *Server) variant(ctx context.Context, img storage.Image, chain engine.Ch
 	cache := boolOr(s.cfg.CacheVariants, true)
 	hash := variantHash(img, chain, format)
 	if cache {
-		if b, err := s.variants.Get(ctx, img.User, img.Identifier, hash); err == nil {
+		if b, err := s.variants.Get(ctx, img, hash); err == nil {
 			if v, ok := decodeVariant(b); ok {
 				return v, true, nil
 			}
@@ -141,10 +140,10 @@ func (s *Server) variant(ctx context.Context, img storage.Image, chain engine.Ch
 			s.log.Warn("variant cache read", "user", img.User, "image", img.Identifier, "hash", hash, "err", err)
 		}
 	}
-	v, _, err = s.flight.do(ctx, storage.VariantKey(img.User, img.Identifier, hash), func(ctx context.Context) (variant, error) {
+	v, _, err = s.flight.do(ctx, storage.VariantKey(img.User, img.Identifier, img.BlobToken, hash), func(ctx context.Context) (variant, error) {
 		v, err := s.render(ctx, img, chain, format)
 		if err == nil && cache {
-			if err := s.variants.Put(ctx, img.User, img.Identifier, hash, encodeVariant(v)); err != nil {
+			if _, err := s.variants.Put(ctx, img, hash, encodeVariant(v)); err != nil {
 				s.log.Warn("variant cache write", "user", img.User, "image", img.Identifier, "hash", hash, "err", err)
 			}
 		}
@@ -172,7 +171,7 @@ func (s *Server) render(ctx context.Context, img storage.Image, chain engine.Cha
 			buf = *p
 		}
 		var err error
-		if src, err = s.blobs.GetInto(ctx, storage.ImageKey(img.User, img.Identifier), buf); err != nil {
+		if src, err = s.blobs.GetInto(ctx, img.Key(), buf); err != nil {
 			return nil, fmt.Errorf("image %s/%s: %w", img.User, img.Identifier, err)
 		}
 		return src, nil
@@ -182,13 +181,14 @@ func (s *Server) render(ctx context.Context, img storage.Image, chain engine.Cha
 		Format: format,
 		Source: engine.Info{Mime: img.Mime, Ext: img.Extension, Width: img.Width, Height: img.Height},
 		Env: engine.Env{Metadata: md, LoadImage: func(ctx context.Context, id string) ([]byte, error) {
-			if _, err := s.images.Image(ctx, img.User, id); err != nil {
+			other, err := s.images.Image(ctx, img.User, id)
+			if err != nil {
 				if isNotExist(err) {
 					return nil, fmt.Errorf("image %s/%s: %w", img.User, id, fs.ErrNotExist)
 				}
 				return nil, err
 			}
-			b, err := s.blobs.Get(ctx, storage.ImageKey(img.User, id))
+			b, err := s.blobs.Get(ctx, other.Key())
 			if isNotExist(err) {
 				return nil, fmt.Errorf("image %s/%s: %w", img.User, id, fs.ErrNotExist)
 			}
@@ -215,23 +215,18 @@ func sameArray(a, b []byte) bool {
 	return cap(a) > 0 && cap(b) > 0 && &a[:cap(a)][cap(a)-1] == &b[:cap(b)][cap(b)-1]
 }
 
-// deleteImage removes the row with its metadata and short URLs, then the
-// blob and every cached variant.
+// deleteImage removes the row with its metadata, short URLs and variant
+// records in one transaction, which queues the deletion of the image's
+// blob and its variants' blobs; the collector deletes them once the answer
+// is sent (storage/doc.go). A missing image touches nothing.
 func (s *Server) deleteImage(c *call) error {
 	user, id := c.params["user"], c.params["image"]
-	err := s.images.DeleteImage(c.ctx(), user, id)
-	if err != nil && !isNotExist(err) {
+	if err := s.images.DeleteImage(c.ctx(), user, id); err != nil {
+		if isNotExist(err) {
+			return errorf(http.StatusNotFound, "Image not found")
+		}
 		return err
 	}
-	// Blobs go even when the row was missing: they may be left over from
-	// an interrupted request.
-	ctx := context.WithoutCancel(c.ctx())
-	if derr := s.blobs.Delete(ctx, storage.ImageKey(user, id)); derr != nil {
-		s.log.Error("delete image blob", "user", user, "image", id, "err", derr)
-	}
-	s.purgeVariants(ctx, user, id)
-	if errors.Is(err, storage.ErrNotExist) {
-		return errorf(http.StatusNotFound, "Image not found")
-	}
+	s.collector.Wake()
 	return c.writeJSON(map[string]string{"imageIdentifier": id}, out{})
 }

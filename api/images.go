@@ -176,25 +176,11 @@ func (s *Server) postImage(c *call) error {
 	img := storage.Image{
 		User: user, Identifier: id, Size: int64(len(data)), Extension: info.Ext, Mime: info.Mime,
 		Width: info.Width, Height: info.Height, Checksum: id, OriginalChecksum: orig,
-		Added: s.now().UTC(), Updated: s.now().UTC(),
+		Added: s.now().UTC(), Updated: s.now().UTC(), Metadata: c.upload.metadata,
 	}
 	created, err := s.storeImage(c.ctx(), &img, data)
 	if err != nil {
 		return err
-	}
-	if created && len(c.upload.metadata) > 0 {
-		if err := s.metadata.SetMetadata(c.ctx(), user, id, c.upload.metadata); err != nil {
-			// Nothing half-written: without its listeners' metadata the
-			// image is not stored either.
-			ctx := context.WithoutCancel(c.ctx())
-			if derr := s.images.DeleteImage(ctx, user, id); derr != nil && !isNotExist(derr) {
-				s.log.Error("remove image of failed upload", "user", user, "image", id, "err", derr)
-			}
-			if derr := s.blobs.Delete(ctx, storage.ImageKey(user, id)); derr != nil {
-				s.log.Error("remove blob of failed upload", "user", user, "image", id, "err", derr)
-			}
-			return fmt.Errorf("metadata of new image %s/%s: %w", user, id, err)
-		}
 	}
 	status := http.StatusOK
 	if created {
@@ -206,10 +192,12 @@ func (s *Server) postImage(c *call) error {
 		"height": img.Height, "extension": img.Extension}, out{status: status})
 }
 
-// storeImage writes the blob, then commits the row. An image the user
-// already has is returned as it is (created false) and nothing is written.
-// When the row cannot be committed, the blob is removed again unless a
-// concurrent upload of the same bytes committed it meanwhile.
+// storeImage stores an upload (storage/doc.go): an image the user already
+// has is returned as it is (created false) and nothing is written;
+// otherwise the upload's own blob key is reserved, the blob written, and
+// the row committed with its metadata in one transaction that claims the
+// reservation. Whatever fails on the way, no row names a missing blob, and
+// the blob of an upload that does not commit is collected.
 func (s *Server) storeImage(ctx context.Context, img *storage.Image, data []byte) (bool, error) {
 	if existing, err := s.images.Image(ctx, img.User, img.Identifier); err == nil {
 		*img = existing
@@ -217,20 +205,32 @@ func (s *Server) storeImage(ctx context.Context, img *storage.Image, data []byte
 	} else if !isNotExist(err) {
 		return false, err
 	}
-	key := storage.ImageKey(img.User, img.Identifier)
-	if err := s.blobs.Put(ctx, key, data); err != nil {
-		return false, fmt.Errorf("store blob %s: %w", key, err)
-	}
-	created, err := s.images.InsertImage(ctx, img)
+	img.BlobToken = storage.NewBlobToken()
+	res, err := s.images.Reserve(ctx, img.Key())
 	if err != nil {
-		// The request context may be gone; clean up regardless.
-		cleanup := context.WithoutCancel(ctx)
-		if _, ierr := s.images.Image(cleanup, img.User, img.Identifier); isNotExist(ierr) {
-			if derr := s.blobs.Delete(cleanup, key); derr != nil {
-				s.log.Error("remove blob of failed upload", "key", key, "err", derr)
-			}
-		}
 		return false, err
 	}
+	if err := s.blobs.Put(ctx, res.Key, data); err != nil {
+		s.release(ctx, res)
+		return false, fmt.Errorf("store image %s/%s: %w", img.User, img.Identifier, err)
+	}
+	created, err := s.images.CommitImage(ctx, img, res)
+	if err != nil {
+		s.release(ctx, res)
+		return false, err
+	}
+	if !created {
+		s.collector.Wake() // a concurrent upload of the same bytes won
+	}
 	return created, nil
+}
+
+// release gives up a reservation whose blob will not be named by a row, so
+// the collector deletes it now rather than when it expires.
+func (s *Server) release(ctx context.Context, res storage.Reservation) {
+	if err := s.images.Release(context.WithoutCancel(ctx), res); err != nil {
+		s.log.Warn("release blob reservation (it expires by itself)", "key", res.Key, "err", err)
+		return
+	}
+	s.collector.Wake()
 }

@@ -29,6 +29,10 @@ type Deps struct {
 	// and Blobs whose last-use times are never flushed (main.go passes one
 	// it runs and closes).
 	Variants *storage.VariantCache
+	// Collector deletes queued blobs; the server wakes it after a delete.
+	// Default: none, and the queue waits for whichever collector runs on
+	// the database (main.go runs one in every instance).
+	Collector *storage.Collector
 	// Metrics, when set, receives request and cache metrics.
 	Metrics *Metrics
 	// AccessLog, when set, gets one line per request (with its X-Request-Id).
@@ -43,6 +47,7 @@ type Server struct {
 	dbHealth   pinger
 	blobHealth pinger
 	variants   variantCache
+	collector  waker
 	flight     flight
 	draining   atomic.Bool
 	metrics    *Metrics
@@ -80,6 +85,10 @@ func New(cfg Config, d Deps) (*Server, error) {
 		engine: d.Engine, filters: d.Filters, log: d.Logger, now: d.Now, Bus: &Bus{},
 		metrics: d.Metrics, accessLog: d.AccessLog, ids: newRequestIDs()}
 	s.acl = newAccessControl(cfg.AccessControl, d.DB)
+	s.collector = noWaker{}
+	if d.Collector != nil {
+		s.collector = d.Collector
+	}
 	var err error
 	s.variants = d.Variants
 	if d.Variants == nil {
@@ -98,6 +107,11 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s.Bus.On("*", 100, s.authenticate)
 	return s, nil
 }
+
+// noWaker stands in when no collector was given.
+type noWaker struct{}
+
+func (noWaker) Wake() {}
 
 func (s *Server) buildRoutes() []*route {
 	r := func(name, path string, jsonExt bool, h map[string]handler) *route {

@@ -14,7 +14,9 @@ import (
 // imageStore reads and writes image records.
 type imageStore interface {
 	Image(ctx context.Context, user, id string) (storage.Image, error)
-	InsertImage(ctx context.Context, img *storage.Image) (created bool, err error)
+	Reserve(ctx context.Context, key string) (storage.Reservation, error)
+	Release(ctx context.Context, res storage.Reservation) error
+	CommitImage(ctx context.Context, img *storage.Image, res storage.Reservation) (created bool, err error)
 	DeleteImage(ctx context.Context, user, id string) error
 }
 
@@ -79,15 +81,18 @@ type groupStore interface {
 	DeleteGroup(ctx context.Context, name string) error
 }
 
-// blobStore keeps image bytes and cached variants.
+// blobStore keeps image bytes. It deletes nothing: deletions go through
+// the database's queue (storage/doc.go).
 type blobStore interface {
 	Get(ctx context.Context, key string) ([]byte, error)
 	// GetInto is Get reading into buf's memory when it has room.
 	GetInto(ctx context.Context, key string, buf []byte) ([]byte, error)
 	Put(ctx context.Context, key string, data []byte) error
-	Delete(ctx context.Context, key string) error
-	DeletePrefix(ctx context.Context, prefix string) error
 }
+
+// waker is told that blob deletions were queued; *storage.Collector
+// satisfies it.
+type waker interface{ Wake() }
 
 // stores groups the consumer views of one database.
 type stores struct {

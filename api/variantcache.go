@@ -13,8 +13,8 @@ import (
 // variantCache is the shared variant cache as the API uses it;
 // *storage.VariantCache satisfies it.
 type variantCache interface {
-	Get(ctx context.Context, user, id, hash string) ([]byte, error)
-	Put(ctx context.Context, user, id, hash string, data []byte) error
+	Get(ctx context.Context, img storage.Image, hash string) ([]byte, error)
+	Put(ctx context.Context, img storage.Image, hash string, data []byte) (stored bool, err error)
 	Purge(ctx context.Context, user, id string) error
 }
 
@@ -30,11 +30,13 @@ func variantHash(img storage.Image, chain engine.Chain, format string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// purgeVariants drops an image's cached variants after a delete or a
-// metadata change. Failure only costs space (the version in the key
-// already keeps stale variants from being served), so it is logged.
+// purgeVariants drops an image's cached variants after a metadata change.
+// Failure only costs space (the version in the key already keeps stale
+// variants from being served), so it is logged.
 func (s *Server) purgeVariants(ctx context.Context, user, id string) {
 	if err := s.variants.Purge(ctx, user, id); err != nil {
 		s.log.Error("purge variants", "user", user, "image", id, "err", err)
+		return
 	}
+	s.collector.Wake()
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -42,13 +43,14 @@ func TestVariantCacheHeader(t *testing.T) {
 	if r := e.get(e.tokenURL("/users/alice/images/"+id, userPriv)); r.Header.Get("X-Service-TransformationCache") != "" {
 		t.Fatalf("original carries a cache header: %v", r.Header)
 	}
-	dir := filepath.Join(e.dir, "images", "variants", "alice", id)
+	dir := filepath.Join(e.dir, "images", "variants", "alice", strings.TrimPrefix(e.blobKey("alice", id), "images/alice/"))
 	if entries, err := os.ReadDir(dir); err != nil || len(entries) == 0 {
 		t.Fatalf("no variant blobs in %s: %v", dir, err)
 	}
 	if r := e.signed(http.MethodDelete, "/users/alice/images/"+id, userKey, userPriv, nil); r.StatusCode != http.StatusOK {
 		t.Fatalf("delete: %d %s", r.StatusCode, r.body)
 	}
+	e.drain()
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Fatalf("variant blobs left after delete: %v", entries)
 	}

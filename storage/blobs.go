@@ -2,6 +2,8 @@ package storage
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -15,11 +17,21 @@ import (
 	"gocloud.dev/gcerrors"
 )
 
+// DefaultBlobTimeout bounds each blob operation unless SetTimeout says
+// otherwise.
+const DefaultBlobTimeout = 10 * time.Second
+
 // Blobs stores image bytes and cached variants in a gocloud.dev bucket.
 // It is safe for concurrent use.
+//
+// Every operation is bounded by a timeout (DefaultBlobTimeout, or
+// SetTimeout's): a store that stalls fails the operation with an
+// *UnavailableError instead of holding the caller.
 type Blobs struct {
-	bucket  *blob.Bucket
-	observe ObserveFunc // nil when off
+	bucket    *blob.Bucket
+	observe   ObserveFunc                                    // nil when off
+	intercept func(ctx context.Context, op, key string) error // nil when off
+	timeout   time.Duration
 }
 
 // OpenBlobs opens the bucket named by rawURL:
@@ -53,47 +65,99 @@ func OpenBlobs(ctx context.Context, rawURL string) (*Blobs, error) {
 	if err != nil {
 		return nil, fmt.Errorf("storage: open blobs %s: %w", u.Redacted(), err)
 	}
-	return &Blobs{bucket: b}, nil
+	return &Blobs{bucket: b, timeout: DefaultBlobTimeout}, nil
 }
 
-// ImageKey is the blob key of an image's bytes.
-func ImageKey(user, id string) string { return "images/" + user + "/" + id }
+// SetTimeout bounds every later operation to d (DefaultBlobTimeout when d
+// is not positive); call it before use.
+func (b *Blobs) SetTimeout(d time.Duration) {
+	if d <= 0 {
+		d = DefaultBlobTimeout
+	}
+	b.timeout = d
+}
 
-// VariantPrefix is the key prefix of every cached variant of an image.
-func VariantPrefix(user, id string) string { return "variants/" + user + "/" + id + "/" }
+// Timeout is the bound on one operation.
+func (b *Blobs) Timeout() time.Duration { return b.timeout }
 
-// VariantKey is the blob key of one cached variant of an image; hash
+// ImageKey is the blob key of an image's bytes. Each upload gets its own
+// token (NewBlobToken), so its key is used by no other upload:
+// images/<user>/<id>.<token>. Images stored before tokens have the empty
+// token and the key images/<user>/<id>.
+func ImageKey(user, id, token string) string { return "images/" + user + "/" + tokenized(id, token) }
+
+// VariantPrefix is the key prefix of every cached variant of one stored
+// image (one upload: the token is its image's).
+func VariantPrefix(user, id, token string) string {
+	return "variants/" + user + "/" + tokenized(id, token) + "/"
+}
+
+// VariantKey is the blob key of one cached variant of a stored image; hash
 // identifies the transformation chain and output type.
-func VariantKey(user, id, hash string) string { return VariantPrefix(user, id) + hash }
+func VariantKey(user, id, token, hash string) string { return VariantPrefix(user, id, token) + hash }
+
+func tokenized(id, token string) string {
+	if token == "" {
+		return id
+	}
+	return id + "." + token
+}
+
+// NewBlobToken returns a fresh random token for an image's blob keys.
+func NewBlobToken() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// op starts a bounded operation: its context, and the function that turns
+// the operation's error into the error to return (an *UnavailableError
+// when the timeout, not the caller, ended it, or when the store failed).
+func (b *Blobs) op(ctx context.Context, op, key string) (context.Context, context.CancelFunc, func(error) error, error) {
+	if b.intercept != nil {
+		if err := b.intercept(ctx, op, key); err != nil {
+			return nil, nil, nil, fmt.Errorf("storage: %s blob %s: %w", op, key, err)
+		}
+	}
+	octx, cancel := context.WithTimeout(ctx, b.timeout)
+	wrapErr := func(err error) error {
+		switch {
+		case err == nil:
+			return nil
+		case gcerrors.Code(err) == gcerrors.NotFound:
+			return fmt.Errorf("storage: %s blob %s: %w", op, key, ErrNotExist)
+		case ctx.Err() != nil:
+			return fmt.Errorf("storage: %s blob %s: %w", op, key, ctx.Err())
+		case octx.Err() != nil:
+			return &UnavailableError{Backend: "blob store", Op: op + " " + key, Timeout: b.timeout, Err: err}
+		case errors.Is(err, ErrInvalid):
+			return err
+		}
+		return &UnavailableError{Backend: "blob store", Op: op + " " + key, Err: err}
+	}
+	return octx, cancel, wrapErr, nil
+}
 
 // Put writes data at key, all or nothing: when the write fails or ctx is
 // cancelled, the previous blob (or its absence) stays. The content type is
 // detected from data where the backend stores one.
 func (b *Blobs) Put(ctx context.Context, key string, data []byte) (err error) {
 	defer b.timed("put", time.Now(), &err)
-	wctx, cancel := context.WithCancel(ctx)
+	wctx, cancel, wrap, err := b.op(ctx, "put", key)
+	if err != nil {
+		return err
+	}
 	defer cancel()
 	w, err := b.bucket.NewWriter(wctx, key, nil)
 	if err != nil {
-		return fmt.Errorf("storage: put blob %s: %w", key, err)
+		return wrap(err)
 	}
 	if _, err := w.Write(data); err != nil {
 		cancel() // aborts the write: Close then discards it
 		_ = w.Close()
-		return fmt.Errorf("storage: put blob %s: %w", key, err)
+		return wrap(err)
 	}
-	if err := w.Close(); err != nil {
-		return fmt.Errorf("storage: put blob %s: %w", key, err)
-	}
-	return nil
-}
-
-// wrap maps gocloud's not-found to ErrNotExist.
-func wrap(op, key string, err error) error {
-	if gcerrors.Code(err) == gcerrors.NotFound {
-		return fmt.Errorf("storage: %s %s: %w", op, key, ErrNotExist)
-	}
-	return fmt.Errorf("storage: %s %s: %w", op, key, err)
+	return wrap(w.Close())
 }
 
 // Get reads the blob at key; ErrNotExist when there is none.
@@ -105,14 +169,19 @@ func (b *Blobs) Get(ctx context.Context, key string) ([]byte, error) {
 // capacity (a new buffer otherwise), so a caller can reuse buffers.
 func (b *Blobs) GetInto(ctx context.Context, key string, buf []byte) (_ []byte, err error) {
 	defer b.timed("get", time.Now(), &err)
-	r, err := b.bucket.NewReader(ctx, key, nil)
+	rctx, cancel, wrap, err := b.op(ctx, "get", key)
 	if err != nil {
-		return nil, wrap("get blob", key, err)
+		return nil, err
+	}
+	defer cancel()
+	r, err := b.bucket.NewReader(rctx, key, nil)
+	if err != nil {
+		return nil, wrap(err)
 	}
 	defer r.Close()
 	data, err := readSized(r, r.Size(), buf)
 	if err != nil {
-		return nil, wrap("get blob", key, err)
+		return nil, wrap(err)
 	}
 	return data, nil
 }
@@ -145,39 +214,66 @@ func readSized(r io.Reader, size int64, buf []byte) ([]byte, error) {
 }
 
 // Open returns a reader for the blob at key, for streaming; the caller
-// closes it. ErrNotExist when there is none.
+// closes it. ErrNotExist when there is none. The timeout bounds the whole
+// read, up to Close.
 func (b *Blobs) Open(ctx context.Context, key string) (io.ReadCloser, error) {
-	r, err := b.bucket.NewReader(ctx, key, nil)
+	rctx, cancel, wrap, err := b.op(ctx, "open", key)
 	if err != nil {
-		return nil, wrap("open blob", key, err)
+		return nil, err
 	}
-	return r, nil
+	r, err := b.bucket.NewReader(rctx, key, nil)
+	if err != nil {
+		cancel()
+		return nil, wrap(err)
+	}
+	return cancelOnClose{r, cancel}, nil
+}
+
+// cancelOnClose ends an operation's context when its reader is closed.
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (c cancelOnClose) Close() error {
+	defer c.cancel()
+	return c.ReadCloser.Close()
 }
 
 // Attributes returns the size and modification time of the blob at key;
 // ErrNotExist when there is none.
 func (b *Blobs) Attributes(ctx context.Context, key string) (size int64, modTime time.Time, err error) {
-	a, err := b.bucket.Attributes(ctx, key)
+	actx, cancel, wrap, err := b.op(ctx, "attributes", key)
 	if err != nil {
-		return 0, time.Time{}, wrap("blob attributes", key, err)
+		return 0, time.Time{}, err
+	}
+	defer cancel()
+	a, err := b.bucket.Attributes(actx, key)
+	if err != nil {
+		return 0, time.Time{}, wrap(err)
 	}
 	return a.Size, a.ModTime.UTC(), nil
 }
 
 // Exists reports whether there is a blob at key.
 func (b *Blobs) Exists(ctx context.Context, key string) (bool, error) {
-	ok, err := b.bucket.Exists(ctx, key)
-	if err != nil {
-		return false, fmt.Errorf("storage: blob exists %s: %w", key, err)
+	_, _, err := b.Attributes(ctx, key)
+	if errors.Is(err, ErrNotExist) {
+		return false, nil
 	}
-	return ok, nil
+	return err == nil, err
 }
 
 // Delete removes the blob at key; a missing blob is not an error.
 func (b *Blobs) Delete(ctx context.Context, key string) (err error) {
 	defer b.timed("delete", time.Now(), &err)
-	if err := b.bucket.Delete(ctx, key); err != nil && gcerrors.Code(err) != gcerrors.NotFound {
-		return fmt.Errorf("storage: delete blob %s: %w", key, err)
+	dctx, cancel, wrap, err := b.op(ctx, "delete", key)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	if err := wrap(b.bucket.Delete(dctx, key)); err != nil && !errors.Is(err, ErrNotExist) {
+		return err
 	}
 	return nil
 }
@@ -187,29 +283,56 @@ func (b *Blobs) DeletePrefix(ctx context.Context, prefix string) error {
 	if prefix == "" {
 		return fmt.Errorf("storage: delete blobs: empty prefix: %w", ErrInvalid)
 	}
-	it := b.bucket.List(&blob.ListOptions{Prefix: prefix})
+	return b.List(ctx, prefix, func(o BlobInfo) error { return b.Delete(ctx, o.Key) })
+}
+
+// BlobInfo describes one listed blob.
+type BlobInfo struct {
+	Key     string
+	Size    int64
+	ModTime time.Time
+}
+
+// List calls fn for every blob whose key starts with prefix, in key order,
+// a page at a time (each page bounded by the timeout); an error from fn
+// stops the listing and is returned.
+func (b *Blobs) List(ctx context.Context, prefix string, fn func(BlobInfo) error) error {
+	token := blob.FirstPageToken
 	for {
-		obj, err := it.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
+		lctx, cancel, wrap, err := b.op(ctx, "list", prefix)
 		if err != nil {
-			return fmt.Errorf("storage: delete blobs %s: %w", prefix, err)
-		}
-		if obj.IsDir {
-			continue
-		}
-		if err := b.Delete(ctx, obj.Key); err != nil {
 			return err
 		}
+		page, next, err := b.bucket.ListPage(lctx, token, 1000, &blob.ListOptions{Prefix: prefix})
+		cancel()
+		if err != nil {
+			return wrap(err)
+		}
+		for _, o := range page {
+			if o.IsDir {
+				continue
+			}
+			if err := fn(BlobInfo{Key: o.Key, Size: o.Size, ModTime: o.ModTime.UTC()}); err != nil {
+				return err
+			}
+		}
+		if len(next) == 0 {
+			return nil
+		}
+		token = next
 	}
 }
 
-// Ping checks that the bucket can be reached.
+// Ping checks that the bucket can be reached within the timeout.
 func (b *Blobs) Ping(ctx context.Context) error {
-	ok, err := b.bucket.IsAccessible(ctx)
+	pctx, cancel, wrap, err := b.op(ctx, "ping", "")
 	if err != nil {
-		return fmt.Errorf("storage: ping blobs: %w", err)
+		return err
+	}
+	defer cancel()
+	ok, err := b.bucket.IsAccessible(pctx)
+	if err != nil {
+		return wrap(err)
 	}
 	if !ok {
 		return errors.New("storage: ping blobs: bucket is not accessible")

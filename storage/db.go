@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/go-sql-driver/mysql"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" database/sql driver
@@ -29,12 +30,20 @@ type Options struct {
 	// steps (for `vitrine migrate --dry-run`). Everything but
 	// SchemaVersion, PendingMigrations and Migrate may then fail.
 	SkipMigrate bool
+	// QueryTimeout bounds every statement (DefaultQueryTimeout when 0), so
+	// that a database that stalls fails the request instead of holding it.
+	// Schema migrations are not bounded.
+	QueryTimeout time.Duration
 	// MaxOpenConns caps the connections to a PostgreSQL or MySQL server (0:
 	// no cap). As many are kept open when idle (16 without a cap), so that a
 	// busy instance does not reconnect for every query. Size it so that
 	// instances x MaxOpenConns stays under the server's connection limit.
 	MaxOpenConns int
 }
+
+// DefaultQueryTimeout bounds each statement unless Options.QueryTimeout
+// says otherwise.
+const DefaultQueryTimeout = 5 * time.Second
 
 // kind is the SQL dialect behind a DB.
 type kind int
@@ -115,6 +124,11 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 		sqldb.SetMaxOpenConns(max(opts.MaxOpenConns, 0))
 		sqldb.SetMaxIdleConns(idle)
 	}
+	timeout := opts.QueryTimeout
+	if timeout <= 0 {
+		timeout = DefaultQueryTimeout
+	}
+	db.bun.AddQueryHook(timeoutHook(timeout))
 	if err := db.Ping(ctx); err != nil {
 		_ = sqldb.Close()
 		return nil, err

@@ -26,6 +26,7 @@ type imageRow struct {
 	Added            int64          `bun:"added"`
 	Updated          int64          `bun:"updated"`
 	Version          int64          `bun:"version"`
+	BlobToken        string         `bun:"blob_token"`
 }
 
 func (r *imageRow) image() Image {
@@ -42,6 +43,7 @@ func (r *imageRow) image() Image {
 		Added:            fromMicros(r.Added),
 		Updated:          fromMicros(r.Updated),
 		Version:          r.Version,
+		BlobToken:        r.BlobToken,
 	}
 }
 
@@ -73,13 +75,25 @@ func validateImage(img *Image) error {
 	return nil
 }
 
-// InsertImage adds img. A zero Added becomes now and a zero Updated becomes
-// Added; both are stored UTC in whole seconds and written back to img, and
-// so is the new Version. When
-// (img.User, img.Identifier) already exists nothing is written: img is
-// overwritten with the stored record and created is false. Concurrent
-// inserts of one image leave one row and report created once.
+// InsertImage adds img with no reservation: for images whose blob is
+// written by other means (tests, imports); see CommitImage.
 func (db *DB) InsertImage(ctx context.Context, img *Image) (created bool, err error) {
+	return db.CommitImage(ctx, img, Reservation{})
+}
+
+// CommitImage adds img, whose blob was written at res.Key (reserved with
+// Reserve before the write), claiming res in the same transaction; with
+// img.Metadata set, the metadata is stored in it too. A zero Added becomes
+// now and a zero Updated becomes Added; both are stored UTC in whole
+// seconds and written back to img, and so is the new Version.
+//
+// When (img.User, img.Identifier) already exists nothing is written: res is
+// released (its blob is not needed), img is overwritten with the stored
+// record and created is false. Concurrent commits of one image leave one
+// row and report created once. When a collector took res first (the
+// write overran ReservationLease), nothing is written and the error is
+// ErrReservationLost.
+func (db *DB) CommitImage(ctx context.Context, img *Image, res Reservation) (created bool, err error) {
 	if err := validateImage(img); err != nil {
 		return false, err
 	}
@@ -104,15 +118,27 @@ func (db *DB) InsertImage(ctx context.Context, img *Image) (created bool, err er
 		Added:            toMicros(img.Added),
 		Updated:          toMicros(img.Updated),
 		Version:          time.Now().UnixMicro(),
+		BlobToken:        img.BlobToken,
 	}
 	var n int64
 	err = db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		res, err := db.insertIgnore(tx.NewInsert().Model(row), "identifier").Exec(ctx)
+		res2, err := db.insertIgnore(tx.NewInsert().Model(row), "identifier").Exec(ctx)
 		if err != nil {
 			return err
 		}
-		if n, err = affected(res); err != nil || n == 0 {
+		if n, err = affected(res2); err != nil {
 			return err
+		}
+		if n == 0 {
+			return db.release(ctx, tx, res)
+		}
+		if err := db.claim(ctx, tx, res); err != nil {
+			return err
+		}
+		if len(img.Metadata) > 0 {
+			if err := db.writeMetadata(ctx, tx, img.User, img.Identifier, img.Metadata); err != nil {
+				return err
+			}
 		}
 		return db.addCount(ctx, tx, img.User, 1, img.Size)
 	})
@@ -146,13 +172,16 @@ func (db *DB) Image(ctx context.Context, user, id string) (Image, error) {
 	return row.image(), nil
 }
 
-// DeleteImage deletes an image's record, its metadata and its short URLs in
-// one transaction. It does not touch blobs.
+// DeleteImage deletes an image's record, its metadata, its short URLs and
+// its cached variants' records in one transaction, which also queues the
+// deletion of the image's blob and its variants' blobs (queue.go): the
+// blobs go once a collector gets to them, and a failure to delete them is
+// retried until it succeeds. ErrNotExist when there is no such image.
 func (db *DB) DeleteImage(ctx context.Context, user, id string) error {
 	err := db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		var size int64
-		err := db.forUpdate(tx.NewSelect().Model((*imageRow)(nil)).Column("size").
-			Where("user_name = ? AND identifier = ?", user, id)).Scan(ctx, &size)
+		var row imageRow
+		err := db.forUpdate(tx.NewSelect().Model(&row).Column("size", "blob_token").
+			Where("user_name = ? AND identifier = ?", user, id)).Scan(ctx)
 		if errors.Is(err, sql.ErrNoRows) {
 			return ErrNotExist
 		}
@@ -163,7 +192,7 @@ func (db *DB) DeleteImage(ctx context.Context, user, id string) error {
 			Where("user_name = ? AND identifier = ?", user, id).Exec(ctx)); err != nil {
 			return err
 		}
-		if err := db.addCount(ctx, tx, user, -1, -size); err != nil {
+		if err := db.addCount(ctx, tx, user, -1, -row.Size); err != nil {
 			return err
 		}
 		// The foreign keys cascade too; these deletes keep the behaviour
@@ -172,9 +201,21 @@ func (db *DB) DeleteImage(ctx context.Context, user, id string) error {
 			Where("user_name = ? AND identifier = ?", user, id).Exec(ctx); err != nil {
 			return err
 		}
-		_, err = tx.NewDelete().Model((*shortURLRow)(nil)).
-			Where("user_name = ? AND identifier = ?", user, id).Exec(ctx)
-		return err
+		if _, err = tx.NewDelete().Model((*shortURLRow)(nil)).
+			Where("user_name = ? AND identifier = ?", user, id).Exec(ctx); err != nil {
+			return err
+		}
+		if err := db.dropVariants(ctx, tx, user, id); err != nil {
+			return err
+		}
+		if row.BlobToken == "" {
+			// Variants written before their rows were (before migration
+			// step 3) have no row to list them.
+			if err := db.enqueue(ctx, tx, []string{VariantPrefix(user, id, "")}, true, time.Now()); err != nil {
+				return err
+			}
+		}
+		return db.enqueue(ctx, tx, []string{ImageKey(user, id, row.BlobToken)}, false, time.Now())
 	})
 	if err != nil {
 		return fmt.Errorf("storage: delete image %s/%s: %w", user, id, err)
@@ -256,23 +297,20 @@ func (db *DB) Users(ctx context.Context) ([]string, error) {
 
 // UserStats returns each user's image count and total size, sorted by user.
 func (db *DB) UserStats(ctx context.Context) ([]UserStats, error) {
-	rows, err := db.bun.NewSelect().Model((*imageRow)(nil)).
-		ColumnExpr("user_name, COUNT(*), COALESCE(SUM(size), 0)").
-		Group("user_name").Order("user_name").Rows(ctx)
+	var rows []struct {
+		User   string `bun:"user_name"`
+		Images int64  `bun:"images"`
+		Bytes  int64  `bun:"bytes"`
+	}
+	err := db.bun.NewSelect().Model((*imageRow)(nil)).
+		ColumnExpr("user_name, COUNT(*) AS images, COALESCE(SUM(size), 0) AS bytes").
+		Group("user_name").Order("user_name").Scan(ctx, &rows)
 	if err != nil {
 		return nil, fmt.Errorf("storage: user stats: %w", err)
 	}
-	defer rows.Close()
-	stats := []UserStats{}
-	for rows.Next() {
-		var s UserStats
-		if err := rows.Scan(&s.User, &s.NumImages, &s.NumBytes); err != nil {
-			return nil, fmt.Errorf("storage: user stats: %w", err)
-		}
-		stats = append(stats, s)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("storage: user stats: %w", err)
+	stats := make([]UserStats, len(rows))
+	for i, r := range rows {
+		stats[i] = UserStats{User: r.User, NumImages: r.Images, NumBytes: r.Bytes}
 	}
 	return stats, nil
 }

@@ -170,6 +170,7 @@ func (db *DB) Migrate(ctx context.Context) ([]Migration, error) {
 	if err := checkRegistry(); err != nil {
 		return nil, err
 	}
+	ctx = unbounded(ctx) // a step may rewrite a large table
 	conn, err := db.bun.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("storage: migrate: %w", err)

@@ -35,6 +35,13 @@ func (h queryHook) AfterQuery(_ context.Context, e *bun.QueryEvent) {
 // before use.
 func (b *Blobs) Observe(f ObserveFunc) { b.observe = f }
 
+// Intercept makes f run before every blob operation (op is get, put,
+// delete, attributes, list or ping); an error from f fails the operation
+// without touching the store. It lets a test hold an operation at a chosen
+// point, or fail it, to decide the order of concurrent requests; call it
+// before use.
+func (b *Blobs) Intercept(f func(ctx context.Context, op, key string) error) { b.intercept = f }
+
 // timed reports a blob operation that started at start and ended with
 // *err.
 func (b *Blobs) timed(op string, start time.Time, err *error) {

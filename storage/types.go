@@ -30,9 +30,17 @@ type Image struct {
 	// step0002_image_version.go); InsertImage sets it. Cached variants are
 	// keyed by it.
 	Version int64
-	// Metadata is filled only by listings with Query.WithMetadata.
+	// BlobToken names this upload's blob and its variants' keys (ImageKey,
+	// VariantPrefix): NewBlobToken's for every upload. Rows stored before
+	// tokens have "", the key images/<user>/<id>.
+	BlobToken string
+	// Metadata is filled only by listings with Query.WithMetadata; given
+	// to InsertImage, it is stored with the image in one transaction.
 	Metadata map[string]any
 }
+
+// Key is the blob key of the image's bytes.
+func (img Image) Key() string { return ImageKey(img.User, img.Identifier, img.BlobToken) }
 
 // SortKey is one `sort[]` entry. Field is one of size, user,
 // imageIdentifier, extension, mime, added, updated, width, height, checksum,

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"sync"
@@ -59,7 +60,11 @@ type variantRow struct {
 	Size       int64  `bun:"size"`
 	Created    int64  `bun:"created"`   // unix microseconds
 	LastUsed   int64  `bun:"last_used"` // unix microseconds
+	BlobToken  string `bun:"blob_token"`
 }
+
+// key is the variant's blob key.
+func (r *variantRow) key() string { return VariantKey(r.User, r.Identifier, r.BlobToken, r.Hash) }
 
 // variantID names one cached variant.
 type variantID struct{ user, id, hash string }
@@ -74,6 +79,7 @@ type VariantCache struct {
 	blobs *Blobs
 	cfg   CacheConfig
 	now   func() time.Time
+	coll  *Collector // deletes evicted and purged blobs through blob_queue
 
 	mu      sync.Mutex
 	pending map[variantID]int64 // last use not yet flushed, unix microseconds
@@ -96,69 +102,133 @@ func NewVariantCache(db *DB, blobs *Blobs, cfg CacheConfig) (*VariantCache, erro
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &VariantCache{db: db, blobs: blobs, cfg: cfg, now: cfg.Now, pending: map[variantID]int64{}}, nil
+	coll, err := NewCollector(db, blobs, CollectorConfig{})
+	if err != nil {
+		return nil, err
+	}
+	return &VariantCache{db: db, blobs: blobs, cfg: cfg, now: cfg.Now, coll: coll, pending: map[variantID]int64{}}, nil
 }
 
-// Get returns the cached variant's bytes; ErrNotExist on a miss.
-func (c *VariantCache) Get(ctx context.Context, user, id, hash string) ([]byte, error) {
-	data, err := c.blobs.Get(ctx, VariantKey(user, id, hash))
+// Get returns the cached variant of img's bytes; ErrNotExist on a miss.
+func (c *VariantCache) Get(ctx context.Context, img Image, hash string) ([]byte, error) {
+	data, err := c.blobs.Get(ctx, VariantKey(img.User, img.Identifier, img.BlobToken, hash))
 	if err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
 	if len(c.pending) < maxPending {
-		c.pending[variantID{user, id, hash}] = c.now().UnixMicro()
+		c.pending[variantID{img.User, img.Identifier, hash}] = c.now().UnixMicro()
 	}
 	c.mu.Unlock()
 	return data, nil
 }
 
-// Put stores a variant and accounts for it. When this instance's estimate
-// of the total passes MaxBytes it evicts before returning, so the cap holds
-// after every Put of one instance (and after every flush across
-// instances).
-func (c *VariantCache) Put(ctx context.Context, user, id, hash string, data []byte) error {
-	if err := checkLen("user", user, maxName, true); err != nil {
-		return err
+// Put stores a variant of img and accounts for it: the blob is reserved
+// (blob_queue), written, then recorded in a transaction that holds img's
+// row, so that a variant of an image deleted meanwhile is never recorded
+// and its blob is collected. stored is false in that case. When this
+// instance's estimate of the total passes MaxBytes it evicts before
+// returning, so the cap holds after every Put of one instance (and after
+// every flush across instances).
+func (c *VariantCache) Put(ctx context.Context, img Image, hash string, data []byte) (stored bool, err error) {
+	if err := checkLen("user", img.User, maxName, true); err != nil {
+		return false, err
 	}
-	if err := checkLen("image identifier", id, maxName, true); err != nil {
-		return err
+	if err := checkLen("image identifier", img.Identifier, maxName, true); err != nil {
+		return false, err
 	}
 	if err := checkLen("variant hash", hash, maxChecksum, true); err != nil {
-		return err
+		return false, err
+	}
+	key := VariantKey(img.User, img.Identifier, img.BlobToken, hash)
+	res, err := c.db.Reserve(ctx, key)
+	if err != nil {
+		return false, err
+	}
+	release := func() {
+		// Best effort: an unreleased reservation still expires.
+		_ = c.db.Release(context.WithoutCancel(ctx), res)
+	}
+	if err := c.blobs.Put(ctx, key, data); err != nil {
+		release()
+		return false, err
 	}
 	t := c.now().UnixMicro()
-	row := &variantRow{User: user, Identifier: id, Hash: hash, Size: int64(len(data)), Created: t, LastUsed: t}
-	q := c.db.bun.NewInsert().Model(row)
-	if c.db.kind == mysqlKind {
-		q = q.On("DUPLICATE KEY UPDATE").Set("size = VALUES(size)").Set("created = VALUES(created)").Set("last_used = VALUES(last_used)")
-	} else {
-		q = q.On("CONFLICT (user_name, identifier, hash) DO UPDATE").
-			Set("size = EXCLUDED.size").Set("created = EXCLUDED.created").Set("last_used = EXCLUDED.last_used")
+	row := &variantRow{User: img.User, Identifier: img.Identifier, Hash: hash, Size: int64(len(data)), Created: t, LastUsed: t,
+		BlobToken: img.BlobToken}
+	err = c.db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		var one int
+		err := c.db.forUpdate(tx.NewSelect().Model((*imageRow)(nil)).ColumnExpr("1").
+			Where("user_name = ? AND identifier = ? AND blob_token = ?", img.User, img.Identifier, img.BlobToken)).
+			Scan(ctx, &one)
+		if errors.Is(err, sql.ErrNoRows) {
+			return c.db.release(ctx, tx, res) // the image is gone: so is its variant
+		}
+		if err != nil {
+			return err
+		}
+		q := tx.NewInsert().Model(row)
+		if c.db.kind == mysqlKind {
+			q = q.On("DUPLICATE KEY UPDATE").Set("size = VALUES(size)").Set("created = VALUES(created)").Set("last_used = VALUES(last_used)").
+				Set("blob_token = VALUES(blob_token)")
+		} else {
+			q = q.On("CONFLICT (user_name, identifier, hash) DO UPDATE").
+				Set("size = EXCLUDED.size").Set("created = EXCLUDED.created").Set("last_used = EXCLUDED.last_used").
+				Set("blob_token = EXCLUDED.blob_token")
+		}
+		if _, err := q.Exec(ctx); err != nil {
+			return err
+		}
+		stored = true
+		return c.db.claim(ctx, tx, res)
+	})
+	if err != nil {
+		release()
+		return false, fmt.Errorf("storage: record variant %s: %w", hash, err)
 	}
-	// Why the row first: a row without its blob is a harmless miss that
-	// eviction cleans up; a blob without its row would escape the cap.
-	if _, err := q.Exec(ctx); err != nil {
-		return fmt.Errorf("storage: record variant %s: %w", hash, err)
-	}
-	if err := c.blobs.Put(ctx, VariantKey(user, id, hash), data); err != nil {
-		return err
+	if !stored {
+		c.coll.Wake()
+		return false, nil
 	}
 	if c.cfg.MaxBytes > 0 && c.estimate.Add(row.Size) > c.cfg.MaxBytes {
-		return c.evict(ctx)
+		return true, c.evict(ctx)
+	}
+	return true, nil
+}
+
+// Purge removes every cached variant of an image, for a metadata change:
+// their records go and their blobs are queued for deletion (a Collector
+// deletes them).
+func (c *VariantCache) Purge(ctx context.Context, user, id string) error {
+	err := c.db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		return c.db.dropVariants(ctx, tx, user, id)
+	})
+	if err != nil {
+		return fmt.Errorf("storage: purge variants %s/%s: %w", user, id, err)
 	}
 	return nil
 }
 
-// Purge removes every cached variant of an image, for an image delete or a
-// metadata change.
-func (c *VariantCache) Purge(ctx context.Context, user, id string) error {
-	_, err := c.db.bun.NewDelete().Model((*variantRow)(nil)).
-		Where("user_name = ? AND identifier = ?", user, id).Exec(ctx)
-	if err != nil {
-		return fmt.Errorf("storage: purge variants %s/%s: %w", user, id, err)
+// dropVariants deletes the variant records of an image inside tx and
+// queues their blobs' deletion.
+func (db *DB) dropVariants(ctx context.Context, tx bun.Tx, user, id string) error {
+	var rows []variantRow
+	if err := tx.NewSelect().Model(&rows).Column("user_name", "identifier", "hash", "blob_token").
+		Where("user_name = ? AND identifier = ?", user, id).Scan(ctx); err != nil {
+		return err
 	}
-	return c.blobs.DeletePrefix(ctx, VariantPrefix(user, id))
+	if len(rows) == 0 {
+		return nil
+	}
+	keys := make([]string, len(rows))
+	for i := range rows {
+		keys[i] = rows[i].key()
+	}
+	if _, err := tx.NewDelete().Model((*variantRow)(nil)).
+		Where("user_name = ? AND identifier = ?", user, id).Exec(ctx); err != nil {
+		return err
+	}
+	return db.enqueue(ctx, tx, keys, false, time.Now())
 }
 
 // Flush writes the remembered last-use times and evicts expired and
@@ -290,15 +360,24 @@ func (c *VariantCache) evictBatch(ctx context.Context, pick func(*bun.SelectQuer
 		if need >= 0 && freed >= need {
 			break
 		}
-		err := deleted(c.db.bun.NewDelete().Model((*variantRow)(nil)).
-			Where("user_name = ? AND identifier = ? AND hash = ?", r.User, r.Identifier, r.Hash).Exec(ctx))
+		// The row and a queued deletion of its blob commit together, so a
+		// blob store that fails now only delays the blob's deletion.
+		q := queueRow{Key: r.key(), Due: time.Now().UnixMicro(), Created: time.Now().UnixMicro()}
+		err := c.db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+			if err := deleted(tx.NewDelete().Model((*variantRow)(nil)).
+				Where("user_name = ? AND identifier = ? AND hash = ?", r.User, r.Identifier, r.Hash).Exec(ctx)); err != nil {
+				return err
+			}
+			_, err := tx.NewInsert().Model(&q).Exec(ctx)
+			return err
+		})
 		if errors.Is(err, ErrNotExist) {
 			continue
 		}
 		if err != nil {
 			return n, freed, fmt.Errorf("storage: evict variant: %w", err)
 		}
-		if err := c.blobs.Delete(ctx, VariantKey(r.User, r.Identifier, r.Hash)); err != nil {
+		if _, err := c.coll.process(ctx, q); err != nil {
 			return n, freed, err
 		}
 		n++

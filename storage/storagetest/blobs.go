@@ -42,7 +42,7 @@ func testPutGet(t *testing.T, b *storage.Blobs) {
 	for i := range data {
 		data[i] = byte(i * 7)
 	}
-	key := storage.ImageKey("alice", "abc")
+	key := storage.ImageKey("alice", "abc", "t1")
 	before := time.Now().Add(-2 * time.Second)
 	if err := b.Put(ctx(t), key, data); err != nil {
 		t.Fatal(err)
@@ -123,21 +123,23 @@ func testBlobDelete(t *testing.T, b *storage.Blobs) {
 
 func testDeletePrefix(t *testing.T, b *storage.Blobs) {
 	keep := []string{
-		storage.ImageKey("alice", "abc"),
-		storage.VariantKey("alice", "abcd", "h1"), // shares a string prefix, not the folder
-		storage.VariantKey("bob", "abc", "h1"),
+		storage.ImageKey("alice", "abc", "t1"),
+		storage.VariantKey("alice", "abcd", "t1", "h1"), // shares a string prefix, not the folder
+		storage.VariantKey("alice", "abc", "t2", "h1"),  // another upload of the same bytes
+		storage.VariantKey("alice", "abc", "", "h1"),    // and one from before tokens
+		storage.VariantKey("bob", "abc", "t1", "h1"),
 	}
 	gone := []string{
-		storage.VariantKey("alice", "abc", "h1"),
-		storage.VariantKey("alice", "abc", "h2"),
-		storage.VariantKey("alice", "abc", "deep/er"),
+		storage.VariantKey("alice", "abc", "t1", "h1"),
+		storage.VariantKey("alice", "abc", "t1", "h2"),
+		storage.VariantKey("alice", "abc", "t1", "deep/er"),
 	}
 	for _, k := range append(append([]string{}, keep...), gone...) {
 		if err := b.Put(ctx(t), k, []byte(k)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := b.DeletePrefix(ctx(t), storage.VariantPrefix("alice", "abc")); err != nil {
+	if err := b.DeletePrefix(ctx(t), storage.VariantPrefix("alice", "abc", "t1")); err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range gone {
@@ -205,9 +207,12 @@ func testConcurrentPut(t *testing.T, b *storage.Blobs) {
 
 func testBlobKeys(t *testing.T, b *storage.Blobs) {
 	for _, c := range []struct{ got, want string }{
-		{storage.ImageKey("u", "id"), "images/u/id"},
-		{storage.VariantPrefix("u", "id"), "variants/u/id/"},
-		{storage.VariantKey("u", "id", "h"), "variants/u/id/h"},
+		{storage.ImageKey("u", "id", ""), "images/u/id"},
+		{storage.ImageKey("u", "id", "tok"), "images/u/id.tok"},
+		{storage.VariantPrefix("u", "id", ""), "variants/u/id/"},
+		{storage.VariantPrefix("u", "id", "tok"), "variants/u/id.tok/"},
+		{storage.VariantKey("u", "id", "", "h"), "variants/u/id/h"},
+		{storage.VariantKey("u", "id", "tok", "h"), "variants/u/id.tok/h"},
 	} {
 		if c.got != c.want {
 			t.Fatalf("key %q, want %q", c.got, c.want)

@@ -52,6 +52,12 @@ func TestDBWithSecret(t *testing.T, open func(t *testing.T) *storage.DB, openSec
 		{"VariantCacheLRU", testVariantCacheLRU},
 		{"VariantCacheShared", testVariantCacheShared},
 		{"VariantCacheMaxAge", testVariantCacheMaxAge},
+		{"QueueUpload", testQueueUpload},
+		{"QueueReservationLost", testQueueReservationLost},
+		{"QueueDelete", testQueueDelete},
+		{"QueueVariantOfDeletedImage", testQueueVariantOfDeletedImage},
+		{"QueueFailures", testQueueFailures},
+		{"QueueConcurrentCollectors", testQueueConcurrentCollectors},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -48,6 +48,18 @@ func newCache(t *testing.T, db *storage.DB, blobs *storage.Blobs, cfg storage.Ca
 	return c
 }
 
+// storedImage inserts an image record (no blob: the variant cache reads
+// none) with a fresh blob token.
+func storedImage(t *testing.T, db *storage.DB, user, id string) storage.Image {
+	t.Helper()
+	img := storage.Image{User: user, Identifier: id, Size: 1, Extension: "png", Mime: "image/png",
+		Width: 1, Height: 1, Checksum: id, BlobToken: storage.NewBlobToken()}
+	if _, err := db.InsertImage(ctx(t), &img); err != nil {
+		t.Fatal(err)
+	}
+	return img
+}
+
 func wantTotal(t *testing.T, c *storage.VariantCache, max int64) int64 {
 	t.Helper()
 	total, err := c.TotalBytes(ctx(t))
@@ -63,23 +75,24 @@ func wantTotal(t *testing.T, c *storage.VariantCache, max int64) int64 {
 func testVariantCache(t *testing.T, db *storage.DB) {
 	blobs := memBlobs(t)
 	c := newCache(t, db, blobs, storage.CacheConfig{})
+	img, other := storedImage(t, db, "u", "img"), storedImage(t, db, "u", "other")
 	data := []byte("variant bytes")
-	if _, err := c.Get(ctx(t), "u", "img", "h1"); !errors.Is(err, storage.ErrNotExist) {
+	if _, err := c.Get(ctx(t), img, "h1"); !errors.Is(err, storage.ErrNotExist) {
 		t.Fatalf("Get before Put = %v; want ErrNotExist", err)
 	}
 	for _, h := range []string{"h1", "h2"} {
-		if err := c.Put(ctx(t), "u", "img", h, data); err != nil {
+		if _, err := c.Put(ctx(t), img, h, data); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := c.Put(ctx(t), "u", "other", "h1", data); err != nil {
+	if _, err := c.Put(ctx(t), other, "h1", data); err != nil {
 		t.Fatal(err)
 	}
 	// A second Put of one variant replaces it and counts it once.
-	if err := c.Put(ctx(t), "u", "img", "h1", data); err != nil {
+	if _, err := c.Put(ctx(t), img, "h1", data); err != nil {
 		t.Fatal(err)
 	}
-	got, err := c.Get(ctx(t), "u", "img", "h1")
+	got, err := c.Get(ctx(t), img, "h1")
 	if err != nil || !bytes.Equal(got, data) {
 		t.Fatalf("Get = %q, %v", got, err)
 	}
@@ -89,19 +102,21 @@ func testVariantCache(t *testing.T, db *storage.DB) {
 	if total, err := c.TotalBytes(ctx(t)); err != nil || total != 3*int64(len(data)) {
 		t.Fatalf("TotalBytes = %d, %v; want %d", total, err, 3*len(data))
 	}
-	if err := c.Put(ctx(t), "u", "img", "", data); !errors.Is(err, storage.ErrInvalid) {
+	if _, err := c.Put(ctx(t), img, "", data); !errors.Is(err, storage.ErrInvalid) {
 		t.Fatalf("Put with an empty hash = %v; want ErrInvalid", err)
 	}
-	// Purge removes one image's variants, rows and blobs.
+	// Purge removes one image's variants, rows and (once a collector
+	// drains the queue) blobs.
 	if err := c.Purge(ctx(t), "u", "img"); err != nil {
 		t.Fatal(err)
 	}
+	drain(t, db, blobs)
 	for _, h := range []string{"h1", "h2"} {
-		if _, err := c.Get(ctx(t), "u", "img", h); !errors.Is(err, storage.ErrNotExist) {
+		if _, err := c.Get(ctx(t), img, h); !errors.Is(err, storage.ErrNotExist) {
 			t.Fatalf("Get %s after Purge = %v; want ErrNotExist", h, err)
 		}
 	}
-	if _, err := c.Get(ctx(t), "u", "other", "h1"); err != nil {
+	if _, err := c.Get(ctx(t), other, "h1"); err != nil {
 		t.Fatalf("Purge removed another image's variant: %v", err)
 	}
 	if total, err := c.TotalBytes(ctx(t)); err != nil || total != int64(len(data)) {
@@ -117,15 +132,16 @@ func testVariantCacheLRU(t *testing.T, db *storage.DB) {
 	blobs := memBlobs(t)
 	clk := &clock{t: base}
 	c := newCache(t, db, blobs, storage.CacheConfig{MaxBytes: limit, Now: clk.now})
+	img := storedImage(t, db, "u", "img")
 	data := bytes.Repeat([]byte{'v'}, size)
 	for i := range 2 * limit / size {
 		clk.add(time.Second)
-		if err := c.Put(ctx(t), "u", "img", fmt.Sprintf("h%02d", i), data); err != nil {
+		if _, err := c.Put(ctx(t), img, fmt.Sprintf("h%02d", i), data); err != nil {
 			t.Fatal(err)
 		}
 		wantTotal(t, c, limit)
 		clk.add(time.Second)
-		if _, err := c.Get(ctx(t), "u", "img", "h00"); err != nil {
+		if _, err := c.Get(ctx(t), img, "h00"); err != nil {
 			t.Fatalf("after Put %d: the variant in use was evicted: %v", i, err)
 		}
 		if err := c.Flush(ctx(t)); err != nil {
@@ -135,7 +151,7 @@ func testVariantCacheLRU(t *testing.T, db *storage.DB) {
 	total := wantTotal(t, c, limit)
 	present := 0
 	for i := range 2 * limit / size {
-		_, err := c.Get(ctx(t), "u", "img", fmt.Sprintf("h%02d", i))
+		_, err := c.Get(ctx(t), img, fmt.Sprintf("h%02d", i))
 		switch {
 		case err == nil:
 			present++
@@ -161,6 +177,7 @@ func testVariantCacheShared(t *testing.T, db *storage.DB) {
 	blobs := memBlobs(t)
 	a := newCache(t, db, blobs, storage.CacheConfig{MaxBytes: limit})
 	b := newCache(t, db, blobs, storage.CacheConfig{MaxBytes: limit})
+	imgs := []storage.Image{storedImage(t, db, "u", "img0"), storedImage(t, db, "u", "img1")}
 	data := bytes.Repeat([]byte{'v'}, size)
 	var wg sync.WaitGroup
 	errs := make(chan error, 2)
@@ -169,7 +186,7 @@ func testVariantCacheShared(t *testing.T, db *storage.DB) {
 		go func() {
 			defer wg.Done()
 			for i := range limit / size {
-				if err := c.Put(ctx(t), "u", fmt.Sprint("img", n), fmt.Sprint("h", i), data); err != nil {
+				if _, err := c.Put(ctx(t), imgs[n], fmt.Sprint("h", i), data); err != nil {
 					errs <- err
 					return
 				}
@@ -193,25 +210,26 @@ func testVariantCacheMaxAge(t *testing.T, db *storage.DB) {
 	blobs := memBlobs(t)
 	clk := &clock{t: base}
 	c := newCache(t, db, blobs, storage.CacheConfig{MaxAge: time.Hour, Now: clk.now})
-	if err := c.Put(ctx(t), "u", "img", "old", []byte("a")); err != nil {
+	img := storedImage(t, db, "u", "img")
+	if _, err := c.Put(ctx(t), img, "old", []byte("a")); err != nil {
 		t.Fatal(err)
 	}
 	clk.add(50 * time.Minute)
-	if err := c.Put(ctx(t), "u", "img", "new", []byte("b")); err != nil {
+	if _, err := c.Put(ctx(t), img, "new", []byte("b")); err != nil {
 		t.Fatal(err)
 	}
 	clk.add(20 * time.Minute)
 	// Use does not extend a variant's age.
-	if _, err := c.Get(ctx(t), "u", "img", "old"); err != nil {
+	if _, err := c.Get(ctx(t), img, "old"); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Flush(ctx(t)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Get(ctx(t), "u", "img", "old"); !errors.Is(err, storage.ErrNotExist) {
+	if _, err := c.Get(ctx(t), img, "old"); !errors.Is(err, storage.ErrNotExist) {
 		t.Fatalf("expired variant: Get = %v; want ErrNotExist", err)
 	}
-	if _, err := c.Get(ctx(t), "u", "img", "new"); err != nil {
+	if _, err := c.Get(ctx(t), img, "new"); err != nil {
 		t.Fatalf("young variant: %v", err)
 	}
 }
