@@ -29,7 +29,7 @@ const DefaultBlobTimeout = 10 * time.Second
 // *UnavailableError instead of holding the caller.
 type Blobs struct {
 	bucket    *blob.Bucket
-	observe   ObserveFunc                                    // nil when off
+	observe   ObserveFunc                                     // nil when off
 	intercept func(ctx context.Context, op, key string) error // nil when off
 	timeout   time.Duration
 }
