@@ -68,6 +68,8 @@ func main() {
 		err = runMigrate(os.Args[2:])
 	case "filter":
 		err = runFilter(os.Args[2:])
+	case "fsck":
+		err = runFsck(os.Args[2:])
 	case "help", "-h", "--help":
 		usage()
 		return
@@ -89,6 +91,7 @@ func usage() {
   vitrine sign [--public KEY] [--private KEY] [--method M] URL   (vitrine sign -h)
   vitrine migrate [--dry-run] [--config FILE] [--data DIR]
   vitrine filter check|test <dir> ...   (vitrine filter -h)
+  vitrine fsck [--repair] [--json] [--grace D] [--config FILE] [--data DIR]
 `)
 }
 
@@ -210,6 +213,12 @@ type fileConfig struct {
 	ShutdownDelay time.Duration `yaml:"shutdownDelay"`
 	// AccessLog writes one JSON line per request to stderr (default true).
 	AccessLog *bool `yaml:"accessLog"`
+	// DatabaseTimeout bounds each database statement (default 5s).
+	DatabaseTimeout time.Duration `yaml:"databaseTimeout"`
+	// StorageTimeout bounds each blob store operation (default 5s).
+	StorageTimeout time.Duration `yaml:"storageTimeout"`
+	// BlobQueue tunes the collector that deletes queued blobs.
+	BlobQueue storage.CollectorConfig `yaml:"blobQueue"`
 	// DatabaseMaxConns caps connections to a PostgreSQL or MySQL server per
 	// instance (default: no cap, 16 kept idle).
 	DatabaseMaxConns int `yaml:"databaseMaxConns"`
@@ -430,6 +439,7 @@ func open(ctx context.Context, f commonFlags) (*stores, error) {
 		st.Close()
 		return nil, fmt.Errorf("storage: %w", err)
 	}
+	st.blobs.SetTimeout(st.cfg.StorageTimeout)
 	return st, nil
 }
 
@@ -444,7 +454,8 @@ func openDB(ctx context.Context, f commonFlags) (*stores, error) {
 		return nil, err
 	}
 	st := &stores{cfg: cfg}
-	if st.db, err = storage.Open(ctx, cfg.Database, storage.Options{Secret: secret, MaxOpenConns: cfg.DatabaseMaxConns}); err != nil {
+	if st.db, err = storage.Open(ctx, cfg.Database, storage.Options{Secret: secret, MaxOpenConns: cfg.DatabaseMaxConns,
+		QueryTimeout: cfg.DatabaseTimeout}); err != nil {
 		return nil, fmt.Errorf("database: %w", err)
 	}
 	return st, nil
@@ -525,7 +536,12 @@ func serve(args []string) error {
 		}
 	}()
 	go variants.Run(ctx, func(err error) { log.Warn("variant cache", "err", err) })
-	deps := api.Deps{DB: st.db, Blobs: st.blobs, Engine: eng, Logger: log, Variants: variants}
+	collector, err := storage.NewCollector(st.db, st.blobs, st.cfg.BlobQueue)
+	if err != nil {
+		return err
+	}
+	go collector.Run(ctx, func(err error) { log.Warn("blob queue", "err", err) })
+	deps := api.Deps{DB: st.db, Blobs: st.blobs, Engine: eng, Logger: log, Variants: variants, Collector: collector}
 	if boolOrTrue(st.cfg.AccessLog) {
 		deps.AccessLog = log
 	}

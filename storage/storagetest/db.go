@@ -58,6 +58,7 @@ func TestDBWithSecret(t *testing.T, open func(t *testing.T) *storage.DB, openSec
 		{"QueueVariantOfDeletedImage", testQueueVariantOfDeletedImage},
 		{"QueueFailures", testQueueFailures},
 		{"QueueConcurrentCollectors", testQueueConcurrentCollectors},
+		{"Check", testCheck},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"vitrine/storage"
+)
+
+// errFindings makes `vitrine fsck` exit 1 when it leaves something as it
+// found it (after printing the report): anything at all without --repair,
+// what it may not repair with it.
+var errFindings = errors.New("fsck: inconsistencies left (see the report)")
+
+// runFsck is `vitrine fsck`: it compares the database with the blob store
+// and, with --repair, fixes what is safe to fix (README "Running at
+// scale").
+func runFsck(args []string) error {
+	fs := flag.NewFlagSet("fsck", flag.ContinueOnError)
+	var f commonFlags
+	f.register(fs)
+	repair := fs.Bool("repair", false, "fix what is safe to fix (default: report only)")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	grace := fs.Duration("grace", time.Hour, "blobs younger than this are never orphans (uploads in flight)")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return quietHelp(err)
+	}
+	if len(pos) > 0 {
+		return fmt.Errorf("fsck: unexpected argument %q", pos[0])
+	}
+	ctx := context.Background()
+	st, err := open(ctx, f)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	opts := storage.CheckOptions{Grace: *grace, Repair: *repair}
+	if isTerminal(os.Stderr) {
+		opts.Progress = progress(os.Stderr)
+	}
+	r, err := storage.Check(ctx, st.db, st.blobs, opts)
+	if opts.Progress != nil {
+		fmt.Fprintln(os.Stderr)
+	}
+	if err != nil {
+		return fmt.Errorf("fsck: %w", err)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	} else {
+		printReport(os.Stdout, r, *repair)
+	}
+	if r.Unrepaired() > 0 {
+		return errFindings
+	}
+	return nil
+}
+
+// isTerminal reports whether f is a character device (a terminal).
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// progress redraws one status line per phase, at most ten times a second.
+func progress(w io.Writer) func(string, int64) {
+	var last time.Time
+	var lastPhase string
+	return func(phase string, n int64) {
+		if phase == lastPhase && time.Since(last) < 100*time.Millisecond {
+			return
+		}
+		if phase != lastPhase && lastPhase != "" {
+			fmt.Fprintln(w)
+		}
+		last, lastPhase = time.Now(), phase
+		fmt.Fprintf(w, "\rchecking %s: %d", phase, n)
+	}
+}
+
+func printReport(w io.Writer, r *storage.CheckReport, repaired bool) {
+	fmt.Fprintf(w, "read %d image records, %d image blobs, %d variant records, %d variant blobs\n",
+		r.Images, r.ImageBlobs, r.Variants, r.VariantBlobs)
+	for _, c := range []struct {
+		what string
+		f    storage.Findings
+		fix  string
+	}{
+		{"image records whose blob is missing", r.ImagesWithoutBlob, "restore the blobs from a backup, or delete the images"},
+		{"image blobs no record names", r.OrphanImageBlobs, "--repair deletes them"},
+		{"variant records of deleted images", r.VariantsOfDeletedImages, "--repair deletes them"},
+		{"variant records whose blob is missing", r.VariantsWithoutBlob, "--repair deletes them"},
+		{"variant blobs no record names", r.OrphanVariantBlobs, "--repair deletes them"},
+	} {
+		fmt.Fprintf(w, "%s: %d", c.what, c.f.Count)
+		switch {
+		case repaired && c.f.Repaired > 0:
+			fmt.Fprintf(w, " (repaired %d)", c.f.Repaired)
+		case c.f.Count > 0:
+			fmt.Fprintf(w, " (%s)", c.fix)
+		}
+		fmt.Fprintln(w)
+		for _, e := range c.f.Examples {
+			fmt.Fprintf(w, "  %s\n", e)
+		}
+	}
+	fmt.Fprintf(w, "variant cache: %d bytes recorded, %d bytes stored\n", r.VariantRecordBytes, r.VariantBlobBytes)
+	fmt.Fprintf(w, "blob queue: %d pending, %d due, %d failing\n", r.Queue.Pending, r.Queue.Due, r.Queue.Failing)
+}

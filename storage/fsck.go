@@ -1,0 +1,448 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/uptrace/bun"
+)
+
+// CheckOptions tunes Check.
+type CheckOptions struct {
+	// Grace is the age under which a blob without a row is not reported:
+	// it may belong to an upload in flight (default 1h).
+	Grace time.Duration
+	// Repair queues the deletion of orphan blobs, removes variant records
+	// whose image or blob is gone, and drains the queue. Image records
+	// whose blob is missing are only reported: their bytes must come from
+	// a backup, or the image be deleted.
+	Repair bool
+	// Progress, when set, is called as each phase advances with the number
+	// of rows or blobs it has read so far.
+	Progress func(phase string, n int64)
+	// Examples is how many findings of each kind the report lists (default
+	// 20); all are counted.
+	Examples int
+}
+
+// Findings counts one kind of inconsistency, with a few examples.
+type Findings struct {
+	Count    int64    `json:"count"`
+	Examples []string `json:"examples,omitempty"`
+	// Repaired counts what Repair fixed.
+	Repaired int64 `json:"repaired"`
+}
+
+// CheckReport is what Check found.
+type CheckReport struct {
+	Images       int64 `json:"images"`
+	ImageBlobs   int64 `json:"imageBlobs"`
+	Variants     int64 `json:"variants"`
+	VariantBlobs int64 `json:"variantBlobs"`
+	// ImagesWithoutBlob are image records whose blob is missing: images
+	// the API lists but cannot serve.
+	ImagesWithoutBlob Findings `json:"imagesWithoutBlob"`
+	// OrphanImageBlobs are image blobs no record names, older than Grace
+	// and not queued.
+	OrphanImageBlobs Findings `json:"orphanImageBlobs"`
+	// VariantsOfDeletedImages are variant records whose image is gone.
+	VariantsOfDeletedImages Findings `json:"variantsOfDeletedImages"`
+	// VariantsWithoutBlob are variant records whose blob is missing (a
+	// cache miss, but counted against cache.maxBytes).
+	VariantsWithoutBlob Findings `json:"variantsWithoutBlob"`
+	// OrphanVariantBlobs are variant blobs no record names, older than
+	// Grace and not queued (not counted against cache.maxBytes).
+	OrphanVariantBlobs Findings `json:"orphanVariantBlobs"`
+	// VariantRecordBytes is the cache's size as its records count it;
+	// VariantBlobBytes the size of the variant blobs in the store.
+	VariantRecordBytes int64 `json:"variantRecordBytes"`
+	VariantBlobBytes   int64 `json:"variantBlobBytes"`
+	// Queue is blob_queue after the check (and the repair's drain).
+	Queue QueueStats `json:"queue"`
+}
+
+func (r *CheckReport) findings() []*Findings {
+	return []*Findings{&r.ImagesWithoutBlob, &r.OrphanImageBlobs, &r.VariantsOfDeletedImages,
+		&r.VariantsWithoutBlob, &r.OrphanVariantBlobs}
+}
+
+// Clean reports whether the check found nothing to fix. (The cache's
+// recorded and stored bytes may still differ by blobs in flight or
+// queued.)
+func (r *CheckReport) Clean() bool { return r.Unrepaired() == 0 && r.Repaired() == 0 }
+
+// Repaired counts what the repair fixed.
+func (r *CheckReport) Repaired() (n int64) {
+	for _, f := range r.findings() {
+		n += f.Repaired
+	}
+	return n
+}
+
+// Unrepaired counts the findings left as they were.
+func (r *CheckReport) Unrepaired() (n int64) {
+	for _, f := range r.findings() {
+		n += f.Count - f.Repaired
+	}
+	return n
+}
+
+func (f *Findings) add(max int, example string) {
+	f.Count++
+	if len(f.Examples) < max {
+		f.Examples = append(f.Examples, example)
+	}
+}
+
+// checkPage is how many rows or blobs Check holds at once.
+const checkPage = 500
+
+// Check compares the database with the blob store, a page at a time (its
+// memory does not grow with the number of images), and with
+// opts.Repair fixes what is safe to fix. It works on every SQL backend and
+// blob store.
+func Check(ctx context.Context, db *DB, blobs *Blobs, opts CheckOptions) (*CheckReport, error) {
+	if opts.Grace <= 0 {
+		opts.Grace = time.Hour
+	}
+	if opts.Examples <= 0 {
+		opts.Examples = 20
+	}
+	if opts.Progress == nil {
+		opts.Progress = func(string, int64) {}
+	}
+	c := &checker{db: db, blobs: blobs, opts: opts, r: &CheckReport{}, cutoff: time.Now().Add(-opts.Grace)}
+	for _, phase := range []func(context.Context) error{
+		c.imageRows, c.imageBlobs, c.variantRows, c.variantBlobs,
+	} {
+		if err := phase(ctx); err != nil {
+			return c.r, err
+		}
+	}
+	if opts.Repair {
+		coll, err := NewCollector(db, blobs, CollectorConfig{})
+		if err != nil {
+			return c.r, err
+		}
+		if _, err := coll.Drain(ctx); err != nil {
+			return c.r, err
+		}
+	}
+	var err error
+	c.r.Queue, err = db.QueueStats(ctx)
+	return c.r, err
+}
+
+type checker struct {
+	db     *DB
+	blobs  *Blobs
+	opts   CheckOptions
+	r      *CheckReport
+	cutoff time.Time
+}
+
+// missing returns which of keys have no blob, asking the store 16 at a
+// time.
+func (c *checker) missing(ctx context.Context, keys []string) ([]bool, error) {
+	gone := make([]bool, len(keys))
+	errs := make([]error, len(keys))
+	sem := make(chan struct{}, 16)
+	var wg sync.WaitGroup
+	for i, k := range keys {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			_, _, err := c.blobs.Attributes(ctx, k)
+			if errors.Is(err, ErrNotExist) {
+				gone[i] = true
+			} else {
+				errs[i] = err
+			}
+		}()
+	}
+	wg.Wait()
+	return gone, errors.Join(errs...)
+}
+
+// imageRows finds image records whose blob is missing.
+func (c *checker) imageRows(ctx context.Context) error {
+	var lastUser, lastID string
+	for {
+		var rows []imageRow
+		q := c.db.bun.NewSelect().Model(&rows).Column("user_name", "identifier", "blob_token").
+			OrderExpr("user_name, identifier").Limit(checkPage)
+		if lastUser != "" || lastID != "" {
+			q = q.Where("user_name > ? OR (user_name = ? AND identifier > ?)", lastUser, lastUser, lastID)
+		}
+		if err := q.Scan(ctx); err != nil {
+			return fmt.Errorf("storage: check images: %w", err)
+		}
+		if len(rows) == 0 {
+			return nil
+		}
+		keys := make([]string, len(rows))
+		for i, r := range rows {
+			keys[i] = ImageKey(r.User, r.Identifier, r.BlobToken)
+		}
+		gone, err := c.missing(ctx, keys)
+		if err != nil {
+			return err
+		}
+		for i, g := range gone {
+			if g {
+				c.r.ImagesWithoutBlob.add(c.opts.Examples, keys[i])
+			}
+		}
+		c.r.Images += int64(len(rows))
+		c.opts.Progress("image records", c.r.Images)
+		last := rows[len(rows)-1]
+		lastUser, lastID = last.User, last.Identifier
+	}
+}
+
+// parsedKey is a blob key split into its parts.
+type parsedKey struct{ user, id, token, hash string }
+
+// parseKey splits images/<user>/<id>[.<token>] (hash empty) or
+// variants/<user>/<id>[.<token>]/<hash>; ok is false for any other key.
+func parseKey(key string) (p parsedKey, ok bool) {
+	kind, rest, _ := strings.Cut(key, "/")
+	user, rest, ok := strings.Cut(rest, "/")
+	if !ok || user == "" {
+		return p, false
+	}
+	p.user = user
+	switch kind {
+	case "images":
+		p.id, p.token, _ = strings.Cut(rest, ".")
+		return p, p.id != "" && !strings.Contains(rest, "/")
+	case "variants":
+		idTok, hash, ok := strings.Cut(rest, "/")
+		if !ok || hash == "" {
+			return p, false
+		}
+		p.id, p.token, _ = strings.Cut(idTok, ".")
+		p.hash = hash
+		return p, p.id != ""
+	}
+	return p, false
+}
+
+// orphans returns which of a page of blobs under prefix no row names:
+// named reports, for one user and that user's identifiers in the page,
+// the keys rows name. Blobs younger than the grace period, queued, or
+// unparsable are not orphans.
+func (c *checker) orphans(ctx context.Context, page []BlobInfo, named func(ctx context.Context, user string, ids []string) (map[string]bool, error)) ([]BlobInfo, error) {
+	byUser := map[string][]string{}
+	var old []BlobInfo
+	for _, b := range page {
+		p, ok := parseKey(b.Key)
+		if !ok || b.ModTime.After(c.cutoff) {
+			continue
+		}
+		old = append(old, b)
+		byUser[p.user] = append(byUser[p.user], p.id)
+	}
+	if len(old) == 0 {
+		return nil, nil
+	}
+	known := map[string]bool{}
+	for user, ids := range byUser {
+		got, err := named(ctx, user, ids)
+		if err != nil {
+			return nil, err
+		}
+		for k := range got {
+			known[k] = true
+		}
+	}
+	keys := make([]string, len(old))
+	for i, b := range old {
+		keys[i] = b.Key
+	}
+	queued, err := c.db.Queued(ctx, keys)
+	if err != nil {
+		return nil, err
+	}
+	var out []BlobInfo
+	for _, b := range old {
+		if !known[b.Key] && !queued[b.Key] {
+			out = append(out, b)
+		}
+	}
+	return out, nil
+}
+
+// listPages calls fn with the blobs under prefix, checkPage at a time.
+func (c *checker) listPages(ctx context.Context, prefix string, fn func([]BlobInfo) error) error {
+	page := make([]BlobInfo, 0, checkPage)
+	err := c.blobs.List(ctx, prefix, func(b BlobInfo) error {
+		page = append(page, b)
+		if len(page) < checkPage {
+			return nil
+		}
+		err := fn(page)
+		page = page[:0]
+		return err
+	})
+	if err != nil || len(page) == 0 {
+		return err
+	}
+	return fn(page)
+}
+
+// imageBlobs finds image blobs that no record names.
+func (c *checker) imageBlobs(ctx context.Context) error {
+	named := func(ctx context.Context, user string, ids []string) (map[string]bool, error) {
+		var rows []imageRow
+		err := c.db.bun.NewSelect().Model(&rows).Column("user_name", "identifier", "blob_token").
+			Where("user_name = ? AND identifier IN (?)", user, bun.List(ids)).Scan(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("storage: check image blobs: %w", err)
+		}
+		keys := map[string]bool{}
+		for _, r := range rows {
+			keys[ImageKey(r.User, r.Identifier, r.BlobToken)] = true
+		}
+		return keys, nil
+	}
+	return c.listPages(ctx, "images/", func(page []BlobInfo) error {
+		c.r.ImageBlobs += int64(len(page))
+		c.opts.Progress("image blobs", c.r.ImageBlobs)
+		orphans, err := c.orphans(ctx, page, named)
+		if err != nil {
+			return err
+		}
+		return c.orphanBlobs(ctx, &c.r.OrphanImageBlobs, orphans)
+	})
+}
+
+// orphanBlobs reports orphan blobs, and queues their deletion to repair.
+func (c *checker) orphanBlobs(ctx context.Context, f *Findings, orphans []BlobInfo) error {
+	keys := make([]string, len(orphans))
+	for i, b := range orphans {
+		f.add(c.opts.Examples, b.Key)
+		keys[i] = b.Key
+	}
+	if !c.opts.Repair || len(keys) == 0 {
+		return nil
+	}
+	if err := c.db.enqueue(ctx, c.db.bun, keys, false, time.Now()); err != nil {
+		return fmt.Errorf("storage: repair: %w", err)
+	}
+	f.Repaired += int64(len(keys))
+	return nil
+}
+
+// variantRows finds variant records whose image is gone or whose blob is
+// missing, and sums the cache's size as recorded.
+func (c *checker) variantRows(ctx context.Context) error {
+	var last variantRow
+	for {
+		var rows []struct {
+			User       string  `bun:"user_name"`
+			Identifier string  `bun:"identifier"`
+			Hash       string  `bun:"hash"`
+			BlobToken  string  `bun:"blob_token"`
+			Size       int64   `bun:"size"`
+			Image      *string `bun:"image"`
+		}
+		q := c.db.bun.NewSelect().TableExpr("variants AS v").
+			ColumnExpr("v.user_name, v.identifier, v.hash, v.blob_token, v.size, i.identifier AS image").
+			Join("LEFT JOIN images AS i ON i.user_name = v.user_name AND i.identifier = v.identifier AND i.blob_token = v.blob_token").
+			OrderExpr("v.user_name, v.identifier, v.hash").Limit(checkPage)
+		if last.User != "" {
+			q = q.Where("v.user_name > ? OR (v.user_name = ? AND (v.identifier > ? OR (v.identifier = ? AND v.hash > ?)))",
+				last.User, last.User, last.Identifier, last.Identifier, last.Hash)
+		}
+		if err := q.Scan(ctx, &rows); err != nil {
+			return fmt.Errorf("storage: check variants: %w", err)
+		}
+		if len(rows) == 0 {
+			return nil
+		}
+		vrows := make([]variantRow, len(rows))
+		keys := make([]string, len(rows))
+		for i, r := range rows {
+			vrows[i] = variantRow{User: r.User, Identifier: r.Identifier, Hash: r.Hash, BlobToken: r.BlobToken, Size: r.Size}
+			keys[i] = vrows[i].key()
+			c.r.VariantRecordBytes += r.Size
+		}
+		gone, err := c.missing(ctx, keys)
+		if err != nil {
+			return err
+		}
+		for i := range rows {
+			r := &vrows[i]
+			var f *Findings
+			switch {
+			case rows[i].Image == nil:
+				f = &c.r.VariantsOfDeletedImages
+			case gone[i]:
+				f = &c.r.VariantsWithoutBlob
+			default:
+				continue
+			}
+			f.add(c.opts.Examples, keys[i])
+			if c.opts.Repair {
+				if err := c.dropVariant(ctx, r); err != nil {
+					return err
+				}
+				f.Repaired++
+			}
+		}
+		c.r.Variants += int64(len(rows))
+		c.opts.Progress("variant records", c.r.Variants)
+		last = vrows[len(vrows)-1]
+	}
+}
+
+// dropVariant deletes one variant record and queues its blob, together.
+func (c *checker) dropVariant(ctx context.Context, r *variantRow) error {
+	err := c.db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := tx.NewDelete().Model((*variantRow)(nil)).
+			Where("user_name = ? AND identifier = ? AND hash = ?", r.User, r.Identifier, r.Hash).Exec(ctx); err != nil {
+			return err
+		}
+		return c.db.enqueue(ctx, tx, []string{r.key()}, false, time.Now())
+	})
+	if err != nil {
+		return fmt.Errorf("storage: repair variant %s: %w", r.key(), err)
+	}
+	return nil
+}
+
+// variantBlobs finds variant blobs that no record names, and sums the
+// cache's size as stored.
+func (c *checker) variantBlobs(ctx context.Context) error {
+	named := func(ctx context.Context, user string, ids []string) (map[string]bool, error) {
+		var rows []variantRow
+		err := c.db.bun.NewSelect().Model(&rows).Column("user_name", "identifier", "hash", "blob_token").
+			Where("user_name = ? AND identifier IN (?)", user, bun.List(ids)).Scan(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("storage: check variant blobs: %w", err)
+		}
+		keys := map[string]bool{}
+		for i := range rows {
+			keys[rows[i].key()] = true
+		}
+		return keys, nil
+	}
+	return c.listPages(ctx, "variants/", func(page []BlobInfo) error {
+		c.r.VariantBlobs += int64(len(page))
+		for _, b := range page {
+			c.r.VariantBlobBytes += b.Size
+		}
+		c.opts.Progress("variant blobs", c.r.VariantBlobs)
+		orphans, err := c.orphans(ctx, page, named)
+		if err != nil {
+			return err
+		}
+		return c.orphanBlobs(ctx, &c.r.OrphanVariantBlobs, orphans)
+	})
+}
