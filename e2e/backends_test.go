@@ -1,16 +1,13 @@
 package e2e
 
 import (
-	"database/sql"
 	"fmt"
 	"net/http"
-	"net/url"
-	"os"
 	"reflect"
 	"regexp"
 	"testing"
+	"vitrine/storage/storagetest"
 
-	"github.com/go-sql-driver/mysql"
 	_ "github.com/jackc/pgx/v5/stdlib" // registers "pgx" for creating test schemas
 )
 
@@ -31,82 +28,17 @@ func TestBackends(t *testing.T) {
 	})
 	t.Run("s3", func(t *testing.T) {
 		t.Parallel()
-		u := os.Getenv("VITRINE_TEST_S3")
-		if u == "" {
-			t.Skip("set VITRINE_TEST_S3='s3://bucket?endpoint=http://127.0.0.1:7070&region=us-east-1&use_path_style=true' " +
-				"(and AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY) to run")
-		}
-		runCore(t, "", u)
+		runCore(t, "", storagetest.S3URL(t))
 	})
 }
 
-// postgresDSN returns the DSN of a fresh schema in VITRINE_TEST_POSTGRES
-// (selected with search_path; dropped when the test ends), or skips.
-func postgresDSN(t *testing.T) string {
-	t.Helper()
-	base := os.Getenv("VITRINE_TEST_POSTGRES")
-	if base == "" {
-		t.Skip("set VITRINE_TEST_POSTGRES=postgres://postgres@127.0.0.1:5432/test?sslmode=disable to run")
-	}
-	admin, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { admin.Close() })
-	schema := uniqueName("e2e_")
-	if _, err := admin.Exec("CREATE SCHEMA " + schema); err != nil {
-		t.Fatalf("create schema in VITRINE_TEST_POSTGRES: %v", err)
-	}
-	t.Cleanup(func() {
-		if _, err := admin.Exec("DROP SCHEMA " + schema + " CASCADE"); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
-}
+// postgresDSN returns the DSN of a fresh schema on VITRINE_TEST_POSTGRES,
+// or skips.
+func postgresDSN(t *testing.T) string { return storagetest.PostgresDSN(t) }
 
-// mysqlDSN returns the DSN of a fresh database on the VITRINE_TEST_MYSQL
-// server (dropped when the test ends), or skips.
-func mysqlDSN(t *testing.T) string {
-	t.Helper()
-	base := os.Getenv("VITRINE_TEST_MYSQL")
-	if base == "" {
-		t.Skip("set VITRINE_TEST_MYSQL=mysql://root@127.0.0.1:3306/test to run")
-	}
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := mysql.NewConfig()
-	if u.User != nil {
-		cfg.User = u.User.Username()
-		cfg.Passwd, _ = u.User.Password()
-	}
-	cfg.Net, cfg.Addr = "tcp", u.Host
-	admin, err := sql.Open("mysql", cfg.FormatDSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { admin.Close() })
-	name := uniqueName("e2e_")
-	if _, err := admin.Exec("CREATE DATABASE " + name); err != nil {
-		t.Fatalf("create database on VITRINE_TEST_MYSQL: %v", err)
-	}
-	t.Cleanup(func() {
-		if _, err := admin.Exec("DROP DATABASE " + name); err != nil {
-			t.Errorf("drop database %s: %v", name, err)
-		}
-	})
-	u.Path = "/" + name
-	return u.String()
-}
+// mysqlDSN returns the DSN of a fresh database on VITRINE_TEST_MYSQL, or
+// skips.
+func mysqlDSN(t *testing.T) string { return storagetest.MySQLDSN(t) }
 
 // runCore starts a server on the given database and blob store ("" for the
 // defaults) and runs the core scenario. The user name is unique per run, so

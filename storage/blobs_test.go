@@ -43,12 +43,9 @@ func TestMemBlobs(t *testing.T) {
 // (With the posix backend a bucket is a directory under the root.) Each
 // open uses a fresh key prefix of that bucket.
 func TestS3Blobs(t *testing.T) {
-	u := os.Getenv("VITRINE_TEST_S3")
-	if u == "" {
-		t.Skip("set VITRINE_TEST_S3='s3://bucket?endpoint=http://127.0.0.1:7070&region=us-east-1&use_path_style=true' to run")
-	}
+	storagetest.S3URL(t) // skips without a server
 	storagetest.TestBlobs(t, func(t *testing.T) *storage.Blobs {
-		return openBlobs(t, withParam(u, "prefix", uniqueName()+"/"))
+		return openBlobs(t, storagetest.S3URL(t))
 	})
 }
 

@@ -2,16 +2,9 @@ package storage_test
 
 import (
 	"context"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
-	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
-
-	"github.com/go-sql-driver/mysql"
 
 	"vitrine/storage"
 	"vitrine/storage/storagetest"
@@ -36,70 +29,21 @@ func TestSQLiteMemory(t *testing.T) {
 }
 
 func TestPostgres(t *testing.T) {
-	base := os.Getenv("VITRINE_TEST_POSTGRES")
-	if base == "" {
-		t.Skip("set VITRINE_TEST_POSTGRES=postgres://postgres@127.0.0.1:5432/test?sslmode=disable to run")
-	}
-	// Each open gets its own schema, selected with search_path.
-	fresh := func(t *testing.T) string {
-		admin, err := sql.Open("pgx", base)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { admin.Close() })
-		schema := uniqueName()
-		if _, err := admin.Exec("CREATE SCHEMA " + schema); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if _, err := admin.Exec("DROP SCHEMA " + schema + " CASCADE"); err != nil {
-				t.Errorf("drop schema: %v", err)
-			}
-		})
-		return withParam(base, "search_path", schema)
-	}
-	runSQL(t, fresh)
+	storagetest.PostgresDSN(t) // skips without a server
+	runSQL(t, storagetest.PostgresDSN)
 }
 
 func TestMySQL(t *testing.T) {
-	base := os.Getenv("VITRINE_TEST_MYSQL")
-	if base == "" {
-		t.Skip("set VITRINE_TEST_MYSQL=mysql://root@127.0.0.1:3306/test to run")
-	}
-	// Each open gets its own database.
-	fresh := func(t *testing.T) string {
-		u, err := url.Parse(base)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg := mysql.NewConfig()
-		cfg.User = u.User.Username()
-		cfg.Passwd, _ = u.User.Password()
-		cfg.Net, cfg.Addr = "tcp", u.Host
-		admin, err := sql.Open("mysql", cfg.FormatDSN())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { admin.Close() })
-		name := uniqueName()
-		if _, err := admin.Exec("CREATE DATABASE " + name); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			if _, err := admin.Exec("DROP DATABASE " + name); err != nil {
-				t.Errorf("drop database: %v", err)
-			}
-		})
-		u.Path = "/" + name
-		return u.String()
-	}
-	runSQL(t, fresh)
+	storagetest.MySQLDSN(t) // skips without a server
+	runSQL(t, storagetest.MySQLDSN)
 }
 
 // runSQL runs the suite on a server database; fresh returns the DSN of a
 // new empty schema or database.
-func runSQL(t *testing.T, fresh func(t *testing.T) string) {
-	t.Run("Migrations", func(t *testing.T) { storagetest.TestMigrations(t, fresh) })
+func runSQL(t *testing.T, fresh func(t testing.TB) string) {
+	t.Run("Migrations", func(t *testing.T) {
+		storagetest.TestMigrations(t, func(t *testing.T) string { return fresh(t) })
+	})
 	storagetest.TestDBWithSecret(t,
 		func(t *testing.T) *storage.DB { return openDB(t, fresh(t), nil) },
 		func(t *testing.T, secret []byte) (*storage.DB, func([]byte) *storage.DB) {
@@ -110,7 +54,7 @@ func runSQL(t *testing.T, fresh func(t *testing.T) string) {
 
 func sqliteOpener(dir string, secret []byte) func(t *testing.T) *storage.DB {
 	return func(t *testing.T) *storage.DB {
-		return openDB(t, "sqlite://"+filepath.Join(dir, uniqueName(), "vitrine.db"), secret)
+		return openDB(t, "sqlite://"+filepath.Join(dir, storagetest.UniqueName(), "vitrine.db"), secret)
 	}
 }
 
@@ -126,20 +70,6 @@ func openDB(t *testing.T, dsn string, secret []byte) *storage.DB {
 		}
 	})
 	return db
-}
-
-func uniqueName() string {
-	b := make([]byte, 6)
-	rand.Read(b)
-	return "vt_" + hex.EncodeToString(b)
-}
-
-func withParam(dsn, k, v string) string {
-	sep := "?"
-	if strings.Contains(dsn, "?") {
-		sep = "&"
-	}
-	return dsn + sep + url.QueryEscape(k) + "=" + url.QueryEscape(v)
 }
 
 func TestMigrationSteps(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"vitrine/storage"
+	"vitrine/storage/storagetest"
 )
 
 // BenchmarkList lists 20 images of a user holding 100,000 (beside another
@@ -24,19 +25,8 @@ func BenchmarkList(b *testing.B) {
 	backends := map[string]func(b *testing.B) string{
 		"sqlite": func(b *testing.B) string { return "sqlite://" + filepath.Join(b.TempDir(), "bench.db") },
 	}
-	if base := os.Getenv("VITRINE_TEST_POSTGRES"); base != "" {
-		backends["postgres"] = func(b *testing.B) string {
-			admin := openDB(&testing.T{}, base, nil)
-			schema := uniqueName()
-			if _, err := admin.SQL().Exec("CREATE SCHEMA " + schema); err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() {
-				_, _ = admin.SQL().Exec("DROP SCHEMA " + schema + " CASCADE")
-				admin.Close()
-			})
-			return withParam(base, "search_path", schema)
-		}
+	if os.Getenv("VITRINE_TEST_POSTGRES") != "" {
+		backends["postgres"] = func(b *testing.B) string { return storagetest.PostgresDSN(b) }
 	}
 	for _, name := range []string{"sqlite", "postgres"} {
 		fresh, ok := backends[name]
