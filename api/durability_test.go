@@ -303,7 +303,9 @@ func deleteVsDelete(t *testing.T, a, b *instance) {
 func deleteVsRenderStore(t *testing.T, a, b *instance) {
 	id := a.upload(pngImage(t, 64, 48, 5))
 	put := b.gate.hold("put", "variants/alice/"+id)
-	get := async(func() response { return b.get(b.tokenURL("/users/alice/images/"+id+".png?t[]=thumbnail:width=20", userPriv)) })
+	get := async(func() response {
+		return b.get(b.tokenURL("/users/alice/images/"+id+".png?t[]=thumbnail:width=20", userPriv))
+	})
 	put.wait(t)
 	wantCode(t, "delete during the render", a.del(id), http.StatusOK)
 	a.drain()
@@ -316,7 +318,9 @@ func deleteVsRenderStore(t *testing.T, a, b *instance) {
 func deleteVsRenderRead(t *testing.T, a, b *instance) {
 	id := a.upload(pngImage(t, 64, 48, 6))
 	read := b.gate.hold("get", "images/alice/"+id)
-	get := async(func() response { return b.get(b.tokenURL("/users/alice/images/"+id+".png?t[]=thumbnail:width=20", userPriv)) })
+	get := async(func() response {
+		return b.get(b.tokenURL("/users/alice/images/"+id+".png?t[]=thumbnail:width=20", userPriv))
+	})
 	read.wait(t)
 	wantCode(t, "delete during the read", a.del(id), http.StatusOK)
 	a.drain()

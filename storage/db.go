@@ -34,6 +34,9 @@ type Options struct {
 	// that a database that stalls fails the request instead of holding it.
 	// Schema migrations are not bounded.
 	QueryTimeout time.Duration
+	// ReservationLease is how long a reserved blob key is kept from the
+	// collector (DefaultReservationLease when 0; see Reserve).
+	ReservationLease time.Duration
 	// MaxOpenConns caps the connections to a PostgreSQL or MySQL server (0:
 	// no cap). As many are kept open when idle (16 without a cap), so that a
 	// busy instance does not reconnect for every query. Size it so that
@@ -64,6 +67,7 @@ type DB struct {
 	bun    *bun.DB
 	kind   kind
 	sealer *sealer // nil when private keys are stored as given
+	lease  time.Duration
 }
 
 // Open connects to the database named by dsn and applies any pending schema
@@ -75,7 +79,10 @@ type DB struct {
 //	postgres://user@host:5432/db?sslmode=disable   (also postgresql://)
 //	mysql://user:pass@host:3306/db
 func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
-	db := &DB{}
+	db := &DB{lease: opts.ReservationLease}
+	if db.lease <= 0 {
+		db.lease = DefaultReservationLease
+	}
 	if len(opts.Secret) > 0 {
 		s, err := newSealer(opts.Secret)
 		if err != nil {

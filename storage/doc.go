@@ -4,6 +4,44 @@
 // blob buckets (file, mem, s3). The conformance suites in storagetest are run
 // by every backend.
 //
+// # The invariant
+//
+// A row that the API lists always names a blob that exists; a blob that no
+// row names is garbage that something will collect. It holds by
+// construction, whatever the order of concurrent requests and instances,
+// and whatever fails on the way:
+//
+//   - Blobs are never overwritten, nor deleted by a key guessed from an
+//     identifier. Every upload writes its bytes under a key of its own,
+//     images/<user>/<id>.<token>, with a fresh token (NewBlobToken) that
+//     the image's row records; its variants live under
+//     variants/<user>/<id>.<token>/. A delete racing a re-upload of the same
+//     bytes can only ever touch the blob its row named.
+//   - Before a blob is written, its key is reserved: a row in blob_queue due
+//     a lease later (Reserve; Options.ReservationLease). The transaction
+//     that commits the row naming the blob claims the reservation (deletes
+//     it, but only while no collector has taken it). A write that fails, a process that dies, an
+//     upload that meets an existing row: the reservation stays (or is
+//     released) and the collector deletes the blob.
+//   - A delete removes the row and, in the same transaction, queues the
+//     deletion of the blobs it named (DeleteImage, VariantCache.Purge,
+//     eviction). The request answers once that commits; a Collector, which
+//     every instance runs, deletes the blobs with retries and backoff. Two
+//     collectors never take one queue row at once: taking a row is a
+//     compare-and-swap on its attempts.
+//   - A variant is recorded in a transaction that locks its image's row and
+//     checks the image's token, so a variant rendered from an image deleted
+//     meanwhile is never recorded, and its reserved blob is collected.
+//
+// `vitrine fsck` (Check) compares the two sides and reports (and with
+// --repair, fixes) whatever breaks the invariant: a lost blob, a blob no
+// row names once older than a grace period, variant records whose image or
+// blob is gone.
+//
+// Every blob operation and every statement is bounded by a timeout
+// (Blobs.SetTimeout, Options.QueryTimeout): a backend that stalls fails the
+// operation with an *UnavailableError (503) instead of holding it.
+//
 // # Schema migrations
 //
 // The schema is a list of numbered steps (Migration), applied in order by
@@ -18,12 +56,13 @@
 //
 // Steps in use: 1 initial schema (schema.go), 2 image version counter, 3
 // variant cache table, 4 listing indexes, 5 admin UI sessions, 6 per-user
-// image counts and descending listing indexes. To add step N, add one file,
+// image counts and descending listing indexes, 7 blob deletion queue, 8
+// image blob tokens, 9 variant blob tokens. To add step N, add one file,
 // stepNNNN_what.go, that registers it:
 //
 //	func init() {
 //		register(Migration{
-//			Version:  7,
+//			Version:  10,
 //			Name:     "tags",
 //			SQLite:   []string{`CREATE TABLE tags (...)`},
 //			Postgres: []string{`CREATE TABLE tags (...)`},

@@ -91,7 +91,7 @@ func (db *DB) InsertImage(ctx context.Context, img *Image) (created bool, err er
 // released (its blob is not needed), img is overwritten with the stored
 // record and created is false. Concurrent commits of one image leave one
 // row and report created once. When a collector took res first (the
-// write overran ReservationLease), nothing is written and the error is
+// write overran its lease), nothing is written and the error is
 // ErrReservationLost.
 func (db *DB) CommitImage(ctx context.Context, img *Image, res Reservation) (created bool, err error) {
 	if err := validateImage(img); err != nil {

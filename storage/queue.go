@@ -36,14 +36,15 @@ type queueRow struct {
 // maxQueueKey is the longest key blob_queue holds (MySQL's VARCHAR(700)).
 const maxQueueKey = 700
 
-// ReservationLease is how long a reservation keeps its blob from being
-// collected: longer than a blob write and the commit after it can take.
-// When a write overruns it, the commit fails (ErrReservationLost) instead
-// of naming a blob that may be gone.
-const ReservationLease = 5 * time.Minute
+// DefaultReservationLease is how long a reservation keeps its blob from
+// being collected unless Options.ReservationLease says otherwise: longer
+// than a blob write and the commit after it can take. When a write
+// overruns it, the commit fails (ErrReservationLost) instead of naming a
+// blob that may be gone.
+const DefaultReservationLease = 5 * time.Minute
 
 // ErrReservationLost: a reservation was collected before its writer
-// committed (the writer overran ReservationLease); the write must fail.
+// committed (the writer overran its lease); the write must fail.
 var ErrReservationLost = errors.New("storage: blob reservation expired before commit")
 
 // Reservation is a blob key recorded in blob_queue before the blob is
@@ -55,14 +56,14 @@ type Reservation struct {
 	Key string
 }
 
-// Reserve records key as about to be written: unless claimed within
-// ReservationLease, the blob at key is deleted.
+// Reserve records key as about to be written: unless claimed within the
+// reservation lease, the blob at key is deleted.
 func (db *DB) Reserve(ctx context.Context, key string) (Reservation, error) {
 	if err := checkLen("blob key", key, maxQueueKey, true); err != nil {
 		return Reservation{}, err
 	}
 	t := time.Now()
-	row := &queueRow{Key: key, Due: t.Add(ReservationLease).UnixMicro(), Created: t.UnixMicro()}
+	row := &queueRow{Key: key, Due: t.Add(db.lease).UnixMicro(), Created: t.UnixMicro()}
 	if _, err := db.bun.NewInsert().Model(row).Exec(ctx); err != nil {
 		return Reservation{}, fmt.Errorf("storage: reserve blob %s: %w", key, err)
 	}
@@ -190,11 +191,16 @@ type CollectorConfig struct {
 	// how long a taken row stays hidden from other collectors.
 	RetryMin time.Duration `yaml:"retryMin"`
 	RetryMax time.Duration `yaml:"retryMax"`
+	// ReservationLease is how long a blob being written is kept from the
+	// collector before its row commits (default 5m); a write that takes
+	// longer fails. It belongs to the database handle (Options), and is set
+	// here so that the queue's settings live together.
+	ReservationLease time.Duration `yaml:"reservationLease"`
 }
 
 // Validate reports a negative duration or RetryMax under RetryMin.
 func (c CollectorConfig) Validate() error {
-	if c.Interval < 0 || c.RetryMin < 0 || c.RetryMax < 0 {
+	if c.Interval < 0 || c.RetryMin < 0 || c.RetryMax < 0 || c.ReservationLease < 0 {
 		return fmt.Errorf("storage: blobQueue: durations must not be negative: %w", ErrInvalid)
 	}
 	if c.RetryMin > 0 && c.RetryMax > 0 && c.RetryMax < c.RetryMin {
