@@ -55,6 +55,10 @@ type publicError interface {
 	PublicMessage() string
 }
 
+// retryAfter is sent with 503s for a backend that failed: clients may try
+// again in a second.
+var retryAfter = http.Header{"Retry-After": []string{"1"}}
+
 // errorf builds an *Error with code 0.
 func errorf(status int, format string, args ...any) *Error {
 	return &Error{Status: status, Msg: fmt.Sprintf(format, args...)}
@@ -71,6 +75,9 @@ func httpError(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
 		return e
+	}
+	if ue, ok := storage.AsUnavailable(err); ok {
+		return &Error{Status: http.StatusServiceUnavailable, Msg: ue.PublicMessage(), Header: retryAfter, err: err}
 	}
 	var pe publicError
 	if errors.As(err, &pe) && pe.HTTPStatus() >= 400 && pe.HTTPStatus() <= 599 {
@@ -95,7 +102,7 @@ func httpError(err error) *Error {
 			Msg: fmt.Sprintf("Request body too large (the limit is %d bytes)", mbe.Limit), err: err}
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return &Error{Status: http.StatusServiceUnavailable, Msg: "Request timed out", err: err}
+		return &Error{Status: http.StatusServiceUnavailable, Msg: "Request timed out", Header: retryAfter, err: err}
 	}
 	if errors.Is(err, context.Canceled) {
 		// 499 in nginx terms; the client is gone, the status is for the log.

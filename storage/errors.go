@@ -1,9 +1,18 @@
 package storage
 
 import (
+	"context"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"strings"
+	"syscall"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // More error kinds; see also ErrNotExist and ErrExist in types.go.
@@ -55,4 +64,42 @@ func (e *UnavailableError) PublicMessage() string {
 		return fmt.Sprintf("The %s did not answer within %s; try again later", e.Backend, e.Timeout)
 	}
 	return fmt.Sprintf("The %s is unavailable; try again later", e.Backend)
+}
+
+// AsUnavailable returns err as an *UnavailableError when it is one, or when
+// it says that the database could not be reached or went away mid-way:
+// a refused or broken connection, a server shutting down or starting up.
+// ok is false for any other error (a statement that ran out of time is
+// context.DeadlineExceeded, which callers map themselves).
+func AsUnavailable(err error) (ue *UnavailableError, ok bool) {
+	if errors.As(err, &ue) {
+		return ue, true
+	}
+	if err == nil || errors.Is(err, context.Canceled) {
+		return nil, false
+	}
+	var (
+		ne   net.Error
+		pe   *pgconn.PgError
+		ce   *pgconn.ConnectError
+		me   *mysql.MySQLError
+		down bool
+	)
+	switch {
+	case errors.As(err, &ne), errors.As(err, &ce), errors.Is(err, driver.ErrBadConn),
+		errors.Is(err, mysql.ErrInvalidConn), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		down = true
+	case errors.As(err, &pe):
+		// Class 08: connection exception; 57P01-57P03: the server is
+		// shutting down, crashed, or is not yet accepting connections.
+		down = strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
+	case errors.As(err, &me):
+		// ER_CON_COUNT_ERROR, ER_SERVER_SHUTDOWN.
+		down = me.Number == 1040 || me.Number == 1053
+	}
+	if !down {
+		return nil, false
+	}
+	return &UnavailableError{Backend: "database", Op: "query", Err: err}, true
 }
