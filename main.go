@@ -552,6 +552,7 @@ func serve(args []string) error {
 		st.db.Observe(m.ObserveDB)
 		st.blobs.Observe(m.ObserveBlob)
 		m.WatchCache(variants.Stats)
+		m.WatchBlobQueue(collector.Stats)
 		m.WatchEngine(eng.Load)
 		deps.Metrics = m
 		if st.cfg.Metrics.Listen != "" {

@@ -130,6 +130,19 @@ func (m *Metrics) WatchCache(stats func() storage.CacheStats) {
 	)
 }
 
+// WatchBlobQueue exports what this instance's collector did with the blob
+// deletion queue, read at each scrape.
+func (m *Metrics) WatchBlobQueue(stats func() storage.CollectorStats) {
+	m.reg.MustRegister(
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "vitrine_blob_queue_deleted_total", Help: "Queued blob deletions this instance carried out.",
+		}, func() float64 { return float64(stats().Deleted) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "vitrine_blob_queue_failures_total", Help: "Queued blob deletions that failed here (each is retried with backoff).",
+		}, func() float64 { return float64(stats().Failed) }),
+	)
+}
+
 // WatchEngine exports the image pipeline's load, read at each scrape:
 // pipelines running and requests waiting for a slot.
 func (m *Metrics) WatchEngine(load func() (running, waiting int)) {

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"vitrine/storage"
 )
@@ -345,4 +346,78 @@ func sendCurlArgs(t *testing.T, s *server, method, args string, body []byte) *re
 		h.Set(k, v)
 	}
 	return s.do(t, method, f[6], body, func(r *http.Request) { r.Header = h })
+}
+
+// TestCLIFsck: `vitrine fsck` on the embedded default's data directory
+// reports an image whose blob was lost and a blob no record names (old
+// enough to be past the grace period), leaves a young one alone, repairs
+// what it may, and says so in its JSON report.
+func TestCLIFsck(t *testing.T) {
+	user := uniqueName("fsck")
+	k := key{Public: user, Private: "private-" + user}
+	s := startServer(t, readWriteKey(k, user))
+	var ids []string
+	for i := range 3 {
+		r := s.write(t, http.MethodPost, "/users/"+user+"/images", testPNG(t, 20, 10+i, byte(i)), k)
+		wantStatus(t, "upload", r, http.StatusCreated)
+		ids = append(ids, md5Hex(testPNG(t, 20, 10+i, byte(i))))
+	}
+	wantStatus(t, "variant", s.get(t, "/users/"+user+"/images/"+ids[0]+".png?t[]=thumbnail:width=5", k), http.StatusOK)
+	s.Stop()
+	if out, _, err := runCLI(t, nil, "fsck", "--data", s.DataDir); err != nil {
+		t.Fatalf("fsck of a consistent store: %v\n%s", err, out)
+	}
+
+	dir := filepath.Join(s.DataDir, "images", "images", user)
+	lost, err := filepath.Glob(filepath.Join(dir, ids[1]+".*"))
+	if err != nil || len(lost) != 1 {
+		t.Fatalf("blob of %s: %v %v", ids[1], lost, err)
+	}
+	if err := os.Remove(lost[0]); err != nil {
+		t.Fatal(err)
+	}
+	orphan := filepath.Join(dir, "0123456789abcdef0123456789abcdef.feedface")
+	young := filepath.Join(dir, "fedcba9876543210fedcba9876543210.cafebabe")
+	for _, f := range []string{orphan, young} {
+		if err := os.WriteFile(f, []byte("not an image of any record"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-2 * time.Hour)
+	if err := os.Chtimes(orphan, old, old); err != nil {
+		t.Fatal(err)
+	}
+
+	out, _, err := runCLI(t, nil, "fsck", "--data", s.DataDir)
+	if err == nil {
+		t.Fatalf("fsck exited 0 with a lost blob and an orphan:\n%s", out)
+	}
+	for _, want := range []string{"image records whose blob is missing: 1", "image blobs no record names: 1 (--repair deletes them)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("fsck report lacks %q:\n%s", want, out)
+		}
+	}
+	var rep struct {
+		ImagesWithoutBlob, OrphanImageBlobs struct {
+			Count, Repaired int
+			Examples        []string
+		}
+	}
+	out, _, err = runCLI(t, nil, "fsck", "--data", s.DataDir, "--repair", "--json")
+	if err == nil || json.Unmarshal([]byte(out), &rep) != nil {
+		t.Fatalf("fsck --repair --json: %v (exit 1 expected: the lost blob cannot be repaired)\n%s", err, out)
+	}
+	if rep.OrphanImageBlobs.Repaired != 1 || rep.ImagesWithoutBlob.Count != 1 || rep.ImagesWithoutBlob.Repaired != 0 ||
+		len(rep.ImagesWithoutBlob.Examples) != 1 || !strings.Contains(rep.ImagesWithoutBlob.Examples[0], ids[1]) {
+		t.Fatalf("fsck --repair --json report:\n%s", out)
+	}
+	if _, err := os.Stat(orphan); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the orphan survived --repair: %v", err)
+	}
+	if _, err := os.Stat(young); err != nil {
+		t.Errorf("a blob younger than the grace period was touched: %v", err)
+	}
+	if _, _, err := runCLI(t, nil, "fsck", "--data", s.DataDir, "stray"); err == nil {
+		t.Error("fsck accepted a stray argument")
+	}
 }

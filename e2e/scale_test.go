@@ -477,7 +477,8 @@ metrics:
 	}
 	// metrics.listen serves the metrics apart, and not on the main address.
 	r := s.do(t, http.MethodGet, "http://"+metricsAddr+"/metrics", nil, nil)
-	if r.Status != http.StatusOK || !strings.Contains(string(r.Body), "vitrine_variant_cache_evictions_total") {
+	if r.Status != http.StatusOK || !strings.Contains(string(r.Body), "vitrine_variant_cache_evictions_total") ||
+		!strings.Contains(string(r.Body), "vitrine_blob_queue_failures_total") {
 		t.Fatalf("metrics on metrics.listen: %s", r)
 	}
 	if r := s.do(t, http.MethodGet, "/metrics", nil, nil); r.Status != http.StatusNotFound {

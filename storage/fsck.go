@@ -22,8 +22,9 @@ type CheckOptions struct {
 	// a backup, or the image be deleted.
 	Repair bool
 	// Progress, when set, is called as each phase advances with the number
-	// of rows or blobs it has read so far.
-	Progress func(phase string, n int64)
+	// of rows or blobs it has read so far, and the phase's total when it is
+	// known beforehand (records are counted first; blobs are not: 0).
+	Progress func(phase string, done, total int64)
 	// Examples is how many findings of each kind the report lists (default
 	// 20); all are counted.
 	Examples int
@@ -113,7 +114,7 @@ func Check(ctx context.Context, db *DB, blobs *Blobs, opts CheckOptions) (*Check
 		opts.Examples = 20
 	}
 	if opts.Progress == nil {
-		opts.Progress = func(string, int64) {}
+		opts.Progress = func(string, int64, int64) {}
 	}
 	c := &checker{db: db, blobs: blobs, opts: opts, r: &CheckReport{}, cutoff: time.Now().Add(-opts.Grace)}
 	for _, phase := range []func(context.Context) error{
@@ -145,6 +146,15 @@ type checker struct {
 	cutoff time.Time
 }
 
+// count is the number of rows in a table, for progress.
+func (c *checker) count(ctx context.Context, model any) int64 {
+	n, err := c.db.bun.NewSelect().Model(model).Count(ctx)
+	if err != nil {
+		return 0 // progress without a total; the phase itself reports errors
+	}
+	return int64(n)
+}
+
 // missing returns which of keys have no blob, asking the store 16 at a
 // time.
 func (c *checker) missing(ctx context.Context, keys []string) ([]bool, error) {
@@ -171,6 +181,7 @@ func (c *checker) missing(ctx context.Context, keys []string) ([]bool, error) {
 
 // imageRows finds image records whose blob is missing.
 func (c *checker) imageRows(ctx context.Context) error {
+	total := c.count(ctx, (*imageRow)(nil))
 	var lastUser, lastID string
 	for {
 		var rows []imageRow
@@ -199,7 +210,7 @@ func (c *checker) imageRows(ctx context.Context) error {
 			}
 		}
 		c.r.Images += int64(len(rows))
-		c.opts.Progress("image records", c.r.Images)
+		c.opts.Progress("image records", c.r.Images, total)
 		last := rows[len(rows)-1]
 		lastUser, lastID = last.User, last.Identifier
 	}
@@ -313,7 +324,7 @@ func (c *checker) imageBlobs(ctx context.Context) error {
 	}
 	return c.listPages(ctx, "images/", func(page []BlobInfo) error {
 		c.r.ImageBlobs += int64(len(page))
-		c.opts.Progress("image blobs", c.r.ImageBlobs)
+		c.opts.Progress("image blobs", c.r.ImageBlobs, 0)
 		orphans, err := c.orphans(ctx, page, named)
 		if err != nil {
 			return err
@@ -342,6 +353,7 @@ func (c *checker) orphanBlobs(ctx context.Context, f *Findings, orphans []BlobIn
 // variantRows finds variant records whose image is gone or whose blob is
 // missing, and sums the cache's size as recorded.
 func (c *checker) variantRows(ctx context.Context) error {
+	total := c.count(ctx, (*variantRow)(nil))
 	var last variantRow
 	for {
 		var rows []struct {
@@ -397,7 +409,7 @@ func (c *checker) variantRows(ctx context.Context) error {
 			}
 		}
 		c.r.Variants += int64(len(rows))
-		c.opts.Progress("variant records", c.r.Variants)
+		c.opts.Progress("variant records", c.r.Variants, total)
 		last = vrows[len(vrows)-1]
 	}
 }
@@ -438,7 +450,7 @@ func (c *checker) variantBlobs(ctx context.Context) error {
 		for _, b := range page {
 			c.r.VariantBlobBytes += b.Size
 		}
-		c.opts.Progress("variant blobs", c.r.VariantBlobs)
+		c.opts.Progress("variant blobs", c.r.VariantBlobs, 0)
 		orphans, err := c.orphans(ctx, page, named)
 		if err != nil {
 			return err
