@@ -300,6 +300,18 @@ func loadConfig(path, dataDir string) (*fileConfig, error) {
 	if cfg.Storage == "" {
 		cfg.Storage = "file://" + filepath.Join(abs, "images")
 	}
+	// Why: a blob write must end (storageTimeout) well before its
+	// reservation lets the blob queue delete it.
+	lease, storageTimeout := cfg.BlobQueue.ReservationLease, cfg.StorageTimeout
+	if lease <= 0 {
+		lease = storage.DefaultReservationLease
+	}
+	if storageTimeout <= 0 {
+		storageTimeout = storage.DefaultBlobTimeout
+	}
+	if cfg.StorageTimeout < 0 || cfg.DatabaseTimeout < 0 || lease <= 2*storageTimeout {
+		return nil, fmt.Errorf("storageTimeout and databaseTimeout must not be negative, and blobQueue.reservationLease (%s) must be longer than twice storageTimeout (%s)", lease, storageTimeout)
+	}
 	return cfg, nil
 }
 

@@ -301,31 +301,29 @@ func deleteVsDelete(t *testing.T, a, b *instance) {
 // deleteVsRenderStore: X is deleted while B stores the variant it has just
 // rendered; the variant is answered but never recorded, and its blob goes.
 func deleteVsRenderStore(t *testing.T, a, b *instance) {
-	id := a.upload(pngImage(t, 64, 48, 5))
-	put := b.gate.hold("put", "variants/alice/"+id)
-	get := async(func() response {
-		return b.get(b.tokenURL("/users/alice/images/"+id+".png?t[]=thumbnail:width=20", userPriv))
-	})
-	put.wait(t)
-	wantCode(t, "delete during the render", a.del(id), http.StatusOK)
-	a.drain()
-	put.let()
-	wantCode(t, "render of the deleted image", receive(t, get), http.StatusOK)
+	deleteDuringRender(t, a, b, "put", "variants/alice/", http.StatusOK)
 }
 
-// deleteVsRenderRead: X is deleted while B reads its bytes to render; B
-// answers 404 or the render, never a 5xx, and nothing is left.
+// deleteVsRenderRead: X is deleted (and its blob with it) while B is about
+// to read its bytes to render; B answers 404, and nothing is left.
 func deleteVsRenderRead(t *testing.T, a, b *instance) {
-	id := a.upload(pngImage(t, 64, 48, 6))
-	read := b.gate.hold("get", "images/alice/"+id)
+	deleteDuringRender(t, a, b, "get", "images/alice/", http.StatusNotFound)
+}
+
+// deleteDuringRender deletes an image through A, and drains A's queue,
+// while B's render of it is held at its blob operation op on the image's
+// keys under prefix; B's render then answers want.
+func deleteDuringRender(t *testing.T, a, b *instance, op, prefix string, want int) {
+	id := a.upload(pngImage(t, 64, 48, byte(len(op)+len(prefix))))
+	held := b.gate.hold(op, prefix+id)
 	get := async(func() response {
 		return b.get(b.tokenURL("/users/alice/images/"+id+".png?t[]=thumbnail:width=20", userPriv))
 	})
-	read.wait(t)
-	wantCode(t, "delete during the read", a.del(id), http.StatusOK)
+	held.wait(t)
+	wantCode(t, "delete during the render", a.del(id), http.StatusOK)
 	a.drain()
-	read.let()
-	wantCode(t, "render of the deleted image", receive(t, get), http.StatusOK, http.StatusNotFound)
+	held.let()
+	wantCode(t, "render of the deleted image", receive(t, get), want)
 }
 
 // checkConsistent drains both queues, then checks the invariant: every

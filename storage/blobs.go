@@ -19,7 +19,7 @@ import (
 
 // DefaultBlobTimeout bounds each blob operation unless SetTimeout says
 // otherwise.
-const DefaultBlobTimeout = 10 * time.Second
+const DefaultBlobTimeout = 5 * time.Second
 
 // Blobs stores image bytes and cached variants in a gocloud.dev bucket.
 // It is safe for concurrent use.

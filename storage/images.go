@@ -142,6 +142,9 @@ func (db *DB) CommitImage(ctx context.Context, img *Image, res Reservation) (cre
 		}
 		return db.addCount(ctx, tx, img.User, 1, img.Size)
 	})
+	if errors.Is(err, ErrReservationLost) {
+		err = errors.Join(err, db.requeue(ctx, res))
+	}
 	if err != nil {
 		return false, fmt.Errorf("storage: insert image %s/%s: %w", img.User, img.Identifier, err)
 	}

@@ -105,6 +105,13 @@ func (db *DB) release(ctx context.Context, idb bun.IDB, r Reservation) error {
 	return nil
 }
 
+// requeue queues r's key again after its reservation was lost: the
+// collector that took it may have deleted the blob before the writer
+// wrote it, so the blob is deleted once more.
+func (db *DB) requeue(ctx context.Context, r Reservation) error {
+	return db.enqueue(context.WithoutCancel(ctx), db.bun, []string{r.Key}, false, time.Now())
+}
+
 // Release gives r up: the blob (if any was written) is deleted as soon as
 // a collector gets to it. A writer whose write or commit failed calls it;
 // when it cannot (the database is down too), the reservation still expires.

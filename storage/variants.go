@@ -182,6 +182,9 @@ func (c *VariantCache) Put(ctx context.Context, img Image, hash string, data []b
 		stored = true
 		return c.db.claim(ctx, tx, res)
 	})
+	if errors.Is(err, ErrReservationLost) {
+		err = errors.Join(err, c.db.requeue(ctx, res))
+	}
 	if err != nil {
 		release()
 		return false, fmt.Errorf("storage: record variant %s: %w", hash, err)

@@ -112,9 +112,17 @@ func testQueueReservationLost(t *testing.T, db *storage.DB) {
 	}
 	drain(t, db, blobs)
 	wantBlob(t, blobs, res.Key, false)
+	// The writer's bytes land after the collector's deletion.
+	if err := blobs.Put(ctx(t), res.Key, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := db.CommitImage(ctx(t), img, res); !errors.Is(err, storage.ErrReservationLost) {
 		t.Fatalf("commit after the reservation was collected = %v; want ErrReservationLost", err)
 	}
+	// The key is queued again, so the late bytes go too.
+	drain(t, db, blobs)
+	wantBlob(t, blobs, res.Key, false)
+	wantQueue(t, db, 0)
 	if _, err := db.Image(ctx(t), "u", "late"); !errors.Is(err, storage.ErrNotExist) {
 		t.Fatalf("image row after a lost reservation: %v", err)
 	}
