@@ -214,10 +214,11 @@ func (e *Engine) Process(ctx context.Context, src []byte, req Request) (*Result,
 			Width: srcInfo.Width, Height: srcInfo.Height, Headers: map[string]string{}}, nil
 	}
 
-	if err := e.acquire(ctx); err != nil {
+	sl, ctx, err := e.takeSlot(ctx)
+	if err != nil {
 		return nil, err
 	}
-	defer e.release()
+	defer sl.done()
 	return e.render(ctx, src, req)
 }
 
@@ -241,10 +242,11 @@ func (e *Engine) ProcessSource(ctx context.Context, load func(context.Context) (
 	if _, ok := mimeOf[req.Format]; req.Format != "" && !ok {
 		return nil, invalidf("Unsupported output format: %q", req.Format)
 	}
-	if err := e.acquire(ctx); err != nil {
+	sl, ctx, err := e.takeSlot(ctx)
+	if err != nil {
 		return nil, err
 	}
-	defer e.release()
+	defer sl.done()
 	src, err := load(ctx)
 	if err != nil {
 		return nil, err

@@ -102,6 +102,12 @@ func (g *guestStep) Apply(s *State) error {
 		return err
 	}
 	defer free()
+	// The guest waits for and runs on its own admission, not on a
+	// pipeline slot (slot.go). Its output is copied into a buffer libvips
+	// reads in place, which computes nothing; the chain goes on once the
+	// render has a slot again.
+	sl := slotOf(s.Ctx)
+	sl.release()
 	var out *vips.ImageRef
 	err = g.guest.TransformTo(s.Ctx, in, g.params, s.Env.Metadata, func(v *image.NRGBA) error {
 		ref, err := importGuestNRGBA(v, !hadAlpha)
@@ -114,6 +120,9 @@ func (g *guestStep) Apply(s *State) error {
 		out = ref
 		return nil
 	})
+	if err == nil {
+		err = sl.retake(s.Ctx)
+	}
 	if err != nil {
 		if out != nil {
 			out.Close()

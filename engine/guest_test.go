@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // goGuest is a Guest written in Go: it inverts the colours, or, with
@@ -270,5 +271,62 @@ func TestPixelPool(t *testing.T) {
 	ref.Close()
 	if after := pixels.idleBytesNow(); after <= held && after <= before {
 		t.Fatalf("closing the image returned no buffer: idle %d -> %d", held, after)
+	}
+}
+
+// blockingGuest holds its call until release is closed, saying when it
+// started.
+type blockingGuest struct {
+	goGuest
+	started chan struct{}
+	release chan struct{}
+}
+
+func (b *blockingGuest) TransformTo(ctx context.Context, img *image.NRGBA, params map[string]string, md map[string]any, emit func(*image.NRGBA) error) error {
+	close(b.started)
+	select {
+	case <-b.release:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return b.goGuest.TransformTo(ctx, img, params, md, emit)
+}
+
+// TestGuestGivesUpItsSlot: with one pipeline slot, a render whose guest
+// step is running (or waiting for its filter) does not hold it: a native
+// render runs meanwhile, and the guest's render then finishes.
+func TestGuestGivesUpItsSlot(t *testing.T) {
+	e := newTestEngine(t, Config{Concurrency: 1})
+	g := &blockingGuest{goGuest: goGuest{hash: "b"}, started: make(chan struct{}), release: make(chan struct{})}
+	e.Registry().SetGuests(staticGuests{"block": g})
+	src := source(t, 64, 48, "png", false)
+	chain, err := e.ParseChain([]string{"thumbnail:width=32,height=32", "block"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.Process(context.Background(), src, Request{Chain: chain, Format: "png"})
+		done <- err
+	}()
+	<-g.started
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	native, err := e.ParseChain([]string{"thumbnail:width=16,height=16"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Process(ctx, src, Request{Chain: native, Format: "png"}); err != nil {
+		t.Fatalf("native render while a guest step runs: %v (the guest holds the only slot)", err)
+	}
+	if running, _ := e.Load(); running != 0 {
+		t.Fatalf("%d slots held while only a guest step runs", running)
+	}
+	close(g.release)
+	if err := <-done; err != nil {
+		t.Fatalf("guest render: %v", err)
+	}
+	if running, waiting := e.Load(); running != 0 || waiting != 0 {
+		t.Fatalf("after both renders: %d slots held, %d waiting", running, waiting)
 	}
 }

@@ -1,0 +1,56 @@
+package engine
+
+import "context"
+
+// slot is the pipeline slot a render holds (Config.Concurrency of them). A
+// guest step gives it up while it waits for and runs its WebAssembly filter,
+// which has admission of its own, and takes one again before it hands the
+// result back to libvips: a slow or hostile guest never holds a slot that
+// native work needs. What the render has decoded so far stays in memory
+// meanwhile; the guest's own admission (its instances and its bounded queue)
+// bounds how many such renders wait.
+type slot struct {
+	e    *Engine
+	held bool
+}
+
+type slotKey struct{}
+
+// takeSlot waits for a pipeline slot; the caller ends with s.done.
+func (e *Engine) takeSlot(ctx context.Context) (*slot, context.Context, error) {
+	if err := e.acquire(ctx); err != nil {
+		return nil, ctx, err
+	}
+	s := &slot{e: e, held: true}
+	return s, context.WithValue(ctx, slotKey{}, s), nil
+}
+
+// slotOf returns the render's slot; nil outside a render (a step applied
+// on its own, in tests).
+func slotOf(ctx context.Context) *slot {
+	s, _ := ctx.Value(slotKey{}).(*slot)
+	return s
+}
+
+// release gives the slot up until retake.
+func (s *slot) release() {
+	if s != nil && s.held {
+		s.held = false
+		s.e.release()
+	}
+}
+
+// retake waits for a slot again after release.
+func (s *slot) retake(ctx context.Context) error {
+	if s == nil || s.held {
+		return nil
+	}
+	if err := s.e.acquire(ctx); err != nil {
+		return err
+	}
+	s.held = true
+	return nil
+}
+
+// done releases the slot if it is held: the render is over.
+func (s *slot) done() { s.release() }
