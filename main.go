@@ -31,6 +31,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -584,6 +585,12 @@ func serve(args []string) error {
 	fh, err := openFilters(ctx, st.cfg, f.data, eng, observer, log)
 	if err != nil {
 		return err
+	}
+	if st.cfg.Filters.Dir != "" {
+		// Guest code keeps its Go processor while it runs (filters.runner):
+		// as many more processors as guest calls may run keep the server's
+		// own goroutines from waiting behind them.
+		runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + st.cfg.Filters.MaxRunningCalls())
 	}
 	defer fh.Close()
 	deps.Filters = filterAdmin{fh}

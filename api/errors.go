@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
+	"time"
 
 	"vitrine/engine"
 	"vitrine/storage"
@@ -48,7 +50,8 @@ func (e *Error) HTTPStatus() int { return e.Status }
 
 // publicError is an error from another package that carries its own status
 // and client-facing message: a WebAssembly filter's rejection, crash or
-// timeout.
+// timeout. One that also has RetryAfter() time.Duration (a busy filter)
+// gets a Retry-After header.
 type publicError interface {
 	error
 	HTTPStatus() int
@@ -81,7 +84,11 @@ func httpError(err error) *Error {
 	}
 	var pe publicError
 	if errors.As(err, &pe) && pe.HTTPStatus() >= 400 && pe.HTTPStatus() <= 599 {
-		return &Error{Status: pe.HTTPStatus(), Msg: pe.PublicMessage(), err: err}
+		e := &Error{Status: pe.HTTPStatus(), Msg: pe.PublicMessage(), err: err}
+		if ra, ok := pe.(interface{ RetryAfter() time.Duration }); ok && ra.RetryAfter() > 0 {
+			e.Header = http.Header{"Retry-After": []string{strconv.Itoa(int(max(ra.RetryAfter().Round(time.Second), time.Second) / time.Second))}}
+		}
+		return e
 	}
 	var ee *engine.Error
 	if errors.As(err, &ee) {

@@ -3,6 +3,7 @@ package filters
 import (
 	"fmt"
 	"log/slog"
+	"runtime"
 	"slices"
 	"time"
 )
@@ -23,6 +24,32 @@ type Config struct {
 	// for them: "clock", "random". A filter asking for one not listed is
 	// refused at load.
 	Allow []string `yaml:"allow"`
+	// MaxRunning bounds the guest calls that run at once across every
+	// filter (default: the number of CPUs); calls beyond it wait in their
+	// filter's queue. main.go raises GOMAXPROCS by as much, so that running
+	// guests never hold the processors the server's own work needs.
+	MaxRunning int `yaml:"maxRunning"`
+	// MaxQueue caps how many calls may wait for one filter (default 64); a
+	// manifest's limits.queue may ask for fewer. A call that finds its
+	// filter's queue full answers 503 with Retry-After at once.
+	MaxQueue int `yaml:"maxQueue"`
+	// MaxQueueWait caps how long a call waits for an instance and a
+	// running slot (default 10s); a manifest's limits.queueMs may ask for
+	// less. A call that waits longer answers 503 with Retry-After.
+	MaxQueueWait time.Duration `yaml:"maxQueueWait"`
+	// Nice is the scheduling priority of the threads that run guest code,
+	// 1-19 as nice(1) counts: higher yields more to the server's own
+	// threads (default 10: a guest gets about a tenth of a core that
+	// native work wants too).
+	Nice int `yaml:"nice"`
+	// IdleTimeout closes instances that have not been used for this long
+	// (default 60s); a filter keeps at least none, and starts one again
+	// on demand.
+	IdleTimeout time.Duration `yaml:"idleTimeout"`
+	// RetainMemoryMB: an instance whose linear memory grew past this is
+	// closed after its call instead of being kept for the next one
+	// (default 64), so that one large image does not pin its memory.
+	RetainMemoryMB int `yaml:"retainMemoryMB"`
 	// CacheDir keeps compiled modules across restarts (wazero's compilation
 	// cache); main.go puts it under the data directory. Empty keeps them in
 	// memory only.
@@ -43,6 +70,8 @@ type Config struct {
 	Logger *slog.Logger `yaml:"-"`
 	// Observer, when set, is told of every finished call (metrics).
 	Observer Observer `yaml:"-"`
+
+	runner *runner // MaxRunning's slots, shared by a host's filters
 }
 
 // Observer is told of every finished call of a filter: its name, its kind
@@ -61,6 +90,20 @@ func (c Config) Validate() error {
 	}
 	if c.MaxWidth < 0 || c.MaxHeight < 0 || c.MaxPixels < 0 || c.RetireGrace < 0 {
 		return fmt.Errorf("filters: limits and retireGrace must not be negative")
+	}
+	switch {
+	case c.MaxRunning < 0:
+		return fmt.Errorf("filters: maxRunning must not be negative, got %d", c.MaxRunning)
+	case c.MaxQueue < 0:
+		return fmt.Errorf("filters: maxQueue must not be negative, got %d", c.MaxQueue)
+	case c.MaxQueueWait < 0:
+		return fmt.Errorf("filters: maxQueueWait must not be negative, got %s", c.MaxQueueWait)
+	case c.Nice < 0 || c.Nice > 19:
+		return fmt.Errorf("filters: nice: want 1-19, got %d", c.Nice)
+	case c.IdleTimeout < 0:
+		return fmt.Errorf("filters: idleTimeout must not be negative, got %s", c.IdleTimeout)
+	case c.RetainMemoryMB < 0:
+		return fmt.Errorf("filters: retainMemoryMB must not be negative, got %d", c.RetainMemoryMB)
 	}
 	return nil
 }
@@ -82,8 +125,33 @@ func (c Config) withDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	if c.MaxRunning == 0 {
+		c.MaxRunning = runtime.NumCPU()
+	}
+	if c.MaxQueue == 0 {
+		c.MaxQueue = 64
+	}
+	if c.MaxQueueWait == 0 {
+		c.MaxQueueWait = 10 * time.Second
+	}
+	if c.Nice == 0 {
+		c.Nice = 10
+	}
+	if c.IdleTimeout == 0 {
+		c.IdleTimeout = time.Minute
+	}
+	if c.RetainMemoryMB == 0 {
+		c.RetainMemoryMB = 64
+	}
+	if c.runner == nil {
+		c.runner = newRunner(c.MaxRunning)
+	}
 	return c
 }
+
+// MaxRunningCalls is MaxRunning with its default applied: how many guest
+// calls may run at once.
+func (c Config) MaxRunningCalls() int { return c.withDefaults().MaxRunning }
 
 // allowed reports whether the operator grants capability cap.
 func (c Config) allowed(capability string) bool { return slices.Contains(c.Allow, capability) }

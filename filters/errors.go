@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 )
 
 // Kind classifies what went wrong in a filter, so that callers branch with
@@ -26,6 +27,9 @@ const (
 	// KindLoad is a filter folder that cannot be loaded (bad manifest,
 	// missing ABI marker, forbidden import...).
 	KindLoad
+	// KindBusy is a call the filter had no room for: its queue was full,
+	// or no instance came free within its queue wait (503, Retry-After).
+	KindBusy
 )
 
 func (k Kind) String() string {
@@ -40,6 +44,8 @@ func (k Kind) String() string {
 		return "timeout"
 	case KindLoad:
 		return "load"
+	case KindBusy:
+		return "busy"
 	}
 	return "unknown"
 }
@@ -81,8 +87,19 @@ func (e *Error) HTTPStatus() int {
 		return e.Status
 	case KindTimeout:
 		return http.StatusGatewayTimeout
+	case KindBusy:
+		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
+}
+
+// RetryAfter is how long a client should wait before trying again; 0 when
+// trying again is no use.
+func (e *Error) RetryAfter() time.Duration {
+	if e.Kind == KindBusy {
+		return time.Second
+	}
+	return 0
 }
 
 // PublicMessage is the message a client sees for this error.
@@ -95,6 +112,7 @@ var (
 	ErrFailed   = &Error{Kind: KindFailed}
 	ErrTimeout  = &Error{Kind: KindTimeout}
 	ErrLoad     = &Error{Kind: KindLoad}
+	ErrBusy     = &Error{Kind: KindBusy}
 )
 
 // invalidf is a KindInvalid error with a public message.
@@ -120,6 +138,11 @@ func failed(name string, cause error) error {
 // timedOut is the KindTimeout error of a call stopped at its limit.
 func timedOut(name string, cause error) error {
 	return &Error{Kind: KindTimeout, Filter: name, Msg: "Filter " + name + " timed out", Err: cause}
+}
+
+// busy is the KindBusy error of a call the filter had no room for.
+func busy(name string, cause error) error {
+	return &Error{Kind: KindBusy, Filter: name, Msg: "Filter " + name + " is busy; try again later", Err: cause}
 }
 
 // isKind reports whether err is a filter error of kind k.

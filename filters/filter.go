@@ -30,6 +30,9 @@ type Filter struct {
 	metrics  metrics
 	observer Observer
 	timeout  time.Duration
+	// queueWait bounds the wait for an instance and a running slot.
+	queueWait time.Duration
+	runner    *runner
 
 	// Retirement: a filter replaced or removed by a reload keeps its warm
 	// instances for a grace period, then drops them; it stays usable by
@@ -58,6 +61,7 @@ func (f *Filter) ContentHash() string { return f.hash }
 func (f *Filter) Stats() Stats {
 	s := f.metrics.snapshot()
 	s.Instances = f.pool.size()
+	s.Waiting = f.pool.queued()
 	return s
 }
 
@@ -87,6 +91,7 @@ func load(ctx context.Context, cfg Config, cache wazero.CompilationCache, src *s
 		ctrs = &counters{}
 	}
 	f := &Filter{manifest: m, hash: src.hash, dir: src.dir, observer: cfg.Observer, timeout: time.Duration(m.Limits.TimeoutMs) * time.Millisecond,
+		queueWait: min(time.Duration(m.Limits.QueueMs)*time.Millisecond, cfg.MaxQueueWait), runner: cfg.runner,
 		done: make(chan struct{}),
 		host: &host{name: m.Name, settings: m.Settings, log: cfg.Logger, counters: ctrs,
 			maxW: cfg.MaxWidth, maxH: cfg.MaxHeight, maxPixels: cfg.MaxPixels}}
@@ -118,15 +123,29 @@ func load(ctx context.Context, cfg Config, cache wazero.CompilationCache, src *s
 	}
 	modCfg := moduleConfig(m, startFunction(compiled))
 	export := requiredExport(m.Kind)
-	f.pool = newPool(m.Limits.Instances, func(ctx context.Context) (*instance, error) {
-		mod, err := f.rt.InstantiateModule(experimental.WithMemoryAllocator(ctx, allocateMemory), compiled, modCfg)
-		if err != nil {
-			return nil, err
+	limits := poolLimits{instances: m.Limits.Instances, queue: min(m.Limits.Queue, cfg.MaxQueue),
+		retainBytes: uint64(cfg.RetainMemoryMB) << 20, idle: cfg.IdleTimeout}
+	f.pool = newPool(limits, func(ctx context.Context) (*instance, error) {
+		inst := &instance{w: startWorker(cfg.Nice)}
+		icfg := modCfg
+		if m.grants(CapClock) {
+			icfg = icfg.WithNanosleep(inst.sleep)
 		}
-		if mod.IsClosed() {
+		var mod api.Module
+		var err error
+		inst.run(ctx, func() {
+			mod, err = f.rt.InstantiateModule(experimental.WithMemoryAllocator(ctx, allocateMemory), compiled, icfg)
+		})
+		switch {
+		case err != nil:
+			inst.w.stop()
+			return nil, err
+		case mod.IsClosed():
+			inst.w.stop()
 			return nil, errCommand
 		}
-		return &instance{mod: mod, fn: mod.ExportedFunction(export)}, nil
+		inst.mod, inst.fn = mod, mod.ExportedFunction(export)
+		return inst, nil
 	})
 	ictx, cancel := context.WithTimeout(ctx, f.startTimeout())
 	defer cancel()
@@ -165,21 +184,29 @@ func (f *Filter) invoke(ctx context.Context, c *call) (err error) {
 			f.observe(time.Since(start), err)
 		}
 	}()
-	// Waiting for a free instance is bounded by the filter's timeout;
-	// starting a new one (the guest runtime's _initialize) is the host's
-	// choice, not part of the call, and has a deadline of its own. The
-	// call's own timeout starts once the instance is in hand.
-	wctx, wcancel := context.WithTimeout(ctx, f.timeout)
+	// Admission (filters/README.md): waiting for a free instance, with at
+	// most the filter's queue of others, and then for a running slot, is
+	// bounded by the queue wait; starting a new instance (the guest
+	// runtime's _initialize) is the host's choice, not part of the call,
+	// and has a deadline of its own. The call's own timeout starts once it
+	// runs.
+	wctx, wcancel := context.WithTimeout(ctx, f.queueWait)
+	defer wcancel()
 	sctx, scancel := context.WithTimeout(ctx, f.startTimeout())
 	inst, err := f.pool.get(wctx, sctx)
 	scancel()
-	wcancel()
 	if err != nil {
 		return f.callError(ctx, err)
 	}
+	if err := f.runner.acquire(wctx); err != nil {
+		f.pool.put(inst, true)
+		return f.callError(ctx, errWaited)
+	}
+	defer f.runner.release()
 	cctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
-	res, err := inst.fn.Call(withCall(cctx, c))
+	var res []uint64
+	inst.run(cctx, func() { res, err = inst.fn.Call(withCall(cctx, c)) })
 	f.pool.put(inst, err == nil)
 	if c.serviceErr != nil {
 		return c.serviceErr
@@ -217,6 +244,9 @@ func (f *Filter) startTimeout() time.Duration { return max(f.timeout, minStartTi
 func (f *Filter) callError(ctx context.Context, err error) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
+	}
+	if errors.Is(err, errQueueFull) || errors.Is(err, errWaited) {
+		return busy(f.Name(), err)
 	}
 	// Why by the error and not by cctx: a trap or an out-of-memory just
 	// before the deadline is the guest's failure, not a timeout.

@@ -111,28 +111,57 @@ func TestTimeoutIsPerCall(t *testing.T) {
 	}
 }
 
-// TestPoolBoundsInstances shows that instances never exceed the limit and
-// that a caller waiting for a busy pool gives up at its timeout.
-func TestPoolBoundsInstances(t *testing.T) {
+// TestAdmission: a filter's instances and queue bound its calls. With one
+// instance busy looping and a queue of one, a second call waits its
+// queueMs and is turned away busy (503, Retry-After), a third finding the
+// queue full is turned away at once, and the first times out; never more
+// than one instance exists.
+func TestAdmission(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	writeFilter(t, dir, "spin", abiModule(opLoop).bytes(), map[string]any{"kind": "transformation",
-		"limits": map[string]any{"timeoutMs": 200, "instances": 1}})
+		"limits": map[string]any{"timeoutMs": 1000, "instances": 1, "queue": 1, "queueMs": 200}})
 	h := newHost(t, dir, nil)
 	tr, _ := h.Current().Transformation("spin")
-	errs := make(chan error, 3)
-	for i := 0; i < 3; i++ {
-		go func() { _, err := tr.Transform(context.Background(), testImage(1, 1, 1), nil, nil); errs <- err }()
-	}
-	for i := 0; i < 3; i++ {
-		if err := <-errs; !errors.Is(err, ErrTimeout) {
-			t.Fatalf("err = %v, want a timeout", err)
+	p := h.Current().filters["spin"].pool
+	call := func() error { _, err := tr.Transform(context.Background(), testImage(1, 1, 1), nil, nil); return err }
+	first, second := make(chan error, 1), make(chan error, 1)
+	go func() { first <- call() }()
+	waitFor(t, "the first call to run", func() bool { return len(p.slots) == 1 })
+	go func() { second <- call() }()
+	waitFor(t, "the second call to queue", func() bool { return p.queued() == 1 })
+	wantBusy := func(what string, err error, cause error) {
+		t.Helper()
+		var fe *Error
+		if !errors.As(err, &fe) || fe.Kind != KindBusy || fe.HTTPStatus() != 503 || fe.RetryAfter() != time.Second ||
+			fe.PublicMessage() != "Filter spin is busy; try again later" || !errors.Is(err, cause) {
+			t.Fatalf("%s: err = %v, want busy (503, Retry-After 1s) because %v", what, err, cause)
 		}
+	}
+	wantBusy("a call finding the queue full", call(), errQueueFull)
+	wantBusy("a call that waited its queueMs", <-second, errWaited)
+	if err := <-first; !errors.Is(err, ErrTimeout) {
+		t.Fatalf("the running call: err = %v, want a timeout", err)
 	}
 	if n := tr.Stats().Instances; n > 1 {
 		t.Fatalf("%d instances, the limit is 1", n)
 	}
+	if st := tr.Stats(); st.Busy != 2 || st.Timeouts != 1 || st.Waiting != 0 {
+		t.Fatalf("stats = %+v, want 2 busy, 1 timeout, none waiting", st)
+	}
 	runtime.GC()
+}
+
+// waitFor polls cond until it holds (failing after 10 s).
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 10 s for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
 
 // TestCommandModuleRefused is the hostile-guest kit's command module: a Go
@@ -287,4 +316,95 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// sleb is the signed LEB128 encoding of v (i64.const immediates).
+func sleb(v int64) []byte {
+	var out []byte
+	for {
+		b := byte(v & 0x7f)
+		v >>= 7
+		if (v == 0 && b&0x40 == 0) || (v == -1 && b&0x40 != 0) {
+			return append(out, b)
+		}
+		out = append(out, b|0x80)
+	}
+}
+
+// opSleep sleeps ns on the monotonic clock through WASI poll_oneoff
+// (imported as function 0), forever: the subscription is written at 0,
+// the event at 64, the event count at 128.
+func opSleep(ns int64) []byte {
+	b := []byte{0x03, 0x40}                                 // loop
+	b = append(b, 0x41, 0x10, 0x41, 0x01, 0x36, 0x02, 0x00) // [16] = clock id 1 (monotonic)
+	b = append(b, 0x41, 0x18, 0x42)                         // [24] = timeout
+	b = append(b, sleb(ns)...)
+	b = append(b, 0x37, 0x03, 0x00)
+	b = append(b, 0x41, 0x00, 0x41, 0xc0, 0x00, 0x41, 0x01, 0x41, 0x80, 0x01, 0x10, 0x00, 0x1a) // poll_oneoff(0, 64, 1, 128); drop
+	return append(b, 0x0c, 0x00, 0x0b, 0x41, 0x00)                                              // br 0; end; i32.const 0
+}
+
+var importPollOneoff = wasmImport{module: "wasi_snapshot_preview1", name: "poll_oneoff",
+	params: []byte{tI32, tI32, tI32, tI32}, results: []byte{tI32}}
+
+// TestClockSleepEndsAtDeadline: a guest with the clock capability that
+// sleeps 20 s at a time is stopped at its 300 ms timeout (504), not after
+// its sleep; and so is Close, which waits for running calls.
+func TestClockSleepEndsAtDeadline(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFilter(t, dir, "sleeper", abiModule(opSleep(20e9), importPollOneoff).bytes(), map[string]any{"kind": "transformation",
+		"capabilities": []string{"clock"}, "limits": map[string]any{"timeoutMs": 300}})
+	h := newHost(t, dir, func(c *Config) { c.Allow = []string{CapClock} })
+	tr, ok := h.Current().Transformation("sleeper")
+	if !ok {
+		t.Fatalf("not loaded: %+v", h.Current().Status())
+	}
+	start := time.Now()
+	_, err := tr.Transform(context.Background(), testImage(1, 1, 1), nil, nil)
+	if !errors.Is(err, ErrTimeout) {
+		t.Fatalf("err = %v, want a timeout", err)
+	}
+	// The bound is the sleep's, not a speed target: without the deadline
+	// the call returns after 20 s.
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("the call took %s: the sleep outlived the timeout", d)
+	}
+	go func() { _, _ = tr.Transform(context.Background(), testImage(1, 1, 1), nil, nil) }()
+	waitFor(t, "a sleeping call", func() bool { return tr.Stats().Instances > 0 && len(h.Current().filters["sleeper"].pool.slots) == 1 })
+	start = time.Now()
+	h.Close()
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("Close took %s with a sleeping guest", d)
+	}
+}
+
+// opGrowBy grows memory by pages once and returns 0.
+func opGrowBy(pages int64) []byte {
+	return append(append([]byte{0x41}, sleb(pages)...), 0x40, 0x00, 0x1a, 0x41, 0x00)
+}
+
+// TestMemoryGivenBack: an instance whose memory grew past retainMemoryMB
+// is closed after its call instead of being kept; one that did not is kept,
+// and closed once idle for idleTimeout.
+func TestMemoryGivenBack(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFilter(t, dir, "big", abiModule(opGrowBy(160)).bytes(), map[string]any{"kind": "transformation"})  // +10 MiB
+	writeFilter(t, dir, "small", abiModule(opGrowBy(16)).bytes(), map[string]any{"kind": "transformation"}) // +1 MiB, once
+	h := newHost(t, dir, func(c *Config) { c.RetainMemoryMB = 4; c.IdleTimeout = 300 * time.Millisecond })
+	for _, c := range []struct {
+		name string
+		kept int
+	}{{"big", 0}, {"small", 1}} {
+		tr, _ := h.Current().Transformation(c.name)
+		if _, err := tr.Transform(context.Background(), testImage(1, 1, 1), nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		if n := tr.Stats().Instances; n != c.kept {
+			t.Fatalf("%s: %d instances after one call, want %d", c.name, n, c.kept)
+		}
+	}
+	small, _ := h.Current().Transformation("small")
+	waitFor(t, "the idle instance to be closed", func() bool { return small.Stats().Instances == 0 })
 }

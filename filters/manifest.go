@@ -28,6 +28,12 @@ type Limits struct {
 	TimeoutMs int `json:"timeoutMs"`
 	// Instances is the most instances that run at once, 1-64.
 	Instances int `json:"instances"`
+	// Queue is the most calls that may wait for an instance, 0-1024
+	// (default 4 per instance); the operator's filters.maxQueue caps it.
+	Queue int `json:"queue"`
+	// QueueMs is the most a call may wait for an instance, 1-60000
+	// (default timeoutMs); the operator's filters.maxQueueWait caps it.
+	QueueMs int `json:"queueMs"`
 }
 
 // Manifest is a parsed and validated filter.json (ABI.md section 2).
@@ -165,6 +171,12 @@ func (l *Limits) validate() error {
 	if l.Instances == 0 {
 		l.Instances = min(runtime.NumCPU(), 64)
 	}
+	if l.Queue == 0 {
+		l.Queue = 4 * l.Instances
+	}
+	if l.QueueMs == 0 {
+		l.QueueMs = l.TimeoutMs
+	}
 	switch {
 	case l.MemoryMB < 1 || l.MemoryMB > 4096:
 		return fmt.Errorf("limits.memoryMB: want 1-4096, got %d", l.MemoryMB)
@@ -172,6 +184,10 @@ func (l *Limits) validate() error {
 		return fmt.Errorf("limits.timeoutMs: want 1-60000, got %d", l.TimeoutMs)
 	case l.Instances < 1 || l.Instances > 64:
 		return fmt.Errorf("limits.instances: want 1-64, got %d", l.Instances)
+	case l.Queue < 0 || l.Queue > 1024:
+		return fmt.Errorf("limits.queue: want 0-1024, got %d", l.Queue)
+	case l.QueueMs < 1 || l.QueueMs > 60000:
+		return fmt.Errorf("limits.queueMs: want 1-60000, got %d", l.QueueMs)
 	}
 	return nil
 }

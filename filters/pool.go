@@ -5,45 +5,110 @@ import (
 	"errors"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/tetratelabs/wazero/api"
 )
 
-// errPoolClosed is returned by a pool whose filter was closed.
-var errPoolClosed = errors.New("filter closed")
+var (
+	// errPoolClosed is returned by a pool whose filter was closed.
+	errPoolClosed = errors.New("filter closed")
+	// errQueueFull is returned at once when as many calls already wait as
+	// the filter's queue holds.
+	errQueueFull = errors.New("the filter's queue is full")
+	// errWaited is returned when no instance came free within the queue
+	// wait.
+	errWaited = errors.New("no instance came free within the queue wait")
+)
 
-// instance is one instantiated guest and its export.
+// instance is one instantiated guest, its export, and the worker whose
+// thread runs its calls.
 type instance struct {
 	mod api.Module
 	fn  api.Function
+	w   *worker
+	// call is the context of the call (or start) running now, which host
+	// functions that block (a clock sleep) end with.
+	call     atomic.Pointer[context.Context]
+	lastUsed time.Time // when it was last put back
 }
 
-// pool is a bounded pool of instances of one filter. At most cap(slots)
-// instances exist; a caller that finds them all busy waits for one or for
-// its context to end. An instance is returned healthy (reused) or not
-// (closed, never reused); a new one is instantiated on demand.
+// running returns the context of the running call; nil between calls.
+func (inst *instance) running() context.Context {
+	if p := inst.call.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// run runs f on the instance's thread with ctx as its running call.
+func (inst *instance) run(ctx context.Context, f func()) {
+	inst.w.do(func() {
+		inst.call.Store(&ctx)
+		defer inst.call.Store(nil)
+		f()
+	})
+}
+
+// close closes the module and ends its thread.
+func (inst *instance) close() {
+	_ = inst.mod.Close(context.Background())
+	inst.w.stop()
+}
+
+// poolLimits bound a pool.
+type poolLimits struct {
+	// instances is the most instances that exist at once.
+	instances int
+	// queue is the most calls that wait for an instance at once.
+	queue int
+	// retainBytes: an instance whose memory grew past it is closed when
+	// put back.
+	retainBytes uint64
+	// idle closes instances unused for longer (sweep).
+	idle time.Duration
+}
+
+// pool is a bounded pool of instances of one filter. At most
+// limits.instances instances exist; a caller that finds them all busy
+// waits, with at most limits.queue others, for one or for its wait to end.
+// An instance is returned healthy (reused) or not (closed, never reused); a
+// new one is instantiated on demand.
 type pool struct {
 	instantiate func(ctx context.Context) (*instance, error)
+	limits      poolLimits
 	slots       chan struct{}
 	live        atomic.Int32
+	waiting     atomic.Int32
 
 	mu      sync.Mutex
-	idle    []*instance
+	idle    []*instance // most recently used last
 	closed  bool
 	retired bool // keep no idle instances
 }
 
-func newPool(size int, instantiate func(ctx context.Context) (*instance, error)) *pool {
-	return &pool{instantiate: instantiate, slots: make(chan struct{}, size)}
+func newPool(limits poolLimits, instantiate func(ctx context.Context) (*instance, error)) *pool {
+	return &pool{instantiate: instantiate, limits: limits, slots: make(chan struct{}, limits.instances)}
 }
 
-// get checks an instance out, waiting for a free slot until wait ends; a
-// new instance is started under start.
+// get checks an instance out, waiting for a free slot until wait ends
+// (errWaited, whether its deadline passed or its caller went away) unless
+// the queue is full (errQueueFull); a new instance is started under start.
 func (p *pool) get(wait, start context.Context) (*instance, error) {
 	select {
 	case p.slots <- struct{}{}:
-	case <-wait.Done():
-		return nil, wait.Err()
+	default:
+		if p.waiting.Add(1) > int32(p.limits.queue) {
+			p.waiting.Add(-1)
+			return nil, errQueueFull
+		}
+		select {
+		case p.slots <- struct{}{}:
+			p.waiting.Add(-1)
+		case <-wait.Done():
+			p.waiting.Add(-1)
+			return nil, errWaited // or the caller went away: the caller tells
+		}
 	}
 	for {
 		p.mu.Lock()
@@ -76,11 +141,13 @@ func (p *pool) get(wait, start context.Context) (*instance, error) {
 	return inst, nil
 }
 
-// put returns an instance; an unhealthy one (trapped, timed out, exited)
-// is closed and its slot freed for a fresh instance.
+// put returns an instance; an unhealthy one (trapped, timed out, exited),
+// or one whose memory grew past limits.retainBytes, is closed and its slot
+// freed for a fresh instance.
 func (p *pool) put(inst *instance, healthy bool) {
 	defer func() { <-p.slots }()
-	if healthy && !inst.mod.IsClosed() {
+	if healthy && !inst.mod.IsClosed() && uint64(inst.mod.Memory().Size()) <= p.limits.retainBytes {
+		inst.lastUsed = time.Now()
 		p.mu.Lock()
 		if !p.closed && !p.retired {
 			p.idle = append(p.idle, inst)
@@ -96,6 +163,7 @@ func (p *pool) put(inst *instance, healthy bool) {
 // starts) into the idle list.
 func (p *pool) add(inst *instance) {
 	p.live.Add(1)
+	inst.lastUsed = time.Now()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.idle = append(p.idle, inst)
@@ -103,11 +171,34 @@ func (p *pool) add(inst *instance) {
 
 func (p *pool) discard(inst *instance) {
 	p.live.Add(-1)
-	_ = inst.mod.Close(context.Background())
+	inst.close()
 }
 
 // size is how many instances exist, idle or checked out.
 func (p *pool) size() int { return int(p.live.Load()) }
+
+// queued is how many calls wait for an instance now.
+func (p *pool) queued() int { return int(p.waiting.Load()) }
+
+// sweep closes the instances idle for longer than limits.idle.
+func (p *pool) sweep(now time.Time) {
+	p.mu.Lock()
+	var old []*instance
+	keep := p.idle[:0]
+	for _, inst := range p.idle {
+		if now.Sub(inst.lastUsed) > p.limits.idle {
+			old = append(old, inst)
+		} else {
+			keep = append(keep, inst)
+		}
+	}
+	clear(p.idle[len(keep):])
+	p.idle = keep
+	p.mu.Unlock()
+	for _, inst := range old {
+		p.discard(inst)
+	}
+}
 
 // close closes the idle instances; checked-out ones are closed when put,
 // and get fails from now on.

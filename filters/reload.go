@@ -26,6 +26,8 @@ type Host struct {
 	// counters are kept per filter name across reloads, for the life of
 	// the process (ABI.md, stats_add).
 	counters map[string]*counters
+	// stopSweep ends the goroutine that closes idle instances.
+	stopSweep chan struct{}
 }
 
 // New validates cfg, opens the compilation cache and loads every filter of
@@ -46,11 +48,30 @@ func New(ctx context.Context, cfg Config) (*Host, error) {
 		h.cache = c
 	}
 	h.cur.Store(&Set{filters: map[string]*Filter{}, failures: map[string]string{}})
+	h.stopSweep = make(chan struct{})
+	go h.sweep(h.stopSweep)
 	if _, err := h.Reload(ctx); err != nil {
 		h.Close()
 		return nil, err
 	}
 	return h, nil
+}
+
+// sweep closes the instances of the current filters that have been idle
+// for longer than Config.IdleTimeout, until stop is closed.
+func (h *Host) sweep(stop <-chan struct{}) {
+	t := time.NewTicker(max(h.cfg.IdleTimeout/2, 100*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case now := <-t.C:
+			for _, f := range h.Current().filters {
+				f.pool.sweep(now)
+			}
+		}
+	}
 }
 
 // Current returns the Set in use. A caller keeps using the Set (and the
@@ -136,6 +157,10 @@ func (h *Host) loadOne(ctx context.Context, dir string, prev *Filter) (*Filter, 
 func (h *Host) Close() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.stopSweep != nil {
+		close(h.stopSweep)
+		h.stopSweep = nil
+	}
 	wait := time.Second
 	for _, f := range h.Current().filters {
 		wait = max(wait, f.timeout+time.Second)

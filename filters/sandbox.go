@@ -3,6 +3,7 @@ package filters
 import (
 	"crypto/rand"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,16 +28,10 @@ func moduleConfig(m *Manifest, start []string) wazero.ModuleConfig {
 		WithStdout(io.Discard).
 		WithStderr(io.Discard).
 		WithStartFunctions(start...)
-	granted := func(c string) bool {
-		for _, x := range m.Capabilities {
-			if x == c {
-				return true
-			}
-		}
-		return false
-	}
-	if granted(CapClock) {
-		cfg = cfg.WithSysWalltime().WithSysNanotime().WithSysNanosleep()
+	if m.grants(CapClock) {
+		// The sleep is each instance's own (instance.sleep): it ends with
+		// the running call.
+		cfg = cfg.WithSysWalltime().WithSysNanotime()
 	} else {
 		// wazero's default monotonic clock advances 1 ms per read, and its
 		// default sleep returns at once: both what the ABI promises.
@@ -44,8 +39,30 @@ func moduleConfig(m *Manifest, start []string) wazero.ModuleConfig {
 			return fixedTime.Unix(), 0
 		}, sys.ClockResolution(time.Microsecond))
 	}
-	if granted(CapRandom) {
+	if m.grants(CapRandom) {
 		cfg = cfg.WithRandSource(rand.Reader)
 	}
 	return cfg
+}
+
+// grants reports whether the manifest asks for capability c (load refuses
+// a filter asking for one the operator does not allow, so asked means
+// granted once loaded).
+func (m *Manifest) grants(c string) bool { return slices.Contains(m.Capabilities, c) }
+
+// sleep is the clock capability's sleep (WASI poll_oneoff on a clock,
+// which Go's time.Sleep and C's nanosleep use): it sleeps ns, but never
+// past the end of the instance's running call, so that no guest outlives
+// its timeout by sleeping. The call then ends at its next instruction.
+func (inst *instance) sleep(ns int64) {
+	t := time.NewTimer(time.Duration(ns))
+	defer t.Stop()
+	var done <-chan struct{}
+	if ctx := inst.running(); ctx != nil {
+		done = ctx.Done()
+	}
+	select {
+	case <-t.C:
+	case <-done:
+	}
 }

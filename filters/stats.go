@@ -59,13 +59,18 @@ type Stats struct {
 	// in milliseconds.
 	P50Ms float64 `json:"p50Ms"`
 	P99Ms float64 `json:"p99Ms"`
+	// Busy counts calls refused because the filter had no room: its
+	// queue was full or no instance came free within the queue wait.
+	Busy int64 `json:"busy"`
 	// Instances is how many instances exist now (idle or busy).
 	Instances int `json:"instances"`
+	// Waiting is how many calls wait for an instance now.
+	Waiting int `json:"waiting"`
 }
 
 // metrics counts calls by outcome and keeps a window of durations.
 type metrics struct {
-	calls, errors, timeouts, rejections atomic.Int64
+	calls, errors, timeouts, rejections, busy atomic.Int64
 
 	mu   sync.Mutex
 	ring [durationWindow]time.Duration
@@ -81,6 +86,8 @@ func (m *metrics) record(d time.Duration, err error) {
 		m.rejections.Add(1)
 	case isKind(err, KindTimeout):
 		m.timeouts.Add(1)
+	case isKind(err, KindBusy):
+		m.busy.Add(1)
 	default:
 		m.errors.Add(1)
 	}
@@ -93,7 +100,7 @@ func (m *metrics) record(d time.Duration, err error) {
 // snapshot returns the counters and percentiles.
 func (m *metrics) snapshot() Stats {
 	s := Stats{Calls: m.calls.Load(), Errors: m.errors.Load(), Timeouts: m.timeouts.Load(),
-		Rejections: m.rejections.Load()}
+		Rejections: m.rejections.Load(), Busy: m.busy.Load()}
 	m.mu.Lock()
 	ds := slices.Clone(m.ring[:min(m.n, durationWindow)])
 	m.mu.Unlock()

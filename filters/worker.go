@@ -1,0 +1,74 @@
+package filters
+
+import (
+	"context"
+	"runtime"
+)
+
+// worker runs the calls of one instance on an OS thread of its own whose
+// scheduling priority is lowered (Config.Nice): a guest that burns its
+// whole timeout competes for the CPU with the server's request threads at
+// a fraction of their weight. Why a thread per instance and not per call:
+// starting a thread costs more than a short call, and an instance runs one
+// call at a time anyway. The thread ends with the worker (a goroutine that
+// exits while locked to its thread takes the thread with it), so the
+// lowered priority never leaks to other goroutines.
+type worker struct {
+	jobs chan func()
+}
+
+// startWorker starts a worker at the given niceness (0: unchanged).
+func startWorker(nice int) *worker {
+	w := &worker{jobs: make(chan func())}
+	go func() {
+		runtime.LockOSThread() // never unlocked: see worker
+		if nice > 0 {
+			lowerPriority(nice)
+		}
+		for job := range w.jobs {
+			job()
+		}
+	}()
+	return w
+}
+
+// do runs f on the worker's thread and waits for it.
+func (w *worker) do(f func()) {
+	done := make(chan struct{})
+	w.jobs <- func() {
+		defer close(done)
+		f()
+	}
+	<-done
+}
+
+// stop ends the worker and its thread once its job is done.
+func (w *worker) stop() { close(w.jobs) }
+
+// runner bounds the guest calls that run at once across every filter of a
+// host (Config.MaxRunning). Why: wazero runs guest code on the calling
+// goroutine, which keeps its Go processor (P) until the call returns, so
+// without a bound enough looping guests would hold every P and starve the
+// server's own goroutines; main.go raises GOMAXPROCS by this bound.
+type runner struct {
+	slots chan struct{}
+}
+
+func newRunner(n int) *runner { return &runner{slots: make(chan struct{}, n)} }
+
+// acquire waits for a running slot until ctx ends.
+func (r *runner) acquire(ctx context.Context) error {
+	select {
+	case r.slots <- struct{}{}:
+		return nil
+	default:
+	}
+	select {
+	case r.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (r *runner) release() { <-r.slots }
