@@ -225,6 +225,16 @@ type fileConfig struct {
 	DatabaseMaxConns int `yaml:"databaseMaxConns"`
 	// Uploads says which image types may be uploaded.
 	Uploads uploads `yaml:"uploads"`
+	// PixelPool bounds the pixel buffers kept for guest steps.
+	PixelPool pixelPoolConfig `yaml:"pixelPool"`
+}
+
+// pixelPoolConfig bounds the idle pixel buffers kept for guest steps.
+type pixelPoolConfig struct {
+	// MaxIdleMB bounds the idle buffers' bytes (default 192).
+	MaxIdleMB int `yaml:"maxIdleMB"`
+	// IdleTimeout unmaps a buffer unused this long (default 30s).
+	IdleTimeout time.Duration `yaml:"idleTimeout"`
 }
 
 // uploads says which image types may be uploaded.
@@ -334,6 +344,7 @@ func (c *fileConfig) engine() engine.Config {
 		MaxFrames: c.Limits.MaxFrames, MaxAnimationPixels: c.Limits.MaxAnimationPixels,
 		Presets: c.TransformationPresets, ICCProfiles: c.ICCProfiles, DefaultWatermark: c.DefaultWatermark,
 		JPEGQuality: c.JPEGQuality, KeepMetadata: c.Output.KeepMetadata, UploadFormats: c.Uploads.Formats,
+		PixelPoolMaxIdleMB: c.PixelPool.MaxIdleMB, PixelPoolIdle: c.PixelPool.IdleTimeout,
 	}
 }
 

@@ -52,6 +52,11 @@ type Config struct {
 	// after the EXIF orientation has been applied to the pixels; see
 	// metadata.go. Originals are always served as uploaded.
 	KeepMetadata bool `yaml:"keepMetadata"`
+	// PixelPoolMaxIdleMB bounds the idle pixel buffers kept for guest
+	// steps (pixelpool.go; default 192); PixelPoolIdle is how long an idle
+	// one is kept (default 30s).
+	PixelPoolMaxIdleMB int           `yaml:"maxIdleMB"`
+	PixelPoolIdle      time.Duration `yaml:"idleTimeout"`
 }
 
 // Info describes an image as read from its header.
@@ -134,6 +139,8 @@ func (c Config) Validate() error {
 	switch {
 	case c.Concurrency < 0:
 		return fmt.Errorf("engine: concurrency must not be negative, got %d", c.Concurrency)
+	case c.PixelPoolMaxIdleMB < 0 || c.PixelPoolIdle < 0:
+		return fmt.Errorf("engine: pixelPool.maxIdleMB and pixelPool.idleTimeout must not be negative")
 	case c.MaxWidth < 0 || c.MaxHeight < 0 || c.MaxPixels < 0:
 		return fmt.Errorf("engine: maxWidth, maxHeight and maxPixels must not be negative")
 	case c.MaxFrames < 0 || c.MaxAnimationPixels < 0:
@@ -174,6 +181,7 @@ func New(cfg Config) (*Engine, error) {
 	}
 	cfg = cfg.withDefaults()
 	startVips()
+	pixels.configure(cfg.PixelPoolMaxIdleMB<<20, cfg.PixelPoolIdle)
 	return &Engine{cfg: cfg, reg: NewRegistry(), sem: make(chan struct{}, cfg.Concurrency)}, nil
 }
 

@@ -230,9 +230,11 @@ func TestPixelPool(t *testing.T) {
 		t.Fatal("a returned buffer of the same size class was not reused")
 	}
 	freeB()
-	// Beyond the idle bound the least recently returned go.
+	// Beyond the idle bound (configured) the least recently returned go.
+	const maxIdle = 64 << 20
+	p.configure(maxIdle, 0)
 	var frees []func()
-	for range pixelPoolMaxIdle/(16<<20) + 2 {
+	for range maxIdle/(16<<20) + 2 {
 		_, f, err := p.get(16 << 20)
 		if err != nil {
 			t.Fatal(err)
@@ -242,8 +244,8 @@ func TestPixelPool(t *testing.T) {
 	for _, f := range frees {
 		f()
 	}
-	if got := p.idleBytesNow(); got > pixelPoolMaxIdle {
-		t.Fatalf("idle %d bytes, over the bound %d", got, pixelPoolMaxIdle)
+	if got := p.idleBytesNow(); got > maxIdle || got < maxIdle-(16<<20) {
+		t.Fatalf("idle %d bytes; the bound is %d", got, maxIdle)
 	}
 
 	// The engine's pool: a guest output read in place returns its buffer

@@ -20,14 +20,15 @@ import (
 // the kernel faulted in and zeroed both on every call, which cost far more
 // than the copies. So they come from this pool: mappings of our own, out of
 // the Go heap (libvips keeps a pointer to the output buffer until it closes
-// the image) and reused. Idle buffers are bounded in bytes and unmapped
-// after pixelPoolIdle unused.
+// the image) and reused. Idle buffers are bounded in bytes
+// (Config.PixelPoolMaxIdleMB) and unmapped after Config.PixelPoolIdle
+// unused.
 
 const (
-	// pixelPoolMaxIdle bounds the bytes of idle buffers kept.
-	pixelPoolMaxIdle = 192 << 20
-	// pixelPoolIdle is how long an idle buffer is kept.
-	pixelPoolIdle = 30 * time.Second
+	// defaultPixelPoolMaxIdle bounds the bytes of idle buffers kept.
+	defaultPixelPoolMaxIdle = 192 << 20
+	// defaultPixelPoolIdle is how long an idle buffer is kept.
+	defaultPixelPoolIdle = 30 * time.Second
 	// pixelPoolPage rounds buffer sizes, so that images of nearly the
 	// same size share buffers.
 	pixelPoolPage = 1 << 20
@@ -43,9 +44,32 @@ type pixelPool struct {
 	idle      []*pixelBuffer // least recently returned first
 	idleBytes int
 	timer     *time.Timer
+	maxIdle   int           // bytes; defaultPixelPoolMaxIdle when 0
+	idleFor   time.Duration // defaultPixelPoolIdle when 0
 }
 
+// pixels is the process's pool: the buffers are the process's memory,
+// whichever engine uses them. New sets its bounds.
 var pixels pixelPool
+
+// configure sets the pool's bounds (0: the defaults).
+func (p *pixelPool) configure(maxIdle int, idleFor time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.maxIdle, p.idleFor = maxIdle, idleFor
+}
+
+// bounds returns the pool's bounds with defaults applied; p.mu is held.
+func (p *pixelPool) bounds() (int, time.Duration) {
+	maxIdle, idleFor := p.maxIdle, p.idleFor
+	if maxIdle == 0 {
+		maxIdle = defaultPixelPoolMaxIdle
+	}
+	if idleFor == 0 {
+		idleFor = defaultPixelPoolIdle
+	}
+	return maxIdle, idleFor
+}
 
 // get returns a buffer of n bytes (not zeroed) and the function that gives
 // it back.
@@ -81,29 +105,31 @@ func (p *pixelPool) get(n int) ([]byte, func(), error) {
 }
 
 // put keeps b for reuse, dropping the least recently used buffers beyond
-// pixelPoolMaxIdle.
+// the idle bound.
 func (p *pixelPool) put(b *pixelBuffer) {
 	b.used = time.Now()
 	p.mu.Lock()
+	maxIdle, idleFor := p.bounds()
 	p.idle = append(p.idle, b)
 	p.idleBytes += len(b.mem)
 	var drop []*pixelBuffer
-	for p.idleBytes > pixelPoolMaxIdle {
+	for p.idleBytes > maxIdle {
 		drop = append(drop, p.idle[0])
 		p.idleBytes -= len(p.idle[0].mem)
 		p.idle = p.idle[1:]
 	}
 	if p.timer == nil {
-		p.timer = time.AfterFunc(pixelPoolIdle, p.expire)
+		p.timer = time.AfterFunc(idleFor, p.expire)
 	}
 	p.mu.Unlock()
 	unmap(drop)
 }
 
-// expire unmaps the buffers idle for longer than pixelPoolIdle.
+// expire unmaps the buffers idle for longer than the idle time.
 func (p *pixelPool) expire() {
-	cutoff := time.Now().Add(-pixelPoolIdle)
 	p.mu.Lock()
+	_, idleFor := p.bounds()
+	cutoff := time.Now().Add(-idleFor)
 	n := 0
 	for n < len(p.idle) && p.idle[n].used.Before(cutoff) {
 		p.idleBytes -= len(p.idle[n].mem)
@@ -112,7 +138,7 @@ func (p *pixelPool) expire() {
 	drop := append([]*pixelBuffer(nil), p.idle[:n]...)
 	p.idle = p.idle[n:]
 	if len(p.idle) > 0 {
-		p.timer = time.AfterFunc(time.Until(p.idle[0].used.Add(pixelPoolIdle)), p.expire)
+		p.timer = time.AfterFunc(time.Until(p.idle[0].used.Add(idleFor)), p.expire)
 	} else {
 		p.timer = nil
 	}
