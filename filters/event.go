@@ -1,6 +1,10 @@
 package filters
 
-import "context"
+import (
+	"context"
+	"slices"
+	"strings"
+)
 
 // Event is the event a listener call works on, as the service gives it. It
 // is defined here, by its consumer, with plain types only; api's event
@@ -54,3 +58,54 @@ const (
 	eventMetadataPut  = "metadata.put"
 	eventMetadataPost = "metadata.post"
 )
+
+// eventNames are the events the host fires, `<resource>.<method>`, sorted
+// (ABI.md section 5, "Events"): one for each route of the REST API and each
+// method it serves there, HEAD wherever GET is served. OPTIONS and other
+// methods fire none. A test in package main compares this list with the
+// events package api fires, so the two cannot drift.
+var eventNames = []string{
+	"accessrule.delete", "accessrule.get", "accessrule.head",
+	"accessrules.get", "accessrules.head", "accessrules.post",
+	"filters.get", "filters.head", "filters.post",
+	"globalimages.get", "globalimages.head",
+	"globalshorturl.get", "globalshorturl.head",
+	"group.delete", "group.get", "group.head", "group.put",
+	"groups.get", "groups.head",
+	"image.delete", "image.get", "image.head",
+	"images.get", "images.head", "images.post",
+	"index.get", "index.head",
+	"keys.delete", "keys.get", "keys.head", "keys.put",
+	"metadata.delete", "metadata.get", "metadata.head", "metadata.post", "metadata.put",
+	"shorturl.delete", "shorturl.get", "shorturl.head",
+	"shorturls.delete", "shorturls.post",
+	"stats.get", "stats.head",
+	"status.get", "status.head",
+	"transformations.get", "transformations.head",
+	"user.get", "user.head",
+}
+
+// EventNames returns the name of every event the host fires, sorted.
+func EventNames() []string { return slices.Clone(eventNames) }
+
+// eventMatches reports whether the manifest pattern p (a name,
+// `resource.*`, `*.method` or `*`) selects the event name, as the service's
+// event bus matches it.
+func eventMatches(p, name string) bool {
+	if p == "*" || p == name {
+		return true
+	}
+	if resource, ok := strings.CutSuffix(p, ".*"); ok {
+		return strings.HasPrefix(name, resource+".")
+	}
+	if method, ok := strings.CutPrefix(p, "*."); ok {
+		return strings.HasSuffix(name, "."+method)
+	}
+	return false
+}
+
+// knownEvent reports whether the pattern p selects at least one event the
+// host fires: a listener subscribed to nothing is a typo, not a choice.
+func knownEvent(p string) bool {
+	return slices.ContainsFunc(eventNames, func(name string) bool { return eventMatches(p, name) })
+}
