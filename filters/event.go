@@ -47,8 +47,11 @@ type Event interface {
 	// stored with, or replaces the document of metadata.put and
 	// metadata.post.
 	SetMetadata(md map[string]any)
-	// SetStat sets `custom.<name>` of a stats.get response.
-	SetStat(name string, value any)
+	// SetStat sets `custom.<filter>.<name>` of a stats.get response, beside
+	// the filter's stats_add counters (replacing one of the same name in
+	// this response). The host passes the name of the filter that made the
+	// call, so a filter only ever writes under its own name.
+	SetStat(filter, name string, value any)
 }
 
 // Events whose data a listener may change (ABI.md section 5).

@@ -114,6 +114,15 @@ func rejectJSON(v any) int32 {
 	return 0
 }
 
+// report rejects with codes when the settings ask for a report, and
+// returns 0 otherwise.
+func report(codes []int32) int32 {
+	if r, _ := settings()["report"].(bool); r {
+		return rejectJSON(codes)
+	}
+	return 0
+}
+
 var (
 	global []byte
 	hogs   [][]byte
@@ -273,6 +282,59 @@ func onEvent() int32 {
 		np, nl := str("kit")
 		v := []byte(`{"answer":42}`)
 		return statsSet(np, nl, ptr(v), uint32(len(v)))
+	case "statsSet":
+		// Adds 1 to the counter named by "add", if any, then sets each
+		// [name, raw JSON] pair of "set" in order; with "report", rejects
+		// with the codes of stats_set.
+		if add, _ := settings()["add"].(string); add != "" {
+			np, nl := str(add)
+			statsAdd(np, nl, 1)
+		}
+		var set [][2]string
+		b, _ := json.Marshal(settings()["set"])
+		_ = json.Unmarshal(b, &set)
+		codes := []int32{}
+		for _, kv := range set {
+			v := []byte(kv[1])
+			if kv[1] == "<invalid utf-8>" {
+				v = []byte{'"', 0xff, '"'}
+			}
+			np, nl := str(kv[0])
+			codes = append(codes, statsSet(np, nl, ptr(v), uint32(len(v))))
+		}
+		return report(codes)
+	case "statsFlood":
+		// Sets "count" values named v0, v1... each a JSON string "size"
+		// bytes long; with "report", rejects with the codes.
+		count, _ := settings()["count"].(float64)
+		size, _ := settings()["size"].(float64)
+		v := make([]byte, int(size))
+		for i := range v {
+			v[i] = 'x'
+		}
+		v[0], v[len(v)-1] = '"', '"'
+		codes := []int32{}
+		for i := 0; i < int(count); i++ {
+			np, nl := str("v" + strconv.Itoa(i))
+			codes = append(codes, statsSet(np, nl, ptr(v), uint32(len(v))))
+		}
+		return report(codes)
+	case "count":
+		// Adds the settings' "delta" (a decimal string) to the counter "n"
+		// as many times as "times" says (1 by default); with "report",
+		// rejects with the last code.
+		d, _ := settings()["delta"].(string)
+		delta, _ := strconv.ParseInt(d, 10, 64)
+		times, ok := settings()["times"].(float64)
+		if !ok {
+			times = 1
+		}
+		np, nl := str("n")
+		var code int32
+		for i := 0; i < int(times); i++ {
+			code = statsAdd(np, nl, delta)
+		}
+		return report([]int32{code})
 	case "replace":
 		body, n := fetch(bodyRead)
 		if n < 0 {
