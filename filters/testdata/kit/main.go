@@ -126,6 +126,7 @@ func report(codes []int32) int32 {
 var (
 	global []byte
 	hogs   [][]byte
+	calls  int
 )
 
 //go:wasmexport vitrine_transform
@@ -185,6 +186,11 @@ func transform() int32 {
 			}
 		}
 		return rejectJSON(out)
+	case "grow":
+		// An output one pixel larger each call of this instance.
+		calls++
+		out := make([]byte, 4*calls*calls)
+		return pixelsWrite(uint32(calls), uint32(calls), ptr(out), uint32(len(out)))
 	case "probe":
 		return rejectJSON(probe())
 	case "escape":
