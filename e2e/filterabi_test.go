@@ -150,12 +150,14 @@ func keys[V any](m map[string]V) []string {
 	return out
 }
 
-// TestFilterAnimation checks that a guest step runs once per frame of an
-// animation served animated, once for a still image of it, and that a
-// guest whose frames come out in different sizes fails the request.
-func TestFilterAnimation(t *testing.T) {
+// TestFilterTransformationCalls checks that a guest step runs once per
+// frame of an animation served animated, once for a still image of it,
+// that a guest whose frames come out in different sizes fails the request,
+// and that a guest reads the image's stored metadata.
+func TestFilterTransformationCalls(t *testing.T) {
 	dir := t.TempDir()
 	writeKit(t, dir, "invert", "transformation", "invert", nil, nil)
+	writeKit(t, dir, "md", "transformation", "metadata", nil, nil)
 	writeKit(t, dir, "grow", "transformation", "grow", map[string]any{"limits": map[string]any{"instances": 1}}, nil)
 	admin := key{Public: "admin", Private: "admin-private"}
 	s := startServer(t, adminOnlyConfig+fmt.Sprintf("filters:\n  dir: %s\n", dir))
@@ -185,5 +187,19 @@ func TestFilterAnimation(t *testing.T) {
 	r = s.get(t, base+".gif?t[]=grow", admin)
 	if r.Status != http.StatusInternalServerError {
 		t.Errorf("frames of different sizes: %s, want 500", r)
+	}
+
+	// The kit rejects with what metadata_get and event_get answered.
+	wantStatus(t, "PUT metadata", s.writeJSON(t, http.MethodPut, base+"/metadata", map[string]any{"title": "x"}, admin), http.StatusOK)
+	r = s.get(t, base+".png?t[]=md", admin)
+	var seen struct {
+		Metadata  string
+		EventCode int32
+	}
+	if err := json.Unmarshal([]byte(r.errorMessage()), &seen); r.Status != http.StatusBadRequest || err != nil {
+		t.Fatalf("md: %s", r)
+	}
+	if seen.Metadata != `{"title":"x"}` || seen.EventCode != -4 {
+		t.Errorf("the guest read metadata %s and event_get %d, want {\"title\":\"x\"} and -4", seen.Metadata, seen.EventCode)
 	}
 }

@@ -186,6 +186,11 @@ func transform() int32 {
 			}
 		}
 		return rejectJSON(out)
+	case "metadata":
+		// Rejects with what metadata_get and event_get answer.
+		md, mc := fetch(metadataGet)
+		_, ec := fetch(eventGet)
+		return rejectJSON(map[string]any{"metadata": string(md), "metadataCode": mc, "eventCode": ec})
 	case "grow":
 		// An output one pixel larger each call of this instance.
 		calls++
@@ -241,6 +246,29 @@ func probe() map[string]int32 {
 		"settingsSmallBuf": settingsGet(ptr(buf), 1),
 		"metadataGetInT":   metadataGet(ptr(buf), uint32(len(buf))),
 		"imageWidth":       imageWidth(),
+	}
+}
+
+// caps calls the host functions a listener may or may not use in an
+// event and reports their codes.
+func caps() map[string]int32 {
+	buf := make([]byte, 0)
+	body := []byte("IMG2")
+	md := []byte(`{"k":1}`)
+	np, nl := str("x")
+	_, evCode := fetch(eventGet)
+	_, mdCode := fetch(metadataGet)
+	return map[string]int32{
+		"event_get":    evCode,
+		"body_read":    bodyRead(ptr(buf), 0),
+		"body_write":   bodyWrite(ptr(body), uint32(len(body))),
+		"metadata_get": mdCode,
+		"metadata_set": metadataSet(ptr(md), uint32(len(md))),
+		"stats_set":    statsSet(np, nl, ptr([]byte("1")), 1),
+		"stats_add":    statsAdd(np, nl, 1),
+		"param_get":    paramGet(np, nl, ptr(buf), 0),
+		"image_width":  imageWidth(),
+		"pixels_read":  pixelsRead(ptr(buf), 0),
 	}
 }
 
@@ -357,6 +385,19 @@ func onEvent() int32 {
 			body = []byte(repl)
 		}
 		return bodyWrite(ptr(body), uint32(len(body)))
+	case "caps":
+		// Rejects with what each host function answers in this event.
+		return rejectJSON(caps())
+	case "setTwice":
+		// Sets two overlapping documents, then rejects with what
+		// metadata_get answers.
+		for _, md := range []string{`{"a":1,"b":1}`, `{"b":2,"c":2}`} {
+			if c := metadataSet(ptr([]byte(md)), uint32(len(md))); c != 0 {
+				return rejectJSON(map[string]any{"code": c})
+			}
+		}
+		md, _ := fetch(metadataGet)
+		return rejectJSON(map[string]any{"metadata": json.RawMessage(md)})
 	case "tagThenFail":
 		md := []byte(`{"shouldNot":"appear"}`)
 		metadataSet(ptr(md), uint32(len(md)))
