@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/md5"
 	"encoding/hex"
@@ -297,5 +298,47 @@ func TestListenerMetadataStored(t *testing.T) {
 				t.Fatalf("stored %s, want %s", b, c.want)
 			}
 		})
+	}
+}
+
+// TestLaterListenersSeeReplacement pins that a listener on images.post
+// reads the upload as earlier listeners left it: its bytes and its image
+// description.
+func TestLaterListenersSeeReplacement(t *testing.T) {
+	e := newEnv(t, testConfig())
+	replacement := pngImage(t, 9, 7, 6)
+	var (
+		mu    sync.Mutex
+		width any
+		body  []byte
+	)
+	e.srv.Bus.AddSource(&source{subs: []api.Subscription{
+		{Patterns: []string{"images.post"}, Priority: 10, Listener: func(ctx context.Context, ev *api.Event) error {
+			if _, err := ev.ImageInfo(ctx); err != nil { // the original, read first
+				return err
+			}
+			if err := ev.CheckBody(ctx, replacement); err != nil {
+				return err
+			}
+			ev.SetBody(replacement)
+			return nil
+		}},
+		{Patterns: []string{"images.post"}, Priority: 5, Listener: func(ctx context.Context, ev *api.Event) error {
+			mu.Lock()
+			defer mu.Unlock()
+			info, err := ev.ImageInfo(ctx)
+			if err != nil {
+				return err
+			}
+			width = info["width"]
+			body, err = ev.Body(ctx)
+			return err
+		}},
+	}})
+	e.upload(pngImage(t, 20, 10, 1))
+	mu.Lock()
+	defer mu.Unlock()
+	if width != 9 || !bytes.Equal(body, replacement) {
+		t.Fatalf("the later listener saw width %v and %d bytes, want the replacement's 9 and %d", width, len(body), len(replacement))
 	}
 }
