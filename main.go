@@ -1196,12 +1196,7 @@ func openFilters(ctx context.Context, cfg *fileConfig, dataDir string, eng *engi
 func wireFilters(ctx context.Context, fh *filters.Host, eng *engine.Engine, srv *api.Server, log *slog.Logger) {
 	eng.Registry().SetGuests(guestSource{fh})
 	srv.Bus.AddSource(filterListeners{fh})
-	srv.Bus.On("stats.get", 0, func(ctx context.Context, ev *api.Event) error {
-		for name, counters := range fh.Current().Counters() {
-			ev.Stats[name] = counters
-		}
-		return nil
-	})
+	srv.Bus.On("stats.get", 0, statsCounters(fh))
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	go func() {
@@ -1217,6 +1212,28 @@ func wireFilters(ctx context.Context, fh *filters.Host, eng *engine.Engine, srv 
 			}
 		}
 	}()
+}
+
+// statsCounters is the stats.get listener that shows every filter's
+// stats_add counters under custom.<filter>. The filter's stats_set values
+// share that object (api.Event.SetStat); whichever runs first, a value
+// replaces the counter of its name in that response.
+func statsCounters(fh *filters.Host) api.Listener {
+	return func(ctx context.Context, ev *api.Event) error {
+		for name, counters := range fh.Current().Counters() {
+			ns, ok := ev.Stats[name].(map[string]any)
+			if !ok {
+				ns = make(map[string]any, len(counters))
+				ev.Stats[name] = ns
+			}
+			for k, v := range counters {
+				if _, set := ns[k]; !set {
+					ns[k] = v
+				}
+			}
+		}
+		return nil
+	}
 }
 
 // guestSource gives the engine the transformation filters of the current set.

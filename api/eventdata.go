@@ -199,5 +199,13 @@ func (e *Event) SetMetadata(md map[string]any) {
 	c.doc.read, c.doc.md, c.doc.err = true, md, nil
 }
 
-// SetStat sets `custom.<name>` of a stats.get response.
-func (e *Event) SetStat(name string, v any) { e.Stats[name] = v }
+// SetStat sets `custom.<filter>.<name>` of a stats.get response: each
+// filter's values live in an object of its own, beside its counters.
+func (e *Event) SetStat(filter, name string, v any) {
+	ns, ok := e.Stats[filter].(map[string]any)
+	if !ok {
+		ns = map[string]any{}
+		e.Stats[filter] = ns
+	}
+	ns[name] = v
+}

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -35,6 +36,27 @@ func (e *Event) StopPropagation() { e.stop = true }
 // Listener handles an event; a returned error ends the request with that
 // error (an *Error for a chosen status, anything else is a 500).
 type Listener func(ctx context.Context, ev *Event) error
+
+// Events returns the name of every event a Server fires, sorted: one
+// `<resource>.<method>` for each route and each method that route serves
+// (HEAD wherever GET is served). A request the router refuses (unknown
+// path, 405, 501, a CORS preflight) fires none. Package filters keeps the
+// same list for the manifests of guest listeners; a test in package main
+// compares the two.
+func Events() []string {
+	// The routes' handlers are method values of a server; building the
+	// table on an empty one reads only which methods each route serves.
+	var names []string
+	for _, rt := range (&Server{}).buildRoutes() {
+		for m := range knownMethods {
+			if _, ok := rt.handler(m); ok {
+				names = append(names, rt.name+"."+strings.ToLower(m))
+			}
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
 
 type subscription struct {
 	pattern  string

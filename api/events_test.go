@@ -3,6 +3,8 @@ package api_test
 import (
 	"context"
 	"net/http"
+	"slices"
+	"sync"
 	"testing"
 
 	"vitrine/api"
@@ -49,5 +51,61 @@ func TestStatusUnavailable(t *testing.T) {
 	r := e.get(e.url + "/status")
 	if m := r.json(t); r.StatusCode != 503 || m["database"] != false || m["storage"] != true {
 		t.Fatalf("%d %s", r.StatusCode, r.body)
+	}
+}
+
+// TestEventsFired sends every method to a path of every route and checks
+// that the events fired are exactly api.Events(): the list guest listeners
+// are checked against (through package filters) names what the server
+// really fires. A route added without a path here makes the test fail.
+func TestEventsFired(t *testing.T) {
+	paths := []string{
+		"/", "/status", "/stats.json", "/transformations", "/s/abcdefg",
+		"/users/alice", "/users/alice/images", "/users/alice/images/abc.png",
+		"/users/alice/images/abc/metadata", "/users/alice/images/abc/meta.json",
+		"/users/alice/images/abc/shorturls", "/users/alice/images/abc/shorturls/abcdefg",
+		"/images", "/groups", "/groups/g", "/filters", "/filters/reload",
+		"/keys", "/keys/k", "/keys/k/access", "/keys/k/access/1",
+		"/nowhere", "/users/alice/images/abc/unknown",
+	}
+	methods := []string{"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "SEARCH", "PATCH", "BREW"}
+	cors := testConfig()
+	cors.CORS.AllowedOrigins = []string{"*"}
+	cases := []struct {
+		name string
+		cfg  api.Config
+	}{
+		{"without CORS", testConfig()},
+		{"with CORS (preflights fire nothing)", cors},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t, c.cfg)
+			var mu sync.Mutex
+			fired := map[string]bool{}
+			// Above access control, and stopping the request there, so
+			// that no resource runs.
+			e.srv.Bus.On("*", 1000, func(ctx context.Context, ev *api.Event) error {
+				mu.Lock()
+				defer mu.Unlock()
+				fired[ev.Name] = true
+				return &api.Error{Status: http.StatusTeapot, Msg: "recorded"}
+			})
+			for _, p := range paths {
+				for _, m := range methods {
+					e.request(m, e.url+p, nil, "Origin", "https://example.com", "Access-Control-Request-Method", "GET")
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			var got []string
+			for n := range fired {
+				got = append(got, n)
+			}
+			slices.Sort(got)
+			if want := api.Events(); !slices.Equal(got, want) {
+				t.Fatalf("fired %v\napi.Events() %v", got, want)
+			}
+		})
 	}
 }

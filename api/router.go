@@ -95,6 +95,16 @@ func match(routes []*route, path string) (routeMatch, bool) {
 	return routeMatch{}, false
 }
 
+// handler returns the route's handler for method; HEAD is served by the
+// GET handler where the route has no HEAD handler of its own.
+func (rt *route) handler(method string) (handler, bool) {
+	h, ok := rt.handlers[method]
+	if !ok && method == http.MethodHead {
+		h, ok = rt.handlers[http.MethodGet]
+	}
+	return h, ok
+}
+
 // allowed lists a route's methods for the Allow header.
 func (rt *route) allowed() string {
 	ms := make([]string, 0, len(rt.handlers)+1)

@@ -219,10 +219,7 @@ func (s *Server) serve(c *call) error {
 	if s.cfg.CORS.enabled() && s.applyCORS(c) {
 		return nil
 	}
-	h, ok := c.route.handlers[c.method]
-	if !ok && c.method == http.MethodHead {
-		h, ok = c.route.handlers[http.MethodGet]
-	}
+	h, ok := c.route.handler(c.method)
 	if !ok {
 		e := errorf(http.StatusMethodNotAllowed, "Method not allowed")
 		e.Header = http.Header{"Allow": {c.route.allowed()}}

@@ -182,15 +182,16 @@ accessControl:
 	r = s.get(t, img+"?t[]=pixelate:size=0", alice)
 	s.checkError(t, "guest parameter out of range", r, http.StatusBadRequest, "pixelate: Invalid value for size: must be between 1 and 512, got 0")
 
-	// Custom stats: stats_add counters and a stats_set value.
+	// Custom stats: stats_add counters and a stats_set value, both under
+	// the filter's name.
 	var stats struct{ Custom map[string]any }
 	s.do(t, http.MethodGet, "/stats", nil, nil).JSON(t, &stats)
-	counters, _ := stats.Custom["uploadstats"].(map[string]any)
-	if len(counters) == 0 {
+	own, _ := stats.Custom["uploadstats"].(map[string]any)
+	if own["uploads"] != 1.0 {
 		t.Fatalf("no uploadstats counters in custom: %v", stats.Custom)
 	}
-	if _, ok := stats.Custom["uploadSizeClasses"]; !ok {
-		t.Fatalf("no stats_set value in custom: %v", stats.Custom)
+	if _, ok := own["uploadSizeClasses"]; !ok {
+		t.Fatalf("no stats_set value in custom.uploadstats: %v", stats.Custom)
 	}
 	list = listFilters(t, s, admin)
 	if list["minsize"].Stats.Rejections != 1 || list["duotone"].Stats.Calls < 1 {

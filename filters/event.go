@@ -1,6 +1,10 @@
 package filters
 
-import "context"
+import (
+	"context"
+	"slices"
+	"strings"
+)
 
 // Event is the event a listener call works on, as the service gives it. It
 // is defined here, by its consumer, with plain types only; api's event
@@ -43,8 +47,11 @@ type Event interface {
 	// stored with, or replaces the document of metadata.put and
 	// metadata.post.
 	SetMetadata(md map[string]any)
-	// SetStat sets `custom.<name>` of a stats.get response.
-	SetStat(name string, value any)
+	// SetStat sets `custom.<filter>.<name>` of a stats.get response, beside
+	// the filter's stats_add counters (replacing one of the same name in
+	// this response). The host passes the name of the filter that made the
+	// call, so a filter only ever writes under its own name.
+	SetStat(filter, name string, value any)
 }
 
 // Events whose data a listener may change (ABI.md section 5).
@@ -54,3 +61,54 @@ const (
 	eventMetadataPut  = "metadata.put"
 	eventMetadataPost = "metadata.post"
 )
+
+// eventNames are the events the host fires, `<resource>.<method>`, sorted
+// (ABI.md section 5, "Events"): one for each route of the REST API and each
+// method it serves there, HEAD wherever GET is served. OPTIONS and other
+// methods fire none. A test in package main compares this list with the
+// events package api fires, so the two cannot drift.
+var eventNames = []string{
+	"accessrule.delete", "accessrule.get", "accessrule.head",
+	"accessrules.get", "accessrules.head", "accessrules.post",
+	"filters.get", "filters.head", "filters.post",
+	"globalimages.get", "globalimages.head",
+	"globalshorturl.get", "globalshorturl.head",
+	"group.delete", "group.get", "group.head", "group.put",
+	"groups.get", "groups.head",
+	"image.delete", "image.get", "image.head",
+	"images.get", "images.head", "images.post",
+	"index.get", "index.head",
+	"keys.delete", "keys.get", "keys.head", "keys.put",
+	"metadata.delete", "metadata.get", "metadata.head", "metadata.post", "metadata.put",
+	"shorturl.delete", "shorturl.get", "shorturl.head",
+	"shorturls.delete", "shorturls.post",
+	"stats.get", "stats.head",
+	"status.get", "status.head",
+	"transformations.get", "transformations.head",
+	"user.get", "user.head",
+}
+
+// EventNames returns the name of every event the host fires, sorted.
+func EventNames() []string { return slices.Clone(eventNames) }
+
+// eventMatches reports whether the manifest pattern p (a name,
+// `resource.*`, `*.method` or `*`) selects the event name, as the service's
+// event bus matches it.
+func eventMatches(p, name string) bool {
+	if p == "*" || p == name {
+		return true
+	}
+	if resource, ok := strings.CutSuffix(p, ".*"); ok {
+		return strings.HasPrefix(name, resource+".")
+	}
+	if method, ok := strings.CutPrefix(p, "*."); ok {
+		return strings.HasSuffix(name, "."+method)
+	}
+	return false
+}
+
+// knownEvent reports whether the pattern p selects at least one event the
+// host fires: a listener subscribed to nothing is a typo, not a choice.
+func knownEvent(p string) bool {
+	return slices.ContainsFunc(eventNames, func(name string) bool { return eventMatches(p, name) })
+}

@@ -2,6 +2,7 @@ package filters
 
 import (
 	"context"
+	"encoding/json"
 	"image"
 	"log/slog"
 	"regexp"
@@ -35,6 +36,14 @@ const (
 // statName is what stats_add and stats_set accept as a counter name.
 var statName = regexp.MustCompile(`^[a-zA-Z0-9_.-]{1,64}$`)
 
+// Limits of stats_set, per filter and per GET /stats response (one call of
+// a stats.get listener): they bound what one filter adds to the response.
+const (
+	maxStatValueBytes = 64 << 10  // one value
+	maxStatBytes      = 256 << 10 // all the values of one call
+	maxStatNames      = 256       // names set in one call
+)
+
 // call is the state of one invocation of a guest export, found by the host
 // functions through the context the export is called with.
 type call struct {
@@ -52,7 +61,10 @@ type call struct {
 	body  []byte
 	md    map[string]any
 	mdSet bool
-	stats map[string]any
+	// stats are the call's stats_set values by name, as GET /stats will
+	// write them; statBytes is the sum of their lengths.
+	stats     map[string]json.RawMessage
+	statBytes int
 	// rejected is set by `reject`; it wins over the export's result.
 	rejected *Error
 	// serviceErr is the service's own failure to give the guest what it

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"unicode/utf8"
 
 	"github.com/tetratelabs/wazero/api"
 )
@@ -183,14 +184,37 @@ func (h *host) statsSet(ctx context.Context, m api.Module, namePtr, nameLen, ptr
 	if !ok {
 		return errFault
 	}
-	var v any
-	if !statName.MatchString(name) || !json.Valid(b) || json.Unmarshal(b, &v) != nil {
+	if !statName.MatchString(name) {
 		return errInvalid
 	}
+	// Why before parsing: the guest's memory may hold far more than a value
+	// may be.
+	if len(b) > maxStatValueBytes {
+		return errLimit
+	}
+	if !utf8.Valid(b) {
+		return errInvalid
+	}
+	// The value as GET /stats writes it: compact, with <, > and & escaped.
+	// Its length is what the limits count, and its numbers stay exact.
+	v, err := json.Marshal(json.RawMessage(b))
+	if err != nil {
+		return errInvalid
+	}
+	old, replaced := c.stats[name]
+	switch {
+	case len(v) > maxStatValueBytes:
+		return errLimit
+	case !replaced && len(c.stats) >= maxStatNames:
+		return errLimit
+	case c.statBytes-len(old)+len(v) > maxStatBytes:
+		return errLimit
+	}
 	if c.stats == nil {
-		c.stats = map[string]any{}
+		c.stats = map[string]json.RawMessage{}
 	}
 	c.stats[name] = v
+	c.statBytes += len(v) - len(old)
 	return 0
 }
 
@@ -214,8 +238,9 @@ func (c *call) pendingMetadata(ctx context.Context) (map[string]any, error) {
 	return merged, nil
 }
 
-// commit applies a successful listener call's changes to its event.
-func (c *call) commit() {
+// commit applies a successful listener call's changes to its event; the
+// stats_set values go under the name of the filter that made the call.
+func (c *call) commit(filter string) {
 	if c.body != nil {
 		c.event.SetBody(c.body)
 	}
@@ -223,6 +248,6 @@ func (c *call) commit() {
 		c.event.SetMetadata(c.md)
 	}
 	for k, v := range c.stats {
-		c.event.SetStat(k, v)
+		c.event.SetStat(filter, k, v)
 	}
 }

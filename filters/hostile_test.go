@@ -3,9 +3,12 @@ package filters
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -407,4 +410,154 @@ func TestMemoryGivenBack(t *testing.T) {
 	}
 	small, _ := h.Current().Transformation("small")
 	waitFor(t, "the idle instance to be closed", func() bool { return small.Stats().Instances == 0 })
+}
+
+// TestStatsFlood is the hostile guest that floods GET /stats with stats_set:
+// many names, large values, many values that add up. Each limit answers
+// ERR_LIMIT, what was set within the limits is kept, and what one filter
+// adds to the response stays under maxStatBytes.
+func TestStatsFlood(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name        string
+		count, size int
+		ok          int // the first ok calls answer 0, the rest ERR_LIMIT
+	}{
+		{"many names", 300, 10, maxStatNames},
+		{"huge values", 20, 1 << 20, 0},
+		{"a value at the limit", 1, maxStatValueBytes, 1},
+		{"a value one byte past it", 1, maxStatValueBytes + 1, 0},
+		{"values that add up", 10, 60 << 10, maxStatBytes / (60 << 10)},
+		{"small values past the total", 256, 1100, maxStatBytes / 1100},
+	}
+	specs := map[string][2]any{}
+	for i, c := range cases {
+		for _, report := range []bool{false, true} {
+			specs[fmt.Sprintf("flood%d-%t", i, report)] = [2]any{"statsFlood", map[string]any{"events": []string{"stats.get"},
+				"limits": map[string]any{"timeoutMs": 10000}, "settings": map[string]any{"count": c.count, "size": c.size, "report": report}}}
+		}
+	}
+	set := loadListeners(t, specs)
+	byName := map[string]Listener{}
+	for _, l := range set.Listeners() {
+		byName[l.Name()] = l
+	}
+	for i, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			var codes []int32
+			msg := rejection(t, byName[fmt.Sprintf("flood%d-true", i)].Handle(context.Background(), &recEvent{name: "stats.get"}))
+			if err := json.Unmarshal([]byte(msg), &codes); err != nil {
+				t.Fatal(err)
+			}
+			for j, code := range codes {
+				if want := map[bool]int32{true: 0, false: errLimit}[j < c.ok]; code != want {
+					t.Fatalf("stats_set %d of %d answered %d, want %d (the first %d fit)", j, c.count, code, want, c.ok)
+				}
+			}
+			name := fmt.Sprintf("flood%d-false", i)
+			ev := &recEvent{name: "stats.get"}
+			if err := byName[name].Handle(context.Background(), ev); err != nil {
+				t.Fatal(err)
+			}
+			b, _ := json.Marshal(ev.stats[name])
+			if len(ev.stats[name]) != c.ok || len(ev.stats) > 1 {
+				t.Fatalf("%d values kept, want %d (stats of %d filters)", len(ev.stats[name]), c.ok, len(ev.stats))
+			}
+			// The values, plus at most 64 bytes of name and quotes each.
+			if limit := maxStatBytes + maxStatNames*(64+4); len(b) > limit {
+				t.Fatalf("the filter's stats are %d bytes, over %d", len(b), limit)
+			}
+		})
+	}
+}
+
+// TestStatsSetRules checks stats_set's codes and what it keeps: a bad name
+// or value is ERR_INVALID, a value whose encoding in GET /stats passes the
+// limit ERR_LIMIT, stats_set outside stats.get ERR_UNAVAILABLE; a value
+// set twice keeps the last, and numbers stay exact.
+func TestStatsSetRules(t *testing.T) {
+	t.Parallel()
+	escaped := `"` + strings.Repeat("<", 20000) + `"` // 20 KB here, 120 KB escaped in GET /stats
+	pairs := [][2]string{
+		{"ok", `{"a": [1, 2]}`},
+		{"big.number", `9007199254740993`},
+		{"twice", `1`},
+		{"twice", `2`},
+		{"bad name", `1`},
+		{"", `1`},
+		{strings.Repeat("n", 65), `1`},
+		{"notJSON", `{`},
+		{"twoValues", `1 2`},
+		{"badUTF8", "<invalid utf-8>"},
+		{"escaped", escaped},
+	}
+	wantCodes := []int32{0, 0, 0, 0, errInvalid, errInvalid, errInvalid, errInvalid, errInvalid, errInvalid, errLimit}
+	set := loadListeners(t, map[string][2]any{
+		"rules":       {"statsSet", map[string]any{"settings": map[string]any{"set": pairs}}},
+		"rulesReport": {"statsSet", map[string]any{"settings": map[string]any{"set": pairs, "report": true}}},
+	})
+	byName := map[string]Listener{}
+	for _, l := range set.Listeners() {
+		byName[l.Name()] = l
+	}
+	cases := []struct {
+		event string
+		want  []int32
+	}{
+		{"stats.get", wantCodes},
+		{"stats.head", slices.Repeat([]int32{errUnavailable}, len(pairs))},
+		{"images.post", slices.Repeat([]int32{errUnavailable}, len(pairs))},
+	}
+	for _, c := range cases {
+		t.Run(c.event, func(t *testing.T) {
+			var got []int32
+			msg := rejection(t, byName["rulesReport"].Handle(context.Background(), &recEvent{name: c.event}))
+			if err := json.Unmarshal([]byte(msg), &got); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, c.want) {
+				t.Fatalf("codes %v, want %v (for %v)", got, c.want, pairs)
+			}
+		})
+	}
+	ev := &recEvent{name: "stats.get"}
+	if err := byName["rules"].Handle(context.Background(), ev); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(ev.stats)
+	if want := `{"rules":{"big.number":9007199254740993,"ok":{"a":[1,2]},"twice":2}}`; string(b) != want {
+		t.Fatalf("stats %s, want %s", b, want)
+	}
+}
+
+// TestStatsNamespaced is the hostile guest that tries to write another
+// filter's statistics: whatever name it gives stats_set, the value lands
+// under its own filter's name, in either order of the two listeners.
+func TestStatsNamespaced(t *testing.T) {
+	t.Parallel()
+	set := loadListeners(t, map[string][2]any{
+		"victim": {"statsSet", map[string]any{"settings": map[string]any{"set": [][2]string{{"note", `"mine"`}}}}},
+		"spoofer": {"statsSet", map[string]any{"settings": map[string]any{"set": [][2]string{
+			{"victim", `{"note":"theirs"}`}, {"victim.note", `"theirs"`}, {"note", `"theirs"`}}}}},
+	})
+	byName := map[string]Listener{}
+	for _, l := range set.Listeners() {
+		byName[l.Name()] = l
+	}
+	for _, order := range [][]string{{"victim", "spoofer"}, {"spoofer", "victim"}} {
+		t.Run(strings.Join(order, " then "), func(t *testing.T) {
+			ev := &recEvent{name: "stats.get"}
+			for _, name := range order {
+				if err := byName[name].Handle(context.Background(), ev); err != nil {
+					t.Fatal(err)
+				}
+			}
+			b, _ := json.Marshal(ev.stats)
+			want := `{"spoofer":{"note":"theirs","victim":{"note":"theirs"},"victim.note":"theirs"},"victim":{"note":"mine"}}`
+			if string(b) != want {
+				t.Fatalf("stats %s, want %s", b, want)
+			}
+		})
+	}
 }

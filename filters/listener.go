@@ -23,7 +23,7 @@ func (l Listener) Handle(ctx context.Context, ev Event) error {
 	c := &call{event: ev}
 	err := l.invoke(ctx, c)
 	if err == nil {
-		c.commit()
+		c.commit(l.Name())
 		return nil
 	}
 	if isKind(err, KindRejected) || l.manifest.IsFatal() || ctx.Err() != nil || (c.serviceErr != nil && err == c.serviceErr) {

@@ -21,9 +21,9 @@ type recEvent struct {
 	md       map[string]any
 	hasImage bool
 	infoErr  error
-	stats    map[string]any
-	checked  int // CheckBody calls
-	maxMD    int // CheckMetadata refuses a document larger than this; 0: no limit
+	stats    map[string]map[string]any // by filter, by name
+	checked  int                       // CheckBody calls
+	maxMD    int                       // CheckMetadata refuses a document larger than this; 0: no limit
 	mu       sync.Mutex
 }
 
@@ -74,13 +74,16 @@ func (e *recEvent) SetMetadata(md map[string]any) {
 		e.md[k] = v
 	}
 }
-func (e *recEvent) SetStat(name string, v any) {
+func (e *recEvent) SetStat(filter, name string, v any) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.stats == nil {
-		e.stats = map[string]any{}
+		e.stats = map[string]map[string]any{}
 	}
-	e.stats[name] = v
+	if e.stats[filter] == nil {
+		e.stats[filter] = map[string]any{}
+	}
+	e.stats[filter][name] = v
 }
 
 func loadListeners(t *testing.T, specs map[string][2]any) *Set {
@@ -184,7 +187,7 @@ func TestListeners(t *testing.T) {
 		if err := byName["stats"].Handle(ctx, ev); err != nil {
 			t.Fatal(err)
 		}
-		if b, _ := json.Marshal(ev.stats); string(b) != `{"kit":{"answer":42}}` {
+		if b, _ := json.Marshal(ev.stats); string(b) != `{"stats":{"kit":{"answer":42}}}` {
 			t.Fatalf("stats = %s", b)
 		}
 	})

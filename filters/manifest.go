@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"reflect"
 	"regexp"
 	"runtime"
@@ -20,7 +21,9 @@ const (
 	KindListener       = "listener"
 )
 
-// Limits are a filter's resource limits (manifest `limits`).
+// Limits are a filter's resource limits (manifest `limits`). A limit the
+// manifest leaves out takes its default; one it gives must be in range (0
+// is refused, not taken for the default).
 type Limits struct {
 	// MemoryMB is the most linear memory one instance may have, 1-4096.
 	MemoryMB int `json:"memoryMB"`
@@ -62,8 +65,6 @@ func (m *Manifest) IsFatal() bool { return m.Fatal == nil || *m.Fatal }
 var (
 	filterName = regexp.MustCompile(`^[a-z][a-zA-Z0-9_-]{0,63}$`)
 	paramName  = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_]{0,31}$`)
-	// eventPattern is `resource.method`, `resource.*`, `*.method` or `*`.
-	eventPattern = regexp.MustCompile(`^(\*|[a-z]+\.([a-z]+|\*)|\*\.[a-z]+)$`)
 )
 
 // Defaults of the limits a manifest leaves out.
@@ -78,7 +79,11 @@ const (
 func ParseManifest(data []byte) (*Manifest, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
-	m := &Manifest{}
+	// Why preset: a limit the manifest leaves out takes its default, but a
+	// limit it gives as 0 is refused; decoding overwrites only the limits
+	// that are there.
+	m := &Manifest{Limits: Limits{MemoryMB: unsetLimit, TimeoutMs: unsetLimit, Instances: unsetLimit,
+		Queue: unsetLimit, QueueMs: unsetLimit}}
 	if err := dec.Decode(m); err != nil {
 		return nil, fmt.Errorf("filter.json: %w", err)
 	}
@@ -117,8 +122,9 @@ func (m *Manifest) validate() error {
 			return errors.New("events: a listener needs at least one event")
 		}
 		for _, e := range m.Events {
-			if !eventPattern.MatchString(e) {
-				return fmt.Errorf("events: %q is not an event name or pattern (images.post, image.*, *.get, *)", e)
+			if !knownEvent(e) {
+				return fmt.Errorf("events: %q is not an event the host fires, nor a pattern matching one "+
+					"(images.post, image.*, *.get, *; wasm-sdk/ABI.md lists the events)", e)
 			}
 		}
 	default:
@@ -160,21 +166,25 @@ func (m *Manifest) validate() error {
 	return nil
 }
 
-// validate checks the limits and fills the defaults.
+// unsetLimit marks a limit the manifest does not give (see ParseManifest).
+const unsetLimit = math.MinInt
+
+// validate fills the defaults of the limits the manifest leaves out and
+// checks the others: a limit that is there must be in range, 0 included.
 func (l *Limits) validate() error {
-	if l.MemoryMB == 0 {
+	if l.MemoryMB == unsetLimit {
 		l.MemoryMB = DefaultMemoryMB
 	}
-	if l.TimeoutMs == 0 {
+	if l.TimeoutMs == unsetLimit {
 		l.TimeoutMs = DefaultTimeoutMs
 	}
-	if l.Instances == 0 {
+	if l.Instances == unsetLimit {
 		l.Instances = min(runtime.NumCPU(), 64)
 	}
-	if l.Queue == 0 {
+	if l.Queue == unsetLimit {
 		l.Queue = 4 * l.Instances
 	}
-	if l.QueueMs == 0 {
+	if l.QueueMs == unsetLimit {
 		l.QueueMs = l.TimeoutMs
 	}
 	switch {

@@ -1,6 +1,8 @@
 package filters
 
 import (
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -29,11 +31,30 @@ func TestParseManifest(t *testing.T) {
 		{"bad kind", `{` + head + `"kind":"filter"}`, `kind: want "transformation" or "listener"`},
 		{"listener without events", `{` + head + `"kind":"listener"}`, "events: a listener needs"},
 		{"bad event", `{` + head + `"kind":"listener","events":["images"]}`, `events: "images" is not an event`},
+		{"unknown event", `{` + head + `"kind":"listener","events":["images.post","bogus.event"]}`, `events: "bogus.event" is not an event`},
+		{"method a resource lacks", `{` + head + `"kind":"listener","events":["stats.post"]}`, `events: "stats.post" is not an event`},
+		{"options fire no event", `{` + head + `"kind":"listener","events":["*.options"]}`, `events: "*.options" is not an event`},
+		{"unknown resource pattern", `{` + head + `"kind":"listener","events":["thumbnails.*"]}`, `events: "thumbnails.*" is not an event`},
+		{"star dot star", `{` + head + `"kind":"listener","events":["*.*"]}`, `events: "*.*" is not an event`},
+		{"upper case", `{` + head + `"kind":"listener","events":["Images.post"]}`, `events: "Images.post" is not an event`},
+		{"every kind of event", `{` + head + `"kind":"listener","events":["image.head","metadata.*","*.delete","filters.post","keys.put"]}`, ""},
 		{"listener params", `{` + head + `"kind":"listener","events":["*"],"params":{"a":{"type":"int"}}}`, "listeners take no parameters"},
 		{"transformation with events", `{` + head + `"kind":"transformation","events":["*"]}`, "are for listeners"},
-		{"memory 0 is default, 5000 too much", `{` + head + `"kind":"transformation","limits":{"memoryMB":5000}}`, "limits.memoryMB: want 1-4096"},
-		{"negative timeout", `{` + head + `"kind":"transformation","limits":{"timeoutMs":-1}}`, "limits.timeoutMs"},
-		{"too many instances", `{` + head + `"kind":"transformation","limits":{"instances":65}}`, "limits.instances"},
+		{"too much memory", `{` + head + `"kind":"transformation","limits":{"memoryMB":5000}}`, "limits.memoryMB: want 1-4096, got 5000"},
+		{"memory 0", `{` + head + `"kind":"transformation","limits":{"memoryMB":0}}`, "limits.memoryMB: want 1-4096, got 0"},
+		{"negative memory", `{` + head + `"kind":"transformation","limits":{"memoryMB":-128}}`, "limits.memoryMB: want 1-4096, got -128"},
+		{"timeout 0", `{` + head + `"kind":"transformation","limits":{"timeoutMs":0}}`, "limits.timeoutMs: want 1-60000, got 0"},
+		{"negative timeout", `{` + head + `"kind":"transformation","limits":{"timeoutMs":-1}}`, "limits.timeoutMs: want 1-60000, got -1"},
+		{"too long a timeout", `{` + head + `"kind":"transformation","limits":{"timeoutMs":60001}}`, "limits.timeoutMs: want 1-60000, got 60001"},
+		{"instances 0", `{` + head + `"kind":"transformation","limits":{"instances":0}}`, "limits.instances: want 1-64, got 0"},
+		{"negative instances", `{` + head + `"kind":"transformation","limits":{"instances":-4}}`, "limits.instances: want 1-64, got -4"},
+		{"too many instances", `{` + head + `"kind":"transformation","limits":{"instances":65}}`, "limits.instances: want 1-64, got 65"},
+		{"0 beside good limits", `{` + head + `"kind":"transformation","limits":{"memoryMB":64,"timeoutMs":500,"instances":0}}`, "limits.instances: want 1-64, got 0"},
+		{"limits at their bounds", `{` + head + `"kind":"transformation","limits":{"memoryMB":1,"timeoutMs":60000,"instances":64}}`, ""},
+		{"no queue", `{` + head + `"kind":"transformation","limits":{"queue":0,"queueMs":1}}`, ""},
+		{"negative queue", `{` + head + `"kind":"transformation","limits":{"queue":-1}}`, "limits.queue: want 0-1024, got -1"},
+		{"too long a queue", `{` + head + `"kind":"transformation","limits":{"queue":1025}}`, "limits.queue: want 0-1024, got 1025"},
+		{"queue wait 0", `{` + head + `"kind":"transformation","limits":{"queueMs":0}}`, "limits.queueMs: want 1-60000, got 0"},
 		{"string limit", `{` + head + `"kind":"transformation","limits":{"instances":"4"}}`, "cannot unmarshal string"},
 		{"unknown capability", `{` + head + `"kind":"transformation","capabilities":["net"]}`, `unknown capability "net"`},
 		{"twice a capability", `{` + head + `"kind":"transformation","capabilities":["clock","clock"]}`, "listed twice"},
@@ -76,6 +97,68 @@ func TestManifestDefaults(t *testing.T) {
 	}
 	if m.Limits.MemoryMB != 128 || m.Limits.TimeoutMs != 2000 || m.Limits.Instances < 1 || !m.IsFatal() || m.Settings != nil {
 		t.Fatalf("defaults not applied: %+v", m)
+	}
+}
+
+// limits is Limits with the queue's defaults (4 calls per instance, for
+// the call's timeout).
+func limits(memoryMB, timeoutMs, instances int) Limits {
+	return Limits{memoryMB, timeoutMs, instances, 4 * instances, timeoutMs}
+}
+
+// TestLimitDefaults shows that each limit left out takes its default while
+// the limits given keep their values.
+func TestLimitDefaults(t *testing.T) {
+	t.Parallel()
+	cpus := min(runtime.NumCPU(), 64)
+	cases := []struct {
+		limits string
+		want   Limits
+	}{
+		{``, limits(DefaultMemoryMB, DefaultTimeoutMs, cpus)},
+		{`,"limits":{}`, limits(DefaultMemoryMB, DefaultTimeoutMs, cpus)},
+		{`,"limits":{"memoryMB":64}`, limits(64, DefaultTimeoutMs, cpus)},
+		{`,"limits":{"timeoutMs":1}`, limits(DefaultMemoryMB, 1, cpus)},
+		{`,"limits":{"instances":1}`, limits(DefaultMemoryMB, DefaultTimeoutMs, 1)},
+		{`,"limits":{"memoryMB":4096,"timeoutMs":60000,"instances":64}`, limits(4096, 60000, 64)},
+		{`,"limits":{"instances":2,"timeoutMs":500,"queue":0,"queueMs":100}`, Limits{DefaultMemoryMB, 500, 2, 0, 100}},
+	}
+	for _, c := range cases {
+		t.Run(c.limits, func(t *testing.T) {
+			t.Parallel()
+			m, err := ParseManifest([]byte(`{"name":"t","version":"1","abi":1,"kind":"transformation"` + c.limits + `}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Limits != c.want {
+				t.Fatalf("limits = %+v, want %+v", m.Limits, c.want)
+			}
+		})
+	}
+}
+
+// TestEventNames checks the list of events: sorted, each one
+// `<resource>.<method>` with a method the service fires events for, and
+// each one a valid subscription of its own.
+func TestEventNames(t *testing.T) {
+	t.Parallel()
+	names := EventNames()
+	if !slices.IsSorted(names) || len(slices.Compact(slices.Clone(names))) != len(names) {
+		t.Fatalf("EventNames is not sorted and unique: %v", names)
+	}
+	methods := []string{"get", "head", "post", "put", "delete"}
+	for _, n := range names {
+		resource, method, ok := strings.Cut(n, ".")
+		if !ok || resource == "" || !slices.Contains(methods, method) {
+			t.Errorf("%q is not <resource>.<method> with a method of %v", n, methods)
+		}
+		if !knownEvent(n) || !knownEvent(resource+".*") || !knownEvent("*."+method) {
+			t.Errorf("%q, %s.* or *.%s refused", n, resource, method)
+		}
+	}
+	names[0] = "changed"
+	if EventNames()[0] == "changed" {
+		t.Fatal("EventNames returned the package's own slice")
 	}
 }
 

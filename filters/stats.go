@@ -1,6 +1,7 @@
 package filters
 
 import (
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -19,8 +20,9 @@ type counters struct {
 // GET /stats, so a guest must not grow them without bound.
 const maxCounters = 256
 
-// add adds delta to the counter name; it reports false, and changes
-// nothing, when name is new and the filter already has maxCounters.
+// add adds delta to the counter name, saturating at the int64 bounds; it
+// reports false, and changes nothing, when name is new and the filter
+// already has maxCounters.
 func (c *counters) add(name string, delta int64) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -30,8 +32,22 @@ func (c *counters) add(name string, delta int64) bool {
 	if _, ok := c.m[name]; !ok && len(c.m) >= maxCounters {
 		return false
 	}
-	c.m[name] += delta
+	c.m[name] = addSaturating(c.m[name], delta)
 	return true
+}
+
+// addSaturating returns a+b, or the int64 bound it would pass (ABI.md,
+// stats_add): a counter that wrapped around would show a huge count as a
+// negative one.
+func addSaturating(a, b int64) int64 {
+	sum := a + b
+	if (sum > a) != (b > 0) {
+		if b > 0 {
+			return math.MaxInt64
+		}
+		return math.MinInt64
+	}
+	return sum
 }
 
 // snapshot returns a copy of the counters.

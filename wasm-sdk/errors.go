@@ -22,7 +22,8 @@ var (
 	// pixels in a listener or StatsSet outside stats.get.
 	ErrUnavailable = errors.New("not available in this call")
 	// ErrLimit means a limit was exceeded: an output larger than the server's
-	// image limits, metadata too large.
+	// image limits, metadata too large, too many counters or statistics too
+	// large.
 	ErrLimit = errors.New("limit exceeded")
 	// ErrNoHost means the code does not run inside vitrine: the package was
 	// built for another GOOS than wasip1, for a native unit test.

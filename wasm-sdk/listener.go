@@ -41,7 +41,8 @@ type Event struct {
 	// ImageIdentifier is the image of the route, "" on routes without one.
 	ImageIdentifier string `json:"imageIdentifier"`
 	// Image describes the upload on images.post and the stored image on
-	// image.get; it is nil on other events.
+	// the events of routes naming an image that exists (image.*,
+	// metadata.*, shorturls.*, shorturl.*); it is nil on other events.
 	Image *ImageInfo `json:"image"`
 	// JSON is the event object exactly as the host gave it, for fields this
 	// version of the SDK does not know.

@@ -7,17 +7,20 @@ import (
 
 // Metadata decodes the metadata of the call's image (the image being
 // transformed, or the event's image) into v, as json.Unmarshal does (use a
-// *json.RawMessage to get the JSON itself). On metadata.put and metadata.post
-// it is the document the client sent. It fails with ErrNotFound where there is
-// no image.
+// *json.RawMessage to get the JSON itself); an image without metadata gives
+// {}. On images.post it is what the new image will get so far, on
+// metadata.put and metadata.post the document the client sent. In a listener
+// it fails with ErrNotFound where the event has no image.
 func Metadata(v any) error {
 	return readJSON("metadata_get", hostMetadataGet, v)
 }
 
 // SetMetadata sets metadata from v, which must encode to a JSON object. On
-// images.post it becomes the new image's metadata (merged over what other
-// listeners set); on metadata.put and metadata.post it replaces the document
-// the client sent. Elsewhere it fails with ErrUnavailable.
+// images.post its top-level keys are merged over the new image's metadata so
+// far (what other listeners and earlier calls set); on metadata.put and
+// metadata.post it replaces the document the client sent, which the server
+// then stores (PUT) or merges into the stored metadata (POST). Elsewhere it
+// fails with ErrUnavailable.
 func SetMetadata(v any) error {
 	doc, err := json.Marshal(v)
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 // StatsAdd adds delta to the filter's counter name, which the host keeps for
 // the life of the server process and shows in GET /stats under
 // custom.<filter>.<name>. A name is 1 to 64 of a-z, A-Z, 0-9, '_', '.' and '-'.
+// A counter stops at the int64 bounds instead of wrapping around; a filter
+// has at most 256 counters, and a new name past them fails with ErrLimit.
 func StatsAdd(name string, delta int64) error {
 	if err := checkStatName(name); err != nil {
 		return err
@@ -15,9 +17,12 @@ func StatsAdd(name string, delta int64) error {
 	return status("stats_add", hostStatsAdd(name, delta))
 }
 
-// StatsSet sets the value of name in this GET /stats response's custom
-// object to v encoded as JSON. It works only in a listener called for
-// stats.get; elsewhere it fails with ErrUnavailable.
+// StatsSet sets custom.<filter>.<name> of this GET /stats response to v
+// encoded as JSON, beside the filter's counters (a value replaces the
+// counter of the same name in this response). It works only in a listener
+// called for stats.get; elsewhere it fails with ErrUnavailable. It fails
+// with ErrLimit for a value longer than 64 KiB, and past 256 KiB of values
+// or 256 names in one call.
 func StatsSet(name string, v any) error {
 	if err := checkStatName(name); err != nil {
 		return err

@@ -114,9 +114,19 @@ func rejectJSON(v any) int32 {
 	return 0
 }
 
+// report rejects with codes when the settings ask for a report, and
+// returns 0 otherwise.
+func report(codes []int32) int32 {
+	if r, _ := settings()["report"].(bool); r {
+		return rejectJSON(codes)
+	}
+	return 0
+}
+
 var (
 	global []byte
 	hogs   [][]byte
+	calls  int
 )
 
 //go:wasmexport vitrine_transform
@@ -176,6 +186,16 @@ func transform() int32 {
 			}
 		}
 		return rejectJSON(out)
+	case "metadata":
+		// Rejects with what metadata_get and event_get answer.
+		md, mc := fetch(metadataGet)
+		_, ec := fetch(eventGet)
+		return rejectJSON(map[string]any{"metadata": string(md), "metadataCode": mc, "eventCode": ec})
+	case "grow":
+		// An output one pixel larger each call of this instance.
+		calls++
+		out := make([]byte, 4*calls*calls)
+		return pixelsWrite(uint32(calls), uint32(calls), ptr(out), uint32(len(out)))
 	case "probe":
 		return rejectJSON(probe())
 	case "escape":
@@ -229,6 +249,29 @@ func probe() map[string]int32 {
 	}
 }
 
+// caps calls the host functions a listener may or may not use in an
+// event and reports their codes.
+func caps() map[string]int32 {
+	buf := make([]byte, 0)
+	body := []byte("IMG2")
+	md := []byte(`{"k":1}`)
+	np, nl := str("x")
+	_, evCode := fetch(eventGet)
+	_, mdCode := fetch(metadataGet)
+	return map[string]int32{
+		"event_get":    evCode,
+		"body_read":    bodyRead(ptr(buf), 0),
+		"body_write":   bodyWrite(ptr(body), uint32(len(body))),
+		"metadata_get": mdCode,
+		"metadata_set": metadataSet(ptr(md), uint32(len(md))),
+		"stats_set":    statsSet(np, nl, ptr([]byte("1")), 1),
+		"stats_add":    statsAdd(np, nl, 1),
+		"param_get":    paramGet(np, nl, ptr(buf), 0),
+		"image_width":  imageWidth(),
+		"pixels_read":  pixelsRead(ptr(buf), 0),
+	}
+}
+
 // escape tries to leave the sandbox and reports what it saw.
 func escape() map[string]any {
 	out := map[string]any{}
@@ -273,6 +316,59 @@ func onEvent() int32 {
 		np, nl := str("kit")
 		v := []byte(`{"answer":42}`)
 		return statsSet(np, nl, ptr(v), uint32(len(v)))
+	case "statsSet":
+		// Adds 1 to the counter named by "add", if any, then sets each
+		// [name, raw JSON] pair of "set" in order; with "report", rejects
+		// with the codes of stats_set.
+		if add, _ := settings()["add"].(string); add != "" {
+			np, nl := str(add)
+			statsAdd(np, nl, 1)
+		}
+		var set [][2]string
+		b, _ := json.Marshal(settings()["set"])
+		_ = json.Unmarshal(b, &set)
+		codes := []int32{}
+		for _, kv := range set {
+			v := []byte(kv[1])
+			if kv[1] == "<invalid utf-8>" {
+				v = []byte{'"', 0xff, '"'}
+			}
+			np, nl := str(kv[0])
+			codes = append(codes, statsSet(np, nl, ptr(v), uint32(len(v))))
+		}
+		return report(codes)
+	case "statsFlood":
+		// Sets "count" values named v0, v1... each a JSON string "size"
+		// bytes long; with "report", rejects with the codes.
+		count, _ := settings()["count"].(float64)
+		size, _ := settings()["size"].(float64)
+		v := make([]byte, int(size))
+		for i := range v {
+			v[i] = 'x'
+		}
+		v[0], v[len(v)-1] = '"', '"'
+		codes := []int32{}
+		for i := 0; i < int(count); i++ {
+			np, nl := str("v" + strconv.Itoa(i))
+			codes = append(codes, statsSet(np, nl, ptr(v), uint32(len(v))))
+		}
+		return report(codes)
+	case "count":
+		// Adds the settings' "delta" (a decimal string) to the counter "n"
+		// as many times as "times" says (1 by default); with "report",
+		// rejects with the last code.
+		d, _ := settings()["delta"].(string)
+		delta, _ := strconv.ParseInt(d, 10, 64)
+		times, ok := settings()["times"].(float64)
+		if !ok {
+			times = 1
+		}
+		np, nl := str("n")
+		var code int32
+		for i := 0; i < int(times); i++ {
+			code = statsAdd(np, nl, delta)
+		}
+		return report([]int32{code})
 	case "replace":
 		body, n := fetch(bodyRead)
 		if n < 0 {
@@ -289,6 +385,19 @@ func onEvent() int32 {
 			body = []byte(repl)
 		}
 		return bodyWrite(ptr(body), uint32(len(body)))
+	case "caps":
+		// Rejects with what each host function answers in this event.
+		return rejectJSON(caps())
+	case "setTwice":
+		// Sets two overlapping documents, then rejects with what
+		// metadata_get answers.
+		for _, md := range []string{`{"a":1,"b":1}`, `{"b":2,"c":2}`} {
+			if c := metadataSet(ptr([]byte(md)), uint32(len(md))); c != 0 {
+				return rejectJSON(map[string]any{"code": c})
+			}
+		}
+		md, _ := fetch(metadataGet)
+		return rejectJSON(map[string]any{"metadata": json.RawMessage(md)})
 	case "tagThenFail":
 		md := []byte(`{"shouldNot":"appear"}`)
 		metadataSet(ptr(md), uint32(len(md)))

@@ -2,8 +2,8 @@
 // class and describes its counters in GET /stats:
 //
 //	"custom": {
-//	  "uploadstats": {"uploads": 12, "bytes": 5242880, "small": 3, "medium": 8, "large": 1},
-//	  "uploadSizeClasses": {"small": "under 1 MP", ...}
+//	  "uploadstats": {"uploads": 12, "bytes": 5242880, "small": 3, "medium": 8, "large": 1,
+//	    "uploadSizeClasses": {"small": "under 1 MP", ...}}
 //	}
 package main
 
@@ -46,8 +46,8 @@ func onEvent(ev *vitrine.Event) error {
 		}
 		return nil
 	case "stats.get":
-		// Counters show under custom.uploadstats; this value under its own
-		// name beside them.
+		// Counters show under custom.uploadstats, and so does this value,
+		// beside them.
 		return vitrine.StatsSet("uploadSizeClasses", describe(c))
 	}
 	return nil
