@@ -1,5 +1,6 @@
-# Sourced by run.sh and guest.sh: a temp directory with the binaries, one
-# vitrine at a time on a free loopback port, its config, one wrk cell.
+# Sourced by run.sh, guest.sh and hostile.sh: a temp directory with the
+# binaries, one vitrine at a time on a free loopback port, its config, one
+# wrk cell.
 # The sourcing script sets here (its directory), root (the checkout),
 # DURATION and THREADS; KEEP=1 keeps the temp directory.
 
@@ -75,21 +76,41 @@ make_paths() {
 # appends a table row (req/s, p50, p99, peak RSS, errors) to rows.
 rows=()
 run_cell() {
-	local label=$1 paths=$2 c=$3 config=$4 warm=$5 threads=$THREADS out rss p
-	[ "$threads" -le "$c" ] || threads=$c
+	local label=$1 paths=$2 c=$3 config=$4 warm=$5 rss
 	start_server "$config"
-	local pids=()
-	for p in $(head -"$warm" "$paths"); do
+	warm_up "$paths" "$warm"
+	measure "$paths" "$c"
+	rss=$(peak_rss)
+	stop_server
+	rows+=("| $label | $c | $rps | $p50 | $p99 | $rss | $errors |")
+	echo "${rows[-1]}" >&2
+}
+
+# warm_up paths-file n: the first n targets of paths, in parallel.
+warm_up() {
+	local pids=() p
+	for p in $(head -"$2" "$1"); do
 		curl -sfg -o /dev/null "$base$p" &
 		pids+=($!)
 	done
-	wait "${pids[@]}"
-	out=$(WRK_PATHS="$paths" WRK_THREADS="$threads" wrk -t"$threads" -c"$c" -d"${DURATION}s" \
+	[ "${#pids[@]}" = 0 ] || wait "${pids[@]}"
+}
+
+# measure paths-file concurrency: wrk for DURATION against the running
+# server, cycling through paths; sets requests (completed), rps, p50, p99
+# (ms) and errors (non-2xx and socket errors), and appends wrk's report to
+# wrk.log.
+measure() {
+	local threads=$THREADS out non2xx sockerr
+	[ "$threads" -le "$2" ] || threads=$2
+	out=$(WRK_PATHS="$1" WRK_THREADS="$threads" wrk -t"$threads" -c"$2" -d"${DURATION}s" \
 		--timeout 30s --latency -s "$here/cycle.lua" "$base")
-	rss=$(awk '/^VmHWM:/ { printf "%.0f", $2 / 1024 }' "/proc/$pid/status")
-	stop_server
 	echo "$out" >>"$tmp/wrk.log"
-	read -r _ _ rps p50 p99 non2xx sockerr < <(grep '^RESULT' <<<"$out")
-	rows+=("| $label | $c | $rps | $p50 | $p99 | $rss | $((non2xx + sockerr)) |")
-	echo "${rows[-1]}" >&2
+	read -r _ requests rps p50 p99 non2xx sockerr < <(grep '^RESULT' <<<"$out")
+	errors=$((non2xx + sockerr))
+}
+
+# peak_rss: the running server's peak resident set, MB.
+peak_rss() {
+	awk '/^VmHWM:/ { printf "%.0f", $2 / 1024 }' "/proc/$pid/status"
 }
