@@ -24,6 +24,7 @@ load_init() {
 }
 
 load_cleanup() {
+	[ -z "${wrk_pid:-}" ] || kill -TERM "$wrk_pid" 2>/dev/null || true
 	stop_server
 	if [ "${KEEP:-0}" = 1 ]; then echo "kept $tmp" >&2; else rm -rf "$tmp"; fi
 }
@@ -103,8 +104,14 @@ warm_up() {
 measure() {
 	local threads=$THREADS out non2xx sockerr
 	[ "$threads" -le "$2" ] || threads=$2
-	out=$(WRK_PATHS="$1" WRK_THREADS="$threads" wrk -t"$threads" -c"$2" -d"${DURATION}s" \
-		--timeout 30s --latency -s "$here/cycle.lua" "$base")
+	# In the background, so that a signal to the script ends it (and wrk, in
+	# load_cleanup) at once rather than when wrk is done.
+	WRK_PATHS="$1" WRK_THREADS="$threads" wrk -t"$threads" -c"$2" -d"${DURATION}s" \
+		--timeout 30s --latency -s "$here/cycle.lua" "$base" >"$tmp/wrk.out" &
+	wrk_pid=$!
+	wait "$wrk_pid"
+	wrk_pid=""
+	out=$(<"$tmp/wrk.out")
 	echo "$out" >>"$tmp/wrk.log"
 	read -r _ requests rps p50 p99 non2xx sockerr < <(grep '^RESULT' <<<"$out")
 	errors=$((non2xx + sockerr))
