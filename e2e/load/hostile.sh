@@ -37,9 +37,12 @@
 # on one hostile connection, default 100ms), SOURCES (distinct sources,
 # default 32), THREADS (wrk threads, default 2), KEEP (1: keep the temp
 # directory, with server.log and wrk.log), VITRINE_BIN (a binary to test
-# instead of building the working tree). Needs go (1.24 or later), curl and
-# wrk (installed with apt-get when missing). Traffic goes to 127.0.0.1 only;
-# the server and the clients are killed on exit.
+# instead of building the working tree). Needs go (the version go.mod
+# names; it also builds the guests for wasip1), libvips to build vitrine,
+# curl, and wrk (installed with apt-get when missing). A run takes about two
+# minutes, most of it generating sources and waiting for the sleeping
+# guest's calls. Traffic goes to 127.0.0.1 only; the server and the clients
+# are killed on exit.
 set -euo pipefail
 
 DURATION=${DURATION:-15}
