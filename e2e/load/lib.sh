@@ -1,5 +1,6 @@
-# Sourced by run.sh and guest.sh: a temp directory with the binaries, one
-# vitrine at a time on a free loopback port, its config, one wrk cell.
+# Sourced by run.sh, guest.sh and hostile.sh: a temp directory with the
+# binaries, one vitrine at a time on a free loopback port, its config, one
+# wrk cell.
 # The sourcing script sets here (its directory), root (the checkout),
 # DURATION and THREADS; KEEP=1 keeps the temp directory.
 
@@ -23,6 +24,7 @@ load_init() {
 }
 
 load_cleanup() {
+	[ -z "${wrk_pid:-}" ] || kill -TERM "$wrk_pid" 2>/dev/null || true
 	stop_server
 	if [ "${KEEP:-0}" = 1 ]; then echo "kept $tmp" >&2; else rm -rf "$tmp"; fi
 }
@@ -75,21 +77,47 @@ make_paths() {
 # appends a table row (req/s, p50, p99, peak RSS, errors) to rows.
 rows=()
 run_cell() {
-	local label=$1 paths=$2 c=$3 config=$4 warm=$5 threads=$THREADS out rss p
-	[ "$threads" -le "$c" ] || threads=$c
+	local label=$1 paths=$2 c=$3 config=$4 warm=$5 rss
 	start_server "$config"
-	local pids=()
-	for p in $(head -"$warm" "$paths"); do
+	warm_up "$paths" "$warm"
+	measure "$paths" "$c"
+	rss=$(peak_rss)
+	stop_server
+	rows+=("| $label | $c | $rps | $p50 | $p99 | $rss | $errors |")
+	echo "${rows[-1]}" >&2
+}
+
+# warm_up paths-file n: the first n targets of paths, in parallel.
+warm_up() {
+	local pids=() p
+	for p in $(head -"$2" "$1"); do
 		curl -sfg -o /dev/null "$base$p" &
 		pids+=($!)
 	done
-	wait "${pids[@]}"
-	out=$(WRK_PATHS="$paths" WRK_THREADS="$threads" wrk -t"$threads" -c"$c" -d"${DURATION}s" \
-		--timeout 30s --latency -s "$here/cycle.lua" "$base")
-	rss=$(awk '/^VmHWM:/ { printf "%.0f", $2 / 1024 }' "/proc/$pid/status")
-	stop_server
+	[ "${#pids[@]}" = 0 ] || wait "${pids[@]}"
+}
+
+# measure paths-file concurrency: wrk for DURATION against the running
+# server, cycling through paths; sets requests (completed), rps, p50, p99
+# (ms) and errors (non-2xx and socket errors), and appends wrk's report to
+# wrk.log.
+measure() {
+	local threads=$THREADS out non2xx sockerr
+	[ "$threads" -le "$2" ] || threads=$2
+	# In the background, so that a signal to the script ends it (and wrk, in
+	# load_cleanup) at once rather than when wrk is done.
+	WRK_PATHS="$1" WRK_THREADS="$threads" wrk -t"$threads" -c"$2" -d"${DURATION}s" \
+		--timeout 30s --latency -s "$here/cycle.lua" "$base" >"$tmp/wrk.out" &
+	wrk_pid=$!
+	wait "$wrk_pid"
+	wrk_pid=""
+	out=$(<"$tmp/wrk.out")
 	echo "$out" >>"$tmp/wrk.log"
-	read -r _ _ rps p50 p99 non2xx sockerr < <(grep '^RESULT' <<<"$out")
-	rows+=("| $label | $c | $rps | $p50 | $p99 | $rss | $((non2xx + sockerr)) |")
-	echo "${rows[-1]}" >&2
+	read -r _ requests rps p50 p99 non2xx sockerr < <(grep '^RESULT' <<<"$out")
+	errors=$((non2xx + sockerr))
+}
+
+# peak_rss: the running server's peak resident set, MB.
+peak_rss() {
+	awk '/^VmHWM:/ { printf "%.0f", $2 / 1024 }' "/proc/$pid/status"
 }

@@ -1,0 +1,183 @@
+// Command hammer is the hostile client of e2e/load/hostile.sh: it keeps -c
+// requests in flight against one filter for -d, each a signed GET of one of
+// the uploaded images through the chain -query with a nonce of its own (so
+// no two requests are coalesced or served from a cache), then waits up to
+// -drain for the requests still running and prints what they all got. Each
+// connection sends at most -n requests.
+//
+//	hammer -url http://127.0.0.1:PORT -priv SECRET -images thumb-1080p.paths \
+//	    -name loop -query 't[]=loop:n=%d' -c 4 -d 18s
+//
+// prints one line:
+//
+//	loop: c=4, 36 requests, 504 x36, 0 cut; p50 2004 ms, p99 2011 ms, max 2011 ms
+//
+// A connection starts its next request when the previous one has answered,
+// but not sooner than -gap after it started, so a server that answers at
+// once (a 503) is asked at most c/gap times a second and the client's own
+// CPU stays small beside the server's. "cut" counts the requests still
+// running when the drain ran out (cancelled, not in the latencies).
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+func main() {
+	base := flag.String("url", "", "base URL of the server")
+	user := flag.String("user", "load", "user the images belong to")
+	priv := flag.String("priv", "", "private key the access tokens are signed with")
+	images := flag.String("images", "", "a file of request targets (gen's .paths): the image paths are taken from it")
+	name := flag.String("name", "hammer", "label of the output line")
+	query := flag.String("query", "", "query string of each request, %d standing for the request's nonce")
+	c := flag.Int("c", 4, "requests in flight")
+	d := flag.Duration("d", 15*time.Second, "how long to start new requests")
+	drain := flag.Duration("drain", 30*time.Second, "how long to wait after -d for the requests still running")
+	gap := flag.Duration("gap", 100*time.Millisecond, "least time between the starts of two requests of one connection")
+	perConn := flag.Int("n", 1000, "most requests of one connection")
+	flag.Parse()
+	if *base == "" || *priv == "" || *images == "" || !strings.Contains(*query, "%d") || *c < 1 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	*base = strings.TrimSuffix(*base, "/")
+	paths, err := imagePaths(*images, *user)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hammer:", err)
+		os.Exit(1)
+	}
+
+	stopStarting := time.Now().Add(*d)
+	ctx, cancel := context.WithDeadline(context.Background(), stopStarting.Add(*drain))
+	defer cancel()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *c, DisableCompression: true}}
+
+	var (
+		nonce    atomic.Int64
+		mu       sync.Mutex
+		statuses = map[string]int{}
+		millis   []float64
+		cut      int
+		wg       sync.WaitGroup
+	)
+	for range *c {
+		wg.Go(func() {
+			for range *perConn {
+				if !time.Now().Before(stopStarting) {
+					return
+				}
+				n := nonce.Add(1)
+				path := paths[int(n)%len(paths)] + "?" + fmt.Sprintf(*query, n)
+				target := *base + path + "&accessToken=" + hmacHex(*priv, *base+path)
+				start := time.Now()
+				status, err := get(ctx, client, target)
+				took := time.Since(start)
+				mu.Lock()
+				switch {
+				case ctx.Err() != nil:
+					cut++
+				case err != nil:
+					statuses["error"]++
+				default:
+					statuses[fmt.Sprint(status)]++
+					millis = append(millis, float64(took.Microseconds())/1000)
+				}
+				mu.Unlock()
+				if ctx.Err() != nil {
+					return
+				}
+				time.Sleep(*gap - took)
+			}
+		})
+	}
+	wg.Wait()
+
+	var b strings.Builder
+	total := len(millis) + statuses["error"] + cut
+	fmt.Fprintf(&b, "%s: c=%d, %d request%s", *name, *c, total, map[bool]string{true: "s"}[total != 1])
+	for _, k := range slices.Sorted(maps.Keys(statuses)) {
+		fmt.Fprintf(&b, ", %s x%d", k, statuses[k])
+	}
+	fmt.Fprintf(&b, ", %d cut", cut)
+	switch len(millis) {
+	case 0:
+	case 1:
+		fmt.Fprintf(&b, "; %.0f ms", millis[0])
+	default:
+		slices.Sort(millis)
+		fmt.Fprintf(&b, "; p50 %.0f ms, p99 %.0f ms, max %.0f ms",
+			percentile(millis, 50), percentile(millis, 99), millis[len(millis)-1])
+	}
+	fmt.Println(b.String())
+}
+
+// get fetches target and reads the body; the status is 0 with an error.
+func get(ctx context.Context, client *http.Client, target string) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	if err != nil {
+		return 0, err
+	}
+	res, err := client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer res.Body.Close()
+	if _, err := io.Copy(io.Discard, res.Body); err != nil {
+		return 0, err
+	}
+	return res.StatusCode, nil
+}
+
+// imagePaths reads the distinct image paths (before the query) of the
+// request targets in file.
+func imagePaths(file, user string) ([]string, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var paths []string
+	seen := map[string]bool{}
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		p, _, _ := strings.Cut(s.Text(), "?")
+		if strings.HasPrefix(p, "/users/"+user+"/images/") && !seen[p] {
+			seen[p] = true
+			paths = append(paths, p)
+		}
+	}
+	if err := s.Err(); err != nil {
+		return nil, err
+	}
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("%s: no image paths of user %s", file, user)
+	}
+	return paths, nil
+}
+
+// percentile is the nearest-rank p-th percentile of sorted.
+func percentile(sorted []float64, p float64) float64 {
+	i := int(p/100*float64(len(sorted))+0.5) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+func hmacHex(key, data string) string {
+	m := hmac.New(sha256.New, []byte(key))
+	m.Write([]byte(data))
+	return hex.EncodeToString(m.Sum(nil))
+}
