@@ -222,6 +222,9 @@ func (e *Engine) Process(ctx context.Context, src []byte, req Request) (*Result,
 			Width: srcInfo.Width, Height: srcInfo.Height, Headers: map[string]string{}}, nil
 	}
 
+	if err := req.Chain.admit(); err != nil {
+		return nil, err
+	}
 	sl, ctx, err := e.takeSlot(ctx)
 	if err != nil {
 		return nil, err
@@ -249,6 +252,9 @@ func (e *Engine) ProcessSource(ctx context.Context, load func(context.Context) (
 	}
 	if _, ok := mimeOf[req.Format]; req.Format != "" && !ok {
 		return nil, invalidf("Unsupported output format: %q", req.Format)
+	}
+	if err := req.Chain.admit(); err != nil {
+		return nil, err
 	}
 	sl, ctx, err := e.takeSlot(ctx)
 	if err != nil {

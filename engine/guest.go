@@ -30,6 +30,28 @@ type Guest interface {
 	ContentHash() string
 }
 
+// Admitter is a Guest that can tell, before any pixel is decoded, that it
+// has no room for another call right now (its filter's queue is full).
+// The engine asks before it takes a pipeline slot, so a request it would
+// turn away costs no decoding; the guest's own admission still decides.
+type Admitter interface {
+	Admit() error
+}
+
+// admit asks every guest step of c that can tell whether it has room.
+func (c Chain) admit() error {
+	for _, st := range c.steps {
+		if g, ok := st.(*guestStep); ok {
+			if a, ok := g.guest.(Admitter); ok {
+				if err := a.Admit(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // Guests finds guest transformations by name. The set may change while the
 // engine runs (a filter reload); a chain keeps the guest it resolved.
 type Guests interface {

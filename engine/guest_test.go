@@ -332,3 +332,31 @@ func TestGuestGivesUpItsSlot(t *testing.T) {
 		t.Fatalf("after both renders: %d slots held, %d waiting", running, waiting)
 	}
 }
+
+// fullGuest says it has no room, as a filter whose queue is full does.
+type fullGuest struct{ goGuest }
+
+func (fullGuest) Admit() error { return guestErr{} }
+
+// TestGuestAdmitBeforeDecoding: a chain whose guest has no room is turned
+// away before its source is read or decoded (the source here is not even
+// an image), and without taking a pipeline slot.
+func TestGuestAdmitBeforeDecoding(t *testing.T) {
+	e := newTestEngine(t, Config{Concurrency: 1})
+	e.Registry().SetGuests(staticGuests{"full": &fullGuest{}})
+	chain, err := e.ParseChain([]string{"full"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := false
+	load := func(context.Context) ([]byte, error) { read = true; return []byte("not an image"), nil }
+	_, err = e.ProcessSource(context.Background(), load, Request{Chain: chain, Format: "png",
+		Source: Info{Mime: "image/png", Ext: "png", Width: 10, Height: 10}})
+	if !errors.As(err, new(guestErr)) || read {
+		t.Fatalf("err = %v, source read %v; want the guest's refusal and no read", err, read)
+	}
+	if _, err := e.Process(context.Background(), []byte("not an image"), Request{Chain: chain, Format: "png",
+		Source: Info{Mime: "image/png", Ext: "png", Width: 10, Height: 10}}); !errors.As(err, new(guestErr)) {
+		t.Fatalf("Process: err = %v; want the guest's refusal", err)
+	}
+}

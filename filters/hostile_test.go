@@ -141,6 +141,7 @@ func TestAdmission(t *testing.T) {
 			t.Fatalf("%s: err = %v, want busy (503, Retry-After 1s) because %v", what, err, cause)
 		}
 	}
+	wantBusy("Admit with the queue full", tr.Admit(), errQueueFull)
 	wantBusy("a call finding the queue full", call(), errQueueFull)
 	wantBusy("a call that waited its queueMs", <-second, errWaited)
 	if err := <-first; !errors.Is(err, ErrTimeout) {
@@ -148,6 +149,9 @@ func TestAdmission(t *testing.T) {
 	}
 	if n := tr.Stats().Instances; n > 1 {
 		t.Fatalf("%d instances, the limit is 1", n)
+	}
+	if err := tr.Admit(); err != nil {
+		t.Fatalf("Admit with nothing running: %v", err)
 	}
 	if st := tr.Stats(); st.Busy != 2 || st.Timeouts != 1 || st.Waiting != 0 {
 		t.Fatalf("stats = %+v, want 2 busy, 1 timeout, none waiting", st)

@@ -40,6 +40,16 @@ func (t Transformation) Transform(ctx context.Context, img *image.NRGBA, params 
 	return out, nil
 }
 
+// Admit reports busy when the filter's queue is full now, so that a caller
+// can turn a request away before it decodes anything for it. It promises
+// nothing: the call itself is admitted (or not) when it is made.
+func (t Transformation) Admit() error {
+	if t.pool.full() {
+		return busy(t.Name(), errQueueFull)
+	}
+	return nil
+}
+
 // TransformTo runs the guest like Transform, but hands each output the guest
 // sets (pixels_write) to emit at once, as a view of the guest's memory that
 // is valid only until emit returns: emit copies what it keeps. This saves
