@@ -106,14 +106,14 @@ func TestCallOutcomes(t *testing.T) {
 	}
 	for _, c := range cases {
 		name := strings.ReplaceAll(strings.ReplaceAll(c.name, " ", "-"), "(0)", "")
-		run := map[string]func() (error, Stats){
-			"t-" + name: func() (error, Stats) {
+		run := map[string]func() (Stats, error){
+			"t-" + name: func() (Stats, error) {
 				tr, ok := set.Transformation("t-" + name)
 				if !ok {
 					t.Fatalf("t-%s not loaded: %+v", name, set.Status())
 				}
 				_, err := tr.Transform(context.Background(), testImage(2, 2, 1), nil, nil)
-				return err, tr.Stats()
+				return tr.Stats(), err
 			},
 		}
 		for _, prefix := range []string{"f-", "o-"} {
@@ -121,8 +121,9 @@ func TestCallOutcomes(t *testing.T) {
 			if !ok {
 				t.Fatalf("%s%s not loaded: %+v", prefix, name, set.Status())
 			}
-			run[prefix+name] = func() (error, Stats) {
-				return l.Handle(context.Background(), &recEvent{name: "image.get"}), l.Stats()
+			run[prefix+name] = func() (Stats, error) {
+				err := l.Handle(context.Background(), &recEvent{name: "image.get"})
+				return l.Stats(), err
 			}
 		}
 		for filter, call := range run {
@@ -132,7 +133,7 @@ func TestCallOutcomes(t *testing.T) {
 				if strings.HasPrefix(filter, "o-") {
 					w = c.optional
 				}
-				err, st := call()
+				st, err := call()
 				var fe *Error
 				switch {
 				case w.status == 0 && err != nil:

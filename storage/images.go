@@ -276,7 +276,7 @@ func (db *DB) LastModified(ctx context.Context, users []string) (time.Time, erro
 	var max sql.NullInt64
 	q := db.bun.NewSelect().Model((*imageRow)(nil)).ColumnExpr("MAX(updated)")
 	if len(users) > 0 {
-		q = q.Where("user_name IN (?)", bun.In(users))
+		q = q.Where("user_name IN (?)", bun.List(users))
 	}
 	if err := q.Scan(ctx, &max); err != nil {
 		return time.Time{}, fmt.Errorf("storage: last modified: %w", err)

@@ -163,7 +163,7 @@ func (db *DB) fillMetadata(ctx context.Context, images []Image) error {
 	}
 	var rows []metadataRow
 	err := db.bun.NewSelect().Model(&rows).
-		Where("user_name IN (?) AND identifier IN (?)", bun.In(userList), bun.In(ids)).
+		Where("user_name IN (?) AND identifier IN (?)", bun.List(userList), bun.List(ids)).
 		Scan(ctx)
 	if err != nil {
 		return fmt.Errorf("storage: images metadata: %w", err)

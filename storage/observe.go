@@ -16,7 +16,7 @@ import (
 type ObserveFunc func(op string, d time.Duration, err error)
 
 // Observe makes f receive the duration of every query; call it before use.
-func (db *DB) Observe(f ObserveFunc) { db.bun.AddQueryHook(queryHook(f)) }
+func (db *DB) Observe(f ObserveFunc) { db.bun = db.bun.WithQueryHook(queryHook(f)) }
 
 // queryHook adapts an ObserveFunc to bun's query hooks.
 type queryHook ObserveFunc

@@ -58,7 +58,7 @@ func orderBy(keys []SortKey) ([]string, error) {
 // filter applies q's filters to a select on images.
 func filter(s *bun.SelectQuery, k kind, q Query) *bun.SelectQuery {
 	if len(q.Users) > 0 {
-		s = s.Where("user_name IN (?)", bun.In(q.Users))
+		s = s.Where("user_name IN (?)", bun.List(q.Users))
 	}
 	if !q.From.IsZero() {
 		s = s.Where("added >= ?", q.From.UnixMicro())
@@ -67,13 +67,13 @@ func filter(s *bun.SelectQuery, k kind, q Query) *bun.SelectQuery {
 		s = s.Where("added <= ?", q.To.UnixMicro())
 	}
 	if len(q.IDs) > 0 {
-		s = s.Where("identifier IN (?)", bun.In(q.IDs))
+		s = s.Where("identifier IN (?)", bun.List(q.IDs))
 	}
 	if len(q.Checksums) > 0 {
-		s = s.Where("checksum IN (?)", bun.In(q.Checksums))
+		s = s.Where("checksum IN (?)", bun.List(q.Checksums))
 	}
 	if len(q.OriginalChecksums) > 0 {
-		s = s.Where("original_checksum IN (?)", bun.In(q.OriginalChecksums))
+		s = s.Where("original_checksum IN (?)", bun.List(q.OriginalChecksums))
 	}
 	return metadataFilters(s, k, q.Metadata)
 }
@@ -140,7 +140,7 @@ func (db *DB) count(ctx context.Context, q Query) (int, error) {
 	var n int64
 	s := db.bun.NewSelect().Table("image_counts").ColumnExpr("COALESCE(SUM(images), 0)")
 	if len(q.Users) > 0 {
-		s = s.Where("user_name IN (?)", bun.In(q.Users))
+		s = s.Where("user_name IN (?)", bun.List(q.Users))
 	}
 	if err := s.Scan(ctx, &n); err != nil {
 		return 0, err
