@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promauto"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"vitrine/storage"
@@ -35,37 +36,36 @@ type Metrics struct {
 func NewMetrics() *Metrics {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	f := func(c prometheus.Collector) prometheus.Collector { reg.MustRegister(c); return c }
+	auto := promauto.With(reg)
 	fast := []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1}
 	m := &Metrics{
 		reg: reg,
-		requests: f(prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "vitrine_http_request_duration_seconds", Help: "HTTP requests by route, method and status, with their latency.",
+		requests: auto.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "vitrine_http_request_duration_seconds", Help: "HTTP requests by route, method (OTHER for a method HTTP does not define) and status, with their latency.",
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
-		}, []string{"route", "method", "status"})).(*prometheus.HistogramVec),
-		stages: f(prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		}, []string{"route", "method", "status"}),
+		stages: auto.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "vitrine_image_stage_duration_seconds", Help: "Image pipeline stages: decode, transform (per transformation name), encode (per format).",
 			Buckets: fast,
-		}, []string{"stage", "name"})).(*prometheus.HistogramVec),
-		cache: f(prometheus.NewCounterVec(prometheus.CounterOpts{
+		}, []string{"stage", "name"}),
+		cache: auto.NewCounterVec(prometheus.CounterOpts{
 			Name: "vitrine_variant_cache_requests_total", Help: "Variant cache lookups by result (hit or miss).",
-		}, []string{"result"})).(*prometheus.CounterVec),
-		db: f(prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		}, []string{"result"}),
+		db: auto.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "vitrine_db_query_duration_seconds", Help: "Database queries by operation and result.", Buckets: fast,
-		}, []string{"op", "result"})).(*prometheus.HistogramVec),
-		blobs: f(prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		}, []string{"op", "result"}),
+		blobs: auto.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "vitrine_blob_operation_duration_seconds", Help: "Blob store operations by operation and result.", Buckets: fast,
-		}, []string{"op", "result"})).(*prometheus.HistogramVec),
-		filters: f(prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		}, []string{"op", "result"}),
+		filters: auto.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "vitrine_filter_call_duration_seconds", Help: "WebAssembly filter calls by filter and kind (transformation, listener).", Buckets: fast,
-		}, []string{"filter", "kind"})).(*prometheus.HistogramVec),
-		filterEr: f(prometheus.NewCounterVec(prometheus.CounterOpts{
+		}, []string{"filter", "kind"}),
+		filterEr: auto.NewCounterVec(prometheus.CounterOpts{
 			Name: "vitrine_filter_errors_total", Help: "WebAssembly filter calls that failed, by filter and kind.",
-		}, []string{"filter", "kind"})).(*prometheus.CounterVec),
+		}, []string{"filter", "kind"}),
+		inflight: auto.NewGauge(prometheus.GaugeOpts{Name: "vitrine_http_requests_in_flight", Help: "HTTP requests being served."}),
 	}
 	m.hit, m.miss = m.cache.WithLabelValues("hit"), m.cache.WithLabelValues("miss")
-	m.inflight = prometheus.NewGauge(prometheus.GaugeOpts{Name: "vitrine_http_requests_in_flight", Help: "HTTP requests being served."})
-	reg.MustRegister(m.inflight)
 	return m
 }
 
@@ -76,7 +76,19 @@ func (m *Metrics) Handler() http.Handler {
 
 // observeRequest records one finished request.
 func (m *Metrics) observeRequest(route, method string, status int, d time.Duration) {
-	m.requests.WithLabelValues(route, method, strconv.Itoa(status)).Observe(d.Seconds())
+	m.requests.WithLabelValues(route, methodLabel(method), strconv.Itoa(status)).Observe(d.Seconds())
+}
+
+// methodLabel is method when HTTP defines it, and OTHER for anything a
+// client made up: a label value per invented method would let any client
+// grow the metrics without bound.
+func methodLabel(method string) string {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodConnect, http.MethodOptions, http.MethodTrace:
+		return method
+	}
+	return "OTHER"
 }
 
 // observeCache counts one variant cache lookup.
@@ -117,43 +129,40 @@ func (m *Metrics) ObserveFilter(filter, kind string, d time.Duration, err error)
 // WatchCache exports the variant cache's size and evictions, read at each
 // scrape.
 func (m *Metrics) WatchCache(stats func() storage.CacheStats) {
-	m.reg.MustRegister(
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "vitrine_variant_cache_bytes", Help: "Total size of cached variants (as last summed by this instance).",
-		}, func() float64 { return float64(stats().Bytes) }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "vitrine_variant_cache_evictions_total", Help: "Variants this instance evicted.",
-		}, func() float64 { return float64(stats().Evictions) }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "vitrine_variant_cache_evicted_bytes_total", Help: "Bytes of variants this instance evicted.",
-		}, func() float64 { return float64(stats().EvictedBytes) }),
-	)
+	auto := promauto.With(m.reg)
+	auto.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "vitrine_variant_cache_bytes", Help: "Total size of cached variants (as last summed by this instance).",
+	}, func() float64 { return float64(stats().Bytes) })
+	auto.NewCounterFunc(prometheus.CounterOpts{
+		Name: "vitrine_variant_cache_evictions_total", Help: "Variants this instance evicted.",
+	}, func() float64 { return float64(stats().Evictions) })
+	auto.NewCounterFunc(prometheus.CounterOpts{
+		Name: "vitrine_variant_cache_evicted_bytes_total", Help: "Bytes of variants this instance evicted.",
+	}, func() float64 { return float64(stats().EvictedBytes) })
 }
 
 // WatchBlobQueue exports what this instance's collector did with the blob
 // deletion queue, read at each scrape.
 func (m *Metrics) WatchBlobQueue(stats func() storage.CollectorStats) {
-	m.reg.MustRegister(
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "vitrine_blob_queue_deleted_total", Help: "Queued blob deletions this instance carried out.",
-		}, func() float64 { return float64(stats().Deleted) }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "vitrine_blob_queue_failures_total", Help: "Queued blob deletions that failed here (each is retried with backoff).",
-		}, func() float64 { return float64(stats().Failed) }),
-	)
+	auto := promauto.With(m.reg)
+	auto.NewCounterFunc(prometheus.CounterOpts{
+		Name: "vitrine_blob_queue_deleted_total", Help: "Queued blob deletions this instance carried out.",
+	}, func() float64 { return float64(stats().Deleted) })
+	auto.NewCounterFunc(prometheus.CounterOpts{
+		Name: "vitrine_blob_queue_failures_total", Help: "Queued blob deletions that failed here (each is retried with backoff).",
+	}, func() float64 { return float64(stats().Failed) })
 }
 
 // WatchEngine exports the image pipeline's load, read at each scrape:
 // pipelines running and requests waiting for a slot.
 func (m *Metrics) WatchEngine(load func() (running, waiting int)) {
-	m.reg.MustRegister(
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "vitrine_pipelines_running", Help: "Image pipelines running now.",
-		}, func() float64 { r, _ := load(); return float64(r) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "vitrine_pipelines_waiting", Help: "Requests waiting for an image pipeline slot (queue depth).",
-		}, func() float64 { _, w := load(); return float64(w) }),
-	)
+	auto := promauto.With(m.reg)
+	auto.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "vitrine_pipelines_running", Help: "Image pipelines running now.",
+	}, func() float64 { r, _ := load(); return float64(r) })
+	auto.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "vitrine_pipelines_waiting", Help: "Requests waiting for an image pipeline slot (queue depth).",
+	}, func() float64 { _, w := load(); return float64(w) })
 }
 
 func result(err error) string {

@@ -1,6 +1,8 @@
 package api
 
 import (
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 )
@@ -43,5 +45,31 @@ func BenchmarkMetricsPerRequest(b *testing.B) {
 		m.ObserveDB("SELECT", time.Millisecond, nil)
 		m.ObserveDB("SELECT", time.Millisecond, nil)
 		m.ObserveBlob("get", time.Millisecond, nil)
+	}
+}
+
+// TestMethodLabelsBounded: requests with methods HTTP does not define are
+// counted under one label value, whatever the client sends, so a client
+// cannot grow the metrics without bound.
+func TestMethodLabelsBounded(t *testing.T) {
+	m := NewMetrics()
+	for _, method := range []string{"GET", "FOO1", "XYZZY", "BREW", "get"} {
+		m.observeRequest("image", method, 405, time.Millisecond)
+	}
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body := rec.Body.String()
+	for _, want := range []string{`method="GET"`, `method="OTHER"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	for _, made := range []string{"FOO1", "XYZZY", "BREW", `method="get"`} {
+		if strings.Contains(body, made) {
+			t.Errorf("metrics carry the client's invented method %s", made)
+		}
+	}
+	if n := strings.Count(body, `vitrine_http_request_duration_seconds_count{`); n != 2 {
+		t.Errorf("%d request series, want 2 (GET and OTHER)", n)
 	}
 }
