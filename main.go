@@ -537,7 +537,9 @@ func serve(args []string) error {
 	if err := bootstrapAdmin(ctx, st); err != nil {
 		return err
 	}
-	eng, err := engine.New(st.cfg.engine())
+	ecfg := st.cfg.engine()
+	ecfg.Logger = log
+	eng, err := engine.New(ecfg)
 	if err != nil {
 		return err
 	}

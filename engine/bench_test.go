@@ -146,7 +146,7 @@ func BenchmarkCeiling(b *testing.B) {
 		{"handbuilt/width800", handBuilt, 800, 0, false},
 		{"vips_thumbnail_buffer/thumbnail200", thumbnailBuffer, 200, 200, true},
 	}
-	startVips()
+	_ = startVips(nil)
 	for _, tc := range cases {
 		for _, size := range benchSizes {
 			b.Run(tc.name+"/"+size.name, func(b *testing.B) {

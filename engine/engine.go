@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -57,6 +58,10 @@ type Config struct {
 	// one is kept (default 30s).
 	PixelPoolMaxIdleMB int           `yaml:"maxIdleMB"`
 	PixelPoolIdle      time.Duration `yaml:"idleTimeout"`
+	// Logger receives libvips' own messages (errors; warnings at debug
+	// level); default slog.Default(). libvips is the process's: the first
+	// New's logger is the one used.
+	Logger *slog.Logger `yaml:"-"`
 }
 
 // Info describes an image as read from its header.
@@ -180,7 +185,9 @@ func New(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	startVips()
+	if err := startVips(cfg.Logger); err != nil {
+		return nil, err
+	}
 	pixels.configure(cfg.PixelPoolMaxIdleMB<<20, cfg.PixelPoolIdle)
 	return &Engine{cfg: cfg, reg: NewRegistry(), sem: make(chan struct{}, cfg.Concurrency)}, nil
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"fmt"
 	"os"
 	"testing"
 )
@@ -8,6 +9,9 @@ import (
 // TestMain starts libvips once for every test of the package, as New does
 // for a server.
 func TestMain(m *testing.M) {
-	startVips()
+	if err := startVips(nil); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	os.Exit(m.Run())
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 
@@ -9,10 +10,13 @@ import (
 )
 
 // libvips is process-wide: it is started once, by the first New, and shut
-// down once, by Shutdown, after the server has drained.
+// down once, by Shutdown, after the server has drained. Its log goes to the
+// logger of that first New.
 var (
 	startOnce    sync.Once
+	startErr     error
 	shutdownOnce sync.Once
+	vipsLog      = slog.Default()
 )
 
 // startVips routes libvips logging to slog and starts libvips with one thread
@@ -20,27 +24,33 @@ var (
 // PERFORMANCE.md does the same; the engine bounds parallelism itself with a
 // semaphore, and a cache of decoded images only inflates memory for a service
 // whose inputs rarely repeat.
-func startVips() {
+func startVips(log *slog.Logger) error {
 	startOnce.Do(func() {
+		if log != nil {
+			vipsLog = log
+		}
 		vips.LoggingSettings(logVips, vips.LogLevelWarning)
-		vips.Startup(&vips.Config{
+		if err := vips.Startup(&vips.Config{
 			ConcurrencyLevel: 1,
 			MaxCacheFiles:    0,
 			MaxCacheMem:      0,
 			MaxCacheSize:     0,
-		})
+		}); err != nil {
+			startErr = fmt.Errorf("engine: libvips cannot start: %w", err)
+		}
 	})
+	return startErr
 }
 
-// logVips forwards libvips and govips messages to the default slog logger.
+// logVips forwards libvips and govips messages to the engine's logger.
 // Warnings are logged at debug level: libvips warns about every slightly
 // damaged upload, which is the client's business, not the operator's.
 func logVips(domain string, level vips.LogLevel, msg string) {
 	switch level {
 	case vips.LogLevelError, vips.LogLevelCritical:
-		slog.Error("libvips", "domain", domain, "msg", msg)
+		vipsLog.Error("libvips", "domain", domain, "msg", msg)
 	default:
-		slog.Debug("libvips", "domain", domain, "msg", msg)
+		vipsLog.Debug("libvips", "domain", domain, "msg", msg)
 	}
 }
 
@@ -48,7 +58,7 @@ func logVips(domain string, level vips.LogLevel, msg string) {
 // finished; no Engine may be used afterwards.
 func Shutdown() {
 	shutdownOnce.Do(func() {
-		startVips() // harmless when already started; makes Shutdown-before-New safe
+		_ = startVips(nil) // harmless when already started; makes Shutdown-before-New safe
 		vips.Shutdown()
 	})
 }
