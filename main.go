@@ -40,7 +40,7 @@ import (
 	"time"
 	"unicode"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"vitrine/api"
 	"vitrine/engine"
