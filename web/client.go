@@ -101,8 +101,21 @@ func (c *apiClient) signedURL(path string, q url.Values) string {
 	return s
 }
 
-// do sends one signed request to the API.
+// do sends one signed request to the API, asking for JSON.
 func (c *apiClient) do(ctx context.Context, method, path string, q url.Values, body []byte, contentType string) (response, error) {
+	return c.request(ctx, method, path, q, body, contentType, "application/json")
+}
+
+// headOriginal sends HEAD for an image without an Accept header, as a
+// client fetching the original does: the API answers with the stored type
+// and the headers it serves the original with.
+func (c *apiClient) headOriginal(ctx context.Context, path string) (response, error) {
+	return c.request(ctx, http.MethodHead, path, nil, nil, "", "")
+}
+
+// request sends one signed request to the API; accept is the Accept
+// header, none when empty.
+func (c *apiClient) request(ctx context.Context, method, path string, q url.Values, body []byte, contentType, accept string) (response, error) {
 	raw := c.target(path, q)
 	var hdr []api.HeaderField
 	switch method {
@@ -136,7 +149,9 @@ func (c *apiClient) do(ctx context.Context, method, path string, q url.Values, b
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
-	req.Header.Set("Accept", "application/json")
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
 	rec := &recorder{header: http.Header{}, status: http.StatusOK}
 	c.h.ServeHTTP(rec, req)
 	return response{Status: rec.status, Header: rec.header, Body: rec.body.Bytes()}, nil

@@ -19,6 +19,7 @@ type imageView struct {
 	Original      string
 	Props         []kv
 	Headers       []kv
+	HeadersNote   string
 	Metadata      string
 	MetadataError string
 	MetadataNote  string
@@ -53,9 +54,13 @@ func (q *request) loadImage(v *imageView) error {
 		{"Added", im.Added}, {"Updated", im.Updated}}
 	v.Preview = q.api.signedURL(apiPath+".webp", url.Values{"t[]": {"maxSize:width=960,height=960"}})
 	v.Original = q.api.signedURL(apiPath+"."+im.Extension, nil)
-	r, err := q.api.do(ctx, http.MethodHead, apiPath, nil, nil, "")
+	r, err := q.api.headOriginal(ctx, apiPath)
 	if err != nil {
 		return err
+	}
+	if e := r.err(); e != nil {
+		v.HeadersNote = "The service did not serve the original (" + itoa(e.Status) + "): " + e.Message
+		r.Header = nil
 	}
 	for k, vals := range r.Header {
 		v.Headers = append(v.Headers, kv{k, strings.Join(vals, ", ")})

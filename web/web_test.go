@@ -3,6 +3,8 @@ package web_test
 import (
 	"bytes"
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"image"
@@ -430,4 +432,31 @@ func pngBytes(t *testing.T, seed byte) []byte {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// TestOriginalHeaders: the image page lists the headers the original is
+// served with, not those of an error.
+func TestOriginalHeaders(t *testing.T) {
+	e := newEnv(t, web.Config{})
+	b := e.browser(t)
+	b.signIn("admin", adminPriv)
+	data := pngBytes(t, 3)
+	b.uploadForm("alice", data)
+	p := b.do(http.MethodGet, "/admin/users/alice/images/"+md5Hex(data), nil, nil)
+	if p.status != 200 {
+		t.Fatalf("image page: %d", p.status)
+	}
+	_, headers, ok := strings.Cut(p.body, "Response headers of the original")
+	if !ok {
+		t.Fatalf("no headers on the image page:\n%s", p.body)
+	}
+	headers, _, _ = strings.Cut(headers, "</section>")
+	if !regexp.MustCompile(`Content-Type</th><td[^>]*>image/png<`).MatchString(headers) || strings.Contains(headers, "Error-Message") {
+		t.Fatalf("headers of the original:\n%s", headers)
+	}
+}
+
+func md5Hex(b []byte) string {
+	sum := md5.Sum(b)
+	return hex.EncodeToString(sum[:])
 }
