@@ -227,3 +227,21 @@ func (b *browser) axeSelfTest() {
 		b.t.Fatal("axe self-test: an image without alt text was not reported; the accessibility checks would prove nothing")
 	}
 }
+
+// signIn signs in on the sign-in page of the UI at ui with k and checks
+// the page it lands on.
+func (b *browser) signIn(ui string, k key, name string) {
+	b.t.Helper()
+	if !strings.Contains(b.location(), "/signin") {
+		b.open(ui+"/signin", name+"-signin")
+	}
+	b.do(chromedp.SetValue(chromedp.ID("publicKey"), k.Public), chromedp.SetValue(chromedp.ID("privateKey"), k.Private))
+	b.submit(`form[action$="/signin"] button[type=submit]`, name)
+}
+
+// count is the number of elements matching a CSS selector.
+func (b *browser) count(sel string) int {
+	b.t.Helper()
+	s, _ := json.Marshal(sel)
+	return eval[int](b, fmt.Sprintf(`document.querySelectorAll(%s).length`, s))
+}

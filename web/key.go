@@ -16,7 +16,15 @@ type keyView struct {
 	Form      keyForm
 	Created   *createdKey
 	Access    string // link to the effective-access view
+	// ReadOnly says why the key cannot be changed here, empty when it can.
+	ReadOnly string
 }
+
+// Why a key may be read-only, and what to do about it.
+const (
+	readOnlyStore = "readOnlyStore" // accessControl.database is off
+	configuredKey = "configuredKey" // the key is defined in the configuration file
+)
 
 type ruleRow struct {
 	ID, Grants, Users, DeleteAction string
@@ -59,6 +67,18 @@ func (q *request) loadKey(v *keyView) error {
 			row.Users = strings.Join(names, ", ")
 		}
 		v.Rules = append(v.Rules, row)
+	}
+	var keys keyList
+	if err := q.api.getJSON(ctx, "/keys", nil, &keys); err == nil {
+		for _, k := range keys.Keys {
+			switch {
+			case k.PublicKey != v.PublicKey || k.Mutable:
+			case k.Source == "config":
+				v.ReadOnly = configuredKey
+			default:
+				v.ReadOnly = readOnlyStore
+			}
+		}
 	}
 	var groups struct {
 		Groups []struct {

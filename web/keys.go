@@ -15,6 +15,9 @@ type keysView struct {
 	Groups  []groupRow
 	Form    keyForm
 	Created *createdKey
+	// ReadOnly is set when the service keeps its keys read-only
+	// (accessControl.database off): no key can be created or changed here.
+	ReadOnly bool
 }
 
 type keyRow struct {
@@ -39,15 +42,23 @@ type createdKey struct {
 	Title, PublicKey, PrivateKey, Href string
 }
 
+// keyList is GET /keys.
+type keyList struct {
+	Keys []struct {
+		PublicKey string `json:"publicKey"`
+		Source    string `json:"source"`
+		Mutable   bool   `json:"mutable"`
+	} `json:"keys"`
+	// Mutable is false when no key may be created or changed through the
+	// API; nil when the answer did not say.
+	Mutable *bool `json:"mutable"`
+}
+
+func (l keyList) readOnly() bool { return l.Mutable != nil && !*l.Mutable }
+
 func (q *request) loadKeys(v *keysView) error {
 	ctx := q.r.Context()
-	var keys struct {
-		Keys []struct {
-			PublicKey string `json:"publicKey"`
-			Source    string `json:"source"`
-			Mutable   bool   `json:"mutable"`
-		} `json:"keys"`
-	}
+	var keys keyList
 	if err := q.api.getJSON(ctx, "/keys", nil, &keys); err != nil {
 		msg, denied := denial(err)
 		if !denied {
@@ -55,6 +66,7 @@ func (q *request) loadKeys(v *keysView) error {
 		}
 		v.Page.Denied = append(v.Page.Denied, "listing keys ("+msg+")")
 	}
+	v.ReadOnly = keys.readOnly()
 	for _, k := range keys.Keys {
 		v.Keys = append(v.Keys, keyRow{PublicKey: k.PublicKey, Source: k.Source, Mutable: k.Mutable,
 			Href: q.path("/keys/" + url.PathEscape(k.PublicKey))})
@@ -169,7 +181,7 @@ func (u *UI) createKey(q *request) error {
 func refusal(err error) (string, error) {
 	var ae *apiError
 	if errors.As(err, &ae) && ae.Status < 500 {
-		return ae.Message, nil
+		return refusalMessage(ae), nil
 	}
 	return "", err
 }

@@ -66,6 +66,24 @@ func denial(err error) (string, bool) {
 	return "", false
 }
 
+// immutableMessage is what the API answers (405) when keys, groups and
+// rules cannot change; readOnlyMessage is what the UI says instead.
+const (
+	immutableMessage = "Access control adapter is immutable"
+	readOnlyMessage  = "Keys and access rules are read-only on this service: accessControl.database is off in the " +
+		"configuration (or the key is defined in the configuration file). Set accessControl.database: true and " +
+		"restart, or use the vitrine keys command on the server."
+)
+
+// refusalMessage is the API's message for a refusal, in the UI's words
+// where the API's own would not tell a person what to do.
+func refusalMessage(ae *apiError) string {
+	if ae.Status == http.StatusMethodNotAllowed && ae.Message == immutableMessage {
+		return readOnlyMessage
+	}
+	return ae.Message
+}
+
 // fail answers a request whose page could not be built: the API's own
 // status and message when the API refused, 500 otherwise (logged).
 func (u *UI) fail(w http.ResponseWriter, r *http.Request, err error) {
@@ -73,7 +91,7 @@ func (u *UI) fail(w http.ResponseWriter, r *http.Request, err error) {
 	v := errorView{Prefix: u.cfg.Prefix, Status: http.StatusInternalServerError,
 		Message: "Something went wrong on the server; the details are in its log."}
 	if errors.As(err, &ae) {
-		v.Status, v.Message = ae.Status, ae.Message
+		v.Status, v.Message = ae.Status, refusalMessage(ae)
 		if ae.denied() {
 			v.Status = http.StatusForbidden
 			v.Message = "Your key may not do this: " + ae.Message

@@ -460,3 +460,25 @@ func md5Hex(b []byte) string {
 	sum := md5.Sum(b)
 	return hex.EncodeToString(sum[:])
 }
+
+// TestConfiguredKeyIsReadOnly: a key from the configuration file cannot
+// change through the API, so its page offers no change and says where to
+// make one.
+func TestConfiguredKeyIsReadOnly(t *testing.T) {
+	e := newEnv(t, web.Config{})
+	b := e.browser(t)
+	b.signIn("admin", adminPriv)
+	p := b.do(http.MethodGet, "/admin/keys/admin", nil, nil)
+	if p.status != 200 || !strings.Contains(p.body, "defined in the configuration file") {
+		t.Fatalf("page of a configured key: %d\n%s", p.status, p.body)
+	}
+	for _, action := range []string{"/admin/keys/admin/rules", "/admin/keys/admin/rotate", "/admin/keys/admin/delete"} {
+		if strings.Contains(p.body, `action="`+action) {
+			t.Errorf("the page of a configured key has a form for %s", action)
+		}
+	}
+	// The new-key form stays: the store itself may change.
+	if p := b.do(http.MethodGet, "/admin/keys", nil, nil); !strings.Contains(p.body, `id="nk-public"`) {
+		t.Errorf("no new-key form on a database store")
+	}
+}
