@@ -14,6 +14,8 @@ type request struct {
 	r    *http.Request
 	sess Session
 	api  *apiClient
+	// rules are the key's own rules, once read (ownRules).
+	rules *[]rule
 }
 
 // pageView is what the layout needs from every page.
