@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"net/http"
 	"strings"
 	"testing"
 )
@@ -42,4 +43,65 @@ func TestAdminReadOnlyKeys(t *testing.T) {
 	if rules := b.text(`table`); !strings.Contains(rules, "group all") {
 		t.Errorf("the key's rules are not listed: %q", rules)
 	}
+}
+
+// TestAdminSessionsOfChangedKeys: rotating the signed-in key keeps the
+// browser signed in (with the new private key); a key rotated or deleted
+// elsewhere ends its sessions cleanly, on the sign-in page with a message.
+func TestAdminSessionsOfChangedKeys(t *testing.T) {
+	b := newBrowser(t)
+	s := startServer(t, "accessControl:\n  database: true\n")
+	admin, ok := parseAdminKey(s.waitOutput(t, "private key:"))
+	if !ok {
+		t.Fatal("no admin key printed")
+	}
+	ops := key{Public: "ops", Private: "ops-private"}
+	wantStatus(t, "create ops", s.writeJSON(t, http.MethodPut, "/keys/ops", map[string]string{"privateKey": ops.Private}, admin), http.StatusCreated)
+	wantStatus(t, "rule of ops", s.writeJSON(t, http.MethodPost, "/keys/ops/access", map[string]any{"group": "all", "users": "*"}, admin), http.StatusOK)
+	ui := s.URL + "/admin"
+	b.signIn(ui, ops, "overview")
+
+	// Rotating one's own key: the new private key is shown once, the rules
+	// stay listed, and the session goes on with the new key.
+	b.open(ui+"/keys/ops", "key")
+	rotate(b, "key-rotated")
+	ops.Private = eval[string](b, `document.getElementById("created-private").value`)
+	if len(ops.Private) != 64 {
+		t.Fatalf("rotated private key %q", ops.Private)
+	}
+	if rules := b.text("table"); !strings.Contains(rules, "group all") {
+		t.Fatalf("after rotating the signed-in key the rules are %q, want group all listed", rules)
+	}
+	checkStatus(t, "read with the new private key", s.get(t, "/keys/ops/access", ops), http.StatusOK)
+	b.open(ui+"/keys", "keys-after-rotation")
+	if h := b.text("h1"); h != "Keys & access" {
+		t.Fatalf("after rotating the signed-in key /admin/keys shows %q at %s", h, b.location())
+	}
+
+	// Rotated elsewhere: the next page is the sign-in page, with a message.
+	wantStatus(t, "rotate ops elsewhere", s.writeJSON(t, http.MethodPut, "/keys/ops", map[string]string{"privateKey": "elsewhere"}, admin), http.StatusOK)
+	b.open(ui+"/keys", "session-ended-rotated")
+	if loc := b.location(); !strings.Contains(loc, "/admin/signin") {
+		t.Fatalf("a session of a rotated key went on at %s", loc)
+	}
+	if n := b.text(".notice"); !strings.Contains(n, "rotated or deleted") {
+		t.Fatalf("sign-in page after the key was rotated says %q", n)
+	}
+	b.signIn(ui, key{Public: "ops", Private: "elsewhere"}, "keys-signed-in-again")
+	if h := b.text("h1"); h != "Keys & access" {
+		t.Fatalf("signing in again went to %q at %s, want back to the keys", h, b.location())
+	}
+
+	// Deleted elsewhere: the same.
+	wantStatus(t, "delete ops elsewhere", s.write(t, http.MethodDelete, "/keys/ops", nil, admin), http.StatusOK)
+	b.open(ui+"/", "session-ended-deleted")
+	if loc, n := b.location(), b.text(".notice"); !strings.Contains(loc, "/admin/signin") || !strings.Contains(n, "rotated or deleted") {
+		t.Fatalf("a session of a deleted key: at %s, notice %q", loc, n)
+	}
+}
+
+// rotate rotates the key whose page is open.
+func rotate(b *browser, name string) {
+	b.t.Helper()
+	b.submit(`form[action$="/rotate"] button[type=submit]`, name)
 }

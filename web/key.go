@@ -135,7 +135,9 @@ func (u *UI) deleteRule(q *request) error {
 	return q.redirect("/keys/" + url.PathEscape(pk) + "?done=rule-deleted")
 }
 
-// rotateKey gives the key a new random private key, shown once.
+// rotateKey gives the key a new random private key, shown once. Rotating
+// the signed-in key renews the session with the new private key, so the
+// browser stays signed in.
 func (u *UI) rotateKey(q *request) error {
 	pk := q.r.PathValue("pk")
 	priv := randomToken()
@@ -143,13 +145,15 @@ func (u *UI) rotateKey(q *request) error {
 	if _, err := q.api.send(q.r.Context(), http.MethodPut, "/keys/"+url.PathEscape(pk), body, ""); err != nil {
 		return err
 	}
+	if pk == q.sess.PublicKey {
+		if err := q.renew(priv); err != nil {
+			return err
+		}
+	}
 	v := keyView{Page: q.page("Key "+pk, "keys"), PublicKey: pk, Form: keyForm{Group: "read-only", Users: pk}}
 	v.Created = &createdKey{Title: "New private key for " + pk, PublicKey: pk, PrivateKey: priv}
 	if pk == q.sess.PublicKey {
-		// The session signs with the key it was opened with; after rotating
-		// its own key it must sign in again.
-		v.Page.Notice = "You rotated the key you are signed in with: sign out and in again with the new private key."
-		return q.render(http.StatusOK, keyPage(v))
+		v.Page.Notice = "You rotated the key you are signed in with: this browser stays signed in with the new private key; other sessions of " + pk + " have ended."
 	}
 	if err := q.loadKey(&v); err != nil {
 		return err

@@ -482,3 +482,33 @@ func TestConfiguredKeyIsReadOnly(t *testing.T) {
 		t.Errorf("no new-key form on a database store")
 	}
 }
+
+// TestSessionEndsWithItsKey: once its key is deleted, a session's next
+// page or form post goes to the sign-in page, which says why.
+func TestSessionEndsWithItsKey(t *testing.T) {
+	e := newEnv(t, web.Config{})
+	admin := e.browser(t)
+	admin.signIn("admin", adminPriv)
+	if p := admin.do(http.MethodPost, "/admin/keys", url.Values{"csrf": {admin.token("/admin/keys")}, "publicKey": {"carol"},
+		"privateKey": {"carol-private"}, "group": {"read-only"}, "users": {"carol"}}, nil); p.status >= 400 {
+		t.Fatalf("create carol: %d", p.status)
+	}
+	carol := e.browser(t)
+	if p := carol.signIn("carol", "carol-private"); p.status != http.StatusSeeOther {
+		t.Fatalf("sign in as carol: %d", p.status)
+	}
+	csrf := carol.token("/admin/")
+	if p := admin.do(http.MethodPost, "/admin/keys/carol/delete", url.Values{"csrf": {admin.token("/admin/keys/carol")}, "confirm": {"yes"}}, nil); p.status != http.StatusSeeOther {
+		t.Fatalf("delete carol: %d", p.status)
+	}
+	p := carol.do(http.MethodPost, "/admin/signout", url.Values{"csrf": {csrf}}, nil)
+	if loc := p.header.Get("Location"); p.status != http.StatusSeeOther || !strings.HasPrefix(loc, "/admin/signin?ended=key") {
+		t.Fatalf("a post of a deleted key's session: %d %s", p.status, loc)
+	}
+	if p := carol.do(http.MethodGet, "/admin/signin?ended=key", nil, nil); !strings.Contains(p.body, "rotated or deleted") {
+		t.Fatalf("the sign-in page does not say why the session ended")
+	}
+	if p := carol.do(http.MethodGet, "/admin/keys", nil, nil); p.status != http.StatusSeeOther || strings.Contains(p.header.Get("Location"), "ended") {
+		t.Fatalf("the ended session is still known: %d %s", p.status, p.header.Get("Location"))
+	}
+}
