@@ -105,3 +105,61 @@ func rotate(b *browser, name string) {
 	b.t.Helper()
 	b.submit(`form[action$="/rotate"] button[type=submit]`, name)
 }
+
+// TestAdminRestrictedKey: a key that may only read alice's images sees
+// those images and its own access, and none of the forms it could not use
+// (metadata, short URLs, deletion, upload, new key, rules, reload).
+func TestAdminRestrictedKey(t *testing.T) {
+	b := newBrowser(t)
+	s := startServer(t, "accessControl:\n  database: true\n")
+	admin, ok := parseAdminKey(s.waitOutput(t, "private key:"))
+	if !ok {
+		t.Fatal("no admin key printed")
+	}
+	viewer := key{Public: "viewer", Private: "viewer-private"}
+	wantStatus(t, "create viewer", s.writeJSON(t, http.MethodPut, "/keys/viewer", map[string]string{"privateKey": viewer.Private}, admin), http.StatusCreated)
+	wantStatus(t, "rule of viewer", s.writeJSON(t, http.MethodPost, "/keys/viewer/access", map[string]any{"group": "read-only", "users": []string{"alice"}}, admin), http.StatusOK)
+	img := scenePNG(t, 320, 240, 7)
+	wantStatus(t, "upload", s.write(t, http.MethodPost, "/users/alice/images", img, admin), http.StatusCreated)
+	wantStatus(t, "metadata", s.writeJSON(t, http.MethodPut, "/users/alice/images/"+md5Hex(img)+"/metadata", map[string]string{"title": "harbour"}, admin), http.StatusOK)
+	ui := s.URL + "/admin"
+	b.signIn(ui, viewer, "overview")
+	none := func(page string, sels ...string) {
+		t.Helper()
+		for _, sel := range sels {
+			if n := b.count(sel); n != 0 {
+				t.Errorf("%s offers %s to a read-only key", page, sel)
+			}
+		}
+	}
+	nav := `nav a[href$="/upload"], nav a[href$="/filters"]`
+	none("the overview", nav, `main a[href$="/upload"]`)
+
+	b.open(ui+"/users/alice", "images")
+	none("the grid", `a[href*="/upload"]`)
+	b.submit(`.grid .tile a`, "image")
+	none("the image page", `form[action$="/metadata"]`, `form[action$="/shorturls"]`, `form[action$="/shorturls/delete"]`, `a[href$="/delete"]`)
+	if md := b.text("pre.code"); !strings.Contains(md, "harbour") {
+		t.Errorf("the image's metadata is not shown to a key that may read it: %q", md)
+	}
+
+	b.open(ui+"/upload", "upload-denied")
+	none("the upload page", `#upload-form`)
+	if d := b.text(".notice-denied"); !strings.Contains(d, "images.post") {
+		t.Errorf("the upload page says %q", d)
+	}
+
+	b.open(ui+"/keys", "keys")
+	none("the keys page", `#nk-public`, `form[action$="/keys"]`)
+	if n := b.count(".notice-denied"); n != 0 {
+		t.Errorf("the keys page shows %d refusals: %s", n, b.text(".notice-denied"))
+	}
+	b.submit(`main a[href$="/keys/viewer"]`, "key")
+	none("the key page", `form[action$="/rules"]`, `form[action*="/rules/"]`, `form[action$="/rotate"]`, `a[href$="/rotate"]`, `form[action$="/delete"]`)
+	if rules := b.text("table"); !strings.Contains(rules, "group read-only") {
+		t.Errorf("own rules: %q", rules)
+	}
+
+	b.open(ui+"/filters", "filters")
+	none("the filters page", `form[action$="/filters/reload"]`)
+}

@@ -48,9 +48,20 @@ type apiError struct {
 func (e *apiError) Error() string { return fmt.Sprintf("%d %s", e.Status, e.Message) }
 
 // denied reports whether the API refused the key (rather than the input).
+// The API answers access refusals with 400 Permission denied (as the
+// protocol it implements does); the UI answers them with 403.
 func (e *apiError) denied() bool {
 	return e.Status == http.StatusForbidden || e.Status == http.StatusUnauthorized ||
-		strings.HasPrefix(e.Message, "Permission denied")
+		strings.HasPrefix(e.Message, "Permission denied") || strings.HasPrefix(e.Message, "Public key does not have access")
+}
+
+// formStatus is the status of a form shown again with the API's refusal:
+// 403 when the key may not do it, 400 when the input was wrong.
+func (e *apiError) formStatus() int {
+	if e.denied() {
+		return http.StatusForbidden
+	}
+	return http.StatusBadRequest
 }
 
 // response is what the API answered.

@@ -41,12 +41,14 @@ type filtersView struct {
 	Page    pageView
 	Action  string
 	Filters []filterView
+	// CanReload is set when the key may reload the filters.
+	CanReload bool
 }
 
 // filters shows GET /filters: each filter folder's manifest, content hash,
 // counters and load error.
 func (u *UI) filters(q *request) error {
-	v := filtersView{Page: q.page("Filters", "filters"), Action: q.path("/filters/reload")}
+	v := filtersView{Page: q.page("Filters", "filters"), Action: q.path("/filters/reload"), CanReload: q.mayAny("filters.post")}
 	var list struct {
 		Filters []filterStatus `json:"filters"`
 	}
@@ -65,7 +67,7 @@ func (u *UI) filters(q *request) error {
 // reloadFilters asks the API to reload the filters directory and shows
 // the result.
 func (u *UI) reloadFilters(q *request) error {
-	v := filtersView{Page: q.page("Filters", "filters"), Action: q.path("/filters/reload")}
+	v := filtersView{Page: q.page("Filters", "filters"), Action: q.path("/filters/reload"), CanReload: q.mayAny("filters.post")}
 	r, err := q.api.send(q.r.Context(), http.MethodPost, "/filters/reload", nil, "")
 	if err != nil {
 		return err

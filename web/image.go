@@ -28,6 +28,8 @@ type imageView struct {
 	ShortExt      string
 	ShortError    string
 	Base          string // this page's path
+	// What the key may do with the image.
+	CanEditMetadata, CanShorten, CanDeleteShort, CanDelete bool
 }
 
 type kv struct{ Key, Value string }
@@ -41,6 +43,8 @@ func (q *request) loadImage(v *imageView) error {
 	ctx := q.r.Context()
 	apiPath := q.imagePath(v.User, v.ID)
 	v.Base = q.path(apiPath)
+	v.CanEditMetadata, v.CanDelete = q.may("metadata.put", v.User), q.may("image.delete", v.User)
+	v.CanShorten, v.CanDeleteShort = q.may("shorturls.post", v.User), q.may("shorturl.delete", v.User)
 	l, err := q.list(ctx, "/users/"+url.PathEscape(v.User)+"/images", url.Values{"ids[]": {v.ID}})
 	if err != nil {
 		return err
@@ -115,12 +119,14 @@ func (u *UI) saveMetadata(q *request) error {
 	}
 	v.Metadata, v.MetadataError = doc, ae.Message
 	if ae.denied() {
-		v.MetadataError = "Your key may not change this image's metadata: " + ae.Message
+		// The form is not offered to such a key; this post came anyway.
+		v.Metadata, v.MetadataError = "", ""
+		v.MetadataNote = "Your key may not change this image's metadata: " + ae.Message
 	}
 	if err := q.loadImage(&v); err != nil {
 		return err
 	}
-	return q.render(http.StatusBadRequest, imagePage(v))
+	return q.render(ae.formStatus(), imagePage(v))
 }
 
 // createShortURL asks the API for a short URL of the image with the
@@ -141,7 +147,7 @@ func (u *UI) createShortURL(q *request) error {
 		v.ShortURL = q.api.base + "/s/" + got.ID
 		v.Page.Notice = "Short URL created."
 	case errors.As(err, &ae) && ae.Status < 500:
-		v.ShortError, status = ae.Message, http.StatusBadRequest
+		v.ShortError, status = ae.Message, ae.formStatus()
 	default:
 		return err
 	}

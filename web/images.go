@@ -118,6 +118,7 @@ type imagesView struct {
 	Thumbs                       []thumbView
 	PrevHref, NextHref, ResetRef string
 	Error                        string
+	CanUpload                    bool
 }
 
 type option struct{ Value, Label string }
@@ -134,7 +135,8 @@ func (u *UI) images(q *request) error {
 	in := q.r.URL.Query()
 	v := imagesView{Page: q.page("Images of "+user, "images"), User: user, Sorts: sortOptions,
 		Sort: in.Get("sort"), IDs: in.Get("ids"), Checksums: in.Get("checksums"), Originals: in.Get("originalChecksums"),
-		Metadata: in.Get("metadata"), Limit: 24, PageNo: 1, ResetRef: q.path("/users/" + url.PathEscape(user))}
+		Metadata: in.Get("metadata"), Limit: 24, PageNo: 1, ResetRef: q.path("/users/" + url.PathEscape(user)),
+		CanUpload: q.may("images.post", user)}
 	if d := in.Get("deleted"); d != "" {
 		v.Page.Notice = "Image " + d + " was deleted."
 	}

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"vitrine/api"
 )
 
 // keyView is one key: its rules, a rule editor, rotation and deletion.
@@ -18,6 +20,8 @@ type keyView struct {
 	Access    string // link to the effective-access view
 	// ReadOnly says why the key cannot be changed here, empty when it can.
 	ReadOnly string
+	// What the signed-in key may do to this key.
+	CanAddRule, CanDeleteRule, CanRotate, CanDelete bool
 }
 
 // Why a key may be read-only, and what to do about it.
@@ -34,6 +38,8 @@ func (q *request) loadKey(v *keyView) error {
 	ctx := q.r.Context()
 	v.Base = q.path("/keys/" + url.PathEscape(v.PublicKey))
 	v.Access = q.path("/access?key=" + url.QueryEscape(v.PublicKey))
+	v.CanAddRule, v.CanDeleteRule = q.mayAny("accessrules.post"), q.mayAny("accessrule.delete")
+	v.CanRotate, v.CanDelete = q.mayAny("keys.put"), q.mayAny("keys.delete")
 	var rules []struct {
 		ID        json.Number `json:"id"`
 		Group     string      `json:"group"`
@@ -69,7 +75,9 @@ func (q *request) loadKey(v *keyView) error {
 		v.Rules = append(v.Rules, row)
 	}
 	var keys keyList
-	if err := q.api.getJSON(ctx, "/keys", nil, &keys); err == nil {
+	if !q.mayAny("keys.get") {
+		// Whether the key may change is unknown; what the key may do decides.
+	} else if err := q.api.getJSON(ctx, "/keys", nil, &keys); err == nil {
 		for _, k := range keys.Keys {
 			switch {
 			case k.PublicKey != v.PublicKey || k.Mutable:
@@ -85,7 +93,9 @@ func (q *request) loadKey(v *keyView) error {
 			Name string `json:"name"`
 		} `json:"groups"`
 	}
-	if err := q.api.getJSON(ctx, "/groups", url.Values{"limit": {"1000"}}, &groups); err == nil {
+	if !q.mayAny("groups.get") {
+		v.Form.Groups = api.BuiltinGroups()
+	} else if err := q.api.getJSON(ctx, "/groups", url.Values{"limit": {"1000"}}, &groups); err == nil {
 		for _, g := range groups.Groups {
 			v.Form.Groups = append(v.Form.Groups, g.Name)
 		}
@@ -118,13 +128,14 @@ func (u *UI) addRule(q *request) error {
 		return q.redirect("/keys/" + url.PathEscape(pk) + "?done=rule")
 	}
 	v := keyView{Page: q.page("Key "+pk, "keys"), PublicKey: pk, Form: f}
-	if v.Form.RuleError, err = refusal(err); err != nil {
+	status := 0
+	if v.Form.RuleError, status, err = refusal(err); err != nil {
 		return err
 	}
 	if err := q.loadKey(&v); err != nil {
 		return err
 	}
-	return q.render(http.StatusBadRequest, keyPage(v))
+	return q.render(status, keyPage(v))
 }
 
 func (u *UI) deleteRule(q *request) error {

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"vitrine/api"
 )
 
 // keysView lists keys and groups and offers a new key.
@@ -18,6 +20,8 @@ type keysView struct {
 	// ReadOnly is set when the service keeps its keys read-only
 	// (accessControl.database off): no key can be created or changed here.
 	ReadOnly bool
+	// What the key may do: list keys and groups, create keys.
+	CanListKeys, CanListGroups, CanCreate bool
 }
 
 type keyRow struct {
@@ -44,22 +48,29 @@ type createdKey struct {
 
 // keyList is GET /keys.
 type keyList struct {
-	Keys []struct {
-		PublicKey string `json:"publicKey"`
-		Source    string `json:"source"`
-		Mutable   bool   `json:"mutable"`
-	} `json:"keys"`
+	Keys []keyEntry `json:"keys"`
 	// Mutable is false when no key may be created or changed through the
 	// API; nil when the answer did not say.
 	Mutable *bool `json:"mutable"`
+}
+
+// keyEntry is one key of GET /keys.
+type keyEntry struct {
+	PublicKey string `json:"publicKey"`
+	Source    string `json:"source"`
+	Mutable   bool   `json:"mutable"`
 }
 
 func (l keyList) readOnly() bool { return l.Mutable != nil && !*l.Mutable }
 
 func (q *request) loadKeys(v *keysView) error {
 	ctx := q.r.Context()
+	v.CanListKeys, v.CanListGroups, v.CanCreate = q.mayAny("keys.get"), q.mayAny("groups.get"), q.mayAny("keys.put")
 	var keys keyList
-	if err := q.api.getJSON(ctx, "/keys", nil, &keys); err != nil {
+	if !v.CanListKeys {
+		// A key may always see its own rules, so it is listed alone.
+		keys.Keys = append(keys.Keys, keyEntry{PublicKey: q.sess.PublicKey})
+	} else if err := q.api.getJSON(ctx, "/keys", nil, &keys); err != nil {
 		msg, denied := denial(err)
 		if !denied {
 			return err
@@ -76,6 +87,10 @@ func (q *request) loadKeys(v *keysView) error {
 			Name      string   `json:"name"`
 			Resources []string `json:"resources"`
 		} `json:"groups"`
+	}
+	if !v.CanListGroups {
+		v.Form.Groups = api.BuiltinGroups()
+		return nil
 	}
 	if err := q.api.getJSON(ctx, "/groups", url.Values{"limit": {"1000"}}, &groups); err != nil {
 		msg, denied := denial(err)
@@ -144,6 +159,7 @@ func (u *UI) createKey(q *request) error {
 	}
 	keyPath := "/keys/" + url.PathEscape(f.PublicKey)
 	body, _ := json.Marshal(map[string]string{"privateKey": priv})
+	status := http.StatusBadRequest
 	// Why the HEAD first: PUT on an existing key replaces its private key,
 	// which a form meant to create keys must never do by accident.
 	if r, err := q.api.do(ctx, http.MethodHead, keyPath, nil, nil, ""); err != nil {
@@ -151,7 +167,7 @@ func (u *UI) createKey(q *request) error {
 	} else if r.Status == http.StatusOK {
 		v.Form.KeyError = "Key " + f.PublicKey + " exists already; rotate its private key on its own page."
 	} else if _, err := q.api.send(ctx, http.MethodPut, keyPath, body, ""); err != nil {
-		if v.Form.KeyError, err = refusal(err); err != nil {
+		if v.Form.KeyError, status, err = refusal(err); err != nil {
 			return err
 		}
 	} else if strings.TrimSpace(f.Group) != "" || strings.TrimSpace(f.Resources) != "" {
@@ -159,7 +175,7 @@ func (u *UI) createKey(q *request) error {
 			if _, derr := q.api.send(ctx, http.MethodDelete, keyPath, nil, ""); derr != nil {
 				return errors.Join(err, derr)
 			}
-			if v.Form.RuleError, err = refusal(err); err != nil {
+			if v.Form.RuleError, status, err = refusal(err); err != nil {
 				return err
 			}
 		}
@@ -168,7 +184,7 @@ func (u *UI) createKey(q *request) error {
 		return err
 	}
 	if v.Form.KeyError != "" || v.Form.RuleError != "" {
-		return q.render(http.StatusBadRequest, keysPage(v))
+		return q.render(status, keysPage(v))
 	}
 	v.Created = &createdKey{Title: "Key " + f.PublicKey + " created", PublicKey: f.PublicKey, PrivateKey: priv,
 		Href: q.path(keyPath)}
@@ -177,11 +193,13 @@ func (u *UI) createKey(q *request) error {
 }
 
 // refusal returns the API's message when it refused the request (a 4xx),
-// to be shown next to the form field; any other error is returned.
-func refusal(err error) (string, error) {
+// to be shown next to the form field, with the status of the page that
+// shows it (403 when the key may not, 400 for wrong input); any other
+// error is returned.
+func refusal(err error) (string, int, error) {
 	var ae *apiError
 	if errors.As(err, &ae) && ae.Status < 500 {
-		return refusalMessage(ae), nil
+		return refusalMessage(ae), ae.formStatus(), nil
 	}
-	return "", err
+	return "", 0, err
 }

@@ -31,10 +31,18 @@ type pageView struct {
 	// Denied lists what the signed-in key may not do on this page, in the
 	// API's words.
 	Denied []string
+	// Nav is the navigation: the pages the key may use.
+	Nav []navItem
 }
 
 func (q *request) page(title, active string) pageView {
-	return pageView{Title: title, Active: active, Prefix: q.ui.cfg.Prefix, PublicKey: q.sess.PublicKey, CSRF: q.sess.CSRF}
+	p := pageView{Title: title, Active: active, Prefix: q.ui.cfg.Prefix, PublicKey: q.sess.PublicKey, CSRF: q.sess.CSRF}
+	for _, n := range navItems {
+		if n.Needs == "" || q.mayAny(n.Needs) {
+			p.Nav = append(p.Nav, n)
+		}
+	}
+	return p
 }
 
 // path is p under the UI's prefix.

@@ -53,3 +53,36 @@ func (q *request) ownRules(ctx context.Context) ([]rule, error) {
 	q.rules = &rs
 	return rs, nil
 }
+
+// may reports whether the signed-in key's rules grant resource (such as
+// "metadata.put") on user, as the API decides; user "" is for resources
+// without a user. Pages offer only what the key may do; the API still
+// decides every request.
+func (q *request) may(resource, user string) bool {
+	if q.rules == nil {
+		return false
+	}
+	for _, r := range *q.rules {
+		if r.Users.covers(user) && slices.Contains(r.Resources, resource) {
+			return true
+		}
+	}
+	return false
+}
+
+// mayAny reports whether the key holds resource on any user at all.
+func (q *request) mayAny(resource string) bool { return q.may(resource, "") }
+
+// uploadUsers lists the users the key may upload for; every user is "*".
+func (q *request) uploadUsers() []string {
+	var out []string
+	if q.rules != nil {
+		for _, r := range *q.rules {
+			if slices.Contains(r.Resources, "images.post") {
+				out = append(out, r.Users...)
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}

@@ -7,6 +7,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -17,6 +18,25 @@ type uploadView struct {
 	Action  string
 	User    string
 	Results []uploadResult
+	// Users are those the key may upload for, when it may not upload for
+	// every user; the field is then a choice among them.
+	Users []string
+	// Allowed is false when the key may upload for no user at all.
+	Allowed bool
+}
+
+// uploadPageView is the upload page with what the key may upload for.
+func (q *request) uploadPageView(user string) uploadView {
+	v := uploadView{Page: q.page("Upload images", "upload"), Action: q.path("/upload"), User: user}
+	users := q.uploadUsers()
+	v.Allowed = len(users) > 0
+	if !slices.Contains(users, "*") {
+		v.Users = users
+		if !slices.Contains(users, v.User) && len(users) > 0 {
+			v.User = users[0]
+		}
+	}
+	return v
 }
 
 // uploadResult is the outcome of one file; upload.js gets it as JSON.
@@ -29,11 +49,17 @@ type uploadResult struct {
 }
 
 func (u *UI) uploadForm(q *request) error {
-	v := uploadView{Page: q.page("Upload images", "upload"), Action: q.path("/upload"), User: q.r.URL.Query().Get("user")}
-	if v.User == "" {
-		v.User = q.sess.PublicKey
+	user := q.r.URL.Query().Get("user")
+	if user == "" {
+		user = q.sess.PublicKey
 	}
-	return q.render(http.StatusOK, uploadPage(v))
+	v := q.uploadPageView(user)
+	status := http.StatusOK
+	if !v.Allowed {
+		v.Page.Denied = append(v.Page.Denied, "uploading images (no access rule of this key grants images.post)")
+		status = http.StatusForbidden
+	}
+	return q.render(status, uploadPage(v))
 }
 
 // upload sends every posted file to POST /users/<user>/images, one by
@@ -43,8 +69,9 @@ func (u *UI) upload(q *request) error {
 	if err := q.r.ParseMultipartForm(32 << 20); err != nil {
 		return &apiError{Status: http.StatusBadRequest, Message: "The upload could not be read: " + err.Error()}
 	}
-	v := uploadView{Page: q.page("Upload images", "upload"), Action: q.path("/upload"),
-		User: strings.TrimSpace(q.r.FormValue("user"))}
+	v := q.uploadPageView(strings.TrimSpace(q.r.FormValue("user")))
+	v.User = strings.TrimSpace(q.r.FormValue("user"))
+	status := http.StatusOK
 	files := q.r.MultipartForm.File["images"]
 	if len(files) == 0 {
 		v.Results = []uploadResult{{Error: "Choose at least one image."}}
@@ -70,21 +97,25 @@ func (u *UI) upload(q *request) error {
 			if ae.denied() {
 				res.Error = "Your key may not upload images for " + v.User + ": " + ae.Message
 			}
+			if len(v.Results) == 0 {
+				status = ae.formStatus()
+			}
 		case err != nil:
 			return err
 		}
 		v.Results = append(v.Results, res)
 	}
+	if len(files) == 0 {
+		status = http.StatusBadRequest
+	} else if status != http.StatusOK && slices.ContainsFunc(v.Results, func(r uploadResult) bool { return r.Error == "" }) {
+		status = http.StatusOK // some files were stored
+	}
 	if q.r.FormValue("format") == "json" {
 		q.w.Header().Set("Content-Type", "application/json")
-		status := http.StatusOK
-		if len(v.Results) > 0 && v.Results[0].Error != "" {
-			status = http.StatusBadRequest
-		}
 		q.w.WriteHeader(status)
 		return json.NewEncoder(q.w).Encode(v.Results)
 	}
-	return q.render(http.StatusOK, uploadPage(v))
+	return q.render(status, uploadPage(v))
 }
 
 func readPart(fh *multipart.FileHeader) ([]byte, error) {

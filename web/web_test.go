@@ -512,3 +512,60 @@ func TestSessionEndsWithItsKey(t *testing.T) {
 		t.Fatalf("the ended session is still known: %d %s", p.status, p.header.Get("Location"))
 	}
 }
+
+// TestRefusalsAre403: a key that may only read gets every change it posts
+// anyway refused with 403 (the API's refusal, whatever the form), and its
+// pages offer none of those forms.
+func TestRefusalsAre403(t *testing.T) {
+	e := newEnv(t, web.Config{})
+	admin := e.browser(t)
+	admin.signIn("admin", adminPriv)
+	data := pngBytes(t, 5)
+	admin.uploadForm("alice", data)
+	id := md5Hex(data)
+	if p := admin.do(http.MethodPost, "/admin/keys", url.Values{"csrf": {admin.token("/admin/keys")}, "publicKey": {"viewer"},
+		"privateKey": {"viewer-private"}, "group": {"read-only"}, "users": {"alice"}}, nil); p.status >= 400 {
+		t.Fatalf("create viewer: %d", p.status)
+	}
+	b := e.browser(t)
+	b.signIn("viewer", "viewer-private")
+	csrf := b.token("/admin/")
+	image := "/admin/users/alice/images/" + id
+	p := b.do(http.MethodGet, image, nil, nil)
+	for _, action := range []string{image + "/metadata", image + "/shorturls", image + "/delete"} {
+		if strings.Contains(p.body, `"`+action+`"`) {
+			t.Errorf("the image page offers %s to a read-only key", action)
+		}
+	}
+	if strings.Contains(p.body, `href="/admin/upload"`) {
+		t.Errorf("the navigation offers Upload to a read-only key")
+	}
+	if p := b.do(http.MethodGet, "/admin/upload", nil, nil); p.status != http.StatusForbidden || strings.Contains(p.body, `id="upload-form"`) {
+		t.Errorf("upload page of a read-only key: %d", p.status)
+	}
+	for _, c := range []struct {
+		path string
+		form url.Values
+	}{
+		{image + "/metadata", url.Values{"metadata": {`{"a": 1}`}}},
+		{image + "/shorturls", url.Values{"query": {""}, "extension": {"png"}}},
+		{image + "/shorturls/delete", url.Values{"id": {"abcdefg"}}},
+		{image + "/delete", nil},
+		{"/admin/keys", url.Values{"publicKey": {"eve"}, "group": {"all"}, "users": {"*"}}},
+		{"/admin/keys/viewer/rules", url.Values{"group": {"all"}, "users": {"*"}}},
+		{"/admin/keys/viewer/rotate", nil},
+		{"/admin/keys/viewer/delete", url.Values{"confirm": {"yes"}}},
+		{"/admin/filters/reload", nil},
+	} {
+		form := url.Values{"csrf": {csrf}}
+		for k, v := range c.form {
+			form[k] = v
+		}
+		if p := b.do(http.MethodPost, c.path, form, nil); p.status != http.StatusForbidden {
+			t.Errorf("POST %s by a read-only key: %d, want 403", c.path, p.status)
+		}
+	}
+	if p := b.uploadForm("alice", pngBytes(t, 6)); p.status != http.StatusForbidden {
+		t.Errorf("upload by a read-only key: %d, want 403", p.status)
+	}
+}
