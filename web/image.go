@@ -23,7 +23,9 @@ type imageView struct {
 	Metadata      string
 	MetadataError string
 	MetadataNote  string
-	ShortURL      string // the one just created
+	Short         *shortURLView // the one just created or looked up
+	ShortFind     string        // what was looked up: an id or a short URL
+	ShortFindErr  string
 	ShortQuery    string
 	ShortExt      string
 	ShortError    string
@@ -33,6 +35,11 @@ type imageView struct {
 }
 
 type kv struct{ Key, Value string }
+
+// shortURLView is one short URL of the image.
+type shortURLView struct {
+	ID, URL, Query, Extension string
+}
 
 func (q *request) imagePath(user, id string) string {
 	return "/users/" + url.PathEscape(user) + "/images/" + url.PathEscape(id)
@@ -94,13 +101,62 @@ func (u *UI) image(q *request) error {
 	switch q.r.URL.Query().Get("done") {
 	case "metadata":
 		v.Page.Notice = "Metadata saved."
+	case "shorturl":
+		v.Page.Notice = "Short URL created."
+	case "shorturl-existed":
+		v.Page.Notice = "This image already had a short URL with these transformations and format; here it is."
 	case "shorturl-deleted":
-		v.Page.Notice = "Short URL deleted."
+		v.Page.Notice = "Short URL " + q.r.URL.Query().Get("id") + " deleted."
+	}
+	status := http.StatusOK
+	if find := strings.TrimSpace(q.r.URL.Query().Get("short")); find != "" {
+		var err error
+		if status, err = q.findShortURL(&v, find); err != nil {
+			return err
+		}
 	}
 	if err := q.loadImage(&v); err != nil {
 		return err
 	}
-	return q.render(http.StatusOK, imagePage(v))
+	return q.render(status, imagePage(v))
+}
+
+// findShortURL looks up a short URL of the image by its id or address
+// (…/s/<id>) and shows it, or says next to the field why it cannot.
+func (q *request) findShortURL(v *imageView, find string) (int, error) {
+	id := find
+	if i := strings.LastIndex(id, "/"); i >= 0 {
+		id = id[i+1:]
+	}
+	id, _, _ = strings.Cut(id, "?")
+	var got struct {
+		Extension *string `json:"extension"`
+		Query     struct {
+			T []string `json:"t"`
+		} `json:"query"`
+	}
+	err := q.api.getJSON(q.r.Context(), q.imagePath(v.User, v.ID)+"/shorturls/"+url.PathEscape(id), nil, &got)
+	var ae *apiError
+	switch {
+	case err == nil:
+		sv := &shortURLView{ID: id, URL: q.api.base + "/s/" + id, Extension: "none (content negotiation)"}
+		if got.Extension != nil {
+			sv.Extension = *got.Extension
+		}
+		for _, t := range got.Query.T {
+			sv.Query += "t[]=" + t + "&"
+		}
+		sv.Query = strings.TrimSuffix(sv.Query, "&")
+		v.Short = sv
+		return http.StatusOK, nil
+	case errors.As(err, &ae) && ae.denied():
+		v.ShortFind, v.ShortFindErr = find, "Your key may not read this image's short URLs: "+ae.Message
+		return http.StatusForbidden, nil
+	case errors.As(err, &ae) && ae.Status < 500:
+		v.ShortFind, v.ShortFindErr = find, "No short URL "+id+" leads to this image. A short URL's id is the 7 letters and digits after /s/."
+		return http.StatusNotFound, nil
+	}
+	return 0, err
 }
 
 // saveMetadata replaces the metadata with the posted JSON. The API
@@ -138,31 +194,46 @@ func (u *UI) createShortURL(q *request) error {
 	body, _ := json.Marshal(map[string]string{"user": v.User, "imageIdentifier": v.ID, "extension": v.ShortExt,
 		"query": v.ShortQuery})
 	r, err := q.api.send(q.r.Context(), http.MethodPost, q.imagePath(v.User, v.ID)+"/shorturls", body, "")
-	status := http.StatusOK
 	var ae *apiError
 	switch {
 	case err == nil:
 		var got struct{ ID string }
 		_ = json.Unmarshal(r.Body, &got)
-		v.ShortURL = q.api.base + "/s/" + got.ID
-		v.Page.Notice = "Short URL created."
+		done := "shorturl"
+		if r.Status == http.StatusOK {
+			done = "shorturl-existed"
+		}
+		return q.redirect(q.imagePath(v.User, v.ID) + "?" + url.Values{"done": {done}, "short": {got.ID}}.Encode())
 	case errors.As(err, &ae) && ae.Status < 500:
-		v.ShortError, status = ae.Message, ae.formStatus()
+		v.ShortError = ae.Message
 	default:
 		return err
 	}
 	if err := q.loadImage(&v); err != nil {
 		return err
 	}
-	return q.render(status, imagePage(v))
+	return q.render(ae.formStatus(), imagePage(v))
 }
 
+// deleteShortURL deletes one short URL of the image; an unknown id is
+// said next to the short URL field.
 func (u *UI) deleteShortURL(q *request) error {
-	user, id := q.r.PathValue("user"), q.r.PathValue("image")
-	if _, err := q.api.send(q.r.Context(), http.MethodDelete, q.imagePath(user, id)+"/shorturls/"+url.PathEscape(strings.TrimSpace(q.r.PostFormValue("id"))), nil, ""); err != nil {
+	user, image := q.r.PathValue("user"), q.r.PathValue("image")
+	id := strings.TrimSpace(q.r.PostFormValue("id"))
+	_, err := q.api.send(q.r.Context(), http.MethodDelete, q.imagePath(user, image)+"/shorturls/"+url.PathEscape(id), nil, "")
+	var ae *apiError
+	if err == nil {
+		return q.redirect(q.imagePath(user, image) + "?" + url.Values{"done": {"shorturl-deleted"}, "id": {id}}.Encode())
+	} else if !errors.As(err, &ae) || ae.Status != http.StatusNotFound {
 		return err
 	}
-	return q.redirect(q.imagePath(user, id) + "?done=shorturl-deleted")
+	v := imageView{User: user, ID: image, ShortExt: "jpg", ShortFind: id,
+		ShortFindErr: "No short URL " + id + " leads to this image; it may have been deleted already."}
+	v.Page = q.page("Image "+shortID(image), "images")
+	if err := q.loadImage(&v); err != nil {
+		return err
+	}
+	return q.render(http.StatusNotFound, imagePage(v))
 }
 
 // confirmView asks before an image is deleted.
@@ -194,4 +265,11 @@ func orDash(s string) string {
 		return "—"
 	}
 	return s
+}
+
+func deleteHint(canDelete bool) string {
+	if canDelete {
+		return " and delete it"
+	}
+	return ""
 }
