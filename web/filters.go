@@ -93,8 +93,7 @@ func filterViews(list []filterStatus) []filterView {
 		}
 		if len(f.Manifest) > 0 && json.Unmarshal(f.Manifest, &m) == nil {
 			fv.Version, fv.Kind, fv.Description = m.Version, m.Kind, m.Description
-			pretty, _ := json.MarshalIndent(f.Manifest, "", "  ")
-			fv.Manifest = string(pretty)
+			fv.Manifest, _ = prettyJSON(f.Manifest)
 		}
 		if s := f.Stats; s != nil {
 			fv.Stats = []kv{{"Calls", itoa64(s.Calls)}, {"Errors", itoa64(s.Errors)}, {"Timeouts", itoa64(s.Timeouts)},

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -86,9 +85,8 @@ func (q *request) loadImage(v *imageView) error {
 			}
 			v.MetadataNote = "Your key may not read this image's metadata: " + msg
 		} else {
-			var pretty bytes.Buffer
-			if json.Indent(&pretty, md, "", "  ") == nil {
-				v.Metadata = pretty.String()
+			if pretty, err := prettyJSON(md); err == nil {
+				v.Metadata = pretty
 			}
 		}
 	}

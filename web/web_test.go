@@ -569,3 +569,26 @@ func TestRefusalsAre403(t *testing.T) {
 		t.Errorf("upload by a read-only key: %d, want 403", p.status)
 	}
 }
+
+// TestMetadataEditorKeepsCharacters: &, < and > in metadata appear in the
+// editor as themselves (HTML-escaped by the page), not as \u0026 and the
+// like, so saving the editor's text again keeps them.
+func TestMetadataEditorKeepsCharacters(t *testing.T) {
+	e := newEnv(t, web.Config{})
+	b := e.browser(t)
+	b.signIn("admin", adminPriv)
+	data := pngBytes(t, 7)
+	b.uploadForm("alice", data)
+	page := "/admin/users/alice/images/" + md5Hex(data)
+	doc := `{"title": "Tom & Jerry <3 >", "n": 1.50}`
+	if p := b.do(http.MethodPost, page+"/metadata", url.Values{"csrf": {b.token(page)}, "metadata": {doc}}, nil); p.status != http.StatusSeeOther {
+		t.Fatalf("save metadata: %d", p.status)
+	}
+	p := b.do(http.MethodGet, page, nil, nil)
+	if strings.Contains(p.body, `\u00`) || !strings.Contains(p.body, `&#34;title&#34;: &#34;Tom &amp; Jerry &lt;3 &gt;&#34;`) ||
+		!strings.Contains(p.body, `&#34;n&#34;: 1.50`) {
+		_, md, _ := strings.Cut(p.body, `id="metadata"`)
+		md, _, _ = strings.Cut(md, "</textarea>")
+		t.Fatalf("metadata editor shows %s", md)
+	}
+}
