@@ -45,6 +45,14 @@ var (
 	}
 )
 
+// Resources returns, sorted, every resource an access rule may grant:
+// those of the built-in group all.
+func Resources() []string {
+	res := slices.Clone(allResources)
+	slices.Sort(res)
+	return res
+}
+
 // BuiltinGroups returns the names of the groups every deployment has.
 func BuiltinGroups() []string {
 	names := make([]string, 0, len(builtinGroups))

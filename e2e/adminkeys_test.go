@@ -159,6 +159,16 @@ func TestAdminRestrictedKey(t *testing.T) {
 	if rules := b.text("table"); !strings.Contains(rules, "group read-only") {
 		t.Errorf("own rules: %q", rules)
 	}
+	b.submit(`main a[href*="/access?key=viewer"]`, "access")
+	if d := b.text(".notice-denied"); d != "" {
+		t.Errorf("the key's own effective access is refused: %q", d)
+	}
+	if c := b.text(".count"); !strings.Contains(c, "viewer may use 19 of") {
+		t.Errorf("own effective access: %q", c)
+	}
+	if ok := b.text("table.access"); !strings.Contains(ok, "images") || !strings.Contains(ok, "delete") {
+		t.Errorf("effective access table: %q", ok)
+	}
 
 	b.open(ui+"/filters", "filters")
 	none("the filters page", `form[action$="/filters/reload"]`)
