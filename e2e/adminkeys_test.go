@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/chromedp/chromedp"
 )
 
 // TestAdminReadOnlyKeys: on a default install (no accessControl.database)
@@ -100,9 +102,11 @@ func TestAdminSessionsOfChangedKeys(t *testing.T) {
 	}
 }
 
-// rotate rotates the key whose page is open.
+// rotate rotates the key whose page is open, through its confirmation
+// page.
 func rotate(b *browser, name string) {
 	b.t.Helper()
+	b.submit(`a[href$="/rotate"]`, name+"-confirm")
 	b.submit(`form[action$="/rotate"] button[type=submit]`, name)
 }
 
@@ -172,4 +176,106 @@ func TestAdminRestrictedKey(t *testing.T) {
 
 	b.open(ui+"/filters", "filters")
 	none("the filters page", `form[action$="/filters/reload"]`)
+}
+
+// TestAdminConfirmAndReload: rotating a key and deleting a rule each ask
+// first, on a page of their own (no JavaScript needed), and change nothing
+// until confirmed; every form post answers with a redirect, so reloading
+// the page it leads to posts nothing again (no second rotation, no "exists
+// already"), and a new private key is shown only once.
+func TestAdminConfirmAndReload(t *testing.T) {
+	b := newBrowser(t)
+	s := startServer(t, "accessControl:\n  database: true\n")
+	admin, ok := parseAdminKey(s.waitOutput(t, "private key:"))
+	if !ok {
+		t.Fatal("no admin key printed")
+	}
+	ui := s.URL + "/admin"
+	b.signIn(ui, admin, "overview")
+	rules := func() int {
+		t.Helper()
+		var list []any
+		r := s.get(t, "/keys/ops/access", admin)
+		wantStatus(t, "rules of ops", r, http.StatusOK)
+		r.JSON(t, &list)
+		return len(list)
+	}
+	reload := func(name string) {
+		t.Helper()
+		b.open(b.location(), name)
+	}
+	posted := func(what string) {
+		t.Helper()
+		if loc := b.location(); !strings.Contains(loc, "done=") {
+			t.Fatalf("%s: at %s, want the page a redirect leads to", what, loc)
+		}
+	}
+
+	// A new key: its page shows the private key once; a reload neither
+	// posts again nor shows the key again.
+	b.open(ui+"/keys", "keys")
+	b.do(chromedp.SetValue(chromedp.ID("nk-public"), "ops"), chromedp.SetValue(chromedp.ID("nk-group"), "read-only"),
+		chromedp.SetValue(chromedp.ID("nk-users"), "ops"))
+	b.submit(`form[action$="/keys"] button[type=submit]`, "key-created")
+	posted("new key")
+	ops := key{Public: "ops", Private: eval[string](b, `document.getElementById("created-private").value`)}
+	checkStatus(t, "the new key", s.get(t, "/keys/ops/access", ops), http.StatusOK)
+	reload("key-created-reloaded")
+	if n := b.count("#created-private, .field-error"); n != 0 || b.text("h1") != "Key ops" {
+		t.Fatalf("reloading the new key's page: h1 %q, %d private key or error fields", b.text("h1"), n)
+	}
+
+	// A rule added, then deleted after its confirmation page.
+	b.do(chromedp.SetValue(chromedp.ID("rule-group"), "read-write"), chromedp.SetValue(chromedp.ID("rule-users"), "bob"))
+	b.submit(`form[action$="/rules"] button[type=submit]`, "rule-added")
+	posted("new rule")
+	if n := rules(); n != 2 {
+		t.Fatalf("%d rules, want 2", n)
+	}
+	b.submit(`a[aria-label^="Delete rule"]`, "rule-delete-confirm")
+	if h := b.text("h1"); !strings.Contains(h, "Delete rule") {
+		t.Fatalf("deleting a rule went to %q, want a confirmation page", h)
+	}
+	if n := rules(); n != 2 {
+		t.Fatalf("the confirmation page deleted the rule already (%d rules)", n)
+	}
+	b.submit(`main a.btn-quiet`, "rule-delete-cancelled")
+	if n := rules(); n != 2 || b.text("h1") != "Key ops" {
+		t.Fatalf("cancelled: %d rules, at %q", n, b.text("h1"))
+	}
+	eval[chromedp.Void](b, `document.querySelectorAll('a[aria-label^="Delete rule"]')[1].id = "second-rule"`)
+	b.submit(`#second-rule`, "rule-delete-confirm-again")
+	b.submit(`form[action*="/rules/"] button[type=submit]`, "rule-deleted")
+	posted("rule deleted")
+	if n := rules(); n != 1 {
+		t.Fatalf("after deleting: %d rules, want 1", n)
+	}
+
+	// Rotation asks first; after it, a reload rotates nothing.
+	b.submit(`a[href$="/rotate"]`, "rotate-confirm")
+	if h := b.text("h1"); !strings.Contains(h, "Rotate") {
+		t.Fatalf("rotating went to %q, want a confirmation page", h)
+	}
+	checkStatus(t, "the key before confirming", s.get(t, "/keys/ops/access", ops), http.StatusOK)
+	b.submit(`form[action$="/rotate"] button[type=submit]`, "rotated")
+	posted("rotation")
+	old := ops
+	ops.Private = eval[string](b, `document.getElementById("created-private").value`)
+	if ops.Private == old.Private || len(ops.Private) != 64 {
+		t.Fatalf("rotated private key %q", ops.Private)
+	}
+	reload("rotated-reloaded")
+	if n := b.count("#created-private"); n != 0 {
+		t.Fatalf("reloading shows the private key again")
+	}
+	checkStatus(t, "the rotated key after a reload", s.get(t, "/keys/ops/access", ops), http.StatusOK)
+	checkStatus(t, "the old private key", s.get(t, "/keys/ops/access", old), http.StatusBadRequest)
+
+	// Filters reloaded: the result is a page of its own.
+	b.open(ui+"/filters", "filters")
+	b.submit(`form[action$="/filters/reload"] button[type=submit]`, "filters-reloaded")
+	posted("filter reload")
+	if n := b.text(".notice-ok"); !strings.Contains(n, "reloaded") {
+		t.Fatalf("after reloading filters: notice %q", n)
+	}
 }

@@ -61,26 +61,19 @@ func (u *UI) filters(q *request) error {
 		return q.render(http.StatusForbidden, filtersPage(v))
 	}
 	v.Filters = filterViews(list.Filters)
+	if q.r.URL.Query().Get("done") == "reloaded" {
+		v.Page.Notice = "Filters reloaded: " + strconv.Itoa(len(v.Filters)) + " folder(s) read."
+	}
 	return q.render(http.StatusOK, filtersPage(v))
 }
 
-// reloadFilters asks the API to reload the filters directory and shows
-// the result.
+// reloadFilters asks the API to reload the filters directory; the filters
+// page then shows the result.
 func (u *UI) reloadFilters(q *request) error {
-	v := filtersView{Page: q.page("Filters", "filters"), Action: q.path("/filters/reload"), CanReload: q.mayAny("filters.post")}
-	r, err := q.api.send(q.r.Context(), http.MethodPost, "/filters/reload", nil, "")
-	if err != nil {
+	if _, err := q.api.send(q.r.Context(), http.MethodPost, "/filters/reload", nil, ""); err != nil {
 		return err
 	}
-	var list struct {
-		Filters []filterStatus `json:"filters"`
-	}
-	if err := json.Unmarshal(r.Body, &list); err != nil {
-		return err
-	}
-	v.Filters = filterViews(list.Filters)
-	v.Page.Notice = "Filters reloaded: " + strconv.Itoa(len(v.Filters)) + " folder(s) read."
-	return q.render(http.StatusOK, filtersPage(v))
+	return q.redirect("/filters?done=reloaded")
 }
 
 func filterViews(list []filterStatus) []filterView {

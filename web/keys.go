@@ -12,11 +12,10 @@ import (
 
 // keysView lists keys and groups and offers a new key.
 type keysView struct {
-	Page    pageView
-	Keys    []keyRow
-	Groups  []groupRow
-	Form    keyForm
-	Created *createdKey
+	Page   pageView
+	Keys   []keyRow
+	Groups []groupRow
+	Form   keyForm
 	// ReadOnly is set when the service keeps its keys read-only
 	// (accessControl.database off): no key can be created or changed here.
 	ReadOnly bool
@@ -41,9 +40,10 @@ type keyForm struct {
 	Groups                             []string
 }
 
-// createdKey is shown once, right after a key is created or rotated.
+// createdKey is shown once, right after a key is created or rotated (a
+// flash: the private key never goes into a URL).
 type createdKey struct {
-	Title, PublicKey, PrivateKey, Href string
+	Title, PublicKey, PrivateKey string
 }
 
 // keyList is GET /keys.
@@ -147,7 +147,7 @@ func splitFields(s string) []string {
 // createKey creates a key pair (PUT /keys/<pk>) and, when given, its first
 // rule; when the API refuses the rule the key is deleted again, so no key
 // is left without the access it was made for. The private key is shown
-// once.
+// once, on the key's page.
 func (u *UI) createKey(q *request) error {
 	ctx := q.r.Context()
 	f := keyForm{PublicKey: strings.TrimSpace(q.r.PostFormValue("publicKey")), Group: q.r.PostFormValue("group"),
@@ -186,10 +186,10 @@ func (u *UI) createKey(q *request) error {
 	if v.Form.KeyError != "" || v.Form.RuleError != "" {
 		return q.render(status, keysPage(v))
 	}
-	v.Created = &createdKey{Title: "Key " + f.PublicKey + " created", PublicKey: f.PublicKey, PrivateKey: priv,
-		Href: q.path(keyPath)}
-	v.Form = keyForm{Group: "read-only", Groups: v.Form.Groups}
-	return q.render(http.StatusCreated, keysPage(v))
+	if err := q.setFlash(createdKey{Title: "Key " + f.PublicKey + " created", PublicKey: f.PublicKey, PrivateKey: priv}); err != nil {
+		return err
+	}
+	return q.redirect(keyPath + "?done=created")
 }
 
 // refusal returns the API's message when it refused the request (a 4xx),

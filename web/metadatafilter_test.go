@@ -18,7 +18,7 @@ func TestImageGridMetadataFilter(t *testing.T) {
 	e := newEnv(t, web.Config{})
 	b := e.browser(t)
 	b.signIn("admin", adminPriv)
-	if p := b.uploadForm("alice", pngBytes(t, 1), pngBytes(t, 2), pngBytes(t, 3)); p.status != 200 {
+	if p := b.uploadForm("alice", pngBytes(t, 1), pngBytes(t, 2), pngBytes(t, 3)); p.status != http.StatusSeeOther {
 		t.Fatalf("upload: %d", p.status)
 	}
 	ctx := context.Background()

@@ -116,6 +116,14 @@ func (u *UI) notFound(w http.ResponseWriter, r *http.Request) {
 	u.fail(w, r, &apiError{Status: http.StatusNotFound, Message: "There is no page at " + r.URL.Path + "."})
 }
 
+// actionConfirmView asks before a change: Message says what it does,
+// Action is where the form posts, Cancel where the other way leads.
+type actionConfirmView struct {
+	Page                            pageView
+	Message, Action, Button, Cancel string
+	Danger                          bool
+}
+
 // errorView is the page shown when a page cannot be built.
 type errorView struct {
 	Prefix  string

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/url"
 	"slices"
+	"strings"
 )
 
 // rule is one access rule as GET /keys/<pk>/access?expandGroups=1
@@ -14,6 +15,14 @@ type rule struct {
 	Group     string      `json:"group"`
 	Resources []string    `json:"resources"`
 	Users     users       `json:"users"`
+}
+
+// grants says what a rule grants: its group, or its resources.
+func (r rule) grants() string {
+	if r.Group != "" {
+		return "group " + r.Group
+	}
+	return strings.Join(r.Resources, ", ")
 }
 
 // users is a rule's users: ["*"] for every user.

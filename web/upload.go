@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -58,6 +59,19 @@ func (u *UI) uploadForm(q *request) error {
 	if !v.Allowed {
 		v.Page.Denied = append(v.Page.Denied, "uploading images (no access rule of this key grants images.post)")
 		status = http.StatusForbidden
+	}
+	if ids := q.r.URL.Query()["uploaded"]; len(ids) > 0 {
+		// Where a post without JavaScript lands: the images it stored.
+		v.User = user
+		l, err := q.list(q.r.Context(), "/users/"+url.PathEscape(user)+"/images", url.Values{"ids[]": ids})
+		if _, denied := denial(err); err != nil && !denied {
+			return err
+		}
+		for _, im := range l.Images {
+			v.Results = append(v.Results, uploadResult{File: fmt.Sprintf("%d×%d %s", im.Width, im.Height, im.Extension),
+				ID: im.ID, Href: q.path(q.imagePath(user, im.ID)), Thumb: q.thumbURL(user, im.ID)})
+		}
+		v.Page.Notice = countLabel(len(v.Results)) + " uploaded for " + user + "."
 	}
 	return q.render(status, uploadPage(v))
 }
@@ -115,6 +129,16 @@ func (u *UI) upload(q *request) error {
 		q.w.WriteHeader(status)
 		return json.NewEncoder(q.w).Encode(v.Results)
 	}
+	if !slices.ContainsFunc(v.Results, func(r uploadResult) bool { return r.Error != "" }) {
+		// All stored: post, redirect, get, so that a reload posts nothing.
+		done := url.Values{"user": {v.User}}
+		for _, r := range v.Results {
+			done.Add("uploaded", r.ID)
+		}
+		return q.redirect("/upload?" + done.Encode())
+	}
+	// Some file was refused: the form is shown again with every file's
+	// outcome, as a form with errors is.
 	return q.render(status, uploadPage(v))
 }
 

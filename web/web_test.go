@@ -194,6 +194,15 @@ func (b *browser) do(method, path string, form url.Values, header http.Header, r
 	return page{status: r.StatusCode, header: r.Header, body: sb.String()}
 }
 
+// follow gets the page a post redirected to.
+func (b *browser) follow(p page) page {
+	b.t.Helper()
+	if p.status != http.StatusSeeOther {
+		b.t.Fatalf("got %d, want a redirect (303)", p.status)
+	}
+	return b.do(http.MethodGet, p.header.Get("Location"), nil, nil)
+}
+
 var csrfInput = regexp.MustCompile(`name="csrf" value="([0-9a-f]{64})"`)
 
 // token returns the CSRF token of the first form on path.
@@ -368,8 +377,15 @@ func TestCreateKeyRefusesExisting(t *testing.T) {
 		return b.do(http.MethodPost, "/admin/keys", url.Values{"csrf": {b.token("/admin/keys")}, "publicKey": {"carol"},
 			"privateKey": {priv}, "group": {"read-only"}, "users": {"carol"}}, nil)
 	}
-	if p := create("first-private"); p.status != http.StatusCreated || !strings.Contains(p.body, "first-private") {
-		t.Fatalf("create: %d", p.status)
+	p := create("first-private")
+	if loc := p.header.Get("Location"); p.status != http.StatusSeeOther || loc != "/admin/keys/carol?done=created" {
+		t.Fatalf("create: %d %s", p.status, loc)
+	}
+	if p := b.follow(p); !strings.Contains(p.body, "first-private") {
+		t.Fatalf("the key's page does not show the new private key once")
+	}
+	if p := b.do(http.MethodGet, "/admin/keys/carol?done=created", nil, nil); strings.Contains(p.body, "first-private") {
+		t.Fatalf("the key's page shows the private key a second time")
 	}
 	if p := create("second-private"); p.status != http.StatusBadRequest || !strings.Contains(p.body, "exists already") {
 		t.Fatalf("create again: %d", p.status)
@@ -379,7 +395,7 @@ func TestCreateKeyRefusesExisting(t *testing.T) {
 		t.Fatalf("the existing key changed: %+v %v", k, err)
 	}
 	// A rule the API refuses removes the key again and shows the API's message.
-	p := b.do(http.MethodPost, "/admin/keys", url.Values{"csrf": {b.token("/admin/keys")}, "publicKey": {"dave"},
+	p = b.do(http.MethodPost, "/admin/keys", url.Values{"csrf": {b.token("/admin/keys")}, "publicKey": {"dave"},
 		"group": {"no-such-group"}, "users": {"dave"}}, nil)
 	if p.status != http.StatusBadRequest || !strings.Contains(p.body, "no-such-group") {
 		t.Fatalf("bad rule: %d", p.status)
@@ -591,4 +607,66 @@ func TestMetadataEditorKeepsCharacters(t *testing.T) {
 		md, _, _ = strings.Cut(md, "</textarea>")
 		t.Fatalf("metadata editor shows %s", md)
 	}
+}
+
+// TestPostRedirectGet: every form post that succeeds answers with a
+// redirect (so a reload posts nothing), and rotation and rule deletion
+// ask first on a page of their own, changing nothing until confirmed.
+func TestPostRedirectGet(t *testing.T) {
+	e := newEnv(t, web.Config{})
+	b := e.browser(t)
+	b.signIn("admin", adminPriv)
+	ctx := context.Background()
+	post := func(path string, form url.Values) page {
+		t.Helper()
+		if form == nil {
+			form = url.Values{}
+		}
+		form.Set("csrf", b.token("/admin/"))
+		p := b.do(http.MethodPost, path, form, nil)
+		if p.status != http.StatusSeeOther {
+			t.Fatalf("POST %s: %d, want 303", path, p.status)
+		}
+		return p
+	}
+	post("/admin/keys", url.Values{"publicKey": {"eve"}, "privateKey": {"eve-1"}, "group": {"read-only"}, "users": {"eve"}})
+	post("/admin/keys/eve/rules", url.Values{"group": {"read-write"}, "users": {"bob"}})
+	rules, err := e.db.Rules(ctx, "eve")
+	if err != nil || len(rules) != 2 {
+		t.Fatalf("rules of eve: %v %v", rules, err)
+	}
+
+	if p := b.do(http.MethodGet, "/admin/keys/eve/rotate", nil, nil); p.status != 200 || !strings.Contains(p.body, `action="/admin/keys/eve/rotate"`) {
+		t.Fatalf("rotation's confirmation page: %d", p.status)
+	}
+	if k, _ := e.db.Key(ctx, "eve"); k.PrivateKey != "eve-1" {
+		t.Fatal("the confirmation page rotated the key")
+	}
+	p := b.follow(post("/admin/keys/eve/rotate", nil))
+	k, _ := e.db.Key(ctx, "eve")
+	if k.PrivateKey == "eve-1" || !strings.Contains(p.body, k.PrivateKey) {
+		t.Fatal("the rotated key's page does not show its new private key")
+	}
+
+	ruleDelete := fmt.Sprintf("/admin/keys/eve/rules/%d/delete", rules[1].ID)
+	if p := b.do(http.MethodGet, ruleDelete, nil, nil); p.status != 200 || !strings.Contains(p.body, `action="`+ruleDelete+`"`) {
+		t.Fatalf("rule deletion's confirmation page: %d", p.status)
+	}
+	if rs, _ := e.db.Rules(ctx, "eve"); len(rs) != 2 {
+		t.Fatal("the confirmation page deleted the rule")
+	}
+	post(ruleDelete, nil)
+	if rs, _ := e.db.Rules(ctx, "eve"); len(rs) != 1 {
+		t.Fatalf("after deleting: %d rules", len(rs))
+	}
+
+	post("/admin/filters/reload", nil)
+	data := pngBytes(t, 9)
+	up := b.uploadForm("alice", data)
+	if p := b.follow(up); !strings.Contains(p.body, md5Hex(data)) || !strings.Contains(p.body, "Uploaded") {
+		t.Fatalf("upload result page: %d", p.status)
+	}
+	image := "/admin/users/alice/images/" + md5Hex(data)
+	post(image+"/metadata", url.Values{"metadata": {`{"a": 1}`}})
+	post(image+"/shorturls", url.Values{"query": {""}, "extension": {"png"}})
 }
