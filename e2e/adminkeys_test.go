@@ -279,3 +279,51 @@ func TestAdminConfirmAndReload(t *testing.T) {
 		t.Fatalf("after reloading filters: notice %q", n)
 	}
 }
+
+// TestAdminRulePicker: a rule's resources are picked from those that
+// exist, not typed; the ticks survive a rule the API refuses.
+func TestAdminRulePicker(t *testing.T) {
+	b := newBrowser(t)
+	s := startServer(t, "accessControl:\n  database: true\n")
+	admin, ok := parseAdminKey(s.waitOutput(t, "private key:"))
+	if !ok {
+		t.Fatal("no admin key printed")
+	}
+	wantStatus(t, "create ops", s.writeJSON(t, http.MethodPut, "/keys/ops", map[string]string{"privateKey": "ops-private"}, admin), http.StatusCreated)
+	ui := s.URL + "/admin"
+	b.signIn(ui, admin, "overview")
+	b.open(ui+"/keys/ops", "key")
+	if n := b.count(`input[name=resources]:not([type=checkbox])`); n != 0 {
+		t.Fatalf("resources are typed into %d text fields", n)
+	}
+	if n := b.count(`input[type=checkbox][name=resources]`); n < 50 {
+		t.Fatalf("the picker offers %d resources", n)
+	}
+	b.do(chromedp.Click(chromedp.CSS(`.picker summary`), chromedp.NodeVisible))
+	tick := func(res string) {
+		t.Helper()
+		b.do(chromedp.Click(chromedp.ID("rule-res-"+res), chromedp.NodeVisible))
+	}
+	// Both a group and resources: the API's message, the ticks kept.
+	tick("image-get")
+	tick("images-get")
+	b.do(chromedp.SetValue(chromedp.ID("rule-users"), "alice"))
+	b.submit(`form[action$="/rules"] button[type=submit]`, "rule-refused")
+	if e := b.text(".field-error"); !strings.Contains(e, "Both resources and group") {
+		t.Fatalf("a rule with a group and resources: error %q", e)
+	}
+	if n := b.count(`input[name=resources]:checked`); n != 2 {
+		t.Fatalf("%d resources still ticked, want 2", n)
+	}
+	b.do(chromedp.SetValue(chromedp.ID("rule-group"), ""))
+	b.submit(`form[action$="/rules"] button[type=submit]`, "rule-added")
+	var rules []struct {
+		Resources []string `json:"resources"`
+		Users     []string `json:"users"`
+	}
+	r := s.get(t, "/keys/ops/access", admin)
+	r.JSON(t, &rules)
+	if len(rules) != 1 || strings.Join(rules[0].Resources, ",") != "image.get,images.get" || strings.Join(rules[0].Users, ",") != "alice" {
+		t.Fatalf("rules of ops: %s", r.Body)
+	}
+}

@@ -108,8 +108,8 @@ func (u *UI) key(q *request) error {
 // message is shown next to the rule editor.
 func (u *UI) addRule(q *request) error {
 	pk := q.r.PathValue("pk")
-	f := keyForm{Group: q.r.PostFormValue("group"), Resources: q.r.PostFormValue("resources"), Users: q.r.PostFormValue("users")}
-	_, err := q.api.send(q.r.Context(), http.MethodPost, "/keys/"+url.PathEscape(pk)+"/access", ruleBody(f.Group, f.Resources, f.Users), "")
+	f := ruleForm(q.r)
+	_, err := q.api.send(q.r.Context(), http.MethodPost, "/keys/"+url.PathEscape(pk)+"/access", f.ruleBody(), "")
 	if err == nil {
 		return q.redirect("/keys/" + url.PathEscape(pk) + "?done=rule")
 	}

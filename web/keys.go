@@ -35,9 +35,11 @@ type groupRow struct {
 
 // keyForm is the new-key form with the API's complaints per field.
 type keyForm struct {
-	PublicKey, Group, Resources, Users string
-	KeyError, RuleError                string
-	Groups                             []string
+	PublicKey, Group, Users string
+	// Resources are the resources ticked in the picker.
+	Resources           []string
+	KeyError, RuleError string
+	Groups              []string
 }
 
 // createdKey is shown once, right after a key is created or rotated (a
@@ -117,41 +119,14 @@ func (u *UI) keys(q *request) error {
 	return q.render(http.StatusOK, keysPage(v))
 }
 
-// ruleBody is the JSON of one access rule from the form's fields; the API
-// validates it.
-func ruleBody(group, resources, users string) []byte {
-	rule := map[string]any{}
-	if strings.TrimSpace(group) != "" {
-		rule["group"] = strings.TrimSpace(group)
-	}
-	if res := splitFields(resources); len(res) > 0 || strings.TrimSpace(group) == "" {
-		rule["resources"] = res
-	}
-	if u := strings.TrimSpace(users); u == "*" {
-		rule["users"] = "*"
-	} else {
-		rule["users"] = splitFields(users)
-	}
-	b, _ := json.Marshal(rule)
-	return b
-}
-
-func splitFields(s string) []string {
-	out := []string{}
-	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\r' }) {
-		out = append(out, f)
-	}
-	return out
-}
-
 // createKey creates a key pair (PUT /keys/<pk>) and, when given, its first
 // rule; when the API refuses the rule the key is deleted again, so no key
 // is left without the access it was made for. The private key is shown
 // once, on the key's page.
 func (u *UI) createKey(q *request) error {
 	ctx := q.r.Context()
-	f := keyForm{PublicKey: strings.TrimSpace(q.r.PostFormValue("publicKey")), Group: q.r.PostFormValue("group"),
-		Resources: q.r.PostFormValue("resources"), Users: q.r.PostFormValue("users")}
+	f := ruleForm(q.r)
+	f.PublicKey = strings.TrimSpace(q.r.PostFormValue("publicKey"))
 	v := keysView{Page: q.page("Keys & access", "keys"), Form: f}
 	priv := strings.TrimSpace(q.r.PostFormValue("privateKey"))
 	if priv == "" {
@@ -170,8 +145,8 @@ func (u *UI) createKey(q *request) error {
 		if v.Form.KeyError, status, err = refusal(err); err != nil {
 			return err
 		}
-	} else if strings.TrimSpace(f.Group) != "" || strings.TrimSpace(f.Resources) != "" {
-		if _, err := q.api.send(ctx, http.MethodPost, keyPath+"/access", ruleBody(f.Group, f.Resources, f.Users), ""); err != nil {
+	} else if f.Group != "" || len(f.Resources) > 0 {
+		if _, err := q.api.send(ctx, http.MethodPost, keyPath+"/access", f.ruleBody(), ""); err != nil {
 			if _, derr := q.api.send(ctx, http.MethodDelete, keyPath, nil, ""); derr != nil {
 				return errors.Join(err, derr)
 			}
