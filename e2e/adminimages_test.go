@@ -100,3 +100,23 @@ func TestAdminShortURLs(t *testing.T) {
 		t.Fatalf("an unknown short URL ends on a page without navigation")
 	}
 }
+
+// TestAdminUploadFormats: the upload page names the types uploads.formats
+// allows, here PNG and TIFF only.
+func TestAdminUploadFormats(t *testing.T) {
+	b := newBrowser(t)
+	s := startServer(t, "uploads:\n  formats: [png, tif]\n")
+	admin, ok := parseAdminKey(s.waitOutput(t, "private key:"))
+	if !ok {
+		t.Fatal("no admin key printed")
+	}
+	ui := s.URL + "/admin"
+	b.signIn(ui, admin, "overview")
+	b.open(ui+"/upload", "upload")
+	if h := b.text("#up-types"); h != "PNG or TIFF; several at once." {
+		t.Fatalf("upload hint %q", h)
+	}
+	if a := eval[string](b, `document.getElementById("up-files").accept`); a != ".png,image/png,.tif,image/tiff" {
+		t.Fatalf("file input accepts %q", a)
+	}
+}

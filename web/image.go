@@ -258,6 +258,13 @@ func (u *UI) deleteImage(q *request) error {
 	return q.redirect("/users/" + url.PathEscape(user) + "?deleted=" + url.QueryEscape(id))
 }
 
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
 func orDash(s string) string {
 	if s == "" {
 		return "—"

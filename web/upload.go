@@ -24,11 +24,58 @@ type uploadView struct {
 	Users []string
 	// Allowed is false when the key may upload for no user at all.
 	Allowed bool
+	// Formats names the accepted types ("JPEG, PNG or GIF"), Accept lists
+	// them for the file input; empty when the API does not say.
+	Formats, Accept string
+}
+
+// uploadFormatter is what the API handler may say about uploads: the
+// extensions it accepts (uploads.formats).
+type uploadFormatter interface {
+	UploadFormats() []string
+}
+
+// uploadTypes names the types of extensions for people and for the file
+// input's accept attribute.
+var uploadTypes = map[string]struct{ name, mime string }{
+	"jpg": {"JPEG", "image/jpeg"}, "png": {"PNG", "image/png"}, "gif": {"GIF", "image/gif"},
+	"webp": {"WebP", "image/webp"}, "tif": {"TIFF", "image/tiff"}, "avif": {"AVIF", "image/avif"},
+	"heic": {"HEIC", "image/heic"},
+}
+
+// uploadFormats describes the types the API accepts for upload.
+func (u *UI) uploadFormats() (names, accept string) {
+	f, ok := u.api.(uploadFormatter)
+	if !ok {
+		return "", ""
+	}
+	var ns, as []string
+	for _, ext := range f.UploadFormats() {
+		t, ok := uploadTypes[ext]
+		if !ok {
+			t = struct{ name, mime string }{strings.ToUpper(ext), ""}
+		}
+		ns = append(ns, t.name)
+		as = append(as, "."+ext)
+		if t.mime != "" {
+			as = append(as, t.mime)
+		}
+	}
+	switch len(ns) {
+	case 0:
+		return "", ""
+	case 1:
+		names = ns[0]
+	default:
+		names = strings.Join(ns[:len(ns)-1], ", ") + " or " + ns[len(ns)-1]
+	}
+	return names, strings.Join(as, ",")
 }
 
 // uploadPageView is the upload page with what the key may upload for.
 func (q *request) uploadPageView(user string) uploadView {
 	v := uploadView{Page: q.page("Upload images", "upload"), Action: q.path("/upload"), User: user}
+	v.Formats, v.Accept = q.ui.uploadFormats()
 	users := q.uploadUsers()
 	v.Allowed = len(users) > 0
 	if !slices.Contains(users, "*") {

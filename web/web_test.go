@@ -670,3 +670,20 @@ func TestPostRedirectGet(t *testing.T) {
 	post(image+"/metadata", url.Values{"metadata": {`{"a": 1}`}})
 	post(image+"/shorturls", url.Values{"query": {""}, "extension": {"png"}})
 }
+
+// TestUploadHintFollowsFormats: the upload page names the types the
+// service accepts (uploads.formats, by default JPEG, PNG, GIF and WebP),
+// and no other.
+func TestUploadHintFollowsFormats(t *testing.T) {
+	e := newEnv(t, web.Config{})
+	b := e.browser(t)
+	b.signIn("admin", adminPriv)
+	p := b.do(http.MethodGet, "/admin/upload", nil, nil)
+	if !strings.Contains(p.body, "JPEG, PNG, GIF or WebP; several at once.") || strings.Contains(p.body, "TIFF") || strings.Contains(p.body, "AVIF") {
+		_, hint, _ := strings.Cut(p.body, `id="up-types"`)
+		t.Fatalf("upload hint: %.120s", hint)
+	}
+	if !strings.Contains(p.body, `accept=".jpg,image/jpeg,.png,image/png,.gif,image/gif,.webp,image/webp"`) {
+		t.Fatalf("the file input does not accept exactly the upload types")
+	}
+}
