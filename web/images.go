@@ -119,6 +119,10 @@ type imagesView struct {
 	PrevHref, NextHref, ResetRef string
 	Error                        string
 	CanUpload                    bool
+	// Listed is set once the listing answered: the count means something.
+	Listed bool
+	// FirstHref and LastHref lead back from a page past the last one.
+	FirstHref, LastHref string
 }
 
 type option struct{ Value, Label string }
@@ -170,7 +174,7 @@ func (u *UI) images(q *request) error {
 	} else if err != nil {
 		return err
 	}
-	v.Hits, v.Thumbs = l.Search.Hits, q.thumbs(l.Images)
+	v.Hits, v.Thumbs, v.Listed = l.Search.Hits, q.thumbs(l.Images), true
 	v.Pages = max(1, (v.Hits+v.Limit-1)/v.Limit)
 	link := func(page int) string {
 		p := url.Values{"page": {strconv.Itoa(page)}, "sort": {v.Sort}}
@@ -181,13 +185,19 @@ func (u *UI) images(q *request) error {
 		}
 		return v.ResetRef + "?" + p.Encode()
 	}
+	if v.PageNo > v.Pages {
+		// A page past the last one (an old link, a typed number): say so
+		// and lead back, rather than "page 999 of 9".
+		v.FirstHref, v.LastHref = link(1), link(v.Pages)
+		return q.render(http.StatusNotFound, imagesPage(v))
+	}
 	if v.PageNo > 1 {
 		v.PrevHref = link(v.PageNo - 1)
 	}
 	if v.PageNo < v.Pages {
 		v.NextHref = link(v.PageNo + 1)
 	}
-	return q.render(200, imagesPage(v))
+	return q.render(http.StatusOK, imagesPage(v))
 }
 
 // countLabel is "1 image" or "n images".
@@ -196,6 +206,14 @@ func countLabel(n int) string {
 		return "1 image"
 	}
 	return fmt.Sprintf("%d images", n)
+}
+
+// pagesLabel is "1 page" or "n pages".
+func pagesLabel(n int) string {
+	if n == 1 {
+		return "1 page"
+	}
+	return fmt.Sprintf("%d pages", n)
 }
 
 func jsonInto(b []byte, v any) error { return json.Unmarshal(b, v) }
