@@ -120,3 +120,31 @@ func TestAdminUploadFormats(t *testing.T) {
 		t.Fatalf("file input accepts %q", a)
 	}
 }
+
+// TestAdminErrorPages: pages that cannot be shown (an unknown key, a name
+// that cannot be a user's, a page past the grid's last) say what is
+// missing and keep the navigation.
+func TestAdminErrorPages(t *testing.T) {
+	b := newBrowser(t)
+	s := startServer(t, "")
+	admin, ok := parseAdminKey(s.waitOutput(t, "private key:"))
+	if !ok {
+		t.Fatal("no admin key printed")
+	}
+	wantStatus(t, "upload", s.write(t, http.MethodPost, "/users/alice/images", scenePNG(t, 200, 150, 4), admin), http.StatusCreated)
+	ui := s.URL + "/admin"
+	b.signIn(ui, admin, "overview")
+	for _, c := range []struct{ path, name, want string }{
+		{"/keys/nobody", "unknown-key", "There is no key nobody."},
+		{"/users/bad%20name", "bad-user-name", "cannot be a user name"},
+		{"/users/alice?page=999", "page-past-the-last", "There is no page 999"},
+	} {
+		b.open(ui+c.path, c.name)
+		if m := b.text(".notice-denied"); !strings.Contains(m, c.want) {
+			t.Errorf("%s says %q, want %q", c.path, m, c.want)
+		}
+		if n := b.count(`nav[aria-label=Main] a`); n == 0 {
+			t.Errorf("%s has no navigation", c.path)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 	"sort"
@@ -18,8 +19,10 @@ type accessView struct {
 	Keys    []string
 	Rows    []accessRow
 	Checked bool
-	Allowed int
-	Total   int
+	// KeyError says the key asked about does not exist.
+	KeyError string
+	Allowed  int
+	Total    int
 }
 
 // accessRow is one resource family (images, metadata, ...) and which of
@@ -55,6 +58,9 @@ func (u *UI) access(q *request) error {
 	if msg, denied := denial(err); denied {
 		v.Page.Denied = append(v.Page.Denied, "reading the access rules of "+v.Key+" ("+msg+")")
 		return q.render(http.StatusForbidden, accessPage(v))
+	} else if ae := (*apiError)(nil); errors.As(err, &ae) && ae.Status == http.StatusNotFound {
+		v.KeyError = noSuch("key", v.Key, "")
+		return q.render(http.StatusNotFound, accessPage(v))
 	} else if err != nil {
 		return err
 	}

@@ -53,10 +53,10 @@ func (q *request) loadImage(v *imageView) error {
 	v.CanShorten, v.CanDeleteShort = q.may("shorturls.post", v.User), q.may("shorturl.delete", v.User)
 	l, err := q.list(ctx, "/users/"+url.PathEscape(v.User)+"/images", url.Values{"ids[]": {v.ID}})
 	if err != nil {
-		return err
+		return notFoundAs(err, noSuch("user", v.User, ", so no image "+v.ID+" of it"))
 	}
 	if len(l.Images) == 0 {
-		return &apiError{Status: http.StatusNotFound, Message: "Image not found"}
+		return &apiError{Status: http.StatusNotFound, Message: "User " + v.User + " has no image " + v.ID + "."}
 	}
 	im := l.Images[0]
 	v.Props = []kv{{"User", im.User}, {"Identifier", im.ID}, {"Type", im.Mime}, {"Dimensions", itoa(im.Width) + " × " + itoa(im.Height) + " px"},

@@ -172,7 +172,7 @@ func (u *UI) images(q *request) error {
 		}
 		return q.render(http.StatusBadRequest, imagesPage(v))
 	} else if err != nil {
-		return err
+		return notFoundAs(err, noSuch("user", user, ": no image is stored for it and no key has its name"))
 	}
 	v.Hits, v.Thumbs, v.Listed = l.Search.Hits, q.thumbs(l.Images), true
 	v.Pages = max(1, (v.Hits+v.Limit-1)/v.Limit)

@@ -44,7 +44,7 @@ func (q *request) loadKey(v *keyView) error {
 	if err := q.api.getJSON(ctx, "/keys/"+url.PathEscape(v.PublicKey)+"/access", nil, &rules); err != nil {
 		msg, denied := denial(err)
 		if !denied {
-			return err
+			return notFoundAs(err, noSuch("key", v.PublicKey, ""))
 		}
 		v.Page.Denied = append(v.Page.Denied, "reading the access rules of "+v.PublicKey+" ("+msg+")")
 	}

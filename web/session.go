@@ -161,7 +161,7 @@ func (u *UI) signedIn(h func(*request) error) http.Handler {
 			return
 		}
 		if err := h(q); err != nil {
-			u.fail(w, r, err)
+			q.fail(err)
 		}
 	})
 }

@@ -129,7 +129,7 @@ func (u *UI) routes() {
 	page("GET "+p+"/filters", u.filters)
 	page("POST "+p+"/filters/reload", u.reloadFilters)
 	u.mux.Handle(p, http.RedirectHandler(p+"/", http.StatusSeeOther))
-	u.mux.HandleFunc(p+"/", u.notFound)
+	page(p+"/", u.notFound)
 }
 
 // ServeHTTP sets the security headers every response carries and serves

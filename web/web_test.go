@@ -687,3 +687,39 @@ func TestUploadHintFollowsFormats(t *testing.T) {
 		t.Fatalf("the file input does not accept exactly the upload types")
 	}
 }
+
+// TestErrorPagesHaveNavigation: a page that cannot be shown says what was
+// not found, in words about what was asked for (not the API's bare "Not
+// Found"), inside the usual frame with its navigation.
+func TestErrorPagesHaveNavigation(t *testing.T) {
+	e := newEnv(t, web.Config{})
+	b := e.browser(t)
+	b.signIn("admin", adminPriv)
+	data := pngBytes(t, 4)
+	b.uploadForm("alice", data)
+	for _, c := range []struct {
+		path, want string
+	}{
+		{"/admin/keys/nobody", "There is no key nobody."},
+		{"/admin/keys/bad%20name", "“bad name” cannot be a key name"},
+		{"/admin/users/nobody", "There is no user nobody: no image is stored for it and no key has its name."},
+		{"/admin/users/bad%20name", "“bad name” cannot be a user name"},
+		{"/admin/users/alice/images/0123", "User alice has no image 0123."},
+		{"/admin/users/alice/images/bad%20id", "User alice has no image bad id."},
+		{"/admin/no/such/page", "There is no page at /admin/no/such/page."},
+		{"/admin/access?key=nobody", "There is no key nobody."},
+	} {
+		t.Run(c.path, func(t *testing.T) {
+			p := b.do(http.MethodGet, c.path, nil, nil)
+			if p.status != http.StatusNotFound {
+				t.Errorf("status %d, want 404", p.status)
+			}
+			if !strings.Contains(p.body, htmlText(c.want)) {
+				t.Errorf("no %q in the page:\n%s", c.want, p.body)
+			}
+			if !strings.Contains(p.body, `<nav aria-label="Main">`) || strings.Contains(p.body, ">Not Found<") {
+				t.Errorf("the page has no navigation, or the API's bare Not Found")
+			}
+		})
+	}
+}
