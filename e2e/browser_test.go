@@ -155,8 +155,17 @@ func (b *browser) waitFor(expr string) {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, 60*time.Second)
 	defer cancel()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
-		b.t.Fatalf("browser: waiting for %s: %v (at %s)", expr, err, b.location())
+	for {
+		_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(50*time.Millisecond)))
+		if err == nil {
+			return
+		}
+		// Why again: a poll started as the previous document went away
+		// names its gone execution context; the new document has another.
+		if !strings.Contains(err.Error(), "Cannot find context with specified id") || ctx.Err() != nil {
+			b.t.Fatalf("browser: waiting for %s: %v (at %s)", expr, err, b.location())
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
