@@ -45,6 +45,34 @@ var (
 	}
 )
 
+// knownResources are the names rules and groups may use.
+var knownResources = func() map[string]bool {
+	m := map[string]bool{}
+	for _, r := range allResources {
+		m[r] = true
+	}
+	return m
+}()
+
+// unknownResource returns an error naming the first resource that does not
+// exist, so that a typo (image.gett) is refused rather than stored.
+func unknownResource(resources []string) error {
+	for _, r := range resources {
+		if !knownResources[r] {
+			return errorf(http.StatusBadRequest, "Resource '%s' does not exist", r)
+		}
+	}
+	return nil
+}
+
+// Resources returns, sorted, every resource an access rule may grant:
+// those of the built-in group all.
+func Resources() []string {
+	res := slices.Clone(allResources)
+	slices.Sort(res)
+	return res
+}
+
 // BuiltinGroups returns the names of the groups every deployment has.
 func BuiltinGroups() []string {
 	names := make([]string, 0, len(builtinGroups))

@@ -11,12 +11,14 @@ import (
 	"image/png"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"vitrine/api"
+	"vitrine/engine"
 	"vitrine/storage"
 )
 
@@ -578,3 +580,12 @@ func TestHeaderPrefix(t *testing.T) {
 }
 
 var _ = api.Users{}
+
+// TestUploadFormats: the server names the upload types it accepts, the
+// engine's (uploads.formats).
+func TestUploadFormats(t *testing.T) {
+	e := newEnv(t, testConfig())
+	if got := e.srv.UploadFormats(); !slices.Equal(got, engine.DefaultUploadFormats) {
+		t.Fatalf("upload formats %v, want %v", got, engine.DefaultUploadFormats)
+	}
+}

@@ -15,7 +15,9 @@ type keyLister interface {
 
 // listKeys serves GET /keys (resource keys.get, in the built-in group
 // all): every public key, configured ones first, with where it is defined
-// and whether the API may change it. Private keys are never listed.
+// and whether the API may change it, and whether keys may be created
+// through the API at all (top-level mutable, accessControl.database).
+// Private keys are never listed.
 func (s *Server) listKeys(c *call) error {
 	type keyView struct {
 		PublicKey string `json:"publicKey"`
@@ -40,7 +42,7 @@ func (s *Server) listKeys(c *call) error {
 			list = append(list, keyView{PublicKey: pk, Source: "database", Mutable: s.acl.mutable})
 		}
 	}
-	return c.writeJSON(map[string]any{"keys": list}, out{cache: cacheNone})
+	return c.writeJSON(map[string]any{"keys": list, "mutable": s.acl.mutable}, out{cache: cacheNone})
 }
 
 var _ keyLister = (*storage.DB)(nil)

@@ -118,6 +118,9 @@ func (s *Server) putGroup(c *call) error {
 		}
 		res = append(res, str)
 	}
+	if err := unknownResource(res); err != nil {
+		return err
+	}
 	created, err := s.groups.PutGroup(c.ctx(), storage.Group{Name: name, Resources: res})
 	if err != nil {
 		return err
@@ -323,6 +326,9 @@ func (s *Server) parseRule(ctx context.Context, obj map[string]any) (storage.Rul
 				return bad("Illegal value in resources array. String array expected")
 			}
 			r.Resources = append(r.Resources, str)
+		}
+		if err := unknownResource(r.Resources); err != nil {
+			return storage.Rule{}, err
 		}
 	} else {
 		name, ok := group.(string)

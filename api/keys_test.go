@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -111,11 +112,41 @@ func TestRuleValidation(t *testing.T) {
 		{`{"group":"nope","users":"*"}`, "Group 'nope' does not exist"},
 		{`{"group":"all"}`, "Users not specified in rule"},
 		{`{"group":"all","users":"alice"}`, "Illegal value for users property. Allowed: '*' or array with users"},
+		{`{"resources":["image.get","image.gett"],"users":"*"}`, "Resource 'image.gett' does not exist"},
 	} {
 		r := e.signed(http.MethodPost, "/keys/carol/access", adminKey, adminPriv, []byte(c.body))
 		if r.StatusCode != 400 || r.errMessage(t) != c.msg {
 			t.Errorf("%s: %d %s", c.body, r.StatusCode, r.body)
 		}
+	}
+}
+
+// TestUnknownResources: a rule or group naming a resource that does not
+// exist is refused with 400 naming it, and nothing is stored.
+func TestUnknownResources(t *testing.T) {
+	e := newEnv(t, mutableConfig())
+	if r := e.signed(http.MethodPut, "/keys/carol", adminKey, adminPriv, []byte(`{"privateKey":"c"}`)); r.StatusCode != 201 {
+		t.Fatalf("create key: %d", r.StatusCode)
+	}
+	for _, c := range []struct{ method, path, body string }{
+		{http.MethodPost, "/keys/carol/access", `[{"resources":["images.get"],"users":"*"},{"resources":["image.gett"],"users":"*"}]`},
+		{http.MethodPut, "/groups/viewers", `["image.get","image.gett"]`},
+	} {
+		r := e.signed(c.method, c.path, adminKey, adminPriv, []byte(c.body))
+		if r.StatusCode != 400 || r.errMessage(t) != "Resource 'image.gett' does not exist" {
+			t.Errorf("%s %s: %d %s", c.method, c.path, r.StatusCode, r.body)
+		}
+	}
+	if r := e.get(e.tokenURL("/keys/carol/access?publicKey=admin", adminPriv)); string(r.body) != "[]" {
+		t.Errorf("rules stored anyway: %s", r.body)
+	}
+	if r := e.get(e.tokenURL("/groups/viewers?publicKey=admin", adminPriv)); r.StatusCode != 404 {
+		t.Errorf("group stored anyway: %d %s", r.StatusCode, r.body)
+	}
+	// Every resource there is may be granted.
+	all, _ := json.Marshal(map[string]any{"resources": api.Resources(), "users": "*"})
+	if r := e.signed(http.MethodPost, "/keys/carol/access", adminKey, adminPriv, all); r.StatusCode != 200 {
+		t.Errorf("a rule with every resource: %d %s", r.StatusCode, r.body)
 	}
 }
 

@@ -155,8 +155,17 @@ func (b *browser) waitFor(expr string) {
 	b.t.Helper()
 	ctx, cancel := context.WithTimeout(b.ctx, 60*time.Second)
 	defer cancel()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
-		b.t.Fatalf("browser: waiting for %s: %v (at %s)", expr, err, b.location())
+	for {
+		_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(50*time.Millisecond)))
+		if err == nil {
+			return
+		}
+		// Why again: a poll started as the previous document went away
+		// names its gone execution context; the new document has another.
+		if !strings.Contains(err.Error(), "Cannot find context with specified id") || ctx.Err() != nil {
+			b.t.Fatalf("browser: waiting for %s: %v (at %s)", expr, err, b.location())
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
 
@@ -226,4 +235,22 @@ func (b *browser) axeSelfTest() {
 	if !found {
 		b.t.Fatal("axe self-test: an image without alt text was not reported; the accessibility checks would prove nothing")
 	}
+}
+
+// signIn signs in on the sign-in page of the UI at ui with k and checks
+// the page it lands on.
+func (b *browser) signIn(ui string, k key, name string) {
+	b.t.Helper()
+	if !strings.Contains(b.location(), "/signin") {
+		b.open(ui+"/signin", name+"-signin")
+	}
+	b.do(chromedp.SetValue(chromedp.ID("publicKey"), k.Public), chromedp.SetValue(chromedp.ID("privateKey"), k.Private))
+	b.submit(`form[action$="/signin"] button[type=submit]`, name)
+}
+
+// count is the number of elements matching a CSS selector.
+func (b *browser) count(sel string) int {
+	b.t.Helper()
+	s, _ := json.Marshal(sel)
+	return eval[int](b, fmt.Sprintf(`document.querySelectorAll(%s).length`, s))
 }

@@ -1,11 +1,13 @@
 package web
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
-	"slices"
 	"sort"
 	"strings"
+
+	"vitrine/api"
 )
 
 // accessView answers "what may key K do on user U".
@@ -17,8 +19,10 @@ type accessView struct {
 	Keys    []string
 	Rows    []accessRow
 	Checked bool
-	Allowed int
-	Total   int
+	// KeyError says the key asked about does not exist.
+	KeyError string
+	Allowed  int
+	Total    int
 }
 
 // accessRow is one resource family (images, metadata, ...) and which of
@@ -30,51 +34,39 @@ type accessRow struct {
 }
 
 // access computes a key's effective access from its rules with groups
-// expanded, as the API reports them, against every resource there is (the
-// built-in group all).
+// expanded, as the API reports them, against every resource there is
+// (api.Resources, the built-in group all). Any key may check its own.
 func (u *UI) access(q *request) error {
 	ctx := q.r.Context()
 	in := q.r.URL.Query()
 	v := accessView{Page: q.page("Effective access", "keys"), Action: q.path("/access"),
 		Key: strings.TrimSpace(in.Get("key")), User: strings.TrimSpace(in.Get("user"))}
-	var keys struct {
-		Keys []struct {
-			PublicKey string `json:"publicKey"`
-		} `json:"keys"`
-	}
-	if err := q.api.getJSON(ctx, "/keys", nil, &keys); err == nil {
-		for _, k := range keys.Keys {
-			v.Keys = append(v.Keys, k.PublicKey)
+	var keys keyList
+	if q.mayAny("keys.get") {
+		if err := q.api.getJSON(ctx, "/keys", nil, &keys); err == nil {
+			for _, k := range keys.Keys {
+				v.Keys = append(v.Keys, k.PublicKey)
+			}
 		}
 	}
 	if v.Key == "" {
 		v.Key = q.sess.PublicKey
 	}
-	var all struct {
-		Resources []string `json:"resources"`
-	}
-	if err := q.api.getJSON(ctx, "/groups/all", nil, &all); err != nil {
-		msg, denied := denial(err)
-		if !denied {
-			return err
-		}
-		v.Page.Denied = append(v.Page.Denied, "reading the group all ("+msg+")")
-		return q.render(http.StatusForbidden, accessPage(v))
-	}
-	var rules []struct {
-		Resources []string `json:"resources"`
-		Users     any      `json:"users"`
-	}
+	all := api.Resources()
+	var rules []rule
 	err := q.api.getJSON(ctx, "/keys/"+url.PathEscape(v.Key)+"/access", url.Values{"expandGroups": {"1"}}, &rules)
 	if msg, denied := denial(err); denied {
 		v.Page.Denied = append(v.Page.Denied, "reading the access rules of "+v.Key+" ("+msg+")")
 		return q.render(http.StatusForbidden, accessPage(v))
+	} else if ae := (*apiError)(nil); errors.As(err, &ae) && ae.Status == http.StatusNotFound {
+		v.KeyError = noSuch("key", v.Key, "")
+		return q.render(http.StatusNotFound, accessPage(v))
 	} else if err != nil {
 		return err
 	}
 	granted := map[string]bool{}
 	for _, r := range rules {
-		if !appliesTo(r.Users, v.User) {
+		if !r.Users.covers(v.User) {
 			continue
 		}
 		for _, res := range r.Resources {
@@ -82,7 +74,7 @@ func (u *UI) access(q *request) error {
 		}
 	}
 	families := map[string]*accessRow{}
-	for _, res := range all.Resources {
+	for _, res := range all {
 		fam, method, _ := strings.Cut(res, ".")
 		row, ok := families[fam]
 		if !ok {
@@ -103,16 +95,4 @@ func (u *UI) access(q *request) error {
 	sort.Slice(v.Rows, func(i, j int) bool { return v.Rows[i].Resource < v.Rows[j].Resource })
 	v.Checked = true
 	return q.render(http.StatusOK, accessPage(v))
-}
-
-// appliesTo reports whether a rule's users (`*` or a list) cover user;
-// with no user given, every rule counts (routes without a user).
-func appliesTo(users any, user string) bool {
-	switch us := users.(type) {
-	case string:
-		return us == "*"
-	case []any:
-		return user == "" || slices.ContainsFunc(us, func(x any) bool { return x == user || x == "*" })
-	}
-	return false
 }

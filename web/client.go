@@ -48,9 +48,20 @@ type apiError struct {
 func (e *apiError) Error() string { return fmt.Sprintf("%d %s", e.Status, e.Message) }
 
 // denied reports whether the API refused the key (rather than the input).
+// The API answers access refusals with 400 Permission denied (as the
+// protocol it implements does); the UI answers them with 403.
 func (e *apiError) denied() bool {
 	return e.Status == http.StatusForbidden || e.Status == http.StatusUnauthorized ||
-		strings.HasPrefix(e.Message, "Permission denied")
+		strings.HasPrefix(e.Message, "Permission denied") || strings.HasPrefix(e.Message, "Public key does not have access")
+}
+
+// formStatus is the status of a form shown again with the API's refusal:
+// 403 when the key may not do it, 400 when the input was wrong.
+func (e *apiError) formStatus() int {
+	if e.denied() {
+		return http.StatusForbidden
+	}
+	return http.StatusBadRequest
 }
 
 // response is what the API answered.
@@ -101,8 +112,21 @@ func (c *apiClient) signedURL(path string, q url.Values) string {
 	return s
 }
 
-// do sends one signed request to the API.
+// do sends one signed request to the API, asking for JSON.
 func (c *apiClient) do(ctx context.Context, method, path string, q url.Values, body []byte, contentType string) (response, error) {
+	return c.request(ctx, method, path, q, body, contentType, "application/json")
+}
+
+// headOriginal sends HEAD for an image without an Accept header, as a
+// client fetching the original does: the API answers with the stored type
+// and the headers it serves the original with.
+func (c *apiClient) headOriginal(ctx context.Context, path string) (response, error) {
+	return c.request(ctx, http.MethodHead, path, nil, nil, "", "")
+}
+
+// request sends one signed request to the API; accept is the Accept
+// header, none when empty.
+func (c *apiClient) request(ctx context.Context, method, path string, q url.Values, body []byte, contentType, accept string) (response, error) {
 	raw := c.target(path, q)
 	var hdr []api.HeaderField
 	switch method {
@@ -136,7 +160,9 @@ func (c *apiClient) do(ctx context.Context, method, path string, q url.Values, b
 	if contentType != "" {
 		req.Header.Set("Content-Type", contentType)
 	}
-	req.Header.Set("Accept", "application/json")
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
 	rec := &recorder{header: http.Header{}, status: http.StatusOK}
 	c.h.ServeHTTP(rec, req)
 	return response{Status: rec.status, Header: rec.header, Body: rec.body.Bytes()}, nil

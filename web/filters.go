@@ -41,12 +41,14 @@ type filtersView struct {
 	Page    pageView
 	Action  string
 	Filters []filterView
+	// CanReload is set when the key may reload the filters.
+	CanReload bool
 }
 
 // filters shows GET /filters: each filter folder's manifest, content hash,
 // counters and load error.
 func (u *UI) filters(q *request) error {
-	v := filtersView{Page: q.page("Filters", "filters"), Action: q.path("/filters/reload")}
+	v := filtersView{Page: q.page("Filters", "filters"), Action: q.path("/filters/reload"), CanReload: q.mayAny("filters.post")}
 	var list struct {
 		Filters []filterStatus `json:"filters"`
 	}
@@ -59,26 +61,19 @@ func (u *UI) filters(q *request) error {
 		return q.render(http.StatusForbidden, filtersPage(v))
 	}
 	v.Filters = filterViews(list.Filters)
+	if q.r.URL.Query().Get("done") == "reloaded" {
+		v.Page.Notice = "Filters reloaded: " + strconv.Itoa(len(v.Filters)) + " folder(s) read."
+	}
 	return q.render(http.StatusOK, filtersPage(v))
 }
 
-// reloadFilters asks the API to reload the filters directory and shows
-// the result.
+// reloadFilters asks the API to reload the filters directory; the filters
+// page then shows the result.
 func (u *UI) reloadFilters(q *request) error {
-	v := filtersView{Page: q.page("Filters", "filters"), Action: q.path("/filters/reload")}
-	r, err := q.api.send(q.r.Context(), http.MethodPost, "/filters/reload", nil, "")
-	if err != nil {
+	if _, err := q.api.send(q.r.Context(), http.MethodPost, "/filters/reload", nil, ""); err != nil {
 		return err
 	}
-	var list struct {
-		Filters []filterStatus `json:"filters"`
-	}
-	if err := json.Unmarshal(r.Body, &list); err != nil {
-		return err
-	}
-	v.Filters = filterViews(list.Filters)
-	v.Page.Notice = "Filters reloaded: " + strconv.Itoa(len(v.Filters)) + " folder(s) read."
-	return q.render(http.StatusOK, filtersPage(v))
+	return q.redirect("/filters?done=reloaded")
 }
 
 func filterViews(list []filterStatus) []filterView {
@@ -91,8 +86,7 @@ func filterViews(list []filterStatus) []filterView {
 		}
 		if len(f.Manifest) > 0 && json.Unmarshal(f.Manifest, &m) == nil {
 			fv.Version, fv.Kind, fv.Description = m.Version, m.Kind, m.Description
-			pretty, _ := json.MarshalIndent(f.Manifest, "", "  ")
-			fv.Manifest = string(pretty)
+			fv.Manifest, _ = prettyJSON(f.Manifest)
 		}
 		if s := f.Stats; s != nil {
 			fv.Stats = []kv{{"Calls", itoa64(s.Calls)}, {"Errors", itoa64(s.Errors)}, {"Timeouts", itoa64(s.Timeouts)},

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -19,17 +18,27 @@ type imageView struct {
 	Original      string
 	Props         []kv
 	Headers       []kv
+	HeadersNote   string
 	Metadata      string
 	MetadataError string
 	MetadataNote  string
-	ShortURL      string // the one just created
+	Short         *shortURLView // the one just created or looked up
+	ShortFind     string        // what was looked up: an id or a short URL
+	ShortFindErr  string
 	ShortQuery    string
 	ShortExt      string
 	ShortError    string
 	Base          string // this page's path
+	// What the key may do with the image.
+	CanEditMetadata, CanShorten, CanDeleteShort, CanDelete bool
 }
 
 type kv struct{ Key, Value string }
+
+// shortURLView is one short URL of the image.
+type shortURLView struct {
+	ID, URL, Query, Extension string
+}
 
 func (q *request) imagePath(user, id string) string {
 	return "/users/" + url.PathEscape(user) + "/images/" + url.PathEscape(id)
@@ -40,12 +49,14 @@ func (q *request) loadImage(v *imageView) error {
 	ctx := q.r.Context()
 	apiPath := q.imagePath(v.User, v.ID)
 	v.Base = q.path(apiPath)
+	v.CanEditMetadata, v.CanDelete = q.may("metadata.put", v.User), q.may("image.delete", v.User)
+	v.CanShorten, v.CanDeleteShort = q.may("shorturls.post", v.User), q.may("shorturl.delete", v.User)
 	l, err := q.list(ctx, "/users/"+url.PathEscape(v.User)+"/images", url.Values{"ids[]": {v.ID}})
 	if err != nil {
-		return err
+		return notFoundAs(err, noSuch("user", v.User, ", so no image "+v.ID+" of it"))
 	}
 	if len(l.Images) == 0 {
-		return &apiError{Status: http.StatusNotFound, Message: "Image not found"}
+		return &apiError{Status: http.StatusNotFound, Message: "User " + v.User + " has no image " + v.ID + "."}
 	}
 	im := l.Images[0]
 	v.Props = []kv{{"User", im.User}, {"Identifier", im.ID}, {"Type", im.Mime}, {"Dimensions", itoa(im.Width) + " × " + itoa(im.Height) + " px"},
@@ -53,9 +64,13 @@ func (q *request) loadImage(v *imageView) error {
 		{"Added", im.Added}, {"Updated", im.Updated}}
 	v.Preview = q.api.signedURL(apiPath+".webp", url.Values{"t[]": {"maxSize:width=960,height=960"}})
 	v.Original = q.api.signedURL(apiPath+"."+im.Extension, nil)
-	r, err := q.api.do(ctx, http.MethodHead, apiPath, nil, nil, "")
+	r, err := q.api.headOriginal(ctx, apiPath)
 	if err != nil {
 		return err
+	}
+	if e := r.err(); e != nil {
+		v.HeadersNote = "The service did not serve the original (" + itoa(e.Status) + "): " + e.Message
+		r.Header = nil
 	}
 	for k, vals := range r.Header {
 		v.Headers = append(v.Headers, kv{k, strings.Join(vals, ", ")})
@@ -70,9 +85,8 @@ func (q *request) loadImage(v *imageView) error {
 			}
 			v.MetadataNote = "Your key may not read this image's metadata: " + msg
 		} else {
-			var pretty bytes.Buffer
-			if json.Indent(&pretty, md, "", "  ") == nil {
-				v.Metadata = pretty.String()
+			if pretty, err := prettyJSON(md); err == nil {
+				v.Metadata = pretty
 			}
 		}
 	}
@@ -85,13 +99,62 @@ func (u *UI) image(q *request) error {
 	switch q.r.URL.Query().Get("done") {
 	case "metadata":
 		v.Page.Notice = "Metadata saved."
+	case "shorturl":
+		v.Page.Notice = "Short URL created."
+	case "shorturl-existed":
+		v.Page.Notice = "This image already had a short URL with these transformations and format; here it is."
 	case "shorturl-deleted":
-		v.Page.Notice = "Short URL deleted."
+		v.Page.Notice = "Short URL " + q.r.URL.Query().Get("id") + " deleted."
+	}
+	status := http.StatusOK
+	if find := strings.TrimSpace(q.r.URL.Query().Get("short")); find != "" {
+		var err error
+		if status, err = q.findShortURL(&v, find); err != nil {
+			return err
+		}
 	}
 	if err := q.loadImage(&v); err != nil {
 		return err
 	}
-	return q.render(http.StatusOK, imagePage(v))
+	return q.render(status, imagePage(v))
+}
+
+// findShortURL looks up a short URL of the image by its id or address
+// (…/s/<id>) and shows it, or says next to the field why it cannot.
+func (q *request) findShortURL(v *imageView, find string) (int, error) {
+	id := find
+	if i := strings.LastIndex(id, "/"); i >= 0 {
+		id = id[i+1:]
+	}
+	id, _, _ = strings.Cut(id, "?")
+	var got struct {
+		Extension *string `json:"extension"`
+		Query     struct {
+			T []string `json:"t"`
+		} `json:"query"`
+	}
+	err := q.api.getJSON(q.r.Context(), q.imagePath(v.User, v.ID)+"/shorturls/"+url.PathEscape(id), nil, &got)
+	var ae *apiError
+	switch {
+	case err == nil:
+		sv := &shortURLView{ID: id, URL: q.api.base + "/s/" + id, Extension: "none (content negotiation)"}
+		if got.Extension != nil {
+			sv.Extension = *got.Extension
+		}
+		for _, t := range got.Query.T {
+			sv.Query += "t[]=" + t + "&"
+		}
+		sv.Query = strings.TrimSuffix(sv.Query, "&")
+		v.Short = sv
+		return http.StatusOK, nil
+	case errors.As(err, &ae) && ae.denied():
+		v.ShortFind, v.ShortFindErr = find, "Your key may not read this image's short URLs: "+ae.Message
+		return http.StatusForbidden, nil
+	case errors.As(err, &ae) && ae.Status < 500:
+		v.ShortFind, v.ShortFindErr = find, "No short URL "+id+" leads to this image. A short URL's id is the 7 letters and digits after /s/."
+		return http.StatusNotFound, nil
+	}
+	return 0, err
 }
 
 // saveMetadata replaces the metadata with the posted JSON. The API
@@ -110,12 +173,14 @@ func (u *UI) saveMetadata(q *request) error {
 	}
 	v.Metadata, v.MetadataError = doc, ae.Message
 	if ae.denied() {
-		v.MetadataError = "Your key may not change this image's metadata: " + ae.Message
+		// The form is not offered to such a key; this post came anyway.
+		v.Metadata, v.MetadataError = "", ""
+		v.MetadataNote = "Your key may not change this image's metadata: " + ae.Message
 	}
 	if err := q.loadImage(&v); err != nil {
 		return err
 	}
-	return q.render(http.StatusBadRequest, imagePage(v))
+	return q.render(ae.formStatus(), imagePage(v))
 }
 
 // createShortURL asks the API for a short URL of the image with the
@@ -127,31 +192,46 @@ func (u *UI) createShortURL(q *request) error {
 	body, _ := json.Marshal(map[string]string{"user": v.User, "imageIdentifier": v.ID, "extension": v.ShortExt,
 		"query": v.ShortQuery})
 	r, err := q.api.send(q.r.Context(), http.MethodPost, q.imagePath(v.User, v.ID)+"/shorturls", body, "")
-	status := http.StatusOK
 	var ae *apiError
 	switch {
 	case err == nil:
 		var got struct{ ID string }
 		_ = json.Unmarshal(r.Body, &got)
-		v.ShortURL = q.api.base + "/s/" + got.ID
-		v.Page.Notice = "Short URL created."
+		done := "shorturl"
+		if r.Status == http.StatusOK {
+			done = "shorturl-existed"
+		}
+		return q.redirect(q.imagePath(v.User, v.ID) + "?" + url.Values{"done": {done}, "short": {got.ID}}.Encode())
 	case errors.As(err, &ae) && ae.Status < 500:
-		v.ShortError, status = ae.Message, http.StatusBadRequest
+		v.ShortError = ae.Message
 	default:
 		return err
 	}
 	if err := q.loadImage(&v); err != nil {
 		return err
 	}
-	return q.render(status, imagePage(v))
+	return q.render(ae.formStatus(), imagePage(v))
 }
 
+// deleteShortURL deletes one short URL of the image; an unknown id is
+// said next to the short URL field.
 func (u *UI) deleteShortURL(q *request) error {
-	user, id := q.r.PathValue("user"), q.r.PathValue("image")
-	if _, err := q.api.send(q.r.Context(), http.MethodDelete, q.imagePath(user, id)+"/shorturls/"+url.PathEscape(strings.TrimSpace(q.r.PostFormValue("id"))), nil, ""); err != nil {
+	user, image := q.r.PathValue("user"), q.r.PathValue("image")
+	id := strings.TrimSpace(q.r.PostFormValue("id"))
+	_, err := q.api.send(q.r.Context(), http.MethodDelete, q.imagePath(user, image)+"/shorturls/"+url.PathEscape(id), nil, "")
+	var ae *apiError
+	if err == nil {
+		return q.redirect(q.imagePath(user, image) + "?" + url.Values{"done": {"shorturl-deleted"}, "id": {id}}.Encode())
+	} else if !errors.As(err, &ae) || ae.Status != http.StatusNotFound {
 		return err
 	}
-	return q.redirect(q.imagePath(user, id) + "?done=shorturl-deleted")
+	v := imageView{User: user, ID: image, ShortExt: "jpg", ShortFind: id,
+		ShortFindErr: "No short URL " + id + " leads to this image; it may have been deleted already."}
+	v.Page = q.page("Image "+shortID(image), "images")
+	if err := q.loadImage(&v); err != nil {
+		return err
+	}
+	return q.render(http.StatusNotFound, imagePage(v))
 }
 
 // confirmView asks before an image is deleted.
@@ -178,9 +258,23 @@ func (u *UI) deleteImage(q *request) error {
 	return q.redirect("/users/" + url.PathEscape(user) + "?deleted=" + url.QueryEscape(id))
 }
 
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
 func orDash(s string) string {
 	if s == "" {
 		return "—"
 	}
 	return s
+}
+
+func deleteHint(canDelete bool) string {
+	if canDelete {
+		return " and delete it"
+	}
+	return ""
 }

@@ -1,7 +1,9 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -17,56 +19,90 @@ type usersView struct {
 	Note  string
 }
 
-// users lists the users the service reports (statistics) and those the
-// key's own rules name, each with its image count.
+// maxUsers bounds the users list; others are opened by name.
+const maxUsers = 200
+
+// users lists the users whose images the key may read, each with its
+// image count: those with images in the cross-user listing (GET /images
+// lists exactly the users the key may read) and those the key's own rules
+// name. Why not /stats: it is gated by the client's address, not the key.
 func (u *UI) users(q *request) error {
 	if name := strings.TrimSpace(q.r.URL.Query().Get("user")); name != "" {
 		return q.redirect("/users/" + url.PathEscape(name))
 	}
 	ctx := q.r.Context()
 	v := usersView{Page: q.page("Images", "images")}
-	names := map[string]bool{}
-	var stats struct {
-		Users map[string]json.RawMessage
+	counts := map[string]int{}
+	listed, err := q.listedUsers(ctx, counts)
+	if err != nil {
+		return err
 	}
-	if err := q.api.getJSON(ctx, "/stats", nil, &stats); err == nil {
-		for n := range stats.Users {
-			names[n] = true
-		}
+	rules, err := q.ownRules(ctx)
+	if err != nil {
+		return err
 	}
-	var rules []struct {
-		Users any `json:"users"`
-	}
-	if err := q.api.getJSON(ctx, "/keys/"+url.PathEscape(q.sess.PublicKey)+"/access", nil, &rules); err == nil {
-		for _, r := range rules {
-			if list, ok := r.Users.([]any); ok {
-				for _, x := range list {
-					if s, ok := x.(string); ok {
-						names[s] = true
-					}
-				}
+	for _, r := range rules {
+		for _, n := range r.Users {
+			if _, ok := counts[n]; !ok && n != "*" && len(counts) < maxUsers {
+				counts[n] = q.imageCount(ctx, n)
 			}
 		}
 	}
-	sorted := make([]string, 0, len(names))
-	for n := range names {
+	sorted := make([]string, 0, len(counts))
+	for n := range counts {
 		sorted = append(sorted, n)
 	}
 	slices.Sort(sorted)
 	for _, n := range sorted {
-		var info struct {
-			NumImages int `json:"numImages"`
-		}
-		st := userStat{User: n, Href: q.path("/users/" + url.PathEscape(n)), Images: -1}
-		if err := q.api.getJSON(ctx, "/users/"+url.PathEscape(n), nil, &info); err == nil {
-			st.Images = info.NumImages
-		}
-		v.Users = append(v.Users, st)
+		v.Users = append(v.Users, userStat{User: n, Href: q.path("/users/" + url.PathEscape(n)), Images: counts[n]})
 	}
-	if len(v.Users) == 0 {
+	switch {
+	case len(v.Users) >= maxUsers:
+		v.Note = fmt.Sprintf("Showing the first %d users; open any other by name.", maxUsers)
+	case len(v.Users) == 0 && !listed:
+		v.Note = "Your key may not list images across users, and its rules name no user: open a user by name."
+	case len(v.Users) == 0:
 		v.Note = "No users to show yet. Upload an image, or open a user by name."
 	}
-	return q.render(200, usersPage(v))
+	return q.render(http.StatusOK, usersPage(v))
+}
+
+// listedUsers adds every user of the cross-user listing to counts with its
+// number of images, walking the listing sorted by user: the image at
+// offset n belongs to the next user once the users before it are counted.
+// listed is false when the key may not use that listing.
+func (q *request) listedUsers(ctx context.Context, counts map[string]int) (listed bool, err error) {
+	for offset := 0; len(counts) < maxUsers; {
+		l, err := q.list(ctx, "/images", url.Values{"sort[]": {"user:asc"}, "limit": {"1"},
+			"page": {strconv.Itoa(offset + 1)}, "fields[]": {"user"}})
+		if _, denied := denial(err); denied {
+			return false, nil
+		} else if err != nil {
+			return false, err
+		}
+		if len(l.Images) == 0 {
+			return true, nil
+		}
+		name := l.Images[0].User
+		n := q.imageCount(ctx, name)
+		counts[name] = n
+		offset += max(n, 1)
+	}
+	return true, nil
+}
+
+// imageCount is the number of images of user, or -1 when the key may not
+// list them.
+func (q *request) imageCount(ctx context.Context, user string) int {
+	l, err := q.list(ctx, "/users/"+url.PathEscape(user)+"/images", url.Values{"limit": {"1"}, "fields[]": {"imageIdentifier"}})
+	var ae *apiError
+	switch {
+	case err == nil:
+		return l.Search.Hits
+	case errors.As(err, &ae) && ae.Status == http.StatusNotFound:
+		return 0 // a user without images or key of that name
+	}
+	return -1
 }
 
 // imagesView is one user's image grid with its filters.
@@ -82,6 +118,11 @@ type imagesView struct {
 	Thumbs                       []thumbView
 	PrevHref, NextHref, ResetRef string
 	Error                        string
+	CanUpload                    bool
+	// Listed is set once the listing answered: the count means something.
+	Listed bool
+	// FirstHref and LastHref lead back from a page past the last one.
+	FirstHref, LastHref string
 }
 
 type option struct{ Value, Label string }
@@ -98,7 +139,8 @@ func (u *UI) images(q *request) error {
 	in := q.r.URL.Query()
 	v := imagesView{Page: q.page("Images of "+user, "images"), User: user, Sorts: sortOptions,
 		Sort: in.Get("sort"), IDs: in.Get("ids"), Checksums: in.Get("checksums"), Originals: in.Get("originalChecksums"),
-		Metadata: in.Get("metadata"), Limit: 24, PageNo: 1, ResetRef: q.path("/users/" + url.PathEscape(user))}
+		Metadata: in.Get("metadata"), Limit: 24, PageNo: 1, ResetRef: q.path("/users/" + url.PathEscape(user)),
+		CanUpload: q.may("images.post", user)}
 	if d := in.Get("deleted"); d != "" {
 		v.Page.Notice = "Image " + d + " was deleted."
 	}
@@ -130,9 +172,9 @@ func (u *UI) images(q *request) error {
 		}
 		return q.render(http.StatusBadRequest, imagesPage(v))
 	} else if err != nil {
-		return err
+		return notFoundAs(err, noSuch("user", user, ": no image is stored for it and no key has its name"))
 	}
-	v.Hits, v.Thumbs = l.Search.Hits, q.thumbs(l.Images)
+	v.Hits, v.Thumbs, v.Listed = l.Search.Hits, q.thumbs(l.Images), true
 	v.Pages = max(1, (v.Hits+v.Limit-1)/v.Limit)
 	link := func(page int) string {
 		p := url.Values{"page": {strconv.Itoa(page)}, "sort": {v.Sort}}
@@ -143,13 +185,19 @@ func (u *UI) images(q *request) error {
 		}
 		return v.ResetRef + "?" + p.Encode()
 	}
+	if v.PageNo > v.Pages {
+		// A page past the last one (an old link, a typed number): say so
+		// and lead back, rather than "page 999 of 9".
+		v.FirstHref, v.LastHref = link(1), link(v.Pages)
+		return q.render(http.StatusNotFound, imagesPage(v))
+	}
 	if v.PageNo > 1 {
 		v.PrevHref = link(v.PageNo - 1)
 	}
 	if v.PageNo < v.Pages {
 		v.NextHref = link(v.PageNo + 1)
 	}
-	return q.render(200, imagesPage(v))
+	return q.render(http.StatusOK, imagesPage(v))
 }
 
 // countLabel is "1 image" or "n images".
@@ -158,6 +206,14 @@ func countLabel(n int) string {
 		return "1 image"
 	}
 	return fmt.Sprintf("%d images", n)
+}
+
+// pagesLabel is "1 page" or "n pages".
+func pagesLabel(n int) string {
+	if n == 1 {
+		return "1 page"
+	}
+	return fmt.Sprintf("%d pages", n)
 }
 
 func jsonInto(b []byte, v any) error { return json.Unmarshal(b, v) }

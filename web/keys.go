@@ -6,15 +6,21 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"vitrine/api"
 )
 
 // keysView lists keys and groups and offers a new key.
 type keysView struct {
-	Page    pageView
-	Keys    []keyRow
-	Groups  []groupRow
-	Form    keyForm
-	Created *createdKey
+	Page   pageView
+	Keys   []keyRow
+	Groups []groupRow
+	Form   keyForm
+	// ReadOnly is set when the service keeps its keys read-only
+	// (accessControl.database off): no key can be created or changed here.
+	ReadOnly bool
+	// What the key may do: list keys and groups, create keys.
+	CanListKeys, CanListGroups, CanCreate bool
 }
 
 type keyRow struct {
@@ -29,32 +35,51 @@ type groupRow struct {
 
 // keyForm is the new-key form with the API's complaints per field.
 type keyForm struct {
-	PublicKey, Group, Resources, Users string
-	KeyError, RuleError                string
-	Groups                             []string
+	PublicKey, Group, Users string
+	// Resources are the resources ticked in the picker.
+	Resources           []string
+	KeyError, RuleError string
+	Groups              []string
 }
 
-// createdKey is shown once, right after a key is created or rotated.
+// createdKey is shown once, right after a key is created or rotated (a
+// flash: the private key never goes into a URL).
 type createdKey struct {
-	Title, PublicKey, PrivateKey, Href string
+	Title, PublicKey, PrivateKey string
 }
+
+// keyList is GET /keys.
+type keyList struct {
+	Keys []keyEntry `json:"keys"`
+	// Mutable is false when no key may be created or changed through the
+	// API; nil when the answer did not say.
+	Mutable *bool `json:"mutable"`
+}
+
+// keyEntry is one key of GET /keys.
+type keyEntry struct {
+	PublicKey string `json:"publicKey"`
+	Source    string `json:"source"`
+	Mutable   bool   `json:"mutable"`
+}
+
+func (l keyList) readOnly() bool { return l.Mutable != nil && !*l.Mutable }
 
 func (q *request) loadKeys(v *keysView) error {
 	ctx := q.r.Context()
-	var keys struct {
-		Keys []struct {
-			PublicKey string `json:"publicKey"`
-			Source    string `json:"source"`
-			Mutable   bool   `json:"mutable"`
-		} `json:"keys"`
-	}
-	if err := q.api.getJSON(ctx, "/keys", nil, &keys); err != nil {
+	v.CanListKeys, v.CanListGroups, v.CanCreate = q.mayAny("keys.get"), q.mayAny("groups.get"), q.mayAny("keys.put")
+	var keys keyList
+	if !v.CanListKeys {
+		// A key may always see its own rules, so it is listed alone.
+		keys.Keys = append(keys.Keys, keyEntry{PublicKey: q.sess.PublicKey})
+	} else if err := q.api.getJSON(ctx, "/keys", nil, &keys); err != nil {
 		msg, denied := denial(err)
 		if !denied {
 			return err
 		}
 		v.Page.Denied = append(v.Page.Denied, "listing keys ("+msg+")")
 	}
+	v.ReadOnly = keys.readOnly()
 	for _, k := range keys.Keys {
 		v.Keys = append(v.Keys, keyRow{PublicKey: k.PublicKey, Source: k.Source, Mutable: k.Mutable,
 			Href: q.path("/keys/" + url.PathEscape(k.PublicKey))})
@@ -64,6 +89,10 @@ func (q *request) loadKeys(v *keysView) error {
 			Name      string   `json:"name"`
 			Resources []string `json:"resources"`
 		} `json:"groups"`
+	}
+	if !v.CanListGroups {
+		v.Form.Groups = api.BuiltinGroups()
+		return nil
 	}
 	if err := q.api.getJSON(ctx, "/groups", url.Values{"limit": {"1000"}}, &groups); err != nil {
 		msg, denied := denial(err)
@@ -90,41 +119,14 @@ func (u *UI) keys(q *request) error {
 	return q.render(http.StatusOK, keysPage(v))
 }
 
-// ruleBody is the JSON of one access rule from the form's fields; the API
-// validates it.
-func ruleBody(group, resources, users string) []byte {
-	rule := map[string]any{}
-	if strings.TrimSpace(group) != "" {
-		rule["group"] = strings.TrimSpace(group)
-	}
-	if res := splitFields(resources); len(res) > 0 || strings.TrimSpace(group) == "" {
-		rule["resources"] = res
-	}
-	if u := strings.TrimSpace(users); u == "*" {
-		rule["users"] = "*"
-	} else {
-		rule["users"] = splitFields(users)
-	}
-	b, _ := json.Marshal(rule)
-	return b
-}
-
-func splitFields(s string) []string {
-	out := []string{}
-	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\r' }) {
-		out = append(out, f)
-	}
-	return out
-}
-
 // createKey creates a key pair (PUT /keys/<pk>) and, when given, its first
 // rule; when the API refuses the rule the key is deleted again, so no key
 // is left without the access it was made for. The private key is shown
-// once.
+// once, on the key's page.
 func (u *UI) createKey(q *request) error {
 	ctx := q.r.Context()
-	f := keyForm{PublicKey: strings.TrimSpace(q.r.PostFormValue("publicKey")), Group: q.r.PostFormValue("group"),
-		Resources: q.r.PostFormValue("resources"), Users: q.r.PostFormValue("users")}
+	f := ruleForm(q.r)
+	f.PublicKey = strings.TrimSpace(q.r.PostFormValue("publicKey"))
 	v := keysView{Page: q.page("Keys & access", "keys"), Form: f}
 	priv := strings.TrimSpace(q.r.PostFormValue("privateKey"))
 	if priv == "" {
@@ -132,6 +134,7 @@ func (u *UI) createKey(q *request) error {
 	}
 	keyPath := "/keys/" + url.PathEscape(f.PublicKey)
 	body, _ := json.Marshal(map[string]string{"privateKey": priv})
+	status := http.StatusBadRequest
 	// Why the HEAD first: PUT on an existing key replaces its private key,
 	// which a form meant to create keys must never do by accident.
 	if r, err := q.api.do(ctx, http.MethodHead, keyPath, nil, nil, ""); err != nil {
@@ -139,15 +142,15 @@ func (u *UI) createKey(q *request) error {
 	} else if r.Status == http.StatusOK {
 		v.Form.KeyError = "Key " + f.PublicKey + " exists already; rotate its private key on its own page."
 	} else if _, err := q.api.send(ctx, http.MethodPut, keyPath, body, ""); err != nil {
-		if v.Form.KeyError, err = refusal(err); err != nil {
+		if v.Form.KeyError, status, err = refusal(err); err != nil {
 			return err
 		}
-	} else if strings.TrimSpace(f.Group) != "" || strings.TrimSpace(f.Resources) != "" {
-		if _, err := q.api.send(ctx, http.MethodPost, keyPath+"/access", ruleBody(f.Group, f.Resources, f.Users), ""); err != nil {
+	} else if f.Group != "" || len(f.Resources) > 0 {
+		if _, err := q.api.send(ctx, http.MethodPost, keyPath+"/access", f.ruleBody(), ""); err != nil {
 			if _, derr := q.api.send(ctx, http.MethodDelete, keyPath, nil, ""); derr != nil {
 				return errors.Join(err, derr)
 			}
-			if v.Form.RuleError, err = refusal(err); err != nil {
+			if v.Form.RuleError, status, err = refusal(err); err != nil {
 				return err
 			}
 		}
@@ -156,20 +159,22 @@ func (u *UI) createKey(q *request) error {
 		return err
 	}
 	if v.Form.KeyError != "" || v.Form.RuleError != "" {
-		return q.render(http.StatusBadRequest, keysPage(v))
+		return q.render(status, keysPage(v))
 	}
-	v.Created = &createdKey{Title: "Key " + f.PublicKey + " created", PublicKey: f.PublicKey, PrivateKey: priv,
-		Href: q.path(keyPath)}
-	v.Form = keyForm{Group: "read-only", Groups: v.Form.Groups}
-	return q.render(http.StatusCreated, keysPage(v))
+	if err := q.setFlash(createdKey{Title: "Key " + f.PublicKey + " created", PublicKey: f.PublicKey, PrivateKey: priv}); err != nil {
+		return err
+	}
+	return q.redirect(keyPath + "?done=created")
 }
 
 // refusal returns the API's message when it refused the request (a 4xx),
-// to be shown next to the form field; any other error is returned.
-func refusal(err error) (string, error) {
+// to be shown next to the form field, with the status of the page that
+// shows it (403 when the key may not, 400 for wrong input); any other
+// error is returned.
+func refusal(err error) (string, int, error) {
 	var ae *apiError
 	if errors.As(err, &ae) && ae.Status < 500 {
-		return ae.Message, nil
+		return refusalMessage(ae), ae.formStatus(), nil
 	}
-	return "", err
+	return "", 0, err
 }

@@ -18,7 +18,7 @@ func TestImageGridMetadataFilter(t *testing.T) {
 	e := newEnv(t, web.Config{})
 	b := e.browser(t)
 	b.signIn("admin", adminPriv)
-	if p := b.uploadForm("alice", pngBytes(t, 1), pngBytes(t, 2), pngBytes(t, 3)); p.status != 200 {
+	if p := b.uploadForm("alice", pngBytes(t, 1), pngBytes(t, 2), pngBytes(t, 3)); p.status != http.StatusSeeOther {
 		t.Fatalf("upload: %d", p.status)
 	}
 	ctx := context.Background()
@@ -60,4 +60,41 @@ func TestImageGridMetadataFilter(t *testing.T) {
 // htmlText escapes s as templ does in text.
 func htmlText(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;").Replace(s)
+}
+
+// TestGridCount: the count line appears only when the listing answered,
+// and a page past the last one says so and leads back.
+func TestGridCount(t *testing.T) {
+	e := newEnv(t, web.Config{})
+	b := e.browser(t)
+	b.signIn("admin", adminPriv)
+	b.uploadForm("alice", pngBytes(t, 1), pngBytes(t, 2), pngBytes(t, 3))
+	for _, c := range []struct {
+		name, query string
+		status      int
+		want, not   []string
+	}{
+		{"first page", "", 200, []string{"<strong>3 images</strong> match · page 1 of 1"}, nil},
+		{"invalid filter", "metadata=color", 400, []string{`id="f-metadata-error"`}, []string{`class="count"`, "page 1 of 0"}},
+		{"past the last page", "page=999", 404, []string{"There is no page 999: the matches fill 1 page.", `href="/admin/users/alice?page=1&amp;sort=added%3Adesc"`},
+			[]string{"page 999 of", "No images match"}},
+		{"nothing matches", "ids=nope", 200, []string{"<strong>0 images</strong> match", "No images match."}, []string{"page 1 of"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := b.do(http.MethodGet, "/admin/users/alice?"+c.query, nil, nil)
+			if p.status != c.status {
+				t.Errorf("status %d, want %d", p.status, c.status)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(p.body, w) {
+					t.Errorf("no %q in the page", w)
+				}
+			}
+			for _, n := range c.not {
+				if strings.Contains(p.body, n) {
+					t.Errorf("%q in the page", n)
+				}
+			}
+		})
+	}
 }

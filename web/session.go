@@ -60,7 +60,7 @@ func hashID(id string) string {
 }
 
 // startSession stores a new session for the key pair and sets its cookie.
-func (u *UI) startSession(w http.ResponseWriter, r *http.Request, publicKey, privateKey string) error {
+func (u *UI) startSession(w http.ResponseWriter, r *http.Request, publicKey, privateKey string) (Session, error) {
 	now := u.cfg.Now().UTC()
 	// Expired sessions are removed here rather than by a timer, so the UI
 	// needs no background goroutine; any instance's sign-in cleans up.
@@ -71,10 +71,10 @@ func (u *UI) startSession(w http.ResponseWriter, r *http.Request, publicKey, pri
 	s := Session{IDHash: hashID(id), PublicKey: publicKey, PrivateKey: privateKey, CSRF: randomToken(),
 		Created: now, Seen: now}
 	if err := u.sessions.CreateSession(r.Context(), s); err != nil {
-		return err
+		return Session{}, err
 	}
 	http.SetCookie(w, u.cookie(r, sessionCookie, id, 0))
-	return nil
+	return s, nil
 }
 
 // cookie builds an HttpOnly, SameSite=Strict cookie scoped to the UI;
@@ -138,10 +138,47 @@ func (u *UI) signedIn(h func(*request) error) http.Handler {
 			}
 		}
 		q := &request{ui: u, w: w, r: r, sess: s, api: u.client(r, s)}
+		// Every page starts with the key's own rules, which any working key
+		// may read: a refusal means the key was rotated or deleted since
+		// sign-in, and the session ends here rather than on a page that
+		// fails with "Incorrect access token".
+		if _, err := q.ownRules(r.Context()); err != nil {
+			var ae *apiError
+			if !errors.As(err, &ae) || ae.Status >= 500 {
+				u.fail(w, r, err)
+				return
+			}
+			if err := u.sessions.DeleteSession(r.Context(), s.IDHash); err != nil {
+				u.fail(w, r, err)
+				return
+			}
+			http.SetCookie(w, u.cookie(r, sessionCookie, "", -1))
+			next := ""
+			if r.Method == http.MethodGet {
+				next = "&next=" + url.QueryEscape(r.URL.RequestURI())
+			}
+			http.Redirect(w, r, u.cfg.Prefix+"/signin?ended=key"+next, http.StatusSeeOther)
+			return
+		}
 		if err := h(q); err != nil {
-			u.fail(w, r, err)
+			q.fail(err)
 		}
 	})
+}
+
+// renew replaces the request's session by a new one for the key pair
+// (after its own private key was rotated), so the browser stays signed in
+// and the old session id stops working.
+func (q *request) renew(privateKey string) error {
+	s, err := q.ui.startSession(q.w, q.r, q.sess.PublicKey, privateKey)
+	if err != nil {
+		return err
+	}
+	if err := q.ui.sessions.DeleteSession(q.r.Context(), q.sess.IDHash); err != nil {
+		return err
+	}
+	q.sess, q.api, q.rules = s, q.ui.client(q.r, s), nil
+	return nil
 }
 
 // signOut ends the session everywhere: the row goes, so the cookie stops

@@ -22,8 +22,12 @@ type signinView struct {
 func (u *UI) getSignIn(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	v := signinView{Prefix: u.cfg.Prefix, CSRF: u.signinToken(w, r), Next: safeNext(u.cfg.Prefix, r.URL.Query().Get("next"))}
-	if r.URL.Query().Get("out") != "" {
+	switch {
+	case r.URL.Query().Get("out") != "":
 		v.Notice = "You are signed out."
+	case r.URL.Query().Get("ended") == "key":
+		v.Notice = "Your session has ended: its key was rotated or deleted since you signed in. " +
+			"Sign in again with the key's current private key."
 	}
 	_ = writePage(w, r, http.StatusOK, signinPage(v))
 }
@@ -69,7 +73,7 @@ func (u *UI) postSignIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	u.throttle.succeed(addr)
-	if err := u.startSession(w, r, v.PublicKey, priv); err != nil {
+	if _, err := u.startSession(w, r, v.PublicKey, priv); err != nil {
 		u.fail(w, r, err)
 		return
 	}

@@ -3,10 +3,12 @@ package web
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"mime/multipart"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -17,6 +19,72 @@ type uploadView struct {
 	Action  string
 	User    string
 	Results []uploadResult
+	// Users are those the key may upload for, when it may not upload for
+	// every user; the field is then a choice among them.
+	Users []string
+	// Allowed is false when the key may upload for no user at all.
+	Allowed bool
+	// Formats names the accepted types ("JPEG, PNG or GIF"), Accept lists
+	// them for the file input; empty when the API does not say.
+	Formats, Accept string
+}
+
+// uploadFormatter is what the API handler may say about uploads: the
+// extensions it accepts (uploads.formats).
+type uploadFormatter interface {
+	UploadFormats() []string
+}
+
+// uploadTypes names the types of extensions for people and for the file
+// input's accept attribute.
+var uploadTypes = map[string]struct{ name, mime string }{
+	"jpg": {"JPEG", "image/jpeg"}, "png": {"PNG", "image/png"}, "gif": {"GIF", "image/gif"},
+	"webp": {"WebP", "image/webp"}, "tif": {"TIFF", "image/tiff"}, "avif": {"AVIF", "image/avif"},
+	"heic": {"HEIC", "image/heic"},
+}
+
+// uploadFormats describes the types the API accepts for upload.
+func (u *UI) uploadFormats() (names, accept string) {
+	f, ok := u.api.(uploadFormatter)
+	if !ok {
+		return "", ""
+	}
+	var ns, as []string
+	for _, ext := range f.UploadFormats() {
+		t, ok := uploadTypes[ext]
+		if !ok {
+			t = struct{ name, mime string }{strings.ToUpper(ext), ""}
+		}
+		ns = append(ns, t.name)
+		as = append(as, "."+ext)
+		if t.mime != "" {
+			as = append(as, t.mime)
+		}
+	}
+	switch len(ns) {
+	case 0:
+		return "", ""
+	case 1:
+		names = ns[0]
+	default:
+		names = strings.Join(ns[:len(ns)-1], ", ") + " or " + ns[len(ns)-1]
+	}
+	return names, strings.Join(as, ",")
+}
+
+// uploadPageView is the upload page with what the key may upload for.
+func (q *request) uploadPageView(user string) uploadView {
+	v := uploadView{Page: q.page("Upload images", "upload"), Action: q.path("/upload"), User: user}
+	v.Formats, v.Accept = q.ui.uploadFormats()
+	users := q.uploadUsers()
+	v.Allowed = len(users) > 0
+	if !slices.Contains(users, "*") {
+		v.Users = users
+		if !slices.Contains(users, v.User) && len(users) > 0 {
+			v.User = users[0]
+		}
+	}
+	return v
 }
 
 // uploadResult is the outcome of one file; upload.js gets it as JSON.
@@ -29,11 +97,30 @@ type uploadResult struct {
 }
 
 func (u *UI) uploadForm(q *request) error {
-	v := uploadView{Page: q.page("Upload images", "upload"), Action: q.path("/upload"), User: q.r.URL.Query().Get("user")}
-	if v.User == "" {
-		v.User = q.sess.PublicKey
+	user := q.r.URL.Query().Get("user")
+	if user == "" {
+		user = q.sess.PublicKey
 	}
-	return q.render(http.StatusOK, uploadPage(v))
+	v := q.uploadPageView(user)
+	status := http.StatusOK
+	if !v.Allowed {
+		v.Page.Denied = append(v.Page.Denied, "uploading images (no access rule of this key grants images.post)")
+		status = http.StatusForbidden
+	}
+	if ids := q.r.URL.Query()["uploaded"]; len(ids) > 0 {
+		// Where a post without JavaScript lands: the images it stored.
+		v.User = user
+		l, err := q.list(q.r.Context(), "/users/"+url.PathEscape(user)+"/images", url.Values{"ids[]": ids})
+		if _, denied := denial(err); err != nil && !denied {
+			return err
+		}
+		for _, im := range l.Images {
+			v.Results = append(v.Results, uploadResult{File: fmt.Sprintf("%d×%d %s", im.Width, im.Height, im.Extension),
+				ID: im.ID, Href: q.path(q.imagePath(user, im.ID)), Thumb: q.thumbURL(user, im.ID)})
+		}
+		v.Page.Notice = countLabel(len(v.Results)) + " uploaded for " + user + "."
+	}
+	return q.render(status, uploadPage(v))
 }
 
 // upload sends every posted file to POST /users/<user>/images, one by
@@ -43,8 +130,9 @@ func (u *UI) upload(q *request) error {
 	if err := q.r.ParseMultipartForm(32 << 20); err != nil {
 		return &apiError{Status: http.StatusBadRequest, Message: "The upload could not be read: " + err.Error()}
 	}
-	v := uploadView{Page: q.page("Upload images", "upload"), Action: q.path("/upload"),
-		User: strings.TrimSpace(q.r.FormValue("user"))}
+	v := q.uploadPageView(strings.TrimSpace(q.r.FormValue("user")))
+	v.User = strings.TrimSpace(q.r.FormValue("user"))
+	status := http.StatusOK
 	files := q.r.MultipartForm.File["images"]
 	if len(files) == 0 {
 		v.Results = []uploadResult{{Error: "Choose at least one image."}}
@@ -70,21 +158,35 @@ func (u *UI) upload(q *request) error {
 			if ae.denied() {
 				res.Error = "Your key may not upload images for " + v.User + ": " + ae.Message
 			}
+			if len(v.Results) == 0 {
+				status = ae.formStatus()
+			}
 		case err != nil:
 			return err
 		}
 		v.Results = append(v.Results, res)
 	}
+	if len(files) == 0 {
+		status = http.StatusBadRequest
+	} else if status != http.StatusOK && slices.ContainsFunc(v.Results, func(r uploadResult) bool { return r.Error == "" }) {
+		status = http.StatusOK // some files were stored
+	}
 	if q.r.FormValue("format") == "json" {
 		q.w.Header().Set("Content-Type", "application/json")
-		status := http.StatusOK
-		if len(v.Results) > 0 && v.Results[0].Error != "" {
-			status = http.StatusBadRequest
-		}
 		q.w.WriteHeader(status)
 		return json.NewEncoder(q.w).Encode(v.Results)
 	}
-	return q.render(http.StatusOK, uploadPage(v))
+	if !slices.ContainsFunc(v.Results, func(r uploadResult) bool { return r.Error != "" }) {
+		// All stored: post, redirect, get, so that a reload posts nothing.
+		done := url.Values{"user": {v.User}}
+		for _, r := range v.Results {
+			done.Add("uploaded", r.ID)
+		}
+		return q.redirect("/upload?" + done.Encode())
+	}
+	// Some file was refused: the form is shown again with every file's
+	// outcome, as a form with errors is.
+	return q.render(status, uploadPage(v))
 }
 
 func readPart(fh *multipart.FileHeader) ([]byte, error) {

@@ -119,15 +119,17 @@ func (u *UI) routes() {
 	page("GET "+p+"/keys", u.keys)
 	page("POST "+p+"/keys", u.createKey)
 	page("GET "+p+"/keys/{pk}", u.key)
+	page("GET "+p+"/keys/{pk}/rotate", u.confirmRotate)
 	page("POST "+p+"/keys/{pk}/rotate", u.rotateKey)
 	page("POST "+p+"/keys/{pk}/delete", u.deleteKey)
 	page("POST "+p+"/keys/{pk}/rules", u.addRule)
+	page("GET "+p+"/keys/{pk}/rules/{id}/delete", u.confirmDeleteRule)
 	page("POST "+p+"/keys/{pk}/rules/{id}/delete", u.deleteRule)
 	page("GET "+p+"/access", u.access)
 	page("GET "+p+"/filters", u.filters)
 	page("POST "+p+"/filters/reload", u.reloadFilters)
 	u.mux.Handle(p, http.RedirectHandler(p+"/", http.StatusSeeOther))
-	u.mux.HandleFunc(p+"/", u.notFound)
+	page(p+"/", u.notFound)
 }
 
 // ServeHTTP sets the security headers every response carries and serves

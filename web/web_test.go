@@ -3,6 +3,8 @@ package web_test
 import (
 	"bytes"
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"image"
@@ -192,6 +194,15 @@ func (b *browser) do(method, path string, form url.Values, header http.Header, r
 	return page{status: r.StatusCode, header: r.Header, body: sb.String()}
 }
 
+// follow gets the page a post redirected to.
+func (b *browser) follow(p page) page {
+	b.t.Helper()
+	if p.status != http.StatusSeeOther {
+		b.t.Fatalf("got %d, want a redirect (303)", p.status)
+	}
+	return b.do(http.MethodGet, p.header.Get("Location"), nil, nil)
+}
+
 var csrfInput = regexp.MustCompile(`name="csrf" value="([0-9a-f]{64})"`)
 
 // token returns the CSRF token of the first form on path.
@@ -366,8 +377,15 @@ func TestCreateKeyRefusesExisting(t *testing.T) {
 		return b.do(http.MethodPost, "/admin/keys", url.Values{"csrf": {b.token("/admin/keys")}, "publicKey": {"carol"},
 			"privateKey": {priv}, "group": {"read-only"}, "users": {"carol"}}, nil)
 	}
-	if p := create("first-private"); p.status != http.StatusCreated || !strings.Contains(p.body, "first-private") {
-		t.Fatalf("create: %d", p.status)
+	p := create("first-private")
+	if loc := p.header.Get("Location"); p.status != http.StatusSeeOther || loc != "/admin/keys/carol?done=created" {
+		t.Fatalf("create: %d %s", p.status, loc)
+	}
+	if p := b.follow(p); !strings.Contains(p.body, "first-private") {
+		t.Fatalf("the key's page does not show the new private key once")
+	}
+	if p := b.do(http.MethodGet, "/admin/keys/carol?done=created", nil, nil); strings.Contains(p.body, "first-private") {
+		t.Fatalf("the key's page shows the private key a second time")
 	}
 	if p := create("second-private"); p.status != http.StatusBadRequest || !strings.Contains(p.body, "exists already") {
 		t.Fatalf("create again: %d", p.status)
@@ -377,7 +395,7 @@ func TestCreateKeyRefusesExisting(t *testing.T) {
 		t.Fatalf("the existing key changed: %+v %v", k, err)
 	}
 	// A rule the API refuses removes the key again and shows the API's message.
-	p := b.do(http.MethodPost, "/admin/keys", url.Values{"csrf": {b.token("/admin/keys")}, "publicKey": {"dave"},
+	p = b.do(http.MethodPost, "/admin/keys", url.Values{"csrf": {b.token("/admin/keys")}, "publicKey": {"dave"},
 		"group": {"no-such-group"}, "users": {"dave"}}, nil)
 	if p.status != http.StatusBadRequest || !strings.Contains(p.body, "no-such-group") {
 		t.Fatalf("bad rule: %d", p.status)
@@ -430,4 +448,278 @@ func pngBytes(t *testing.T, seed byte) []byte {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// TestOriginalHeaders: the image page lists the headers the original is
+// served with, not those of an error.
+func TestOriginalHeaders(t *testing.T) {
+	e := newEnv(t, web.Config{})
+	b := e.browser(t)
+	b.signIn("admin", adminPriv)
+	data := pngBytes(t, 3)
+	b.uploadForm("alice", data)
+	p := b.do(http.MethodGet, "/admin/users/alice/images/"+md5Hex(data), nil, nil)
+	if p.status != 200 {
+		t.Fatalf("image page: %d", p.status)
+	}
+	_, headers, ok := strings.Cut(p.body, "Response headers of the original")
+	if !ok {
+		t.Fatalf("no headers on the image page:\n%s", p.body)
+	}
+	headers, _, _ = strings.Cut(headers, "</section>")
+	if !regexp.MustCompile(`Content-Type</th><td[^>]*>image/png<`).MatchString(headers) || strings.Contains(headers, "Error-Message") {
+		t.Fatalf("headers of the original:\n%s", headers)
+	}
+}
+
+func md5Hex(b []byte) string {
+	sum := md5.Sum(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// TestConfiguredKeyIsReadOnly: a key from the configuration file cannot
+// change through the API, so its page offers no change and says where to
+// make one.
+func TestConfiguredKeyIsReadOnly(t *testing.T) {
+	e := newEnv(t, web.Config{})
+	b := e.browser(t)
+	b.signIn("admin", adminPriv)
+	p := b.do(http.MethodGet, "/admin/keys/admin", nil, nil)
+	if p.status != 200 || !strings.Contains(p.body, "defined in the configuration file") {
+		t.Fatalf("page of a configured key: %d\n%s", p.status, p.body)
+	}
+	for _, action := range []string{"/admin/keys/admin/rules", "/admin/keys/admin/rotate", "/admin/keys/admin/delete"} {
+		if strings.Contains(p.body, `action="`+action) {
+			t.Errorf("the page of a configured key has a form for %s", action)
+		}
+	}
+	// The new-key form stays: the store itself may change.
+	if p := b.do(http.MethodGet, "/admin/keys", nil, nil); !strings.Contains(p.body, `id="nk-public"`) {
+		t.Errorf("no new-key form on a database store")
+	}
+}
+
+// TestSessionEndsWithItsKey: once its key is deleted, a session's next
+// page or form post goes to the sign-in page, which says why.
+func TestSessionEndsWithItsKey(t *testing.T) {
+	e := newEnv(t, web.Config{})
+	admin := e.browser(t)
+	admin.signIn("admin", adminPriv)
+	if p := admin.do(http.MethodPost, "/admin/keys", url.Values{"csrf": {admin.token("/admin/keys")}, "publicKey": {"carol"},
+		"privateKey": {"carol-private"}, "group": {"read-only"}, "users": {"carol"}}, nil); p.status >= 400 {
+		t.Fatalf("create carol: %d", p.status)
+	}
+	carol := e.browser(t)
+	if p := carol.signIn("carol", "carol-private"); p.status != http.StatusSeeOther {
+		t.Fatalf("sign in as carol: %d", p.status)
+	}
+	csrf := carol.token("/admin/")
+	if p := admin.do(http.MethodPost, "/admin/keys/carol/delete", url.Values{"csrf": {admin.token("/admin/keys/carol")}, "confirm": {"yes"}}, nil); p.status != http.StatusSeeOther {
+		t.Fatalf("delete carol: %d", p.status)
+	}
+	p := carol.do(http.MethodPost, "/admin/signout", url.Values{"csrf": {csrf}}, nil)
+	if loc := p.header.Get("Location"); p.status != http.StatusSeeOther || !strings.HasPrefix(loc, "/admin/signin?ended=key") {
+		t.Fatalf("a post of a deleted key's session: %d %s", p.status, loc)
+	}
+	if p := carol.do(http.MethodGet, "/admin/signin?ended=key", nil, nil); !strings.Contains(p.body, "rotated or deleted") {
+		t.Fatalf("the sign-in page does not say why the session ended")
+	}
+	if p := carol.do(http.MethodGet, "/admin/keys", nil, nil); p.status != http.StatusSeeOther || strings.Contains(p.header.Get("Location"), "ended") {
+		t.Fatalf("the ended session is still known: %d %s", p.status, p.header.Get("Location"))
+	}
+}
+
+// TestRefusalsAre403: a key that may only read gets every change it posts
+// anyway refused with 403 (the API's refusal, whatever the form), and its
+// pages offer none of those forms.
+func TestRefusalsAre403(t *testing.T) {
+	e := newEnv(t, web.Config{})
+	admin := e.browser(t)
+	admin.signIn("admin", adminPriv)
+	data := pngBytes(t, 5)
+	admin.uploadForm("alice", data)
+	id := md5Hex(data)
+	if p := admin.do(http.MethodPost, "/admin/keys", url.Values{"csrf": {admin.token("/admin/keys")}, "publicKey": {"viewer"},
+		"privateKey": {"viewer-private"}, "group": {"read-only"}, "users": {"alice"}}, nil); p.status >= 400 {
+		t.Fatalf("create viewer: %d", p.status)
+	}
+	b := e.browser(t)
+	b.signIn("viewer", "viewer-private")
+	csrf := b.token("/admin/")
+	image := "/admin/users/alice/images/" + id
+	p := b.do(http.MethodGet, image, nil, nil)
+	for _, action := range []string{image + "/metadata", image + "/shorturls", image + "/delete"} {
+		if strings.Contains(p.body, `"`+action+`"`) {
+			t.Errorf("the image page offers %s to a read-only key", action)
+		}
+	}
+	if strings.Contains(p.body, `href="/admin/upload"`) {
+		t.Errorf("the navigation offers Upload to a read-only key")
+	}
+	if p := b.do(http.MethodGet, "/admin/upload", nil, nil); p.status != http.StatusForbidden || strings.Contains(p.body, `id="upload-form"`) {
+		t.Errorf("upload page of a read-only key: %d", p.status)
+	}
+	for _, c := range []struct {
+		path string
+		form url.Values
+	}{
+		{image + "/metadata", url.Values{"metadata": {`{"a": 1}`}}},
+		{image + "/shorturls", url.Values{"query": {""}, "extension": {"png"}}},
+		{image + "/shorturls/delete", url.Values{"id": {"abcdefg"}}},
+		{image + "/delete", nil},
+		{"/admin/keys", url.Values{"publicKey": {"eve"}, "group": {"all"}, "users": {"*"}}},
+		{"/admin/keys/viewer/rules", url.Values{"group": {"all"}, "users": {"*"}}},
+		{"/admin/keys/viewer/rotate", nil},
+		{"/admin/keys/viewer/delete", url.Values{"confirm": {"yes"}}},
+		{"/admin/filters/reload", nil},
+	} {
+		form := url.Values{"csrf": {csrf}}
+		for k, v := range c.form {
+			form[k] = v
+		}
+		if p := b.do(http.MethodPost, c.path, form, nil); p.status != http.StatusForbidden {
+			t.Errorf("POST %s by a read-only key: %d, want 403", c.path, p.status)
+		}
+	}
+	if p := b.uploadForm("alice", pngBytes(t, 6)); p.status != http.StatusForbidden {
+		t.Errorf("upload by a read-only key: %d, want 403", p.status)
+	}
+}
+
+// TestMetadataEditorKeepsCharacters: &, < and > in metadata appear in the
+// editor as themselves (HTML-escaped by the page), not as \u0026 and the
+// like, so saving the editor's text again keeps them.
+func TestMetadataEditorKeepsCharacters(t *testing.T) {
+	e := newEnv(t, web.Config{})
+	b := e.browser(t)
+	b.signIn("admin", adminPriv)
+	data := pngBytes(t, 7)
+	b.uploadForm("alice", data)
+	page := "/admin/users/alice/images/" + md5Hex(data)
+	doc := `{"title": "Tom & Jerry <3 >", "n": 1.50}`
+	if p := b.do(http.MethodPost, page+"/metadata", url.Values{"csrf": {b.token(page)}, "metadata": {doc}}, nil); p.status != http.StatusSeeOther {
+		t.Fatalf("save metadata: %d", p.status)
+	}
+	p := b.do(http.MethodGet, page, nil, nil)
+	if strings.Contains(p.body, `\u00`) || !strings.Contains(p.body, `&#34;title&#34;: &#34;Tom &amp; Jerry &lt;3 &gt;&#34;`) ||
+		!strings.Contains(p.body, `&#34;n&#34;: 1.50`) {
+		_, md, _ := strings.Cut(p.body, `id="metadata"`)
+		md, _, _ = strings.Cut(md, "</textarea>")
+		t.Fatalf("metadata editor shows %s", md)
+	}
+}
+
+// TestPostRedirectGet: every form post that succeeds answers with a
+// redirect (so a reload posts nothing), and rotation and rule deletion
+// ask first on a page of their own, changing nothing until confirmed.
+func TestPostRedirectGet(t *testing.T) {
+	e := newEnv(t, web.Config{})
+	b := e.browser(t)
+	b.signIn("admin", adminPriv)
+	ctx := context.Background()
+	post := func(path string, form url.Values) page {
+		t.Helper()
+		if form == nil {
+			form = url.Values{}
+		}
+		form.Set("csrf", b.token("/admin/"))
+		p := b.do(http.MethodPost, path, form, nil)
+		if p.status != http.StatusSeeOther {
+			t.Fatalf("POST %s: %d, want 303", path, p.status)
+		}
+		return p
+	}
+	post("/admin/keys", url.Values{"publicKey": {"eve"}, "privateKey": {"eve-1"}, "group": {"read-only"}, "users": {"eve"}})
+	post("/admin/keys/eve/rules", url.Values{"group": {"read-write"}, "users": {"bob"}})
+	rules, err := e.db.Rules(ctx, "eve")
+	if err != nil || len(rules) != 2 {
+		t.Fatalf("rules of eve: %v %v", rules, err)
+	}
+
+	if p := b.do(http.MethodGet, "/admin/keys/eve/rotate", nil, nil); p.status != 200 || !strings.Contains(p.body, `action="/admin/keys/eve/rotate"`) {
+		t.Fatalf("rotation's confirmation page: %d", p.status)
+	}
+	if k, _ := e.db.Key(ctx, "eve"); k.PrivateKey != "eve-1" {
+		t.Fatal("the confirmation page rotated the key")
+	}
+	p := b.follow(post("/admin/keys/eve/rotate", nil))
+	k, _ := e.db.Key(ctx, "eve")
+	if k.PrivateKey == "eve-1" || !strings.Contains(p.body, k.PrivateKey) {
+		t.Fatal("the rotated key's page does not show its new private key")
+	}
+
+	ruleDelete := fmt.Sprintf("/admin/keys/eve/rules/%d/delete", rules[1].ID)
+	if p := b.do(http.MethodGet, ruleDelete, nil, nil); p.status != 200 || !strings.Contains(p.body, `action="`+ruleDelete+`"`) {
+		t.Fatalf("rule deletion's confirmation page: %d", p.status)
+	}
+	if rs, _ := e.db.Rules(ctx, "eve"); len(rs) != 2 {
+		t.Fatal("the confirmation page deleted the rule")
+	}
+	post(ruleDelete, nil)
+	if rs, _ := e.db.Rules(ctx, "eve"); len(rs) != 1 {
+		t.Fatalf("after deleting: %d rules", len(rs))
+	}
+
+	post("/admin/filters/reload", nil)
+	data := pngBytes(t, 9)
+	up := b.uploadForm("alice", data)
+	if p := b.follow(up); !strings.Contains(p.body, md5Hex(data)) || !strings.Contains(p.body, "Uploaded") {
+		t.Fatalf("upload result page: %d", p.status)
+	}
+	image := "/admin/users/alice/images/" + md5Hex(data)
+	post(image+"/metadata", url.Values{"metadata": {`{"a": 1}`}})
+	post(image+"/shorturls", url.Values{"query": {""}, "extension": {"png"}})
+}
+
+// TestUploadHintFollowsFormats: the upload page names the types the
+// service accepts (uploads.formats, by default JPEG, PNG, GIF and WebP),
+// and no other.
+func TestUploadHintFollowsFormats(t *testing.T) {
+	e := newEnv(t, web.Config{})
+	b := e.browser(t)
+	b.signIn("admin", adminPriv)
+	p := b.do(http.MethodGet, "/admin/upload", nil, nil)
+	if !strings.Contains(p.body, "JPEG, PNG, GIF or WebP; several at once.") || strings.Contains(p.body, "TIFF") || strings.Contains(p.body, "AVIF") {
+		_, hint, _ := strings.Cut(p.body, `id="up-types"`)
+		t.Fatalf("upload hint: %.120s", hint)
+	}
+	if !strings.Contains(p.body, `accept=".jpg,image/jpeg,.png,image/png,.gif,image/gif,.webp,image/webp"`) {
+		t.Fatalf("the file input does not accept exactly the upload types")
+	}
+}
+
+// TestErrorPagesHaveNavigation: a page that cannot be shown says what was
+// not found, in words about what was asked for (not the API's bare "Not
+// Found"), inside the usual frame with its navigation.
+func TestErrorPagesHaveNavigation(t *testing.T) {
+	e := newEnv(t, web.Config{})
+	b := e.browser(t)
+	b.signIn("admin", adminPriv)
+	data := pngBytes(t, 4)
+	b.uploadForm("alice", data)
+	for _, c := range []struct {
+		path, want string
+	}{
+		{"/admin/keys/nobody", "There is no key nobody."},
+		{"/admin/keys/bad%20name", "“bad name” cannot be a key name"},
+		{"/admin/users/nobody", "There is no user nobody: no image is stored for it and no key has its name."},
+		{"/admin/users/bad%20name", "“bad name” cannot be a user name"},
+		{"/admin/users/alice/images/0123", "User alice has no image 0123."},
+		{"/admin/users/alice/images/bad%20id", "User alice has no image bad id."},
+		{"/admin/no/such/page", "There is no page at /admin/no/such/page."},
+		{"/admin/access?key=nobody", "There is no key nobody."},
+	} {
+		t.Run(c.path, func(t *testing.T) {
+			p := b.do(http.MethodGet, c.path, nil, nil)
+			if p.status != http.StatusNotFound {
+				t.Errorf("status %d, want 404", p.status)
+			}
+			if !strings.Contains(p.body, htmlText(c.want)) {
+				t.Errorf("no %q in the page:\n%s", c.want, p.body)
+			}
+			if !strings.Contains(p.body, `<nav aria-label="Main">`) || strings.Contains(p.body, ">Not Found<") {
+				t.Errorf("the page has no navigation, or the API's bare Not Found")
+			}
+		})
+	}
 }
