@@ -37,8 +37,13 @@ build: deps
 run: build
 	./vitrine serve $(ARGS)
 
+# staticcheck, pinned; govulncheck is not run: it needs vuln.go.dev, which
+# these machines cannot reach (only the module proxy).
+STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.7.0
+
 vet: deps
 	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 		if [ -n "$$unformatted" ]; then echo "not gofmt-formatted: $$unformatted"; exit 1; fi
 	@$(MAKE) --no-print-directory templ-check

@@ -18,6 +18,7 @@ func addMetadataFilter(params url.Values, field string) error {
 		}
 		key, value, ok := strings.Cut(entry, "=")
 		if !ok {
+			//lint:ignore ST1005 the page shows this message as it is, a sentence
 			return fmt.Errorf("Metadata filter %q must be key=value", entry)
 		}
 		params.Add("metadata["+strings.TrimSpace(key)+"]", strings.TrimSpace(value))

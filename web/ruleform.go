@@ -38,11 +38,8 @@ func (f keyForm) ruleBody() []byte {
 }
 
 func splitFields(s string) []string {
-	out := []string{}
-	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\r' }) {
-		out = append(out, f)
-	}
-	return out
+	// Never nil: an empty list is written as [] in the rule's JSON.
+	return append([]string{}, strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\r' })...)
 }
 
 // resourceFamily is one row of the resource picker: a resource (images,
