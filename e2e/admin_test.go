@@ -85,6 +85,20 @@ func TestAdminUI(t *testing.T) {
 	if errs := b.text("#upload-list .field-error"); errs != "" {
 		t.Fatalf("drag and drop upload: %s", errs)
 	}
+	// The first file again: stored already, and the page says so.
+	eval[chromedp.Void](b, `(() => {
+		const [name, b64] = `+string(js)+`[0];
+		const bin = atob(b64), bytes = new Uint8Array(bin.length);
+		for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+		const dt = new DataTransfer();
+		dt.items.add(new File([bytes], name, {type: "image/png"}));
+		document.getElementById("dropzone").dispatchEvent(new DragEvent("drop", {dataTransfer: dt, bubbles: true, cancelable: true}));
+	})()`)
+	b.waitFor(`document.querySelectorAll("#upload-list .badge").length === 4`)
+	b.check("upload-duplicate")
+	if last := b.text("#upload-list li:last-child .badge"); last != "Already existed" {
+		t.Fatalf("the same file uploaded again says %q, want Already existed", last)
+	}
 	// 25 more through the API, so that the grid has two pages.
 	for i := range 25 {
 		r := s.write(t, http.MethodPost, "/users/alice/images", scenePNG(t, 160, 120, 3+i), admin)

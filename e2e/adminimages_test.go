@@ -148,3 +148,35 @@ func TestAdminErrorPages(t *testing.T) {
 		}
 	}
 }
+
+// TestAdminGridOnPhone: on a phone's first screen the grid's images show,
+// not just its filter form, which stays folded until a filter is set.
+func TestAdminGridOnPhone(t *testing.T) {
+	b := newBrowser(t)
+	s := startServer(t, "")
+	admin, ok := parseAdminKey(s.waitOutput(t, "private key:"))
+	if !ok {
+		t.Fatal("no admin key printed")
+	}
+	for i := range 6 {
+		wantStatus(t, "upload", s.write(t, http.MethodPost, "/users/alice/images", scenePNG(t, 200, 150, 10+i), admin), http.StatusCreated)
+	}
+	ui := s.URL + "/admin"
+	b.signIn(ui, admin, "overview")
+	b.open(ui+"/users/alice", "images")
+	b.do(chromedp.EmulateViewport(375, 740))
+	if top := eval[float64](b, `document.querySelector(".grid .tile").getBoundingClientRect().top`); top > 740-120 {
+		t.Errorf("on a 375×740 screen the first image starts at %.0f px, below the first screen", top)
+	}
+	b.do(chromedp.EmulateViewport(1280, 900))
+	if open := eval[bool](b, `document.querySelector(".more-filters").open`); open {
+		t.Errorf("the filters are open with none set")
+	}
+	b.open(ui+"/users/alice?checksums=nope", "images-filtered")
+	if open := eval[bool](b, `document.querySelector(".more-filters").open`); !open {
+		t.Errorf("the filters are folded while one is set")
+	}
+	if v := eval[string](b, `document.getElementById("f-checksums").value`); v != "nope" {
+		t.Errorf("checksum filter field: %q", v)
+	}
+}

@@ -208,6 +208,29 @@ func countLabel(n int) string {
 	return fmt.Sprintf("%d images", n)
 }
 
+// matchVerb agrees with countLabel: "1 image matches", "2 images match".
+func matchVerb(n int) string {
+	if n == 1 {
+		return "matches"
+	}
+	return "match"
+}
+
+// FilterCount is the number of filters set; the filters stay open while
+// any is, or while one has an error.
+func (v imagesView) FilterCount() int {
+	n := 0
+	for _, f := range []string{v.IDs, v.Checksums, v.Originals, v.Metadata} {
+		if strings.TrimSpace(f) != "" {
+			n++
+		}
+	}
+	return n
+}
+
+// Filtered reports whether the filters are to be shown open.
+func (v imagesView) Filtered() bool { return v.FilterCount() > 0 || v.MetadataError != "" }
+
 // pagesLabel is "1 page" or "n pages".
 func pagesLabel(n int) string {
 	if n == 1 {

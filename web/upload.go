@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -94,6 +95,9 @@ type uploadResult struct {
 	Href  string `json:"href,omitempty"`
 	Thumb string `json:"thumb,omitempty"`
 	Error string `json:"error,omitempty"`
+	// Existed is set when the user had this very image already (the API
+	// answers 200 rather than 201 and stores nothing new).
+	Existed bool `json:"existed,omitempty"`
 }
 
 func (u *UI) uploadForm(q *request) error {
@@ -114,11 +118,16 @@ func (u *UI) uploadForm(q *request) error {
 		if _, denied := denial(err); err != nil && !denied {
 			return err
 		}
+		existed := q.r.URL.Query()["existed"]
 		for _, im := range l.Images {
 			v.Results = append(v.Results, uploadResult{File: fmt.Sprintf("%d×%d %s", im.Width, im.Height, im.Extension),
-				ID: im.ID, Href: q.path(q.imagePath(user, im.ID)), Thumb: q.thumbURL(user, im.ID)})
+				ID: im.ID, Href: q.path(q.imagePath(user, im.ID)), Thumb: q.thumbURL(user, im.ID),
+				Existed: slices.Contains(existed, im.ID)})
 		}
 		v.Page.Notice = countLabel(len(v.Results)) + " uploaded for " + user + "."
+		if n := len(existed); n > 0 {
+			v.Page.Notice = countLabel(len(v.Results)) + " sent for " + user + ", of which " + strconv.Itoa(n) + " already existed."
+		}
 	}
 	return q.render(status, uploadPage(v))
 }
@@ -149,6 +158,7 @@ func (u *UI) upload(q *request) error {
 				}
 				_ = json.Unmarshal(r.Body, &got)
 				res.ID, res.Href, res.Thumb = got.ID, q.path(q.imagePath(v.User, got.ID)), q.thumbURL(v.User, got.ID)
+				res.Existed = r.Status == http.StatusOK
 			}
 		}
 		var ae *apiError
@@ -181,6 +191,9 @@ func (u *UI) upload(q *request) error {
 		done := url.Values{"user": {v.User}}
 		for _, r := range v.Results {
 			done.Add("uploaded", r.ID)
+			if r.Existed {
+				done.Add("existed", r.ID)
+			}
 		}
 		return q.redirect("/upload?" + done.Encode())
 	}

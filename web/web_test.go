@@ -723,3 +723,33 @@ func TestErrorPagesHaveNavigation(t *testing.T) {
 		})
 	}
 }
+
+// TestDuplicateUploadSaysSo: uploading an image the user has already says
+// it existed, with and without JavaScript.
+func TestDuplicateUploadSaysSo(t *testing.T) {
+	e := newEnv(t, web.Config{})
+	b := e.browser(t)
+	b.signIn("admin", adminPriv)
+	data, other := pngBytes(t, 8), pngBytes(t, 9)
+	if p := b.follow(b.uploadForm("alice", data)); strings.Contains(p.body, "Already existed") {
+		t.Fatalf("a first upload says it existed")
+	}
+	p := b.follow(b.uploadForm("alice", data, other))
+	if strings.Count(p.body, "Already existed") != 1 || strings.Count(p.body, ">Uploaded<") != 1 ||
+		!strings.Contains(p.body, "2 images sent for alice, of which 1 already existed.") {
+		t.Fatalf("upload of a duplicate and a new image:\n%s", p.body)
+	}
+	// As upload.js posts: one file, format=json.
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	_ = mw.WriteField("csrf", b.token("/admin/upload"))
+	_ = mw.WriteField("user", "alice")
+	_ = mw.WriteField("format", "json")
+	fw, _ := mw.CreateFormFile("images", "again.png")
+	_, _ = fw.Write(data)
+	_ = mw.Close()
+	p = b.do(http.MethodPost, "/admin/upload", nil, http.Header{"Content-Type": {mw.FormDataContentType()}}, &body)
+	if p.status != 200 || !strings.Contains(p.body, `"existed":true`) {
+		t.Fatalf("JSON upload of a duplicate: %d %s", p.status, p.body)
+	}
+}

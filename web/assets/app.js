@@ -125,7 +125,11 @@
           var link = document.createElement("a");
           link.href = res.href; link.className = "mono"; link.textContent = res.id;
           var ok = document.createElement("span");
-          ok.className = "badge badge-ok"; ok.textContent = "Uploaded";
+          if (res.existed) {
+            ok.className = "badge"; ok.textContent = "Already existed";
+          } else {
+            ok.className = "badge badge-ok"; ok.textContent = "Uploaded";
+          }
           li.appendChild(link);
           li.appendChild(ok);
         } else {
