@@ -753,3 +753,19 @@ func TestDuplicateUploadSaysSo(t *testing.T) {
 		t.Fatalf("JSON upload of a duplicate: %d %s", p.status, p.body)
 	}
 }
+
+// TestOverviewTilesNameTheirUser: the latest uploads, across users, say
+// whose each image is.
+func TestOverviewTilesNameTheirUser(t *testing.T) {
+	e := newEnv(t, web.Config{})
+	b := e.browser(t)
+	b.signIn("admin", adminPriv)
+	b.uploadForm("alice", pngBytes(t, 1))
+	b.uploadForm("bob", pngBytes(t, 2))
+	p := b.do(http.MethodGet, "/admin/", nil, nil)
+	for _, user := range []string{"alice", "bob"} {
+		if !strings.Contains(p.body, `<span class="tile-user">`+user+`</span>`) {
+			t.Errorf("no tile names user %s", user)
+		}
+	}
+}
