@@ -282,8 +282,11 @@ func TestSignInThrottle(t *testing.T) {
 		}
 	}
 	p := b.signIn("admin", adminPriv)
-	if p.status != http.StatusTooManyRequests || p.header.Get("Retry-After") == "" {
-		t.Fatalf("right key right after four failures: %d, want 429 with Retry-After", p.status)
+	if p.status != http.StatusTooManyRequests || p.header.Get("Retry-After") != "1" {
+		t.Fatalf("right key right after four failures: %d, want 429 with Retry-After: 1", p.status)
+	}
+	if !strings.Contains(p.body, "Try again in 1 second.") {
+		t.Fatalf("the wait is not said as \"1 second\":\n%s", p.body)
 	}
 	e.clock.Add(2 * time.Second)
 	if p := b.signIn("admin", adminPriv); p.status != http.StatusSeeOther {
