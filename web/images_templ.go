@@ -583,7 +583,7 @@ func imagesPage(v imagesView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else if len(v.Thumbs) > 0 {
-				templ_7745c5c3_Err = thumbGrid(v.Thumbs).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = thumbGrid(v.Thumbs, false).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -47,8 +47,9 @@ func (u *UI) postSignIn(w http.ResponseWriter, r *http.Request) {
 	}
 	addr := u.clientAddr(r)
 	if d := u.throttle.wait(addr); d > 0 {
-		w.Header().Set("Retry-After", fmt.Sprint(int(math.Ceil(d.Seconds()))))
-		v.Error = fmt.Sprintf("Too many failed sign-ins from your address. Try again in %d seconds.", int(math.Ceil(d.Seconds())))
+		secs := int(math.Ceil(d.Seconds()))
+		w.Header().Set("Retry-After", fmt.Sprint(secs))
+		v.Error = "Too many failed sign-ins from your address. Try again in " + seconds(secs) + "."
 		_ = writePage(w, r, http.StatusTooManyRequests, signinPage(v))
 		return
 	}
@@ -88,4 +89,12 @@ func safeNext(prefix, next string) string {
 		return next
 	}
 	return prefix + "/"
+}
+
+// seconds is "1 second" or "n seconds".
+func seconds(n int) string {
+	if n == 1 {
+		return "1 second"
+	}
+	return fmt.Sprintf("%d seconds", n)
 }

@@ -282,8 +282,11 @@ func TestSignInThrottle(t *testing.T) {
 		}
 	}
 	p := b.signIn("admin", adminPriv)
-	if p.status != http.StatusTooManyRequests || p.header.Get("Retry-After") == "" {
-		t.Fatalf("right key right after four failures: %d, want 429 with Retry-After", p.status)
+	if p.status != http.StatusTooManyRequests || p.header.Get("Retry-After") != "1" {
+		t.Fatalf("right key right after four failures: %d, want 429 with Retry-After: 1", p.status)
+	}
+	if !strings.Contains(p.body, "Try again in 1 second.") {
+		t.Fatalf("the wait is not said as \"1 second\":\n%s", p.body)
 	}
 	e.clock.Add(2 * time.Second)
 	if p := b.signIn("admin", adminPriv); p.status != http.StatusSeeOther {
@@ -751,5 +754,21 @@ func TestDuplicateUploadSaysSo(t *testing.T) {
 	p = b.do(http.MethodPost, "/admin/upload", nil, http.Header{"Content-Type": {mw.FormDataContentType()}}, &body)
 	if p.status != 200 || !strings.Contains(p.body, `"existed":true`) {
 		t.Fatalf("JSON upload of a duplicate: %d %s", p.status, p.body)
+	}
+}
+
+// TestOverviewTilesNameTheirUser: the latest uploads, across users, say
+// whose each image is.
+func TestOverviewTilesNameTheirUser(t *testing.T) {
+	e := newEnv(t, web.Config{})
+	b := e.browser(t)
+	b.signIn("admin", adminPriv)
+	b.uploadForm("alice", pngBytes(t, 1))
+	b.uploadForm("bob", pngBytes(t, 2))
+	p := b.do(http.MethodGet, "/admin/", nil, nil)
+	for _, user := range []string{"alice", "bob"} {
+		if !strings.Contains(p.body, `<span class="tile-user">`+user+`</span>`) {
+			t.Errorf("no tile names user %s", user)
+		}
 	}
 }
