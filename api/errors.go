@@ -81,7 +81,11 @@ func httpError(err error) *Error {
 	}
 	var pe publicError
 	if errors.As(err, &pe) && pe.HTTPStatus() >= 400 && pe.HTTPStatus() <= 599 {
-		return &Error{Status: pe.HTTPStatus(), Msg: pe.PublicMessage(), err: err}
+		e := &Error{Status: pe.HTTPStatus(), Msg: pe.PublicMessage(), err: err}
+		if e.Status == http.StatusServiceUnavailable { // a filter still loading
+			e.Header = retryAfter
+		}
+		return e
 	}
 	var ee *engine.Error
 	if errors.As(err, &ee) {

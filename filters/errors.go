@@ -26,6 +26,9 @@ const (
 	// KindLoad is a filter folder that cannot be loaded (bad manifest,
 	// missing ABI marker, forbidden import...).
 	KindLoad
+	// KindUnavailable is a filter that exists but cannot run yet: its
+	// first version is still loading (503).
+	KindUnavailable
 )
 
 func (k Kind) String() string {
@@ -40,6 +43,8 @@ func (k Kind) String() string {
 		return "timeout"
 	case KindLoad:
 		return "load"
+	case KindUnavailable:
+		return "unavailable"
 	}
 	return "unknown"
 }
@@ -81,6 +86,8 @@ func (e *Error) HTTPStatus() int {
 		return e.Status
 	case KindTimeout:
 		return http.StatusGatewayTimeout
+	case KindUnavailable:
+		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
 }
@@ -95,6 +102,8 @@ var (
 	ErrFailed   = &Error{Kind: KindFailed}
 	ErrTimeout  = &Error{Kind: KindTimeout}
 	ErrLoad     = &Error{Kind: KindLoad}
+	// ErrUnavailable matches the error of a filter still loading.
+	ErrUnavailable = &Error{Kind: KindUnavailable}
 )
 
 // invalidf is a KindInvalid error with a public message.
@@ -120,6 +129,12 @@ func failed(name string, cause error) error {
 // timedOut is the KindTimeout error of a call stopped at its limit.
 func timedOut(name string, cause error) error {
 	return &Error{Kind: KindTimeout, Filter: name, Msg: "Filter " + name + " timed out", Err: cause}
+}
+
+// stillLoading is the KindUnavailable error of a filter whose first
+// version is still loading.
+func stillLoading(name string) error {
+	return &Error{Kind: KindUnavailable, Filter: name, Msg: "filter " + name + " is still loading"}
 }
 
 // isKind reports whether err is a filter error of kind k.
