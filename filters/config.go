@@ -13,6 +13,12 @@ const (
 	CapRandom = "random"
 )
 
+// Defaults of the load limits.
+const (
+	DefaultMaxModuleBytes = 32 << 20
+	DefaultCompileTimeout = 60 * time.Second
+)
+
 // Config is the filters part of the service configuration. The zero value
 // loads nothing (no Dir) and grants no capability.
 type Config struct {
@@ -23,6 +29,18 @@ type Config struct {
 	// for them: "clock", "random". A filter asking for one not listed is
 	// refused at load.
 	Allow []string `yaml:"allow"`
+	// MaxModuleBytes refuses a filter.wasm larger than this at load, before
+	// it is read (default 32 MiB). Compilation time and memory grow with
+	// the module, much faster than linearly for hostile code, so the limit
+	// keeps one file from costing gigabytes; 32 MiB is several times the
+	// largest real filter (a Go filter built with the standard toolchain is
+	// 2-4 MB).
+	MaxModuleBytes int64 `yaml:"maxModuleBytes"`
+	// CompileTimeout bounds loading one filter in the background: compiling
+	// its module and starting its first instance (default 60s). A filter
+	// not loaded by then is marked failed; a compilation cannot be
+	// interrupted, so it runs on at low priority and its result is dropped.
+	CompileTimeout time.Duration `yaml:"compileTimeout"`
 	// CacheDir keeps compiled modules across restarts (wazero's compilation
 	// cache); main.go puts it under the data directory. Empty keeps them in
 	// memory only.
@@ -62,6 +80,9 @@ func (c Config) Validate() error {
 	if c.MaxWidth < 0 || c.MaxHeight < 0 || c.MaxPixels < 0 || c.RetireGrace < 0 {
 		return fmt.Errorf("filters: limits and retireGrace must not be negative")
 	}
+	if c.MaxModuleBytes < 0 || c.CompileTimeout < 0 {
+		return fmt.Errorf("filters: maxModuleBytes and compileTimeout must not be negative")
+	}
 	return nil
 }
 
@@ -75,6 +96,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxPixels == 0 {
 		c.MaxPixels = 100_000_000
+	}
+	if c.MaxModuleBytes == 0 {
+		c.MaxModuleBytes = DefaultMaxModuleBytes
+	}
+	if c.CompileTimeout == 0 {
+		c.CompileTimeout = DefaultCompileTimeout
 	}
 	if c.RetireGrace == 0 {
 		c.RetireGrace = 30 * time.Second
