@@ -16,12 +16,14 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
+	"image"
 	"io"
 	"log/slog"
 	"net"
@@ -606,7 +608,7 @@ func serve(args []string) error {
 		runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + st.cfg.Filters.MaxRunningCalls())
 	}
 	defer fh.Close()
-	deps.Filters = filterAdmin{fh}
+	deps.Filters = filterAdmin{h: fh, wait: cmp.Or(st.cfg.Filters.CompileTimeout, filters.DefaultCompileTimeout)}
 	srv, err := api.New(st.cfg.api(), deps)
 	if err != nil {
 		return err
@@ -1171,9 +1173,9 @@ func storedPrivateKey(ctx context.Context, f commonFlags, publicKey string) (str
 // ---------------------------------------------------------------------------
 // WebAssembly filters
 
-// openFilters loads the filters of filters.dir, compiled modules cached
-// under the data directory. Native transformation and preset names are
-// reserved.
+// openFilters starts loading the filters of filters.dir in the
+// background, compiled modules cached under the data directory: the server
+// listens meanwhile. Native transformation and preset names are reserved.
 func openFilters(ctx context.Context, cfg *fileConfig, dataDir string, eng *engine.Engine, obs filters.Observer, log *slog.Logger) (*filters.Host, error) {
 	fc := cfg.Filters
 	abs, err := filepath.Abs(dataDir)
@@ -1189,7 +1191,7 @@ func openFilters(ctx context.Context, cfg *fileConfig, dataDir string, eng *engi
 	}
 	fc.Logger = log
 	fc.Observer = obs
-	return filters.New(ctx, fc)
+	return filters.Start(ctx, fc)
 }
 
 // wireFilters hands the filters to the engine (transformations) and the
@@ -1208,7 +1210,7 @@ func wireFilters(ctx context.Context, fh *filters.Host, eng *engine.Engine, srv 
 			case <-ctx.Done():
 				return
 			case <-hup:
-				if _, err := fh.Reload(ctx); err != nil {
+				if err := fh.StartReload(); err != nil {
 					log.Error("filter reload", "err", err)
 				}
 			}
@@ -1238,15 +1240,19 @@ func statsCounters(fh *filters.Host) api.Listener {
 	}
 }
 
-// guestSource gives the engine the transformation filters of the current set.
+// guestSource gives the engine the transformation filters of the current
+// set, and those still loading as guests that answer 503.
 type guestSource struct{ h *filters.Host }
 
 func (g guestSource) Guest(name string) (engine.Guest, bool) {
-	t, ok := g.h.Current().Transformation(name)
-	if !ok {
-		return nil, false
+	set := g.h.Current()
+	if t, ok := set.Transformation(name); ok {
+		return guest{t}, true
 	}
-	return guest{t}, true
+	if p, ok := set.Pending(name); ok && p.Manifest().Kind == filters.KindTransformation {
+		return loadingGuest{p}, true
+	}
+	return nil, false
 }
 
 func (g guestSource) GuestNames() []string { return g.h.Current().TransformationNames() }
@@ -1269,35 +1275,61 @@ func (g guest) Describe() engine.Description {
 	return d
 }
 
+// loadingGuest is a transformation filter still loading: its step fails
+// with 503 when the chain is parsed, before any pixel is decoded.
+type loadingGuest struct{ p filters.Pending }
+
+func (g loadingGuest) CheckParams(map[string]string) (map[string]string, error) {
+	return nil, g.p.Err()
+}
+func (g loadingGuest) ContentHash() string { return "" }
+func (g loadingGuest) TransformTo(context.Context, *image.NRGBA, map[string]string, map[string]any, func(*image.NRGBA) error) error {
+	return g.p.Err()
+}
+
 // filterListeners gives the api's bus the listener filters of the current
-// set, asked on every event.
+// set, asked on every event; a fatal listener still loading fails its
+// events with 503.
 type filterListeners struct{ h *filters.Host }
 
 func (f filterListeners) Subscriptions() []api.Subscription {
-	ls := f.h.Current().Listeners()
-	out := make([]api.Subscription, len(ls))
-	for i, l := range ls {
-		out[i] = api.Subscription{Patterns: l.Events(), Priority: l.Priority(),
-			Listener: func(ctx context.Context, ev *api.Event) error { return l.Handle(ctx, ev) }}
+	set := f.h.Current()
+	ls, pending := set.Listeners(), set.PendingListeners()
+	out := make([]api.Subscription, 0, len(ls)+len(pending))
+	for _, l := range ls {
+		out = append(out, api.Subscription{Patterns: l.Events(), Priority: l.Priority(),
+			Listener: func(ctx context.Context, ev *api.Event) error { return l.Handle(ctx, ev) }})
+	}
+	for _, p := range pending {
+		m := p.Manifest()
+		out = append(out, api.Subscription{Patterns: m.Events, Priority: m.Priority,
+			Listener: func(context.Context, *api.Event) error { return p.Err() }})
 	}
 	return out
 }
 
 // filterAdmin serves GET /filters and POST /filters/reload.
-type filterAdmin struct{ h *filters.Host }
+type filterAdmin struct {
+	h *filters.Host
+	// wait bounds how long POST /filters/reload waits for the filters it
+	// loads: filters.compileTimeout.
+	wait time.Duration
+}
 
 func (a filterAdmin) Filters() any { return a.h.Current().Status() }
 
 func (a filterAdmin) ReloadFilters(ctx context.Context) (any, error) {
+	ctx, cancel := context.WithTimeout(ctx, a.wait)
+	defer cancel()
 	set, err := a.h.Reload(ctx)
 	return set.Status(), err
 }
 
 const filterUsage = `usage:
-  vitrine filter check <dir> [--allow clock,random]
+  vitrine filter check <dir> [--allow clock,random] [--max-module-bytes N] [--compile-timeout D]
   vitrine filter test <dir> --image IN --out OUT [--param k=v ...] [--allow clock,random]
-check loads the filter as the server would (manifest, ABI marker, exports, imports, start) and
-says why it would be refused. test runs one transformation filter on IN through the same host and
+check loads the filter as the server would (manifest, ABI marker, exports, imports, start), within
+the same limits, and says why it would be refused. test runs one transformation filter on IN through the same host and
 engine code as the server and writes OUT (its extension picks the format).
 `
 
@@ -1328,6 +1360,8 @@ func filterCommand(ctx context.Context, args []string) error {
 	fs.SetOutput(os.Stderr)
 	fs.Usage = func() { fmt.Fprint(os.Stderr, filterUsage); fs.PrintDefaults() }
 	allow := fs.String("allow", "", "capabilities to grant, as filters.allow does: clock,random")
+	maxModule := fs.Int64("max-module-bytes", filters.DefaultMaxModuleBytes, "refuse a larger filter.wasm, as filters.maxModuleBytes does")
+	compileTimeout := fs.Duration("compile-timeout", filters.DefaultCompileTimeout, "bound on compiling and starting, as filters.compileTimeout")
 	in := fs.String("image", "", "test: input image")
 	out := fs.String("out", "", "test: output image (png, jpg, webp, gif, avif)")
 	var params paramFlags
@@ -1346,6 +1380,7 @@ func filterCommand(ctx context.Context, args []string) error {
 	}
 	defer engine.Shutdown()
 	cfg := filters.Config{Allow: splitList(*allow), Reserved: eng.Registry().Names(),
+		MaxModuleBytes: *maxModule, CompileTimeout: *compileTimeout,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))}
 	switch args[0] {
 	case "check":

@@ -8,11 +8,12 @@ import (
 // FilterAdmin is what the filters resources need from the WebAssembly host;
 // main.go adapts package filters to it. Both results are JSON values.
 type FilterAdmin interface {
-	// Filters lists every filter folder: manifest, content hash, load
-	// error, counters.
+	// Filters lists every filter folder: state (loading, ready, failed),
+	// manifest, content hash, load error, counters.
 	Filters() any
 	// ReloadFilters loads changed, added and removed filters and returns
-	// the new list.
+	// the new list; a filter whose load outlasts the wait is listed as
+	// loading.
 	ReloadFilters(ctx context.Context) (any, error)
 }
 
@@ -26,8 +27,9 @@ func (s *Server) listFilters(c *call) error {
 }
 
 // reloadFilters serves POST /filters/reload: a filter refused by the reload
-// is listed with its error (its old version, if any, keeps serving); only
-// an unreadable filters directory fails the request.
+// is listed with its error (its old version, if any, keeps serving), one
+// still loading with its state; only an unreadable filters directory fails
+// the request.
 func (s *Server) reloadFilters(c *call) error {
 	var list any = []any{}
 	if s.filters != nil {

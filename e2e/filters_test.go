@@ -67,6 +67,7 @@ func exampleFilters(t *testing.T) string {
 // filterStatus is one entry of GET /filters.
 type filterStatus struct {
 	Name        string `json:"name"`
+	State       string `json:"state"`
 	Loaded      bool   `json:"loaded"`
 	ContentHash string `json:"contentHash"`
 	Error       string `json:"error"`
@@ -92,6 +93,27 @@ func listFilters(t *testing.T, s *server, k key) map[string]filterStatus {
 	return out
 }
 
+// settledFilters waits until no filter is loading (they load in the
+// background from start) and returns GET /filters then.
+func settledFilters(t *testing.T, s *server, k key) map[string]filterStatus {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		list := listFilters(t, s, k)
+		loading := false
+		for _, f := range list {
+			loading = loading || f.State == "loading"
+		}
+		if !loading {
+			return list
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("filters still loading: %+v", list)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 func TestFilters(t *testing.T) {
 	dir := exampleFilters(t)
 	admin := key{Public: "admin", Private: "admin-secret"}
@@ -114,9 +136,9 @@ accessControl:
           group: read-write
 `, dir))
 
-	list := listFilters(t, s, admin)
+	list := settledFilters(t, s, admin)
 	for _, name := range []string{"duotone", "pixelate", "minsize", "uploadstats"} {
-		if f := list[name]; !f.Loaded || len(f.ContentHash) != 32 || f.Error != "" {
+		if f := list[name]; f.State != "ready" || !f.Loaded || len(f.ContentHash) != 32 || f.Error != "" {
 			t.Fatalf("%s: %+v", name, f)
 		}
 	}
@@ -344,7 +366,7 @@ func hotReload(t *testing.T, s *server, dir, img string, admin, alice key) {
 	r = s.write(t, http.MethodPost, "/filters/reload", nil, admin)
 	wantStatus(t, "reload with a broken filter", r, http.StatusOK)
 	px := listFilters(t, s, admin)["pixelate"]
-	if !px.Loaded || px.ContentHash != after["pixelate"].ContentHash || !strings.Contains(px.Error, "filter.wasm") {
+	if px.State != "failed" || !px.Loaded || px.ContentHash != after["pixelate"].ContentHash || !strings.Contains(px.Error, "filter.wasm") {
 		t.Fatalf("broken pixelate: %+v", px)
 	}
 	wantStatus(t, "old pixelate serves", s.get(t, img+"?t[]=pixelate:size=7", alice), http.StatusOK)

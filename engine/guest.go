@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"image"
 
@@ -78,6 +79,12 @@ func (t guestTransformation) Parse(p *Params) (Step, error) {
 	}
 	params, err := t.guest.CheckParams(raw)
 	if err != nil {
+		// Why not always 400: a guest that cannot run yet (a filter still
+		// loading) fails with its own 5xx, kept in the chain for the api.
+		var st interface{ HTTPStatus() int }
+		if errors.As(err, &st) && st.HTTPStatus() >= 500 {
+			return nil, &Error{Kind: KindInternal, Msg: publicMessage(err), Err: err}
+		}
 		return nil, invalidf("%s: %s", t.name, publicMessage(err))
 	}
 	return &guestStep{name: t.name, guest: t.guest, params: params}, nil

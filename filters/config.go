@@ -14,6 +14,12 @@ const (
 	CapRandom = "random"
 )
 
+// Defaults of the load limits.
+const (
+	DefaultMaxModuleBytes = 32 << 20
+	DefaultCompileTimeout = 60 * time.Second
+)
+
 // Config is the filters part of the service configuration. The zero value
 // loads nothing (no Dir) and grants no capability.
 type Config struct {
@@ -50,6 +56,20 @@ type Config struct {
 	// closed after its call instead of being kept for the next one
 	// (default 64), so that one large image does not pin its memory.
 	RetainMemoryMB int `yaml:"retainMemoryMB"`
+	// MaxModuleBytes refuses a filter.wasm larger than this at load, before
+	// it is read (default 32 MiB). Compilation time and memory grow with
+	// the module, much faster than linearly for hostile code, so the limit
+	// keeps one file from costing gigabytes; 32 MiB is about ten times a
+	// real filter (the SDK's Go examples, built with the standard
+	// toolchain, are 3.4 MB).
+	MaxModuleBytes int64 `yaml:"maxModuleBytes"`
+	// CompileTimeout bounds loading one filter in the background: compiling
+	// its module and starting its first instance (default 60s, some thirty
+	// times what a 3.4 MB Go filter takes on an idle core, for a loaded
+	// machine). A filter not loaded by then is marked failed; a compilation
+	// cannot be interrupted, so it runs on at low priority and its result
+	// is dropped.
+	CompileTimeout time.Duration `yaml:"compileTimeout"`
 	// CacheDir keeps compiled modules across restarts (wazero's compilation
 	// cache); main.go puts it under the data directory. Empty keeps them in
 	// memory only.
@@ -104,6 +124,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("filters: idleTimeout must not be negative, got %s", c.IdleTimeout)
 	case c.RetainMemoryMB < 0:
 		return fmt.Errorf("filters: retainMemoryMB must not be negative, got %d", c.RetainMemoryMB)
+	case c.MaxModuleBytes < 0 || c.CompileTimeout < 0:
+		return fmt.Errorf("filters: maxModuleBytes and compileTimeout must not be negative")
 	}
 	return nil
 }
@@ -118,6 +140,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxPixels == 0 {
 		c.MaxPixels = 100_000_000
+	}
+	if c.MaxModuleBytes == 0 {
+		c.MaxModuleBytes = DefaultMaxModuleBytes
+	}
+	if c.CompileTimeout == 0 {
+		c.CompileTimeout = DefaultCompileTimeout
 	}
 	if c.RetireGrace == 0 {
 		c.RetireGrace = 30 * time.Second

@@ -15,7 +15,11 @@
 // main.go hands transformations to the engine's registry and listeners to the
 // api's event bus, which define the small interfaces these satisfy.
 //
-// Reload builds a new Set from the directory (reusing filters whose content
-// hash did not change), swaps it in atomically and retires the filters that
-// left: calls already running finish on the version they started with.
+// Filters load in the background, one at a time, each within
+// Config.CompileTimeout: Start returns at once, and until a filter's first
+// version is ready the Set lists it as Pending, which answers 503. Reload
+// builds a new Set from the directory (reusing filters whose content hash
+// did not change, keeping a changed filter's old version until the new one
+// is ready), swaps it in atomically and retires the filters that left:
+// calls already running finish on the version they started with.
 package filters

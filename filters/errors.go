@@ -30,6 +30,9 @@ const (
 	// KindBusy is a call the filter had no room for: its queue was full,
 	// or no instance came free within its queue wait (503, Retry-After).
 	KindBusy
+	// KindUnavailable is a filter that exists but cannot run yet: its
+	// first version is still loading (503).
+	KindUnavailable
 )
 
 func (k Kind) String() string {
@@ -46,6 +49,8 @@ func (k Kind) String() string {
 		return "load"
 	case KindBusy:
 		return "busy"
+	case KindUnavailable:
+		return "unavailable"
 	}
 	return "unknown"
 }
@@ -87,7 +92,7 @@ func (e *Error) HTTPStatus() int {
 		return e.Status
 	case KindTimeout:
 		return http.StatusGatewayTimeout
-	case KindBusy:
+	case KindBusy, KindUnavailable:
 		return http.StatusServiceUnavailable
 	}
 	return http.StatusInternalServerError
@@ -96,7 +101,7 @@ func (e *Error) HTTPStatus() int {
 // RetryAfter is how long a client should wait before trying again; 0 when
 // trying again is no use.
 func (e *Error) RetryAfter() time.Duration {
-	if e.Kind == KindBusy {
+	if e.Kind == KindBusy || e.Kind == KindUnavailable {
 		return time.Second
 	}
 	return 0
@@ -113,6 +118,8 @@ var (
 	ErrTimeout  = &Error{Kind: KindTimeout}
 	ErrLoad     = &Error{Kind: KindLoad}
 	ErrBusy     = &Error{Kind: KindBusy}
+	// ErrUnavailable matches the error of a filter still loading.
+	ErrUnavailable = &Error{Kind: KindUnavailable}
 )
 
 // invalidf is a KindInvalid error with a public message.
@@ -143,6 +150,12 @@ func timedOut(name string, cause error) error {
 // busy is the KindBusy error of a call the filter had no room for.
 func busy(name string, cause error) error {
 	return &Error{Kind: KindBusy, Filter: name, Msg: "Filter " + name + " is busy; try again later", Err: cause}
+}
+
+// stillLoading is the KindUnavailable error of a filter whose first
+// version is still loading.
+func stillLoading(name string) error {
+	return &Error{Kind: KindUnavailable, Filter: name, Msg: "filter " + name + " is still loading"}
 }
 
 // isKind reports whether err is a filter error of kind k.

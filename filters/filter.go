@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"runtime"
-	"slices"
 	"sync"
 	"time"
 
@@ -71,21 +69,9 @@ func (f *Filter) Counters() map[string]int64 { return f.host.counters.snapshot()
 // load reads, checks, compiles and starts the filter in dir. The returned
 // filter has one instance ready, which proves that the module starts.
 func load(ctx context.Context, cfg Config, cache wazero.CompilationCache, src *source, ctrs *counters) (_ *Filter, err error) {
-	name := filepath.Base(src.dir)
-	m, err := ParseManifest(src.manifest)
+	m, err := checkManifest(cfg, src)
 	if err != nil {
 		return nil, err
-	}
-	switch {
-	case m.Name != name:
-		return nil, fmt.Errorf("filter.json: name %q differs from the folder name %q", m.Name, name)
-	case m.Kind == KindTransformation && slices.Contains(cfg.Reserved, m.Name):
-		return nil, fmt.Errorf("filter.json: name %q is a native transformation", m.Name)
-	}
-	for _, c := range m.Capabilities {
-		if !cfg.allowed(c) {
-			return nil, fmt.Errorf("asks for capability %q, which filters.allow does not grant", c)
-		}
 	}
 	if ctrs == nil {
 		ctrs = &counters{}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -34,13 +35,14 @@ type source struct {
 }
 
 // readSource reads a filter folder and computes its content hash: the first
-// 16 bytes of SHA-256 over the manifest and the module, hex.
-func readSource(dir string) (*source, error) {
+// 16 bytes of SHA-256 over the manifest and the module, hex. A module over
+// maxModule bytes is refused without being read whole.
+func readSource(dir string, maxModule int64) (*source, error) {
 	m, err := os.ReadFile(filepath.Join(dir, "filter.json"))
 	if err != nil {
 		return nil, err
 	}
-	w, err := os.ReadFile(filepath.Join(dir, "filter.wasm"))
+	w, err := readModule(filepath.Join(dir, "filter.wasm"), maxModule)
 	if err != nil {
 		return nil, err
 	}
@@ -49,6 +51,31 @@ func readSource(dir string) (*source, error) {
 	h.Write(m)
 	h.Write(w)
 	return &source{dir: dir, manifest: m, wasm: w, hash: hex.EncodeToString(h.Sum(nil)[:16])}, nil
+}
+
+// readModule reads the module at path, refusing one over limit bytes
+// before reading it; the read itself stops past the limit, in case the
+// file grows meanwhile.
+func readModule(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	tooLarge := func(size int64) error {
+		return fmt.Errorf("filter.wasm is %d bytes, over the limit of %d bytes (filters.maxModuleBytes)", size, limit)
+	}
+	if fi, err := f.Stat(); err == nil && fi.Size() > limit {
+		return nil, tooLarge(fi.Size())
+	}
+	w, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(w)) > limit {
+		return nil, tooLarge(int64(len(w)))
+	}
+	return w, nil
 }
 
 // requiredExport returns the export a filter of kind must have.

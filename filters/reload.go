@@ -2,7 +2,9 @@ package filters
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -15,46 +17,84 @@ import (
 )
 
 // Host loads the filters of a directory and keeps the current Set. It is
-// safe for concurrent use: readers take Current, Reload swaps it.
+// safe for concurrent use: readers take Current, reloads swap it. Filters
+// load in the background, one at a time, each within
+// Config.CompileTimeout; the Set shows which are still loading.
 type Host struct {
 	cfg   Config
 	cache wazero.CompilationCache
 	cur   atomic.Pointer[Set]
+	// ctx ends with Close, stopping the loads.
+	ctx    context.Context
+	cancel context.CancelFunc
 
-	// mu serialises reloads and guards counters.
+	// mu serialises reading the directory and publishing Sets, and guards
+	// the fields below.
 	mu sync.Mutex
 	// counters are kept per filter name across reloads, for the life of
 	// the process (ABI.md, stats_add).
 	counters map[string]*counters
 	// stopSweep ends the goroutine that closes idle instances.
 	stopSweep chan struct{}
+	// jobs maps a folder name to the load of its current files, queued or
+	// running; a job no longer here has its result dropped.
+	jobs  map[string]*job
+	queue []*job
+	// failed maps a folder name to the content hash of files that failed
+	// to load: a reload does not load them again until they change.
+	failed map[string]string
+	// working says a worker drains queue; compiling, that it is loading a
+	// job (and uses the compilation cache).
+	working, compiling bool
+	closed             bool
 }
 
-// New validates cfg, opens the compilation cache and loads every filter of
-// cfg.Dir. Filters that fail to load are reported in the Set, not as an
-// error: one broken filter must not stop the service. The error is for an
-// unusable configuration or an unreadable directory.
+// Start validates cfg, opens the compilation cache, reads every filter
+// folder of cfg.Dir and starts loading them in the background; it returns
+// at once, with the filters "loading". Folders refused before compiling
+// (an unreadable or invalid manifest, a module over cfg.MaxModuleBytes)
+// are "failed" at once. The error is for an unusable configuration or an
+// unreadable directory: one broken filter must not stop the service.
+func Start(ctx context.Context, cfg Config) (*Host, error) {
+	h, _, err := start(ctx, cfg)
+	return h, err
+}
+
+// New is Start, then waits until every filter has loaded or failed (or ctx
+// ends): the Set it leaves is complete.
 func New(ctx context.Context, cfg Config) (*Host, error) {
-	if err := cfg.Validate(); err != nil {
+	h, jobs, err := start(ctx, cfg)
+	if err != nil {
 		return nil, err
 	}
-	h := &Host{cfg: cfg.withDefaults(), counters: map[string]*counters{}}
+	wait(ctx, jobs)
+	return h, nil
+}
+
+func start(ctx context.Context, cfg Config) (*Host, []*job, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, nil, err
+	}
+	h := &Host{cfg: cfg.withDefaults(), counters: map[string]*counters{}, jobs: map[string]*job{}, failed: map[string]string{}}
+	h.ctx, h.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	h.cache = wazero.NewCompilationCache()
 	if cfg.CacheDir != "" {
 		c, err := wazero.NewCompilationCacheWithDir(cfg.CacheDir)
 		if err != nil {
-			return nil, fmt.Errorf("filters: compilation cache: %w", err)
+			h.cancel()
+			return nil, nil, fmt.Errorf("filters: compilation cache: %w", err)
 		}
 		h.cache = c
 	}
-	h.cur.Store(&Set{filters: map[string]*Filter{}, failures: map[string]string{}})
+	h.cur.Store(emptySet())
 	h.stopSweep = make(chan struct{})
 	go h.sweep(h.stopSweep)
-	if _, err := h.Reload(ctx); err != nil {
+	jobs, err := h.scan()
+	if err != nil {
 		h.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	return h, nil
+	return h, jobs, nil
 }
 
 // sweep closes the instances of the current filters that have been idle
@@ -78,39 +118,121 @@ func (h *Host) sweep(stop <-chan struct{}) {
 // filters) it took even when a reload swaps in another.
 func (h *Host) Current() *Set { return h.cur.Load() }
 
-// Reload reads the directory again: filters whose content hash changed,
-// new ones and removed ones are loaded or dropped, unchanged ones kept as
-// they are (with their warm instances). A filter whose new version fails to
-// load is refused with a logged reason and its old version keeps serving.
-// The new Set replaces the old in one step; filters that left drop their
-// warm instances after Config.RetireGrace and are released once no caller
-// holds them: a caller that resolved one before the reload can still call
-// it.
+// Reload reads the directory again and waits until the filters it queued
+// have loaded or failed, or ctx ends; it returns the Set then current, in
+// which filters still loading say so. Filters whose content hash did not
+// change are kept as they are (with their warm instances); changed and new
+// ones load in the background; removed ones are dropped at once. A changed
+// filter's old version keeps serving until its new one is ready, and goes
+// on serving when the new one fails (the reason is listed); files that
+// failed are not loaded again until they change, unless they ran out of
+// time (Config.CompileTimeout). Filters that left drop
+// their warm instances after Config.RetireGrace and are released once no
+// caller holds them: a caller that resolved one before the reload can
+// still call it. The error is for an unreadable directory.
 func (h *Host) Reload(ctx context.Context) (*Set, error) {
+	jobs, err := h.scan()
+	if err != nil {
+		return h.Current(), err
+	}
+	wait(ctx, jobs)
+	return h.Current(), nil
+}
+
+// StartReload is Reload without the wait (SIGHUP).
+func (h *Host) StartReload() error {
+	_, err := h.scan()
+	return err
+}
+
+// wait waits until every job is done or ctx ends.
+func wait(ctx context.Context, jobs []*job) {
+	for _, j := range jobs {
+		select {
+		case <-j.done:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// scan reads the directory, publishes the Set that follows from it (new
+// and changed filters loading, removed ones gone) and queues the loads. It
+// returns the jobs the directory's current files wait for.
+func (h *Host) scan() ([]*job, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if h.closed {
+		return nil, errors.New("filters: the host is closed")
+	}
 	old := h.Current()
-	next := &Set{filters: map[string]*Filter{}, failures: map[string]string{}}
+	next := emptySet()
+	var waits, queued []*job
+	seen := map[string]bool{}
 	if h.cfg.Dir != "" {
 		entries, err := os.ReadDir(h.cfg.Dir)
 		if err != nil {
-			return old, fmt.Errorf("filters: %w", err)
+			return nil, fmt.Errorf("filters: %w", err)
 		}
 		for _, e := range entries {
 			if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 				continue
 			}
 			name := e.Name()
-			f, err := h.loadOne(ctx, filepath.Join(h.cfg.Dir, name), old.filters[name])
-			if err != nil {
-				next.failures[name] = err.Error()
-				h.cfg.Logger.Error("filter refused", "filter", name, "reason", err, "keeps", old.filters[name] != nil)
+			seen[name] = true
+			prev := old.filters[name]
+			if prev != nil {
+				next.filters[name] = prev // until a new version is ready
 			}
-			if f != nil {
-				next.filters[name] = f
+			src, err := readSource(filepath.Join(h.cfg.Dir, name), h.cfg.MaxModuleBytes)
+			var m *Manifest
+			if err == nil {
+				m, err = checkManifest(h.cfg, src)
+			}
+			running := h.jobs[name]
+			switch {
+			case err != nil:
+				err = loadErr(name, err)
+				next.failures[name] = err.Error()
+				delete(h.jobs, name)
+				delete(h.failed, name)
+				h.cfg.Logger.Error("filter refused", "filter", name, "reason", err, "keeps", prev != nil)
+			case running != nil && running.src.hash == src.hash:
+				next.loading[name] = m
+				waits = append(waits, running)
+			case prev != nil && prev.hash == src.hash:
+				delete(h.jobs, name) // back to the version serving
+			case h.failed[name] == src.hash:
+				next.failures[name] = old.failures[name]
+				delete(h.jobs, name)
+			default:
+				j := &job{name: name, src: src, done: make(chan struct{})}
+				h.jobs[name] = j
+				next.loading[name] = m
+				waits = append(waits, j)
+				queued = append(queued, j)
+				h.cfg.Logger.Info("filter loading", "filter", name, "hash", src.hash, "bytes", len(src.wasm))
 			}
 		}
 	}
+	for name := range h.jobs {
+		if !seen[name] {
+			delete(h.jobs, name)
+		}
+	}
+	for name := range h.failed {
+		if !seen[name] {
+			delete(h.failed, name)
+		}
+	}
+	h.publish(old, next)
+	h.enqueue(queued)
+	return waits, nil
+}
+
+// publish indexes next, makes it current and retires the filters of old
+// that next no longer holds. h.mu must be held.
+func (h *Host) publish(old, next *Set) {
 	next.index()
 	h.cur.Store(next)
 	for name, f := range old.filters {
@@ -119,41 +241,23 @@ func (h *Host) Reload(ctx context.Context) (*Set, error) {
 			time.AfterFunc(h.cfg.RetireGrace, f.retire)
 		}
 	}
-	for name, f := range next.filters {
-		if old.filters[name] != f {
-			h.cfg.Logger.Info("filter loaded", "filter", name, "kind", f.manifest.Kind,
-				"version", f.manifest.Version, "hash", f.hash)
-		}
-	}
-	return next, nil
 }
 
-// loadOne loads the filter in dir unless prev already is its content. On
-// failure it returns prev (which keeps serving) with the reason.
-func (h *Host) loadOne(ctx context.Context, dir string, prev *Filter) (*Filter, error) {
-	src, err := readSource(dir)
-	if err != nil {
-		return prev, loadErr(filepath.Base(dir), err)
+// countersOf returns the stats_add counters of the filter name, created on
+// first use. h.mu must be held.
+func (h *Host) countersOf(name string) *counters {
+	c := h.counters[name]
+	if c == nil {
+		c = &counters{}
+		h.counters[name] = c
 	}
-	if prev != nil && prev.hash == src.hash {
-		return prev, nil
-	}
-	name := filepath.Base(dir)
-	ctrs := h.counters[name]
-	if ctrs == nil {
-		ctrs = &counters{}
-		h.counters[name] = ctrs
-	}
-	f, err := load(ctx, h.cfg, h.cache, src, ctrs)
-	if err != nil {
-		return prev, loadErr(name, err)
-	}
-	return f, nil
+	return c
 }
 
-// Close closes every filter and the compilation cache. It waits for the
-// calls still running to finish, at most the longest filter timeout and a
-// second; the calls still running then fail.
+// Close stops loading, then closes every filter and the compilation cache.
+// It waits for the calls still running to finish, at most the longest
+// filter timeout and a second; the calls still running then fail. A
+// compilation still running is not waited for: its result is dropped.
 func (h *Host) Close() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -161,6 +265,8 @@ func (h *Host) Close() error {
 		close(h.stopSweep)
 		h.stopSweep = nil
 	}
+	h.closed = true
+	h.cancel()
 	wait := time.Second
 	for _, f := range h.Current().filters {
 		wait = max(wait, f.timeout+time.Second)
@@ -169,7 +275,10 @@ func (h *Host) Close() error {
 	for _, f := range h.Current().filters {
 		f.drain(deadline)
 	}
-	h.cur.Store(&Set{filters: map[string]*Filter{}, failures: map[string]string{}})
+	h.cur.Store(emptySet())
+	if h.compiling {
+		return nil // the worker closes the cache once the compilation ends
+	}
 	return h.cache.Close(context.Background())
 }
 
@@ -185,18 +294,19 @@ func Check(ctx context.Context, cfg Config, dir string) (*Manifest, error) {
 	return f.manifest, nil
 }
 
-// Open loads the filter in dir on its own, outside any Host: `vitrine
+// Open loads the filter in dir on its own, outside any Host, synchronously
+// but with the same limits (cfg.MaxModuleBytes, cfg.CompileTimeout): `vitrine
 // filter test`. The caller closes it with Close.
 func Open(ctx context.Context, cfg Config, dir string) (*Filter, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	src, err := readSource(dir)
+	cfg = cfg.withDefaults()
+	src, err := readSource(dir, cfg.MaxModuleBytes)
 	if err != nil {
 		return nil, loadErr(filepath.Base(dir), err)
 	}
-	cfg = cfg.withDefaults()
-	f, err := load(ctx, cfg, nil, src, nil)
+	f, err, _ := loadWithin(ctx, cfg, nil, src, nil, false)
 	if err != nil {
 		return nil, loadErr(filepath.Base(dir), err)
 	}
@@ -206,16 +316,30 @@ func Open(ctx context.Context, cfg Config, dir string) (*Filter, error) {
 // Close closes a filter opened with Open.
 func (f *Filter) Close() { f.close() }
 
-// Set is one consistent generation of loaded filters.
+// Set is one consistent generation of filters.
 type Set struct {
 	filters map[string]*Filter
 	// failures maps folder names to the reason their current files were
 	// refused (the old version, if any, is still in filters).
-	failures  map[string]string
+	failures map[string]string
+	// loading maps folder names whose current files are loading to their
+	// manifest (the old version, if any, is still in filters).
+	loading   map[string]*Manifest
 	listeners []Listener
+	// pendingListeners are the fatal listeners with no version yet.
+	pendingListeners []Pending
 }
 
-// index builds the listener list, highest priority first, then by name.
+func emptySet() *Set {
+	return &Set{filters: map[string]*Filter{}, failures: map[string]string{}, loading: map[string]*Manifest{}}
+}
+
+// clone copies the maps of s; the index is built again by publish.
+func (s *Set) clone() *Set {
+	return &Set{filters: maps.Clone(s.filters), failures: maps.Clone(s.failures), loading: maps.Clone(s.loading)}
+}
+
+// index builds the listener lists, highest priority first, then by name.
 func (s *Set) index() {
 	for _, f := range s.filters {
 		if f.manifest.Kind == KindListener {
@@ -229,7 +353,47 @@ func (s *Set) index() {
 		}
 		return a.Name() < b.Name()
 	})
+	for _, p := range s.pending() {
+		if p.manifest.Kind == KindListener && p.manifest.IsFatal() {
+			s.pendingListeners = append(s.pendingListeners, p)
+		}
+	}
+	sort.Slice(s.pendingListeners, func(i, j int) bool {
+		a, b := s.pendingListeners[i].manifest, s.pendingListeners[j].manifest
+		if a.Priority != b.Priority {
+			return a.Priority > b.Priority
+		}
+		return a.Name < b.Name
+	})
 }
+
+// pending lists the folders loading with no version serving.
+func (s *Set) pending() []Pending {
+	var out []Pending
+	for name, m := range s.loading {
+		if _, ok := s.filters[name]; !ok {
+			out = append(out, Pending{m})
+		}
+	}
+	return out
+}
+
+// Pending returns the filter named name when its first version is still
+// loading: there is no version to serve yet.
+func (s *Set) Pending(name string) (Pending, bool) {
+	m, ok := s.loading[name]
+	if _, serving := s.filters[name]; !ok || serving {
+		return Pending{}, false
+	}
+	return Pending{m}, true
+}
+
+// PendingListeners returns the fatal listeners whose first version is
+// still loading, highest priority first: the events they subscribe to
+// fail with their Err (503) meanwhile, as they would if the listener
+// failed. A non-fatal listener still loading is skipped, as its failure
+// would be.
+func (s *Set) PendingListeners() []Pending { return s.pendingListeners }
 
 // Transformation returns the transformation filter named name.
 func (s *Set) Transformation(name string) (Transformation, bool) {
@@ -255,9 +419,15 @@ func (s *Set) TransformationNames() []string {
 // Listeners returns the listener filters, highest priority first.
 func (s *Set) Listeners() []Listener { return s.listeners }
 
-// Status is what GET /filters shows about one filter folder.
+// Status is what GET /filters shows about one filter folder. State is
+// that of the folder's current files (StateLoading, StateReady or
+// StateFailed); Loaded says whether a version serves, which may be an
+// older one while the current files load or after they failed. Manifest
+// and ContentHash are the serving version's, or, while the first version
+// loads, the manifest being loaded.
 type Status struct {
 	Name        string           `json:"name"`
+	State       string           `json:"state"`
 	Loaded      bool             `json:"loaded"`
 	ContentHash string           `json:"contentHash,omitempty"`
 	Manifest    *Manifest        `json:"manifest,omitempty"`
@@ -266,20 +436,33 @@ type Status struct {
 	Counters    map[string]int64 `json:"counters,omitempty"`
 }
 
-// Status lists every filter folder: loaded filters with their manifest,
-// content hash, counters and, when their files changed into something
-// refused, the reason; folders that never loaded with their error.
+// Status lists every filter folder with its state: loaded filters with
+// their manifest, content hash, counters and, when their files changed
+// into something refused, the reason; folders that never loaded with their
+// error; folders whose first version is loading with its manifest.
 func (s *Set) Status() []Status {
 	out := []Status{}
+	state := func(name string) string {
+		if _, ok := s.loading[name]; ok {
+			return StateLoading
+		}
+		if _, ok := s.failures[name]; ok {
+			return StateFailed
+		}
+		return StateReady
+	}
 	for name, f := range s.filters {
 		st := f.Stats()
-		out = append(out, Status{Name: name, Loaded: true, ContentHash: f.hash, Manifest: f.manifest,
+		out = append(out, Status{Name: name, State: state(name), Loaded: true, ContentHash: f.hash, Manifest: f.manifest,
 			Error: s.failures[name], Stats: &st, Counters: f.Counters()})
 	}
 	for name, reason := range s.failures {
 		if _, ok := s.filters[name]; !ok {
-			out = append(out, Status{Name: name, Error: reason})
+			out = append(out, Status{Name: name, State: StateFailed, Error: reason})
 		}
+	}
+	for _, p := range s.pending() {
+		out = append(out, Status{Name: p.Name(), State: StateLoading, Manifest: p.manifest})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out

@@ -10,6 +10,7 @@ import (
 // filterStatus mirrors one entry of GET /filters.
 type filterStatus struct {
 	Name        string           `json:"name"`
+	State       string           `json:"state"`
 	Loaded      bool             `json:"loaded"`
 	ContentHash string           `json:"contentHash"`
 	Manifest    json.RawMessage  `json:"manifest"`
@@ -31,9 +32,11 @@ type filterStats struct {
 // filterView is one filter as the page shows it.
 type filterView struct {
 	Name, Version, Kind, Description, Hash, Error, Manifest string
-	Loaded                                                  bool
-	Stats                                                   []kv
-	Counters                                                []kv
+	// Loading says the folder's current files are still loading (an older
+	// version, when Loaded, serves meanwhile).
+	Loaded, Loading bool
+	Stats           []kv
+	Counters        []kv
 }
 
 // filtersView lists the WebAssembly filters and offers a reload.
@@ -80,7 +83,7 @@ func filterViews(list []filterStatus) []filterView {
 	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
 	out := make([]filterView, 0, len(list))
 	for _, f := range list {
-		fv := filterView{Name: f.Name, Loaded: f.Loaded, Hash: f.ContentHash, Error: f.Error}
+		fv := filterView{Name: f.Name, Loaded: f.Loaded, Loading: f.State == "loading", Hash: f.ContentHash, Error: f.Error}
 		var m struct {
 			Version, Kind, Description string
 		}
