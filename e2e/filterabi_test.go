@@ -101,7 +101,8 @@ func TestFilterStats(t *testing.T) {
 	}
 	writeKit(t, dir, "flood", "listener", "statsFlood", stats, map[string]any{"count": 1000, "size": 10000})
 	writeKit(t, dir, "huge", "listener", "statsFlood", stats, map[string]any{"count": 100, "size": 1 << 20})
-	s := startServer(t, fmt.Sprintf("filters:\n  dir: %s\n", dir))
+	s := startServer(t, adminOnlyConfig+fmt.Sprintf("filters:\n  dir: %s\n", dir))
+	settledFilters(t, s, key{Public: "admin", Private: "admin-private"}) // filters load in the background
 
 	var first struct{ Custom map[string]json.RawMessage }
 	r := s.do(t, http.MethodGet, "/stats", nil, nil)
@@ -161,6 +162,7 @@ func TestFilterTransformationCalls(t *testing.T) {
 	writeKit(t, dir, "grow", "transformation", "grow", map[string]any{"limits": map[string]any{"instances": 1}}, nil)
 	admin := key{Public: "admin", Private: "admin-private"}
 	s := startServer(t, adminOnlyConfig+fmt.Sprintf("filters:\n  dir: %s\n", dir))
+	settledFilters(t, s, admin) // filters load in the background
 	anim, delays := animatedGIF(t, 5, 0)
 	wantStatus(t, "upload", s.write(t, http.MethodPost, "/users/alice/images", anim, admin), http.StatusCreated)
 	base := "/users/alice/images/" + md5Hex(anim)
