@@ -5,9 +5,9 @@ import (
 	"time"
 )
 
-// throttle slows down failed sign-ins per client address: the first
-// freeFailures failures cost nothing, each later one doubles the wait
-// before the next attempt, up to maxWait. A success clears the address.
+// throttle slows down failed sign-ins per client address: after
+// freeFailures failures the next attempt waits a second, and each further
+// failure doubles the wait, up to maxWait. A success clears the address.
 // It is kept per instance, in memory: behind a load balancer an attacker
 // gets at most the free failures once per instance before waiting.
 type throttle struct {
@@ -67,10 +67,10 @@ func (t *throttle) fail(addr string) {
 	}
 	a.failures++
 	a.last = now
-	if n := a.failures - freeFailures; n > 0 {
+	if n := a.failures - freeFailures; n >= 0 {
 		d := maxWait
 		if n < 20 {
-			d = min(time.Second<<(n-1), maxWait)
+			d = min(time.Second<<n, maxWait)
 		}
 		a.until = now.Add(d)
 	}

@@ -273,20 +273,29 @@ func TestSignIn(t *testing.T) {
 	}
 }
 
+// TestSignInThrottle: after three failed sign-ins, as README says, each
+// further attempt waits, twice as long after each failure.
 func TestSignInThrottle(t *testing.T) {
 	e := newEnv(t, web.Config{})
 	b := e.browser(t)
-	for i := range 4 {
+	for i := range 3 {
 		if p := b.signIn("admin", "wrong"); p.status != http.StatusUnauthorized {
 			t.Fatalf("failure %d: %d", i+1, p.status)
 		}
 	}
 	p := b.signIn("admin", adminPriv)
 	if p.status != http.StatusTooManyRequests || p.header.Get("Retry-After") != "1" {
-		t.Fatalf("right key right after four failures: %d, want 429 with Retry-After: 1", p.status)
+		t.Fatalf("right key right after three failures: %d, want 429 with Retry-After: 1", p.status)
 	}
 	if !strings.Contains(p.body, "Try again in 1 second.") {
 		t.Fatalf("the wait is not said as \"1 second\":\n%s", p.body)
+	}
+	e.clock.Add(1500 * time.Millisecond)
+	if p := b.signIn("admin", "wrong"); p.status != http.StatusUnauthorized {
+		t.Fatalf("fourth failure, after the wait: %d", p.status)
+	}
+	if p := b.signIn("admin", adminPriv); p.status != http.StatusTooManyRequests || p.header.Get("Retry-After") != "2" {
+		t.Fatalf("right after the fourth failure: %d, Retry-After %q; want 429, 2", p.status, p.header.Get("Retry-After"))
 	}
 	e.clock.Add(2 * time.Second)
 	if p := b.signIn("admin", adminPriv); p.status != http.StatusSeeOther {
