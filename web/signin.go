@@ -45,7 +45,7 @@ func (u *UI) postSignIn(w http.ResponseWriter, r *http.Request) {
 		_ = writePage(w, r, http.StatusForbidden, signinPage(v))
 		return
 	}
-	addr := u.clientAddr(r)
+	addr := u.throttleKey(r, v.PublicKey)
 	if d := u.throttle.wait(addr); d > 0 {
 		secs := int(math.Ceil(d.Seconds()))
 		w.Header().Set("Retry-After", fmt.Sprint(secs))
@@ -78,6 +78,7 @@ func (u *UI) postSignIn(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, err)
 		return
 	}
+	u.rememberDevice(w, r, v.PublicKey)
 	http.SetCookie(w, u.cookie(r, signinCookie, "", -1))
 	http.Redirect(w, r, v.Next, http.StatusSeeOther)
 }

@@ -1,6 +1,11 @@
 package web
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"strings"
 	"sync"
 	"time"
 )
@@ -81,4 +86,53 @@ func (t *throttle) succeed(addr string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	delete(t.addr, addr)
+}
+
+// Failed sign-ins are counted per public key, and per browser where the
+// browser has signed in with that key before (a device cookie), else per
+// client address. Why not per address alone: behind a proxy that is not
+// in trustedProxies every browser shares the proxy's address, and one
+// attacker's failures would lock every administrator out. Guessing a key
+// still waits, since the attacker's attempts on it are counted together;
+// an administrator whose browser has signed in before is not held up by
+// them.
+
+const (
+	deviceCookie = "vitrine_device"
+	// deviceMaxAge is how long a browser stays known, in seconds.
+	deviceMaxAge = 90 * 24 * 3600
+)
+
+// throttleKey is what a sign-in with publicKey is counted against.
+func (u *UI) throttleKey(r *http.Request, publicKey string) string {
+	if id, ok := u.knownDevice(r, publicKey); ok {
+		return "device " + id + " " + publicKey
+	}
+	return "addr " + u.clientAddr(r) + " " + publicKey
+}
+
+// rememberDevice marks the browser as one that signed in with publicKey.
+func (u *UI) rememberDevice(w http.ResponseWriter, r *http.Request, publicKey string) {
+	id := randomToken()[:32]
+	http.SetCookie(w, u.cookie(r, deviceCookie, publicKey+"."+id+"."+u.deviceMAC(publicKey, id), deviceMaxAge))
+}
+
+// knownDevice returns the browser's id when its device cookie is this
+// instance's and names publicKey.
+func (u *UI) knownDevice(r *http.Request, publicKey string) (string, bool) {
+	c, err := r.Cookie(deviceCookie)
+	if err != nil {
+		return "", false
+	}
+	parts := strings.Split(c.Value, ".")
+	if len(parts) != 3 || parts[0] != publicKey || !hmac.Equal([]byte(parts[2]), []byte(u.deviceMAC(parts[0], parts[1]))) {
+		return "", false
+	}
+	return parts[1], true
+}
+
+func (u *UI) deviceMAC(publicKey, id string) string {
+	m := hmac.New(sha256.New, u.deviceKey)
+	m.Write([]byte(publicKey + "\x00" + id))
+	return hex.EncodeToString(m.Sum(nil))
 }

@@ -781,3 +781,35 @@ func TestOverviewTilesNameTheirUser(t *testing.T) {
 		}
 	}
 }
+
+// TestThrottleIsNotALockout: behind a proxy that is not trusted every
+// browser has the proxy's address; an attacker's failures there slow down
+// guessing, but neither lock out an administrator whose browser signed in
+// before nor a key the attacker does not try.
+func TestThrottleIsNotALockout(t *testing.T) {
+	e := newEnv(t, web.Config{})
+	admin := e.browser(t)
+	if p := admin.signIn("admin", adminPriv); p.status != http.StatusSeeOther {
+		t.Fatalf("first sign-in: %d", p.status)
+	}
+	admin.do(http.MethodPost, "/admin/keys", url.Values{"csrf": {admin.token("/admin/keys")}, "publicKey": {"carol"},
+		"privateKey": {"carol-private"}, "group": {"read-only"}, "users": {"carol"}}, nil)
+	admin.do(http.MethodPost, "/admin/signout", url.Values{"csrf": {admin.token("/admin/")}}, nil)
+
+	attacker := e.browser(t)
+	for range 8 {
+		attacker.signIn("admin", "guess")
+	}
+	if p := attacker.signIn("admin", adminPriv); p.status != http.StatusTooManyRequests {
+		t.Fatalf("the attacker's next attempt: %d, want 429", p.status)
+	}
+	if p := e.browser(t).signIn("admin", adminPriv); p.status != http.StatusTooManyRequests {
+		t.Fatalf("a new browser at the attacker's address: %d, want 429 (guessing admin waits)", p.status)
+	}
+	if p := admin.signIn("admin", adminPriv); p.status != http.StatusSeeOther {
+		t.Fatalf("the administrator's own browser: %d, want to sign in", p.status)
+	}
+	if p := e.browser(t).signIn("carol", "carol-private"); p.status != http.StatusSeeOther {
+		t.Fatalf("another key from the same address: %d, want to sign in", p.status)
+	}
+}
