@@ -45,8 +45,8 @@ func (u *UI) postSignIn(w http.ResponseWriter, r *http.Request) {
 		_ = writePage(w, r, http.StatusForbidden, signinPage(v))
 		return
 	}
-	addr := u.clientAddr(r)
-	if d := u.throttle.wait(addr); d > 0 {
+	scope := u.throttleScope(r, v.PublicKey)
+	if d := u.throttle.wait(scope, v.PublicKey); d > 0 {
 		secs := int(math.Ceil(d.Seconds()))
 		w.Header().Set("Retry-After", fmt.Sprint(secs))
 		v.Error = "Too many failed sign-ins from your address. Try again in " + seconds(secs) + "."
@@ -64,7 +64,7 @@ func (u *UI) postSignIn(w http.ResponseWriter, r *http.Request) {
 	err := c.getJSON(r.Context(), "/keys/"+url.PathEscape(v.PublicKey)+"/access", nil, &rules)
 	var ae *apiError
 	if errors.As(err, &ae) && ae.Status < 500 {
-		u.throttle.fail(addr)
+		u.throttle.fail(scope, v.PublicKey)
 		v.Error = "That public and private key pair is not valid here."
 		_ = writePage(w, r, http.StatusUnauthorized, signinPage(v))
 		return
@@ -73,11 +73,12 @@ func (u *UI) postSignIn(w http.ResponseWriter, r *http.Request) {
 		u.fail(w, r, err)
 		return
 	}
-	u.throttle.succeed(addr)
+	u.throttle.succeed(scope, v.PublicKey)
 	if _, err := u.startSession(w, r, v.PublicKey, priv); err != nil {
 		u.fail(w, r, err)
 		return
 	}
+	u.rememberDevice(w, r, v.PublicKey)
 	http.SetCookie(w, u.cookie(r, signinCookie, "", -1))
 	http.Redirect(w, r, v.Next, http.StatusSeeOther)
 }

@@ -73,7 +73,10 @@ type UI struct {
 	sessions SessionStore
 	proxies  api.AddressList
 	throttle *throttle
-	mux      *http.ServeMux
+	// deviceKey signs the cookies of browsers that signed in (throttle.go);
+	// random per instance, as the throttle's counts are.
+	deviceKey []byte
+	mux       *http.ServeMux
 }
 
 // New builds the UI on top of the REST API handler apiHandler; sessions
@@ -86,7 +89,8 @@ func New(cfg Config, apiHandler http.Handler, sessions SessionStore) (*UI, error
 	if apiHandler == nil || sessions == nil {
 		return nil, errors.New("web: the API handler and a session store are required")
 	}
-	u := &UI{cfg: cfg, api: apiHandler, sessions: sessions, throttle: newThrottle(cfg.Now), mux: http.NewServeMux()}
+	u := &UI{cfg: cfg, api: apiHandler, sessions: sessions, throttle: newThrottle(cfg.Now), mux: http.NewServeMux(),
+		deviceKey: []byte(randomToken())}
 	u.proxies, _ = api.ParseAddressList(cfg.TrustedProxies) // checked by Validate
 	u.routes()
 	return u, nil

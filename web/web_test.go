@@ -273,20 +273,29 @@ func TestSignIn(t *testing.T) {
 	}
 }
 
+// TestSignInThrottle: after three failed sign-ins, as README says, each
+// further attempt waits, twice as long after each failure.
 func TestSignInThrottle(t *testing.T) {
 	e := newEnv(t, web.Config{})
 	b := e.browser(t)
-	for i := range 4 {
+	for i := range 3 {
 		if p := b.signIn("admin", "wrong"); p.status != http.StatusUnauthorized {
 			t.Fatalf("failure %d: %d", i+1, p.status)
 		}
 	}
 	p := b.signIn("admin", adminPriv)
 	if p.status != http.StatusTooManyRequests || p.header.Get("Retry-After") != "1" {
-		t.Fatalf("right key right after four failures: %d, want 429 with Retry-After: 1", p.status)
+		t.Fatalf("right key right after three failures: %d, want 429 with Retry-After: 1", p.status)
 	}
 	if !strings.Contains(p.body, "Try again in 1 second.") {
 		t.Fatalf("the wait is not said as \"1 second\":\n%s", p.body)
+	}
+	e.clock.Add(1500 * time.Millisecond)
+	if p := b.signIn("admin", "wrong"); p.status != http.StatusUnauthorized {
+		t.Fatalf("fourth failure, after the wait: %d", p.status)
+	}
+	if p := b.signIn("admin", adminPriv); p.status != http.StatusTooManyRequests || p.header.Get("Retry-After") != "2" {
+		t.Fatalf("right after the fourth failure: %d, Retry-After %q; want 429, 2", p.status, p.header.Get("Retry-After"))
 	}
 	e.clock.Add(2 * time.Second)
 	if p := b.signIn("admin", adminPriv); p.status != http.StatusSeeOther {
@@ -770,5 +779,37 @@ func TestOverviewTilesNameTheirUser(t *testing.T) {
 		if !strings.Contains(p.body, `<span class="tile-user">`+user+`</span>`) {
 			t.Errorf("no tile names user %s", user)
 		}
+	}
+}
+
+// TestThrottleIsNotALockout: behind a proxy that is not trusted every
+// browser has the proxy's address; an attacker's failures there slow down
+// guessing, but neither lock out an administrator whose browser signed in
+// before nor a key the attacker does not try.
+func TestThrottleIsNotALockout(t *testing.T) {
+	e := newEnv(t, web.Config{})
+	admin := e.browser(t)
+	if p := admin.signIn("admin", adminPriv); p.status != http.StatusSeeOther {
+		t.Fatalf("first sign-in: %d", p.status)
+	}
+	admin.do(http.MethodPost, "/admin/keys", url.Values{"csrf": {admin.token("/admin/keys")}, "publicKey": {"carol"},
+		"privateKey": {"carol-private"}, "group": {"read-only"}, "users": {"carol"}}, nil)
+	admin.do(http.MethodPost, "/admin/signout", url.Values{"csrf": {admin.token("/admin/")}}, nil)
+
+	attacker := e.browser(t)
+	for range 8 {
+		attacker.signIn("admin", "guess")
+	}
+	if p := attacker.signIn("admin", adminPriv); p.status != http.StatusTooManyRequests {
+		t.Fatalf("the attacker's next attempt: %d, want 429", p.status)
+	}
+	if p := e.browser(t).signIn("admin", adminPriv); p.status != http.StatusTooManyRequests {
+		t.Fatalf("a new browser at the attacker's address: %d, want 429 (guessing admin waits)", p.status)
+	}
+	if p := admin.signIn("admin", adminPriv); p.status != http.StatusSeeOther {
+		t.Fatalf("the administrator's own browser: %d, want to sign in", p.status)
+	}
+	if p := e.browser(t).signIn("carol", "carol-private"); p.status != http.StatusSeeOther {
+		t.Fatalf("another key from the same address: %d, want to sign in", p.status)
 	}
 }
