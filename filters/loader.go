@@ -74,11 +74,11 @@ func checkManifest(cfg Config, src *source) (*Manifest, error) {
 
 // loadWithin runs load for at most cfg.CompileTimeout; in the background
 // (a Host's load, not the CLI's) on an OS thread of its own at the lowest
-// scheduling priority, so that compiling does not take CPU from requests. It returns at the deadline even when load goes
-// on: wazero cannot interrupt a compilation (starting the first instance
+// scheduling priority, so that compiling does not take CPU from requests.
+// It returns at the deadline even when load goes on: wazero cannot interrupt a compilation (starting the first instance
 // stops at the deadline). finished is closed once load has returned; a
 // filter it loads after the deadline is closed then, its result dropped.
-func loadWithin(ctx context.Context, cfg Config, cache wazero.CompilationCache, src *source, ctrs *counters, background bool) (f *Filter, err error, finished <-chan struct{}) {
+func loadWithin(ctx context.Context, cfg Config, cache wazero.CompilationCache, src *source, ctrs *counters, background bool) (f *Filter, finished <-chan struct{}, err error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.CompileTimeout)
 	type result struct {
 		f   *Filter
@@ -110,13 +110,13 @@ func loadWithin(ctx context.Context, cfg Config, cache wazero.CompilationCache, 
 		if r.err != nil && ctx.Err() == context.DeadlineExceeded {
 			r.err = &deadlineError{limit: cfg.CompileTimeout, err: r.err}
 		}
-		return r.f, r.err, fin
+		return r.f, fin, r.err
 	case <-ctx.Done():
 		close(abandoned)
 		if ctx.Err() == context.DeadlineExceeded {
-			return nil, &deadlineError{limit: cfg.CompileTimeout}, fin
+			return nil, fin, &deadlineError{limit: cfg.CompileTimeout}
 		}
-		return nil, ctx.Err(), fin
+		return nil, fin, ctx.Err()
 	}
 }
 
@@ -174,7 +174,7 @@ func (h *Host) work() {
 			continue
 		}
 		start := time.Now()
-		f, err, finished := loadWithin(h.ctx, h.cfg, h.cache, j.src, ctrs, true)
+		f, finished, err := loadWithin(h.ctx, h.cfg, h.cache, j.src, ctrs, true)
 		h.finish(j, f, err, time.Since(start))
 		<-finished
 		h.mu.Lock()

@@ -306,7 +306,7 @@ func Open(ctx context.Context, cfg Config, dir string) (*Filter, error) {
 	if err != nil {
 		return nil, loadErr(filepath.Base(dir), err)
 	}
-	f, err, _ := loadWithin(ctx, cfg, nil, src, nil, false)
+	f, _, err := loadWithin(ctx, cfg, nil, src, nil, false)
 	if err != nil {
 		return nil, loadErr(filepath.Base(dir), err)
 	}
