@@ -143,8 +143,12 @@ func (s *Server) variant(ctx context.Context, img storage.Image, chain engine.Ch
 	v, _, err = s.flight.do(ctx, storage.VariantKey(img.User, img.Identifier, img.BlobToken, hash), func(ctx context.Context) (variant, error) {
 		v, err := s.render(ctx, img, chain, format)
 		if err == nil && cache {
-			if _, err := s.variants.Put(ctx, img, hash, encodeVariant(v)); err != nil {
+			stored, err := s.variants.Put(ctx, img, hash, encodeVariant(v))
+			switch {
+			case err != nil:
 				s.log.Warn("variant cache write", "user", img.User, "image", img.Identifier, "hash", hash, "err", err)
+			case !stored:
+				s.collector.Wake() // the image went meanwhile: its variant's blob is queued
 			}
 		}
 		return v, err

@@ -236,7 +236,7 @@ func (e *Engine) Process(ctx context.Context, src []byte, req Request) (*Result,
 	if err != nil {
 		return nil, err
 	}
-	defer sl.done()
+	defer sl.release()
 	return e.render(ctx, src, req)
 }
 
@@ -267,7 +267,7 @@ func (e *Engine) ProcessSource(ctx context.Context, load func(context.Context) (
 	if err != nil {
 		return nil, err
 	}
-	defer sl.done()
+	defer sl.release()
 	src, err := load(ctx)
 	if err != nil {
 		return nil, err

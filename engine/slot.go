@@ -16,7 +16,7 @@ type slot struct {
 
 type slotKey struct{}
 
-// takeSlot waits for a pipeline slot; the caller ends with s.done.
+// takeSlot waits for a pipeline slot; the caller ends with s.release.
 func (e *Engine) takeSlot(ctx context.Context) (*slot, context.Context, error) {
 	if err := e.acquire(ctx); err != nil {
 		return nil, ctx, err
@@ -32,7 +32,8 @@ func slotOf(ctx context.Context) *slot {
 	return s
 }
 
-// release gives the slot up until retake.
+// release gives the slot up, until retake or for good; releasing a slot
+// not held does nothing.
 func (s *slot) release() {
 	if s != nil && s.held {
 		s.held = false
@@ -51,6 +52,3 @@ func (s *slot) retake(ctx context.Context) error {
 	s.held = true
 	return nil
 }
-
-// done releases the slot if it is held: the render is over.
-func (s *slot) done() { s.release() }

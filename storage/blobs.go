@@ -77,9 +77,6 @@ func (b *Blobs) SetTimeout(d time.Duration) {
 	b.timeout = d
 }
 
-// Timeout is the bound on one operation.
-func (b *Blobs) Timeout() time.Duration { return b.timeout }
-
 // ImageKey is the blob key of an image's bytes. Each upload gets its own
 // token (NewBlobToken), so its key is used by no other upload:
 // images/<user>/<id>.<token>. Images stored before tokens have the empty

@@ -190,8 +190,7 @@ func (c *VariantCache) Put(ctx context.Context, img Image, hash string, data []b
 		return false, fmt.Errorf("storage: record variant %s: %w", hash, err)
 	}
 	if !stored {
-		c.coll.Wake()
-		return false, nil
+		return false, nil // its blob is released: the caller may wake a collector
 	}
 	if c.cfg.MaxBytes > 0 && c.estimate.Add(row.Size) > c.cfg.MaxBytes {
 		return true, c.evict(ctx)
