@@ -152,7 +152,11 @@ func testCacheDir() string {
 // the test ends.
 func newHost(tb testing.TB, dir string, mod func(*Config)) *Host {
 	tb.Helper()
-	cfg := Config{Dir: dir, Logger: quietLogger(), CacheDir: testCacheDir()}
+	// Nice 1: the tests' guests compete with the other packages' tests,
+	// which go test runs beside them, nearly as equals, so that a call's
+	// timeout measures the guest and not the priority (TestWorkerPriority
+	// tests the priority itself).
+	cfg := Config{Dir: dir, Logger: quietLogger(), CacheDir: testCacheDir(), Nice: 1}
 	if mod != nil {
 		mod(&cfg)
 	}
