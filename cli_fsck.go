@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"vitrine/storage"
+	"github.com/vitrine/vitrine/storage"
 )
 
 // errFindings makes `vitrine fsck` exit 1 when it leaves something as it

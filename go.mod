@@ -1,4 +1,4 @@
-module vitrine
+module github.com/vitrine/vitrine
 
 go 1.26.8
 

@@ -44,11 +44,11 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"vitrine/api"
-	"vitrine/engine"
-	"vitrine/filters"
-	"vitrine/storage"
-	"vitrine/web"
+	"github.com/vitrine/vitrine/api"
+	"github.com/vitrine/vitrine/engine"
+	"github.com/vitrine/vitrine/filters"
+	"github.com/vitrine/vitrine/storage"
+	"github.com/vitrine/vitrine/web"
 )
 
 // ---------------------------------------------------------------------------

@@ -4,8 +4,8 @@ import (
 	"slices"
 	"testing"
 
-	"vitrine/api"
-	"vitrine/filters"
+	"github.com/vitrine/vitrine/api"
+	"github.com/vitrine/vitrine/filters"
 )
 
 // TestEventListsAgree checks that the events guest manifests may name

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strconv"
 
-	"vitrine/storage"
+	"github.com/vitrine/vitrine/storage"
 )
 
 // Resource sets of the built-in groups (REFERENCE.md 7.1).

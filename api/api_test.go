@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"vitrine/api"
-	"vitrine/engine"
-	"vitrine/storage"
+	"github.com/vitrine/vitrine/api"
+	"github.com/vitrine/vitrine/engine"
+	"github.com/vitrine/vitrine/storage"
 )
 
 func TestIndexStatusStats(t *testing.T) {

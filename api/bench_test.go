@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"vitrine/api"
-	"vitrine/engine"
-	"vitrine/storage"
+	"github.com/vitrine/vitrine/api"
+	"github.com/vitrine/vitrine/engine"
+	"github.com/vitrine/vitrine/storage"
 )
 
 // These benchmarks put a number on two claims of PERFORMANCE.md:

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"vitrine/api"
-	"vitrine/engine"
-	"vitrine/storage"
-	"vitrine/storage/storagetest"
+	"github.com/vitrine/vitrine/api"
+	"github.com/vitrine/vitrine/engine"
+	"github.com/vitrine/vitrine/storage"
+	"github.com/vitrine/vitrine/storage/storagetest"
 )
 
 // TestInterleavings forces the orders of concurrent requests that lost

@@ -8,8 +8,8 @@ import (
 	"strconv"
 	"time"
 
-	"vitrine/engine"
-	"vitrine/storage"
+	"github.com/vitrine/vitrine/engine"
+	"github.com/vitrine/vitrine/storage"
 )
 
 // Service error codes (REFERENCE.md section 2); 0 is "unspecified".

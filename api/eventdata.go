@@ -7,7 +7,7 @@ import (
 	"encoding/json"
 	"net/http"
 
-	"vitrine/engine"
+	"github.com/vitrine/vitrine/engine"
 )
 
 // This file gives listeners (WebAssembly filters through main.go) the data

@@ -11,8 +11,8 @@ import (
 	"sync"
 	"testing"
 
-	"vitrine/api"
-	"vitrine/filters"
+	"github.com/vitrine/vitrine/api"
+	"github.com/vitrine/vitrine/filters"
 )
 
 // The api's event is what WebAssembly listeners work on.

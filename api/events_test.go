@@ -7,7 +7,7 @@ import (
 	"sync"
 	"testing"
 
-	"vitrine/api"
+	"github.com/vitrine/vitrine/api"
 )
 
 func TestStatsListenerAddsCustomData(t *testing.T) {

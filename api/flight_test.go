@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"vitrine/engine"
-	"vitrine/storage"
+	"github.com/vitrine/vitrine/engine"
+	"github.com/vitrine/vitrine/storage"
 )
 
 func TestFlightSharesWork(t *testing.T) {

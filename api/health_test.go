@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"vitrine/api"
-	"vitrine/engine"
-	"vitrine/storage"
+	"github.com/vitrine/vitrine/api"
+	"github.com/vitrine/vitrine/engine"
+	"github.com/vitrine/vitrine/storage"
 )
 
 func TestProbes(t *testing.T) {

@@ -20,9 +20,9 @@ import (
 	"testing"
 	"time"
 
-	"vitrine/api"
-	"vitrine/engine"
-	"vitrine/storage"
+	"github.com/vitrine/vitrine/api"
+	"github.com/vitrine/vitrine/engine"
+	"github.com/vitrine/vitrine/storage"
 )
 
 func TestMain(m *testing.M) {

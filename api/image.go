@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"sync"
 
-	"vitrine/engine"
-	"vitrine/storage"
+	"github.com/vitrine/vitrine/engine"
+	"github.com/vitrine/vitrine/storage"
 )
 
 func (s *Server) getImage(c *call) error {

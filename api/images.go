@@ -11,7 +11,7 @@ import (
 	"slices"
 	"strings"
 
-	"vitrine/storage"
+	"github.com/vitrine/vitrine/storage"
 )
 
 // imageFields is the fixed key order of listing entries.

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"sort"
 
-	"vitrine/storage"
+	"github.com/vitrine/vitrine/storage"
 )
 
 // keyLister lists the stored public keys.

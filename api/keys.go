@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"vitrine/storage"
+	"github.com/vitrine/vitrine/storage"
 )
 
 var errImmutable = errorf(http.StatusMethodNotAllowed, "Access control adapter is immutable")

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"vitrine/api"
+	"github.com/vitrine/vitrine/api"
 )
 
 func mutableConfig() api.Config {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"vitrine/storage"
+	"github.com/vitrine/vitrine/storage"
 )
 
 // Limits of the metadata[<key>]=<value> listing filter, a vitrine extension.

@@ -10,7 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promauto"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"vitrine/storage"
+	"github.com/vitrine/vitrine/storage"
 )
 
 // Metrics are the Prometheus metrics of one process, on a registry of

@@ -3,7 +3,7 @@ package api_test
 import (
 	"testing"
 
-	"vitrine/api"
+	"github.com/vitrine/vitrine/api"
 )
 
 // BenchmarkMetricsOverhead runs the 200x200 thumbnail of a 1920x1080 JPEG

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"vitrine/storage"
+	"github.com/vitrine/vitrine/storage"
 )
 
 // phpArray reads a PHP-style array parameter: `name[]=a&name[]=b` or

@@ -10,8 +10,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"vitrine/engine"
-	"vitrine/storage"
+	"github.com/vitrine/vitrine/engine"
+	"github.com/vitrine/vitrine/storage"
 )
 
 // Deps are the long-lived components the API works with.

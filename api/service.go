@@ -7,7 +7,7 @@ import (
 	"sort"
 	"time"
 
-	"vitrine/storage"
+	"github.com/vitrine/vitrine/storage"
 )
 
 // Index links (SPEC.md "Index").

@@ -7,7 +7,7 @@ import (
 	"net/url"
 	"strings"
 
-	"vitrine/storage"
+	"github.com/vitrine/vitrine/storage"
 )
 
 const shortIDAlphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"vitrine/api"
+	"github.com/vitrine/vitrine/api"
 )
 
 func TestCanonicalURL(t *testing.T) {

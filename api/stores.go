@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"vitrine/storage"
+	"github.com/vitrine/vitrine/storage"
 )
 
 // The API's view of persistence: small interfaces, each named for what a

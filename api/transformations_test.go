@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"vitrine/engine"
+	"github.com/vitrine/vitrine/engine"
 )
 
 func TestTransformations(t *testing.T) {

@@ -6,8 +6,8 @@ import (
 	"encoding/hex"
 	"fmt"
 
-	"vitrine/engine"
-	"vitrine/storage"
+	"github.com/vitrine/vitrine/engine"
+	"github.com/vitrine/vitrine/storage"
 )
 
 // variantCache is the shared variant cache as the API uses it;

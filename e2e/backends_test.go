@@ -6,9 +6,10 @@ import (
 	"reflect"
 	"regexp"
 	"testing"
-	"vitrine/storage/storagetest"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // registers "pgx" for creating test schemas
+
+	"github.com/vitrine/vitrine/storage/storagetest"
 )
 
 // TestBackends runs the core scenario on every storage combination: the

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"vitrine/storage"
+	"github.com/vitrine/vitrine/storage"
 )
 
 // The command line: `vitrine keys` on a data directory (checked through the

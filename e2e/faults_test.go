@@ -21,7 +21,7 @@ import (
 	"testing"
 	"time"
 
-	"vitrine/storage"
+	"github.com/vitrine/vitrine/storage"
 )
 
 // TestFaults runs two instances on a PostgreSQL cluster of the test's own

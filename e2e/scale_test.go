@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"vitrine/storage"
+	"github.com/vitrine/vitrine/storage"
 )
 
 // versitygw is a versitygw S3 server this test started on a loopback port,

@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"vitrine/storage"
-	"vitrine/storage/storagetest"
+	"github.com/vitrine/vitrine/storage"
+	"github.com/vitrine/vitrine/storage/storagetest"
 )
 
 func TestFileBlobs(t *testing.T) {

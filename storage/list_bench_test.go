@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"vitrine/storage"
-	"vitrine/storage/storagetest"
+	"github.com/vitrine/vitrine/storage"
+	"github.com/vitrine/vitrine/storage/storagetest"
 )
 
 // BenchmarkList lists 20 images of a user holding 100,000 (beside another

@@ -1,3 +1,3 @@
-module vitrine/wasm-sdk
+module github.com/vitrine/vitrine/wasm-sdk
 
 go 1.24

@@ -7,7 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"vitrine/api"
+	"github.com/vitrine/vitrine/api"
 )
 
 // accessView answers "what may key K do on user U".

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"vitrine/api"
+	"github.com/vitrine/vitrine/api"
 )
 
 // apiClient is the signed-in key's view of the REST API, called in

@@ -6,7 +6,7 @@ import (
 	"net/url"
 	"strings"
 
-	"vitrine/api"
+	"github.com/vitrine/vitrine/api"
 )
 
 // keyView is one key: its rules, a rule editor, rotation and deletion.

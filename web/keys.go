@@ -7,7 +7,7 @@ import (
 	"net/url"
 	"strings"
 
-	"vitrine/api"
+	"github.com/vitrine/vitrine/api"
 )
 
 // keysView lists keys and groups and offers a new key.

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"vitrine/storage"
-	"vitrine/web"
+	"github.com/vitrine/vitrine/storage"
+	"github.com/vitrine/vitrine/web"
 )
 
 // TestImageGridMetadataFilter filters a user's grid by metadata: the count

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"vitrine/api"
+	"github.com/vitrine/vitrine/api"
 )
 
 // ruleForm reads the rule editor's fields: a group, or resources ticked in

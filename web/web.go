@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"vitrine/api"
+	"github.com/vitrine/vitrine/api"
 )
 
 // Config is the admin UI's configuration. The zero value works.

@@ -22,10 +22,10 @@ import (
 	"testing"
 	"time"
 
-	"vitrine/api"
-	"vitrine/engine"
-	"vitrine/storage"
-	"vitrine/web"
+	"github.com/vitrine/vitrine/api"
+	"github.com/vitrine/vitrine/engine"
+	"github.com/vitrine/vitrine/storage"
+	"github.com/vitrine/vitrine/web"
 )
 
 func TestMain(m *testing.M) {

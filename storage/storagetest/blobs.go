@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"vitrine/storage"
+	"github.com/vitrine/vitrine/storage"
 )
 
 // TestBlobs runs the blob-store conformance suite. open returns a fresh,

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"vitrine/storage"
+	"github.com/vitrine/vitrine/storage"
 )
 
 // TestDB runs the database conformance suite. open returns a fresh, empty

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"vitrine/storage"
+	"github.com/vitrine/vitrine/storage"
 )
 
 // testCheck makes every inconsistency Check can find through the public

@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"vitrine/storage"
+	"github.com/vitrine/vitrine/storage"
 )
 
 // testListMetadataFilter checks Query.Metadata: scalar matching by text,

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"vitrine/storage"
+	"github.com/vitrine/vitrine/storage"
 )
 
 // TestMigrations runs the schema-migration suite. fresh returns the DSN of a

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"vitrine/storage"
+	"github.com/vitrine/vitrine/storage"
 )
 
 // drain runs one collector pass over db's queue and fails on an error.

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"vitrine/storage"
+	"github.com/vitrine/vitrine/storage"
 )
 
 // testSessions covers the admin UI's sessions: create, read back, touch,

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"vitrine/storage"
+	"github.com/vitrine/vitrine/storage"
 )
 
 // clock is a settable test clock.

@@ -1,7 +1,7 @@
-module vitrine/e2e/load/hostile
+module github.com/vitrine/vitrine/e2e/load/hostile
 
 go 1.24
 
-require vitrine/wasm-sdk v0.0.0
+require github.com/vitrine/vitrine/wasm-sdk v0.0.0
 
-replace vitrine/wasm-sdk => ../../../wasm-sdk
+replace github.com/vitrine/vitrine/wasm-sdk => ../../../wasm-sdk

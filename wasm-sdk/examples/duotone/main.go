@@ -8,7 +8,7 @@ import (
 	"image"
 	"image/color"
 
-	vitrine "vitrine/wasm-sdk"
+	vitrine "github.com/vitrine/vitrine/wasm-sdk"
 )
 
 func init() {

@@ -7,7 +7,7 @@ import (
 	"image/color"
 	"testing"
 
-	vitrine "vitrine/wasm-sdk"
+	vitrine "github.com/vitrine/vitrine/wasm-sdk"
 )
 
 // row returns a one-row image of the given pixels.

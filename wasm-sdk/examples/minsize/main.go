@@ -8,7 +8,7 @@ package main
 import (
 	"fmt"
 
-	vitrine "vitrine/wasm-sdk"
+	vitrine "github.com/vitrine/vitrine/wasm-sdk"
 )
 
 func init() {

@@ -3,7 +3,7 @@ package main
 import (
 	"testing"
 
-	vitrine "vitrine/wasm-sdk"
+	vitrine "github.com/vitrine/vitrine/wasm-sdk"
 )
 
 func TestCheck(t *testing.T) {

@@ -7,7 +7,7 @@ package main
 import (
 	"image"
 
-	vitrine "vitrine/wasm-sdk"
+	vitrine "github.com/vitrine/vitrine/wasm-sdk"
 )
 
 func init() {

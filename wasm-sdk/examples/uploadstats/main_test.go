@@ -4,7 +4,7 @@ import (
 	"maps"
 	"testing"
 
-	vitrine "vitrine/wasm-sdk"
+	vitrine "github.com/vitrine/vitrine/wasm-sdk"
 )
 
 func TestCounts(t *testing.T) {

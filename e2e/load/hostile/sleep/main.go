@@ -14,7 +14,7 @@ import (
 	"image"
 	"unsafe"
 
-	vitrine "vitrine/wasm-sdk"
+	vitrine "github.com/vitrine/vitrine/wasm-sdk"
 )
 
 func init() {

@@ -9,7 +9,7 @@ package main
 import (
 	"image"
 
-	vitrine "vitrine/wasm-sdk"
+	vitrine "github.com/vitrine/vitrine/wasm-sdk"
 )
 
 func init() {
