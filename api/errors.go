@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/vitrine/vitrine/engine"
 	"github.com/vitrine/vitrine/storage"
 )
 
@@ -24,8 +23,8 @@ const (
 )
 
 // Error is an error with an HTTP status, a public message and a service error
-// code. Only api and web build them; everything else returns kinds that
-// httpError maps.
+// code. Only api builds them; other packages' errors answer publicError,
+// which httpError maps.
 type Error struct {
 	Status int
 	Msg    string
@@ -48,10 +47,12 @@ func (e *Error) Unwrap() error { return e.err }
 // guest "too large" (413) from "invalid".
 func (e *Error) HTTPStatus() int { return e.Status }
 
-// publicError is an error from another package that carries its own status
-// and client-facing message: a WebAssembly filter's rejection, crash or
-// timeout. One that also has RetryAfter() time.Duration (a busy filter)
-// gets a Retry-After header.
+// publicError is the one error model api consumes: an error of any package
+// (engine, filters, storage) that knows the HTTP status and the message a
+// client sees for it. Its Error() text, and any error it wraps, go to the
+// log only. Optional methods add to the response: ErrorCode() int, the
+// service error code of the body, and RetryAfter() time.Duration, a
+// Retry-After header (a busy filter, an unavailable backend).
 type publicError interface {
 	error
 	HTTPStatus() int
@@ -72,36 +73,21 @@ func coded(status, code int, msg string) *Error {
 	return &Error{Status: status, Msg: msg, Code: code}
 }
 
-// httpError maps any error to the *Error a client sees. Unknown errors are
-// 500 with a generic message; the cause goes to the log only.
+// httpError maps any error to the *Error a client sees; it is the one place
+// where api turns errors into statuses. Unknown errors are 500 with a
+// generic message; the cause goes to the log only.
 func httpError(err error) *Error {
 	var e *Error
 	if errors.As(err, &e) {
 		return e
 	}
 	if ue, ok := storage.AsUnavailable(err); ok {
-		return &Error{Status: http.StatusServiceUnavailable, Msg: ue.PublicMessage(), Header: retryAfter, err: err}
+		// A driver's connection error that storage did not wrap itself.
+		return fromPublic(ue, err)
 	}
 	var pe publicError
 	if errors.As(err, &pe) && pe.HTTPStatus() >= 400 && pe.HTTPStatus() <= 599 {
-		e := &Error{Status: pe.HTTPStatus(), Msg: pe.PublicMessage(), err: err}
-		if ra, ok := pe.(interface{ RetryAfter() time.Duration }); ok && ra.RetryAfter() > 0 {
-			e.Header = http.Header{"Retry-After": []string{strconv.Itoa(int(max(ra.RetryAfter().Round(time.Second), time.Second) / time.Second))}}
-		}
-		return e
-	}
-	var ee *engine.Error
-	if errors.As(err, &ee) {
-		switch ee.Kind {
-		case engine.KindInvalid:
-			return &Error{Status: http.StatusBadRequest, Msg: ee.Msg, err: err}
-		case engine.KindUnsupported:
-			return &Error{Status: http.StatusUnsupportedMediaType, Msg: ee.Msg, Code: codeUnsupportedType, err: err}
-		case engine.KindCorrupt:
-			return &Error{Status: http.StatusUnsupportedMediaType, Msg: "Invalid image", Code: codeInvalidImage, err: err}
-		case engine.KindTooLarge:
-			return &Error{Status: http.StatusRequestEntityTooLarge, Msg: ee.Msg, err: err}
-		}
+		return fromPublic(pe, err)
 	}
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
@@ -115,8 +101,17 @@ func httpError(err error) *Error {
 		// 499 in nginx terms; the client is gone, the status is for the log.
 		return &Error{Status: 499, Msg: "Client closed request", err: err}
 	}
-	if errors.Is(err, storage.ErrNotExist) {
-		return &Error{Status: http.StatusNotFound, Msg: "Not Found", err: err}
-	}
 	return &Error{Status: http.StatusInternalServerError, Msg: "Internal server error", err: err}
+}
+
+// fromPublic is the *Error of pe, found in the chain of err.
+func fromPublic(pe publicError, err error) *Error {
+	e := &Error{Status: pe.HTTPStatus(), Msg: pe.PublicMessage(), err: err}
+	if c, ok := pe.(interface{ ErrorCode() int }); ok {
+		e.Code = c.ErrorCode()
+	}
+	if ra, ok := pe.(interface{ RetryAfter() time.Duration }); ok && ra.RetryAfter() > 0 {
+		e.Header = http.Header{"Retry-After": []string{strconv.Itoa(int(max(ra.RetryAfter().Round(time.Second), time.Second) / time.Second))}}
+	}
+	return e
 }

@@ -189,10 +189,10 @@ func safeParse(t Transformation, p *Params) (st Step, err error) {
 }
 
 // asInvalid makes a parse error a KindInvalid *Error naming the
-// transformation, unless it already is an engine error.
+// transformation, unless it already is an engine error or a guest's 5xx.
 func asInvalid(name string, err error) error {
 	var ee *Error
-	if errors.As(err, &ee) {
+	if errors.As(err, &ee) || hasStatus(err, 500) {
 		return err
 	}
 	return &Error{Kind: KindInvalid, Msg: name + ": " + err.Error()}

@@ -3,10 +3,12 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"net/http"
 )
 
-// Kind classifies engine errors so callers can branch with errors.Is and map
-// them to HTTP statuses in one place.
+// Kind classifies engine errors so callers can branch with errors.Is; each
+// kind answers an HTTP status and a public message (Error.HTTPStatus,
+// Error.PublicMessage), which api turns into a response in one place.
 type Kind int
 
 // The kinds of engine errors.
@@ -38,7 +40,48 @@ func (e *Error) Error() string {
 	return e.Msg
 }
 
+// Unwrap returns the internal cause.
 func (e *Error) Unwrap() error { return e.Err }
+
+// HTTPStatus is the status a client sees for this error: 400 for a bad
+// chain or parameter, 415 for input that is not a supported image, 413 for
+// input over the limits, 500 otherwise.
+func (e *Error) HTTPStatus() int {
+	switch e.Kind {
+	case KindInvalid:
+		return http.StatusBadRequest
+	case KindUnsupported, KindCorrupt:
+		return http.StatusUnsupportedMediaType
+	case KindTooLarge:
+		return http.StatusRequestEntityTooLarge
+	}
+	return http.StatusInternalServerError
+}
+
+// PublicMessage is the message a client sees: Msg, except for input that
+// cannot be decoded (always "Invalid image", whatever the decoder said) and
+// internal failures (a generic text; Msg and the cause go to the log only).
+func (e *Error) PublicMessage() string {
+	switch e.Kind {
+	case KindCorrupt:
+		return "Invalid image"
+	case KindInternal:
+		return "Internal server error"
+	}
+	return e.Msg
+}
+
+// ErrorCode is the service error code of the response body (see README):
+// 203 for an unsupported type, 205 for an invalid image, 0 otherwise.
+func (e *Error) ErrorCode() int {
+	switch e.Kind {
+	case KindUnsupported:
+		return 203
+	case KindCorrupt:
+		return 205
+	}
+	return 0
+}
 
 // Is reports whether target is an *Error of the same kind, so that
 // errors.Is(err, engine.ErrInvalid) works.

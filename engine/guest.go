@@ -81,9 +81,8 @@ func (t guestTransformation) Parse(p *Params) (Step, error) {
 	if err != nil {
 		// Why not always 400: a guest that cannot run yet (a filter still
 		// loading) fails with its own 5xx, kept in the chain for the api.
-		var st interface{ HTTPStatus() int }
-		if errors.As(err, &st) && st.HTTPStatus() >= 500 {
-			return nil, &Error{Kind: KindInternal, Msg: publicMessage(err), Err: err}
+		if hasStatus(err, 500) {
+			return nil, fmt.Errorf("engine: %s: %w", t.name, err)
 		}
 		return nil, invalidf("%s: %s", t.name, publicMessage(err))
 	}
@@ -260,3 +259,10 @@ func opaque(img *image.NRGBA) bool {
 }
 
 func (guestStep) readsMetadata() {}
+
+// hasStatus reports whether err carries an HTTP status of its own (as a
+// guest's error does) of at least min.
+func hasStatus(err error, min int) bool {
+	var st interface{ HTTPStatus() int }
+	return errors.As(err, &st) && st.HTTPStatus() >= min
+}

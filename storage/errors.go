@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"strings"
 	"syscall"
 	"time"
@@ -15,19 +16,47 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// More error kinds; see also ErrNotExist and ErrExist in types.go.
+// Error is a kind of storage error: one of the sentinels below, which
+// callers match with errors.Is and which wrapped errors carry with %w. Each
+// answers the HTTP status and the public message a client sees; the
+// wrapping context (names, paths, queries) goes to the log only.
+type Error struct {
+	msg    string
+	status int
+	public string
+}
+
+func (e *Error) Error() string { return e.msg }
+
+// HTTPStatus is the status a client sees for this kind.
+func (e *Error) HTTPStatus() int { return e.status }
+
+// PublicMessage is the message a client sees for this kind.
+func (e *Error) PublicMessage() string { return e.public }
+
+// The kinds of storage errors.
 var (
+	// ErrNotExist: the image, metadata, short URL, key, group or rule is
+	// missing (404).
+	ErrNotExist = &Error{"storage: does not exist", http.StatusNotFound, "Not Found"}
+	// ErrExist: a unique value (short URL id, public key, group) is taken
+	// (409).
+	ErrExist = &Error{"storage: already exists", http.StatusConflict, "Conflict"}
 	// ErrInvalid: an argument is malformed, such as an unknown sort field,
-	// a negative page, an over-long name or a rule naming a missing group.
-	ErrInvalid = errors.New("storage: invalid argument")
+	// a negative page, an over-long name or a rule naming a missing group
+	// (400).
+	ErrInvalid = &Error{"storage: invalid argument", http.StatusBadRequest, "Invalid argument"}
 	// ErrDecrypt: a stored private key cannot be decrypted, because the
 	// database was opened with a different Options.Secret or without one.
-	ErrDecrypt = errors.New("storage: cannot decrypt private key (wrong or missing secret)")
+	// It is the operator's problem, so a client sees a 500.
+	ErrDecrypt = &Error{"storage: cannot decrypt private key (wrong or missing secret)",
+		http.StatusInternalServerError, "Internal server error"}
+	// ErrUnavailable: a backend did not answer within its timeout, or
+	// failed in a way a retry may mend (503). Every *UnavailableError is
+	// one.
+	ErrUnavailable = &Error{"storage: backend unavailable", http.StatusServiceUnavailable,
+		"The storage backend is unavailable; try again later"}
 )
-
-// ErrUnavailable: a backend did not answer within its timeout, or failed
-// in a way a retry may mend. Every *UnavailableError is one.
-var ErrUnavailable = errors.New("storage: backend unavailable")
 
 // UnavailableError says which backend failed an operation and why, with a
 // message a client may see (no keys, no addresses). It answers 503.
@@ -50,13 +79,17 @@ func (e *UnavailableError) Error() string {
 	return fmt.Sprintf("storage: %s: %s failed: %v", e.Op, e.Backend, e.Err)
 }
 
+// Unwrap returns the cause.
 func (e *UnavailableError) Unwrap() error { return e.Err }
 
 // Is makes every UnavailableError match ErrUnavailable.
 func (e *UnavailableError) Is(target error) bool { return target == ErrUnavailable }
 
 // HTTPStatus is 503: the request may succeed later.
-func (e *UnavailableError) HTTPStatus() int { return 503 }
+func (e *UnavailableError) HTTPStatus() int { return http.StatusServiceUnavailable }
+
+// RetryAfter is how long a client should wait before trying again.
+func (e *UnavailableError) RetryAfter() time.Duration { return time.Second }
 
 // PublicMessage names the backend and the bound, nothing internal.
 func (e *UnavailableError) PublicMessage() string {
@@ -75,7 +108,7 @@ func AsUnavailable(err error) (ue *UnavailableError, ok bool) {
 	if errors.As(err, &ue) {
 		return ue, true
 	}
-	if err == nil || errors.Is(err, context.Canceled) {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return nil, false
 	}
 	var (

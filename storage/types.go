@@ -1,17 +1,6 @@
 package storage
 
-import (
-	"errors"
-	"time"
-)
-
-// Errors with a stable kind; callers branch with errors.Is.
-var (
-	// ErrNotExist: the image, metadata, short URL, key, group or rule is missing.
-	ErrNotExist = errors.New("storage: does not exist")
-	// ErrExist: a unique value (short URL id, public key, group) is taken.
-	ErrExist = errors.New("storage: already exists")
-)
+import "time"
 
 // Image is one stored image's record.
 type Image struct {
