@@ -36,8 +36,12 @@ var blurRequired = map[string][]string{
 }
 
 func parseBlur(p *Params) (Step, error) {
-	kind := p.String("type", "")
-	if mode := p.String("mode", ""); kind == "" {
+	// type's declared default applies only when mode is absent too.
+	var kind, mode string
+	if p.Has("type") {
+		kind = p.String("type")
+	}
+	if mode = p.String("mode"); kind == "" {
 		kind = mode
 	} else if mode != "" && mode != kind {
 		p.Fail("type and mode are synonyms but disagree: %q, %q", kind, mode)
@@ -54,9 +58,9 @@ func parseBlur(p *Params) (Step, error) {
 		p.Required(name)
 	}
 	// Every numeric parameter is parsed (and validated) for every kind.
-	b.radius = p.Float("radius", 0, 0, 100)
-	b.sigma = p.Float("sigma", 0, 0, 100)
-	b.angle = p.Float("angle", 0, -360, 360)
+	b.radius = p.Float("radius")
+	b.sigma = p.Float("sigma")
+	b.angle = p.Float("angle")
 	if err := p.Err(); err != nil {
 		return nil, err
 	}

@@ -22,10 +22,10 @@ func init() {
 
 func parseBorder(p *Params) (Step, error) {
 	b := &border{
-		color:  p.Color("color", "000", false),
-		w:      p.Int("width", 1, 0, maxSide),
-		h:      p.Int("height", 1, 0, maxSide),
-		inline: p.Enum("mode", "outbound", "outbound", "inline") == "inline",
+		color:  p.Color("color"),
+		w:      p.Int("width"),
+		h:      p.Int("height"),
+		inline: p.Enum("mode") == "inline",
 	}
 	return b, p.Err()
 }

@@ -20,18 +20,18 @@ func init() {
 		enumParam("mode", []string{"free", "center", "center-x", "center-y"}, "How the image is placed: at x, y or centred.").def("free"),
 		intParam("x", -maxSide, maxSide, "Left offset of the image in free mode.").def(0),
 		intParam("y", -maxSide, maxSide, "Top offset of the image in free mode.").def(0),
-		colorParam("bg", "Canvas colour, or none for transparent.").def("ffffff"),
+		colorParam("bg", "Canvas colour, or none for transparent.").def("ffffff").orNone(),
 	))
 }
 
 func parseCanvas(p *Params) (Step, error) {
 	c := &canvas{
-		w:    p.Int("width", 0, 1, maxSide),
-		h:    p.Int("height", 0, 1, maxSide),
-		mode: p.Enum("mode", "free", "free", "center", "center-x", "center-y"),
-		x:    p.Int("x", 0, -maxSide, maxSide),
-		y:    p.Int("y", 0, -maxSide, maxSide),
-		bg:   p.Color("bg", "ffffff", true),
+		w:    p.Int("width"),
+		h:    p.Int("height"),
+		mode: p.Enum("mode"),
+		x:    p.Int("x"),
+		y:    p.Int("y"),
+		bg:   p.Color("bg"),
 	}
 	return c, p.Err()
 }

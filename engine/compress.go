@@ -13,9 +13,7 @@ func init() {
 
 func parseCompress(p *Params) (Step, error) {
 	c := &compress{}
-	if p.Required("level") {
-		c.level = p.Int("level", 0, 0, 100)
-	}
+	c.level = p.Int("level")
 	return c, p.Err()
 }
 

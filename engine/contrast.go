@@ -21,14 +21,14 @@ func parseContrast(p *Params) (Step, error) {
 	// `sharpen` is the legacy name of alpha; alpha wins when both are given.
 	legacy := p.Has("sharpen")
 	if p.Has("alpha") {
-		c.alpha = p.Float("alpha", 1, -100, 100)
+		c.alpha = p.Float("alpha")
 		if legacy {
-			p.Float("sharpen", 1, -100, 100) // still validated
+			p.Float("sharpen") // still validated
 		}
 	} else if legacy {
-		c.alpha = p.Float("sharpen", 1, -100, 100)
+		c.alpha = p.Float("sharpen")
 	}
-	c.beta = p.Float("beta", 0.5, 0, 1)
+	c.beta = p.Float("beta")
 	if err := p.Err(); err != nil {
 		return nil, err
 	}

@@ -12,17 +12,16 @@ func init() {
 
 func parseConvert(p *Params) (Step, error) {
 	c := &convert{}
-	if p.Required("type") {
-		t := p.String("type", "")
-		if t == "jpeg" {
-			t = "jpg"
-		}
-		switch t {
-		case "jpg", "png", "gif", "webp", "avif":
-			c.format = t
-		default:
-			p.Fail("Invalid value for type: %q (allowed: jpg, png, gif, webp, avif)", t)
-		}
+	// Read as a string: jpeg is a synonym, and the message leaves it out.
+	t := p.String("type")
+	if t == "jpeg" {
+		t = "jpg"
+	}
+	switch t {
+	case "jpg", "png", "gif", "webp", "avif":
+		c.format = t
+	default:
+		p.Fail("Invalid value for type: %q (allowed: jpg, png, gif, webp, avif)", t)
 	}
 	return c, p.Err()
 }

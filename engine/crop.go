@@ -19,17 +19,13 @@ func init() {
 
 func parseCrop(p *Params) (Step, error) {
 	c := &crop{}
-	if p.Required("width") {
-		c.w = p.Int("width", 0, 1, maxSide)
-	}
-	if p.Required("height") {
-		c.h = p.Int("height", 0, 1, maxSide)
-	}
+	c.w = p.Int("width")
+	c.h = p.Int("height")
 	// Negative offsets would make ImageMagick clip the area silently; they
 	// are refused instead (REFERENCE.md 5.3).
-	c.x = p.Int("x", 0, 0, maxSide)
-	c.y = p.Int("y", 0, 0, maxSide)
-	c.mode = p.Enum("mode", "", "", "center", "center-x", "center-y")
+	c.x = p.Int("x")
+	c.y = p.Int("y")
+	c.mode = p.Enum("mode")
 	return c, p.Err()
 }
 

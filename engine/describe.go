@@ -25,6 +25,9 @@ type ParamDesc struct {
 	Max         *float64  `json:"max,omitempty"`
 	Values      []string  `json:"values,omitempty"`
 	Description string    `json:"description,omitempty"`
+	// allowNone is set on a colour parameter that also takes none
+	// (transparent).
+	allowNone bool
 }
 
 // Description is the machine-readable description of a transformation: what
@@ -66,23 +69,40 @@ func (r *Registry) Describe() []Description {
 }
 
 // described is a native transformation with its description: the parse
-// function and the parameters it accepts, kept side by side in the
-// transformation's own file.
+// function and the parameters it accepts, declared once in the
+// transformation's own file. The parse function reads its parameters
+// through that declaration (Params.Int and the other getters), so the
+// description GET /transformations serves is the parser's.
 type described struct {
 	TransformationFunc
 	desc Description
+	decl map[string]ParamDesc
 }
 
 // Describe returns the description given at registration.
 func (d described) Describe() Description { return d.desc }
 
+// Parse hands the declaration to p, then parses.
+func (d described) Parse(p *Params) (Step, error) {
+	p.decl = d.decl
+	return d.TransformationFunc(p)
+}
+
 // describe wraps a parse function with what it accepts; every native
-// transformation registers through it.
+// transformation registers through it. A parameter declared twice panics,
+// at init.
 func describe(parse TransformationFunc, summary string, params ...ParamDesc) Transformation {
 	if params == nil {
 		params = []ParamDesc{}
 	}
-	return described{parse, Description{Kind: "native", Description: summary, Params: params}}
+	decl := make(map[string]ParamDesc, len(params))
+	for _, p := range params {
+		if _, dup := decl[p.Name]; dup {
+			panic("engine: parameter " + p.Name + " declared twice")
+		}
+		decl[p.Name] = p
+	}
+	return described{parse, Description{Kind: "native", Description: summary, Params: params}, decl}
 }
 
 func bound(v float64) *float64 { return &v }
@@ -114,6 +134,9 @@ func stringParam(name, doc string) ParamDesc {
 
 // def returns p with a default value.
 func (p ParamDesc) def(v any) ParamDesc { p.Default = v; return p }
+
+// orNone returns the colour parameter p also taking none (transparent).
+func (p ParamDesc) orNone() ParamDesc { p.allowNone = true; return p }
 
 // required returns p marked as required.
 func (p ParamDesc) required() ParamDesc { p.Required = true; return p }

@@ -3,17 +3,12 @@ package engine
 import (
 	"fmt"
 	"maps"
-	"strings"
 	"testing"
 )
 
 // describeSamples are valid values for string parameters whose format the
 // description states only in words.
 var describeSamples = map[string]string{"smartSize.poi": "10,20"}
-
-// describeConflicts lists parameters left out while another is tried with
-// each of its values (synonyms that must agree).
-var describeConflicts = map[string][]string{"blur.mode": {"type"}, "blur.type": {"mode"}}
 
 // sample returns a valid value for p: its default, its minimum, its first
 // allowed value, or a type-appropriate one.
@@ -25,7 +20,10 @@ func sample(transformation string, p ParamDesc) string {
 	case p.Default != nil:
 		return fmt.Sprint(p.Default)
 	case p.Min != nil:
-		return formatBound(p, *p.Min)
+		if p.Type == ParamInt {
+			return fmt.Sprint(int64(*p.Min))
+		}
+		return fmt.Sprint(*p.Min)
 	case len(p.Values) > 0:
 		return p.Values[0]
 	case p.Type == ParamColor:
@@ -34,20 +32,13 @@ func sample(transformation string, p ParamDesc) string {
 	return "x"
 }
 
-func formatBound(p ParamDesc, v float64) string {
-	if p.Type == ParamInt {
-		return fmt.Sprint(int64(v))
-	}
-	return fmt.Sprint(v)
-}
-
-// TestDescriptionsMatchParsers checks every native transformation's
-// description against its parser, so the two cannot drift apart: all
-// described parameters together are accepted; an undescribed one is
-// rejected; each parameter the parser asks for is described; a missing
-// required parameter, a value out of range and a value outside an enum are
-// rejected; both bounds and every enum value are accepted.
-func TestDescriptionsMatchParsers(t *testing.T) {
+// TestDeclaredParameters parses every native transformation with every
+// declared parameter at once (a parser that reads a parameter it did not
+// declare panics here), checks that an undeclared parameter and a missing
+// required one are refused, and that each describes itself in a sentence.
+// Bounds, defaults and allowed values come from the declaration itself
+// (TestParamsFromDeclaration).
+func TestDeclaredParameters(t *testing.T) {
 	r := NewRegistry()
 	descs := r.Describe()
 	if len(descs) != len(builtins) {
@@ -56,84 +47,94 @@ func TestDescriptionsMatchParsers(t *testing.T) {
 	for _, d := range descs {
 		t.Run(d.Name, func(t *testing.T) {
 			tr, _ := r.Lookup(d.Name)
-			if _, ok := tr.(Describer); !ok {
-				t.Fatal("does not implement Describer")
-			}
 			if d.Kind != "native" || d.Description == "" {
 				t.Fatalf("kind %q, description %q: want native and a sentence", d.Kind, d.Description)
 			}
 			full := map[string]string{}
-			described := map[string]bool{}
 			for _, p := range d.Params {
-				if described[p.Name] {
-					t.Fatalf("parameter %s described twice", p.Name)
-				}
-				described[p.Name] = true
 				full[p.Name] = sample(d.Name, p)
 			}
-			parse := func(vals map[string]string) (*Params, error) {
-				p := NewParams(d.Name, maps.Clone(vals))
-				_, err := tr.Parse(p)
-				return p, err
+			// blur's type and mode are synonyms that must agree.
+			if d.Name == "blur" {
+				full["mode"] = full["type"]
 			}
-			with := func(name, value string) map[string]string {
-				v := maps.Clone(full)
-				for _, c := range describeConflicts[d.Name+"."+name] {
-					delete(v, c)
-				}
-				v[name] = value
-				return v
+			parse := func(vals map[string]string) error {
+				_, err := tr.Parse(NewParams(d.Name, maps.Clone(vals)))
+				return err
 			}
-			p, err := parse(full)
-			if err != nil {
-				t.Fatalf("every described parameter %v: %v", full, err)
+			if err := parse(full); err != nil {
+				t.Fatalf("every declared parameter %v: %v", full, err)
 			}
-			for name := range p.used {
-				if !described[name] {
-					t.Errorf("the parser reads %q, which is not described", name)
-				}
-			}
-			if _, err := parse(with("undescribedParameter", "1")); err == nil {
-				t.Error("an undescribed parameter was accepted")
+			v := maps.Clone(full)
+			v["undeclaredParameter"] = "1"
+			if err := parse(v); err == nil {
+				t.Error("an undeclared parameter was accepted")
 			}
 			for _, pd := range d.Params {
 				if pd.Required {
 					v := maps.Clone(full)
 					delete(v, pd.Name)
-					if _, err := parse(v); err == nil {
-						t.Errorf("%s is described as required but may be left out", pd.Name)
-					}
-				}
-				if pd.Min != nil && pd.Max != nil {
-					for _, b := range []float64{*pd.Min, *pd.Max} {
-						if _, err := parse(with(pd.Name, formatBound(pd, b))); err != nil {
-							t.Errorf("%s=%v (a bound): %v", pd.Name, b, err)
-						}
-					}
-					for _, b := range []float64{*pd.Min - 1, *pd.Max + 1} {
-						if _, err := parse(with(pd.Name, formatBound(pd, b))); err == nil {
-							t.Errorf("%s=%v (out of range) was accepted", pd.Name, b)
-						}
-					}
-				}
-				for _, v := range pd.Values {
-					if _, err := parse(with(pd.Name, v)); err != nil {
-						t.Errorf("%s=%s (an allowed value): %v", pd.Name, v, err)
-					}
-				}
-				if pd.Type == ParamColor {
-					_, err := parse(with(pd.Name, "none"))
-					if says := strings.Contains(pd.Description, "none"); says != (err == nil) {
-						t.Errorf("%s: the description mentions none: %v, the parser accepts none: %v", pd.Name, says, err == nil)
-					}
-				}
-				bad := map[ParamType]string{ParamEnum: "not-a-value", ParamColor: "zzz", ParamInt: "1.5", ParamNumber: "abc"}
-				if b, ok := bad[pd.Type]; ok {
-					if _, err := parse(with(pd.Name, b)); err == nil {
-						t.Errorf("%s=%s (not a %s) was accepted", pd.Name, b, pd.Type)
+					if err := parse(v); err == nil {
+						t.Errorf("%s is declared as required but may be left out", pd.Name)
 					}
 				}
 			}
 		})
 	}
+}
+
+// TestParamsFromDeclaration: the getters take bounds, allowed values,
+// defaults, "required" and "none" from the declaration.
+func TestParamsFromDeclaration(t *testing.T) {
+	tr := describe(func(p *Params) (Step, error) {
+		p.Int("i")
+		p.Float("f")
+		p.Enum("e")
+		p.Enum("o")
+		p.Color("c")
+		p.Color("n")
+		p.Int("r")
+		return nil, p.Err()
+	}, "Test.",
+		intParam("i", -2, 3, "").def(1),
+		numParam("f", 0, 0.5, "").def(0.25),
+		enumParam("e", []string{"a", "b"}, "").def("a"),
+		enumParam("o", []string{"x"}, ""),
+		colorParam("c", "").def("000"),
+		colorParam("n", "").def("none").orNone(),
+		intParam("r", 0, 9, "").required(),
+	)
+	for _, c := range []struct {
+		vals string
+		ok   bool
+	}{
+		{"r=0", true},
+		{"", false},
+		{"r=10", false},
+		{"r=0,i=-2", true}, {"r=0,i=3", true}, {"r=0,i=-3", false}, {"r=0,i=4", false}, {"r=0,i=1.5", false},
+		{"r=0,f=0", true}, {"r=0,f=0.5", true}, {"r=0,f=0.6", false}, {"r=0,f=abc", false},
+		{"r=0,e=b", true}, {"r=0,e=c", false}, {"r=0,e=", false},
+		{"r=0,o=x", true}, {"r=0,o=", true}, {"r=0,o=y", false},
+		{"r=0,c=fff", true}, {"r=0,c=none", false}, {"r=0,c=zzz", false},
+		{"r=0,n=none", true}, {"r=0,n=123456", true},
+	} {
+		sp := ParseSpec("t:" + c.vals)
+		_, err := tr.Parse(NewParams("t", sp.Params))
+		if (err == nil) != c.ok {
+			t.Errorf("%q: err = %v, want ok %v", c.vals, err, c.ok)
+		}
+	}
+	p := NewParams("t", nil)
+	p.decl = tr.(described).decl
+	if p.Int("i") != 1 || p.Float("f") != 0.25 || p.Enum("e") != "a" || p.Enum("o") != "" || p.Color("c") != (Color{A: 255}) {
+		t.Error("defaults are not the declared ones")
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("a getter for an undeclared parameter did not panic")
+			}
+		}()
+		p.Int("undeclared")
+	}()
 }

@@ -33,9 +33,9 @@ func init() {
 
 func parseDrawPois(p *Params) (Step, error) {
 	d := drawPois{
-		color:      p.Color("color", "ff0000", false),
-		borderSize: p.Int("borderSize", 2, 1, 1000),
-		pointSize:  p.Int("pointSize", 30, 1, 10000),
+		color:      p.Color("color"),
+		borderSize: p.Int("borderSize"),
+		pointSize:  p.Int("pointSize"),
 	}
 	if err := p.Err(); err != nil {
 		return nil, err

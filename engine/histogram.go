@@ -29,11 +29,11 @@ func init() {
 
 func parseHistogram(p *Params) (Step, error) {
 	h := histogram{
-		scale: p.Int("scale", 1, 1, 8),
-		ratio: p.Float("ratio", 1.618, 0.1, 8),
-		red:   p.Color("red", "D93333", false),
-		green: p.Color("green", "58C458", false),
-		blue:  p.Color("blue", "3767BF", false),
+		scale: p.Int("scale"),
+		ratio: p.Float("ratio"),
+		red:   p.Color("red"),
+		green: p.Color("green"),
+		blue:  p.Color("blue"),
 	}
 	if err := p.Err(); err != nil {
 		return nil, err

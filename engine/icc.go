@@ -21,7 +21,7 @@ func init() {
 }
 
 func parseICC(p *Params) (Step, error) {
-	i := icc{profile: p.String("profile", "")}
+	i := icc{profile: p.String("profile")}
 	if err := p.Err(); err != nil {
 		return nil, err
 	}

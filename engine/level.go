@@ -21,7 +21,7 @@ func init() {
 
 func parseLevel(p *Params) (Step, error) {
 	var l level
-	channel := strings.ToLower(p.String("channel", "all"))
+	channel := strings.ToLower(p.String("channel"))
 	if channel == "all" {
 		l.r, l.g, l.b = true, true, true
 	} else if channel == "" || strings.Trim(channel, "rgbcmyk") != "" {
@@ -33,7 +33,7 @@ func parseLevel(p *Params) (Step, error) {
 		l.g = strings.ContainsAny(channel, "gm")
 		l.b = strings.ContainsAny(channel, "by")
 	}
-	l.gamma = levelGamma(p.Int("amount", 1, -100, 100))
+	l.gamma = levelGamma(p.Int("amount"))
 	if err := p.Err(); err != nil {
 		return nil, err
 	}

@@ -14,7 +14,7 @@ func init() {
 }
 
 func parseMaxSize(p *Params) (Step, error) {
-	m := &maxSize{w: p.Int("width", 0, 1, maxSide), h: p.Int("height", 0, 1, maxSide)}
+	m := &maxSize{w: p.Int("width"), h: p.Int("height")}
 	return m, p.Err()
 }
 

@@ -30,9 +30,9 @@ const modulateMax = 1000
 
 func parseModulate(p *Params) (Step, error) {
 	m := modulate{
-		b: p.Int("b", 100, 0, modulateMax),
-		s: p.Int("s", 100, 0, modulateMax),
-		h: p.Int("h", 100, 0, modulateMax),
+		b: p.Int("b"),
+		s: p.Int("s"),
+		h: p.Int("h"),
 	}
 	if err := p.Err(); err != nil {
 		return nil, err

@@ -9,8 +9,8 @@ import (
 )
 
 // paramStart matches the start of one `name=` pair inside a parameter string.
-// Values run lazily up to the next `,name=` or the end (REFERENCE.md 5.1), so
-// values may contain commas: `poi=410,310,crop=close`.
+// Values run lazily up to the next `,name=` or the end, so values may
+// contain commas: `poi=410,310,crop=close`.
 var paramStart = regexp.MustCompile(`(?:^|,)(\w+)=`)
 
 // Spec is one parsed `t[]` element before validation: a name and its raw
@@ -62,13 +62,18 @@ func (s Spec) String() string {
 }
 
 // Params gives typed, validated access to one transformation's parameters.
-// Getters record the first problem; Err reports it, or any parameter that no
-// getter asked for (unknown parameters are rejected, RULINGS.md 18). An
-// explicit 0 is a value, never "missing".
+// The typed getters read each parameter's type, bounds, allowed values,
+// default and whether it is required from the transformation's declaration
+// (the ParamDescs given to describe, which GET /transformations also
+// serves), so the parser and the description cannot disagree. Getters
+// record the first problem; Err reports it, or any parameter that no getter
+// asked for (unknown parameters are rejected). An explicit 0 is a value,
+// never "missing".
 type Params struct {
 	transformation string
 	vals           map[string]string
 	used           map[string]bool
+	decl           map[string]ParamDesc
 	err            error
 }
 
@@ -105,29 +110,63 @@ func (p *Params) Required(name string) bool {
 	return true
 }
 
-// String returns the raw value, or def when absent.
-func (p *Params) String(name, def string) string {
-	if !p.Has(name) {
+// declared returns the declaration of name, which must be of type t (any
+// type when t is empty). A getter for a parameter the transformation did not
+// declare is a bug in the transformation, so it panics (and the chain
+// parser turns the panic into an internal error).
+func (p *Params) declared(name string, t ParamType) ParamDesc {
+	d, ok := p.decl[name]
+	if !ok || t != "" && d.Type != t {
+		panic(fmt.Sprintf("engine: %s: parameter %s is not declared as %s", p.transformation, name, t))
+	}
+	return d
+}
+
+// given reports whether the declared parameter d was given, recording
+// `Missing required parameter: <name>` when d is required and absent.
+func (p *Params) given(d ParamDesc) bool {
+	if d.Required {
+		return p.Required(d.Name)
+	}
+	return p.Has(d.Name)
+}
+
+// String returns the raw value of a declared parameter of any type, or its
+// default ("" when it has none) when absent.
+func (p *Params) String(name string) string {
+	d := p.declared(name, "")
+	if !p.given(d) {
+		def, _ := d.Default.(string)
 		return def
 	}
 	return p.vals[name]
 }
 
-// Enum returns the value, which must be one of allowed, or def when absent.
-func (p *Params) Enum(name, def string, allowed ...string) string {
-	v := p.String(name, def)
-	for _, a := range allowed {
+// Enum returns the value of a declared enum parameter, which must be one of
+// its declared values, or its default when absent. An enum without a
+// default also takes the empty value, as "not set".
+func (p *Params) Enum(name string) string {
+	d := p.declared(name, ParamEnum)
+	v := p.String(name)
+	if v == "" && d.Default == nil {
+		return ""
+	}
+	for _, a := range d.Values {
 		if v == a {
 			return v
 		}
 	}
-	p.Fail("Invalid value for %s: %q (allowed: %s)", name, v, strings.Join(allowed, ", "))
+	p.Fail("Invalid value for %s: %q (allowed: %s)", name, v, strings.Join(d.Values, ", "))
+	def, _ := d.Default.(string)
 	return def
 }
 
-// Int returns the integer value within [min, max], or def when absent.
-func (p *Params) Int(name string, def, min, max int) int {
-	if !p.Has(name) {
+// Int returns the value of a declared integer parameter within its declared
+// bounds, or its default (0 when it has none) when absent.
+func (p *Params) Int(name string) int {
+	d := p.declared(name, ParamInt)
+	def := int(number(d.Default))
+	if !p.given(d) {
 		return def
 	}
 	raw := strings.TrimSpace(p.vals[name])
@@ -136,16 +175,19 @@ func (p *Params) Int(name string, def, min, max int) int {
 		p.Fail("Invalid value for %s: %q is not an integer", name, raw)
 		return def
 	}
-	if v < min || v > max {
+	if min, max := int(*d.Min), int(*d.Max); v < min || v > max {
 		p.Fail("%s must be between %d and %d, got %d", name, min, max, v)
 		return def
 	}
 	return v
 }
 
-// Float returns the finite number within [min, max], or def when absent.
-func (p *Params) Float(name string, def, min, max float64) float64 {
-	if !p.Has(name) {
+// Float returns the finite value of a declared number parameter within its
+// declared bounds, or its default (0 when it has none) when absent.
+func (p *Params) Float(name string) float64 {
+	d := p.declared(name, ParamNumber)
+	def := number(d.Default)
+	if !p.given(d) {
 		return def
 	}
 	raw := strings.TrimSpace(p.vals[name])
@@ -154,11 +196,22 @@ func (p *Params) Float(name string, def, min, max float64) float64 {
 		p.Fail("Invalid value for %s: %q is not a number", name, raw)
 		return def
 	}
-	if v < min || v > max {
-		p.Fail("%s must be between %g and %g, got %g", name, min, max, v)
+	if v < *d.Min || v > *d.Max {
+		p.Fail("%s must be between %g and %g, got %g", name, *d.Min, *d.Max, v)
 		return def
 	}
 	return v
+}
+
+// number is a declared numeric default as a float64, 0 when there is none.
+func number(v any) float64 {
+	switch n := v.(type) {
+	case int:
+		return float64(n)
+	case float64:
+		return n
+	}
+	return 0
 }
 
 // Color is an sRGB colour; A is 0 for fully transparent (`none`), 255 opaque.
@@ -187,13 +240,17 @@ func ParseColor(s string, allowNone bool) (Color, bool) {
 	return Color{R: uint8(v >> 16), G: uint8(v >> 8), B: uint8(v), A: 255}, true
 }
 
-// Color returns the colour value, or def (a hex string) when absent.
-func (p *Params) Color(name, def string, allowNone bool) Color {
-	raw := p.String(name, def)
-	c, ok := ParseColor(raw, allowNone)
+// Color returns the value of a declared colour parameter, or its default (a
+// hex string, or none) when absent. none is accepted where the declaration
+// allows it (orNone).
+func (p *Params) Color(name string) Color {
+	d := p.declared(name, ParamColor)
+	def, _ := d.Default.(string)
+	raw := p.String(name)
+	c, ok := ParseColor(raw, d.allowNone)
 	if !ok {
 		p.Fail("Invalid value for %s: %q is not a hex colour (rgb or rrggbb)", name, raw)
-		c, _ = ParseColor(def, allowNone)
+		c, _ = ParseColor(def, d.allowNone)
 	}
 	return c
 }

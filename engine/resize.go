@@ -14,7 +14,7 @@ func init() {
 }
 
 func parseResize(p *Params) (Step, error) {
-	r := &resize{w: p.Int("width", 0, 1, maxSide), h: p.Int("height", 0, 1, maxSide)}
+	r := &resize{w: p.Int("width"), h: p.Int("height")}
 	if r.w == 0 && r.h == 0 && !p.Has("width") && !p.Has("height") {
 		p.Fail("Missing both width and height. You need to specify at least one of them")
 	}

@@ -17,18 +17,16 @@ type rotate struct {
 func init() {
 	register("rotate", describe(parseRotate, "Rotates the image clockwise; angles other than multiples of 90 grow the canvas.",
 		numParam("angle", -1e9, 1e9, "Angle in degrees; negative turns counter-clockwise.").required(),
-		colorParam("bg", "Colour of the uncovered corners, or none for transparent.").def("000"),
+		colorParam("bg", "Colour of the uncovered corners, or none for transparent.").def("000").orNone(),
 	))
 }
 
 func parseRotate(p *Params) (Step, error) {
 	r := &rotate{}
-	if p.Required("angle") {
-		// The reference casts to int: 12.7 is 12.
-		a := p.Float("angle", 0, -1e9, 1e9)
-		r.angle = ((int(math.Trunc(a)) % 360) + 360) % 360
-	}
-	r.bg = p.Color("bg", "000", true)
+	// The angle is cast to an integer: 12.7 is 12.
+	a := p.Float("angle")
+	r.angle = ((int(math.Trunc(a)) % 360) + 360) % 360
+	r.bg = p.Color("bg")
 	return r, p.Err()
 }
 

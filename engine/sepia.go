@@ -25,7 +25,7 @@ func init() {
 }
 
 func parseSepia(p *Params) (Step, error) {
-	sp := sepia{threshold: p.Float("threshold", 80, 0, 65535)}
+	sp := sepia{threshold: p.Float("threshold")}
 	if err := p.Err(); err != nil {
 		return nil, err
 	}

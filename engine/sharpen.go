@@ -42,13 +42,20 @@ var sharpenPresets = map[string][2]float64{
 }
 
 func parseSharpen(p *Params) (Step, error) {
-	preset := p.Enum("preset", "light", "light", "moderate", "strong", "extreme")
+	preset := p.Enum("preset")
 	gt := sharpenPresets[preset]
 	sh := sharpen{
-		radius:    p.Float("radius", 2, 0, 100),
-		sigma:     p.Float("sigma", 1, 0, 100),
-		gain:      p.Float("gain", gt[0], 0, 100),
-		threshold: p.Float("threshold", gt[1], 0, 1),
+		radius:    p.Float("radius"),
+		sigma:     p.Float("sigma"),
+		gain:      gt[0],
+		threshold: gt[1],
+	}
+	// gain and threshold have no declared default: theirs is the preset's.
+	if p.Has("gain") {
+		sh.gain = p.Float("gain")
+	}
+	if p.Has("threshold") {
+		sh.threshold = p.Float("threshold")
 	}
 	if err := p.Err(); err != nil {
 		return nil, err

@@ -41,10 +41,10 @@ func parseSmartSize(p *Params) (Step, error) {
 	if !p.Has("width") || !p.Has("height") {
 		p.Fail("Both width and height needs to be specified")
 	}
-	t.w = p.Int("width", 0, 1, maxSide)
-	t.h = p.Int("height", 0, 1, maxSide)
+	t.w = p.Int("width")
+	t.h = p.Int("height")
 	if p.Has("poi") {
-		parts := strings.Split(p.String("poi", ""), ",")
+		parts := strings.Split(p.String("poi"), ",")
 		var xy [2]float64
 		ok := len(parts) >= 2
 		for i := 0; ok && i < 2; i++ {
@@ -57,7 +57,7 @@ func parseSmartSize(p *Params) (Step, error) {
 		}
 		t.poi = &xy
 	}
-	c, ok := closeness[p.String("crop", "medium")]
+	c, ok := closeness[p.String("crop")]
 	if !ok {
 		p.Fail("Invalid crop value. Valid values are: close,medium,wide,full")
 	}

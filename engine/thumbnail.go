@@ -18,9 +18,9 @@ func init() {
 
 func parseThumbnail(p *Params) (Step, error) {
 	t := &thumbnail{
-		w:     p.Int("width", 50, 1, maxSide),
-		h:     p.Int("height", 50, 1, maxSide),
-		inset: p.Enum("fit", "outbound", "outbound", "inset") == "inset",
+		w:     p.Int("width"),
+		h:     p.Int("height"),
+		inset: p.Enum("fit") == "inset",
 	}
 	return t, p.Err()
 }

@@ -19,17 +19,17 @@ type vignette struct {
 
 func init() {
 	register("vignette", describe(parseVignette, "Darkens or tints the edges of the image.",
-		colorParam("inner", "Colour at the centre, or none.").def("none"),
-		colorParam("outer", "Colour at the edges, or none.").def("000"),
+		colorParam("inner", "Colour at the centre, or none.").def("none").orNone(),
+		colorParam("outer", "Colour at the edges, or none.").def("000").orNone(),
 		numParam("scale", 1, 100, "Size of the vignette relative to the image.").def(1.5),
 	))
 }
 
 func parseVignette(p *Params) (Step, error) {
 	v := vignette{
-		inner: p.Color("inner", "none", true),
-		outer: p.Color("outer", "000", true),
-		scale: p.Float("scale", 1.5, 1, 100),
+		inner: p.Color("inner"),
+		outer: p.Color("outer"),
+		scale: p.Float("scale"),
 	}
 	if err := p.Err(); err != nil {
 		return nil, err

@@ -34,15 +34,14 @@ func init() {
 
 func parseWatermark(p *Params) (Step, error) {
 	w := watermark{
-		img:    p.String("img", ""),
-		width:  p.Int("width", 0, 1, maxSide),
-		height: p.Int("height", 0, 1, maxSide),
-		position: p.Enum("position", "top-left", "top-left", "top-right", "bottom-left",
-			"bottom-right", "top", "bottom", "left", "right", "center"),
-		x: p.Int("x", 0, -maxSide, maxSide),
-		y: p.Int("y", 0, -maxSide, maxSide),
+		img:    p.String("img"),
+		width:  p.Int("width"),
+		height: p.Int("height"),
+		position: p.Enum("position"),
+		x: p.Int("x"),
+		y: p.Int("y"),
 		// An explicit 0 is fully transparent (RULINGS.md 18), unlike the reference.
-		opacity: p.Int("opacity", 100, 0, 100),
+		opacity: p.Int("opacity"),
 	}
 	if err := p.Err(); err != nil {
 		return nil, err

@@ -3,6 +3,8 @@ package web
 import (
 	"net/url"
 	"sort"
+
+	"github.com/vitrine/vitrine/api"
 )
 
 // overviewView is the dashboard.
@@ -39,7 +41,7 @@ func (u *UI) overview(q *request) error {
 		_ = jsonInto(r.Body, &status)
 	}
 	v.Database, v.Storage = status.Database, status.Storage
-	var tr transformationList
+	var tr api.TransformationList
 	if err := q.api.getJSON(ctx, "/transformations", nil, &tr); err == nil {
 		for _, t := range tr.Transformations {
 			if t.Kind == "wasm" {

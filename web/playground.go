@@ -8,31 +8,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/vitrine/vitrine/api"
 )
-
-// paramDesc and transformation mirror GET /transformations (the
-// engine's Description), read as any client reads it.
-type paramDesc struct {
-	Name        string   `json:"name"`
-	Type        string   `json:"type"`
-	Required    bool     `json:"required"`
-	Default     any      `json:"default"`
-	Min         *float64 `json:"min"`
-	Max         *float64 `json:"max"`
-	Values      []string `json:"values"`
-	Description string   `json:"description"`
-}
-
-type transformation struct {
-	Name        string      `json:"name"`
-	Kind        string      `json:"kind"`
-	Description string      `json:"description"`
-	Params      []paramDesc `json:"params"`
-}
-
-type transformationList struct {
-	Transformations []transformation `json:"transformations"`
-}
 
 // stepView is one step of the chain with a field per parameter.
 type stepView struct {
@@ -60,7 +38,7 @@ type playgroundView struct {
 	User, Image     string
 	Ext             string
 	Exts            []string
-	Available       []transformation
+	Available       []api.Transformation
 	Steps           []stepView
 	Query           string
 	Preview         string
@@ -138,7 +116,7 @@ func (c chain) values() url.Values {
 }
 
 // specs returns the t[] values, parameters in description order.
-func (c chain) specs(descs map[string]transformation) []string {
+func (c chain) specs(descs map[string]api.Transformation) []string {
 	out := make([]string, 0, len(c.steps))
 	for _, s := range c.steps {
 		var parts []string
@@ -199,12 +177,12 @@ func (q *request) buildPlayground(c chain) (playgroundView, error) {
 	ctx := q.r.Context()
 	v := playgroundView{Page: q.page("Transformation playground", "playground"), Action: q.path("/playground"),
 		Ext: c.ext, Exts: outputFormats, PreviewEndpoint: q.path("/playground/preview")}
-	var list transformationList
+	var list api.TransformationList
 	if err := q.api.getJSON(ctx, "/transformations", nil, &list); err != nil {
 		return v, err
 	}
 	v.Available = list.Transformations
-	descs := map[string]transformation{}
+	descs := map[string]api.Transformation{}
 	for _, t := range list.Transformations {
 		descs[t.Name] = t
 		v.HasWASM = v.HasWASM || t.Kind == "wasm"
@@ -262,9 +240,9 @@ func (q *request) buildPlayground(c chain) (playgroundView, error) {
 }
 
 // field turns a parameter description into a form control.
-func field(step int, p paramDesc, value string) fieldView {
+func field(step int, p api.TransformationParam, value string) fieldView {
 	f := fieldView{ID: fmt.Sprintf("s%d-%s", step, p.Name), Name: fmt.Sprintf("s%d.%s", step, p.Name), Label: p.Name,
-		Type: p.Type, Value: value, Hint: p.Description, Required: p.Required, Values: p.Values}
+		Type: string(p.Type), Value: value, Hint: p.Description, Required: p.Required, Values: p.Values}
 	if p.Default != nil {
 		f.Default = fmt.Sprint(p.Default)
 	}
