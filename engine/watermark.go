@@ -34,12 +34,12 @@ func init() {
 
 func parseWatermark(p *Params) (Step, error) {
 	w := watermark{
-		img:    p.String("img"),
-		width:  p.Int("width"),
-		height: p.Int("height"),
+		img:      p.String("img"),
+		width:    p.Int("width"),
+		height:   p.Int("height"),
 		position: p.Enum("position"),
-		x: p.Int("x"),
-		y: p.Int("y"),
+		x:        p.Int("x"),
+		y:        p.Int("y"),
 		// An explicit 0 is fully transparent (RULINGS.md 18), unlike the reference.
 		opacity: p.Int("opacity"),
 	}
