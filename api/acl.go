@@ -11,7 +11,7 @@ import (
 	"github.com/vitrine/vitrine/storage"
 )
 
-// Resource sets of the built-in groups (REFERENCE.md 7.1).
+// Resource sets of the built-in groups (README, Access control), Imbo's.
 var (
 	readOnlyResources = []string{
 		"user.get", "user.head", "user.options",
@@ -27,8 +27,9 @@ var (
 		"metadata.post", "metadata.delete", "metadata.put",
 		"shorturl.delete", "shorturls.post", "shorturls.delete",
 	)
-	// allResources carries both the 2.x names of the key resources (which
-	// SPEC.md uses: keys.put, keys.head, keys.delete) and the 3.x names.
+	// allResources carries both Imbo 2.x's names of the key resources
+	// (keys.put, keys.head, keys.delete) and 3.x's, so rules written for
+	// either keep working.
 	allResources = append(slices.Clone(readWriteResources),
 		"keys.put", "keys.head", "keys.delete", "keys.options", "keys.post", "keys.get",
 		"key.put", "key.head", "key.delete", "key.options",
@@ -83,7 +84,7 @@ func BuiltinGroups() []string {
 	return names
 }
 
-// unguarded routes are not subject to access control.
+// unguarded routes need neither a key nor an access token nor a signature.
 var unguarded = map[string]bool{"index": true, "status": true, "stats": true, "globalshorturl": true, "transformations": true}
 
 // accessControl answers who may do what: configured keys (immutable) and,
@@ -97,6 +98,8 @@ type accessControl struct {
 	mutable bool
 }
 
+// newAccessControl holds the configured keys and groups (and the built-in
+// groups), and reads the others from db.
 func newAccessControl(cfg AccessControl, db aclReader) *accessControl {
 	a := &accessControl{keys: map[string]ConfigKey{}, groups: map[string][]string{}, db: db, mutable: cfg.Database}
 	for name, res := range builtinGroups {
@@ -178,7 +181,8 @@ func (a *accessControl) allows(ctx context.Context, rules []storage.Rule, resour
 	return false, nil
 }
 
-// readableUsers filters users down to those rules grant images.get on.
+// deniedUsers returns those of users that rules do not grant images.get
+// on.
 func (a *accessControl) deniedUsers(ctx context.Context, rules []storage.Rule, users []string) ([]string, error) {
 	var denied []string
 	for _, u := range users {

@@ -44,6 +44,8 @@ func sign(key, data string) string {
 // equalMAC compares hex MACs in constant time.
 func equalMAC(a, b string) bool { return hmac.Equal([]byte(a), []byte(b)) }
 
+// privateKey is the private key of publicKey; an unknown key is "Permission
+// denied".
 func (s *Server) privateKey(ctx context.Context, publicKey string) (string, error) {
 	priv, _, ok, err := s.acl.key(ctx, publicKey)
 	if err != nil {
@@ -55,8 +57,9 @@ func (s *Server) privateKey(ctx context.Context, publicKey string) (string, erro
 	return priv, nil
 }
 
-// checkAccessToken verifies `accessToken` against every candidate URI of
-// REFERENCE.md 3.2.
+// checkAccessToken verifies `accessToken`, the HMAC-SHA256 of the URI under
+// the key's private key, against every URI the client may have signed
+// (tokenCandidates).
 func (s *Server) checkAccessToken(ctx context.Context, c *call) error {
 	token := c.query.Get("accessToken")
 	if token == "" {
@@ -76,7 +79,8 @@ func (s *Server) checkAccessToken(ctx context.Context, c *call) error {
 
 var accessTokenParam = regexp.MustCompile(`(^|[?&])accessToken=[^&]*&?`)
 
-// stripParam removes accessToken wherever it appears, then trailing & and ?.
+// stripAccessToken removes accessToken wherever it appears, then trailing &
+// and ?.
 func stripAccessToken(u string) string {
 	u = accessTokenParam.ReplaceAllStringFunc(u, func(m string) string {
 		if strings.HasPrefix(m, "?") {
@@ -126,6 +130,7 @@ func requestTarget(r *http.Request) (path, decodedPath, rawQuery string) {
 	return path, decodedPath, rawQuery
 }
 
+// join is path with query, if any, after a "?".
 func join(path, query string) string {
 	if query == "" {
 		return path
@@ -190,7 +195,9 @@ func encodeQuery(query string) string {
 	return strings.Join(pairs, "&")
 }
 
-// checkSignature verifies a signed write (REFERENCE.md 1.6 and 3.3).
+// checkSignature verifies a signed write: HMAC-SHA256 with the private key
+// over "METHOD|URL|publicKey|timestamp", the timestamp within two minutes of
+// now (README, The API; api/openapi.yaml describes the scheme).
 func (s *Server) checkSignature(ctx context.Context, c *call) error {
 	ts, tsFromHeader := c.authValue("Authenticate-Timestamp", "timestamp")
 	if ts == "" {
@@ -241,7 +248,8 @@ func (c *call) authValue(header, param string) (v string, fromHeader bool) {
 var sigParams = regexp.MustCompile(`(^|[?&])(signature|timestamp)=[^&]*`)
 
 // signatureCandidates lists the URLs a write may have been signed with: the
-// URI with its query URL-decoded (the reference form) and as received.
+// URI with its query URL-decoded (the form Imbo clients sign) and as
+// received.
 // When the signature came in the query, its parameters are removed first.
 func (s *Server) signatureCandidates(c *call, stripQuery bool) []string {
 	path, decodedPath, rawQuery := requestTarget(c.r)

@@ -104,7 +104,7 @@ func (u *Users) UnmarshalYAML(unmarshal func(any) error) error {
 	return nil
 }
 
-// namePattern is what user names and public keys look like (RULINGS.md 6).
+// namePattern is what user names and public keys look like.
 var namePattern = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 // ValidName reports whether s is a valid user name or public key.

@@ -8,7 +8,8 @@ import (
 	"strings"
 )
 
-// CORS configures cross-origin access for browsers (REFERENCE.md 6.3). It
+// CORS configures cross-origin access for browsers, as Imbo's Cors listener
+// does. It
 // is off while AllowedOrigins is empty.
 type CORS struct {
 	// AllowedOrigins lists origins (`https://app.example.com`) allowed to

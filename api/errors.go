@@ -11,7 +11,8 @@ import (
 	"github.com/vitrine/vitrine/storage"
 )
 
-// Service error codes (REFERENCE.md section 2); 0 is "unspecified".
+// Service error codes of the error body (listed in README, The API); 0 is
+// "unspecified".
 const (
 	codeMissingParam      = 101
 	codeInvalidTimestamp  = 102

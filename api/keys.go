@@ -197,7 +197,7 @@ func (s *Server) listRules(c *call) error {
 	return c.writeJSON(views, out{cache: cacheJSON})
 }
 
-// findRule returns one rule of a key, with the reference's 404s.
+// findRule returns one rule of a key, with Imbo's 404s.
 func (s *Server) findRule(c *call) (storage.Rule, error) {
 	_, rules, ok, err := s.acl.key(c.ctx(), c.params["pk"])
 	if err != nil {
@@ -239,7 +239,7 @@ func (s *Server) deleteRule(c *call) error {
 	return c.writeJSON(ruleView(r, nil), out{})
 }
 
-// postRules adds one rule object or an array of them (RULINGS.md 10).
+// postRules adds one rule object or an array of them; rule ids are integers.
 func (s *Server) postRules(c *call) error {
 	pk := c.params["pk"]
 	if err := s.mutableKey(pk); err != nil {
@@ -291,7 +291,11 @@ func (s *Server) postRules(c *call) error {
 	return c.writeJSON(views, out{})
 }
 
-// parseRule validates one rule in the order of REFERENCE.md 1.4.
+// parseRule validates one rule, checking in this order (the first failure
+// is the 400's message, as Imbo clients expect): no rule data, unknown
+// properties, both or neither of resources and group, resources not a
+// string array, group not a string, a missing group, no users, users
+// neither "*" nor an array.
 func (s *Server) parseRule(ctx context.Context, obj map[string]any) (storage.Rule, error) {
 	bad := func(format string, args ...any) (storage.Rule, error) {
 		return storage.Rule{}, errorf(http.StatusBadRequest, format, args...)

@@ -23,7 +23,8 @@ func (s *Server) getMetadata(c *call) error {
 	return c.writeJSON(md, out{cache: cacheJSON, etag: true, lastModified: img.Updated})
 }
 
-// readMetadata reads and validates a metadata document (RULINGS.md 14).
+// readMetadata reads and validates a metadata document, which must be a
+// JSON object.
 func (s *Server) readMetadata(c *call) (map[string]any, error) {
 	var doc any
 	err := c.readJSON(s.cfg.Limits.MaxMetadataBytes, &doc)

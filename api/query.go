@@ -52,7 +52,7 @@ func phpArray(q url.Values, name string) (vals []string, present, scalar, nested
 	return vals, present, scalar, nested
 }
 
-// transformations reads `t[]`, with the reference's messages for a `t`
+// transformations reads `t[]`, with Imbo's messages for a `t`
 // that is not an array of strings.
 func transformations(q url.Values) ([]string, error) {
 	vals, present, scalar, nested := phpArray(q, "t")
@@ -104,7 +104,8 @@ var sortFields = map[string]string{
 	"height": "height", "checksum": "checksum", "originalChecksum": "originalChecksum",
 }
 
-// listQuery reads the listing parameters of SPEC.md row 7.
+// listQuery reads the parameters of an image listing (README, The API;
+// api/openapi.yaml).
 func listQuery(c *call) (storage.Query, []string, error) {
 	var q storage.Query
 	var err error

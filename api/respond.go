@@ -13,7 +13,8 @@ import (
 	"time"
 )
 
-// Cache-Control values (SPEC.md "Cache headers").
+// Cache-Control values: none for private or changing answers, revalidated
+// JSON, and a year for images, whose URL names their content.
 const (
 	cacheNone   = "max-age=0, no-store, private"
 	cacheJSON   = "public, max-age=0, must-revalidate"
@@ -216,7 +217,7 @@ func (c *call) writeError(err error) {
 	}
 }
 
-// readJSON reads a small JSON body into v with the reference messages:
+// readJSON reads a small JSON body into v with Imbo's messages:
 // `Missing JSON data` for an empty body, `Invalid JSON data` otherwise.
 func (c *call) readJSON(limit int64, v any) error {
 	data, err := readBody(c, limit)

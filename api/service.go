@@ -10,7 +10,7 @@ import (
 	"github.com/vitrine/vitrine/storage"
 )
 
-// Index links (SPEC.md "Index").
+// Index links, served by GET /.
 const (
 	siteURL   = "https://github.com/vitrine/vitrine"
 	sourceURL = "https://github.com/vitrine/vitrine"

@@ -44,7 +44,7 @@ func ruleIDs(rs []rule) []string {
 }
 
 // TestAccessControlLifecycle drives keys, rules and groups over HTTP with
-// accessControl.database on (RULINGS.md 9-11, REFERENCE.md 1.2-1.4), on
+// accessControl.database on, on
 // SQLite and, when configured, PostgreSQL and MariaDB.
 func TestAccessControlLifecycle(t *testing.T) {
 	t.Run("sqlite", func(t *testing.T) {
@@ -166,7 +166,8 @@ func accessControlLifecycle(t *testing.T, database string) {
 	s.checkError(t, "GET rules of a missing key", s.get(t, "/keys/nobody/access", admin), http.StatusNotFound, "Public key not found")
 	s.checkError(t, "GET rule of a missing key", s.get(t, "/keys/nobody/access/1", admin), http.StatusNotFound, "Public key not found")
 
-	// Rule validation, in the order and wording of REFERENCE.md 1.4.
+	// Rule validation, in the order and wording Imbo clients expect
+	// (api.parseRule).
 	for _, c := range []struct {
 		name, body, message string
 	}{

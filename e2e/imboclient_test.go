@@ -12,8 +12,8 @@ import (
 	"time"
 )
 
-// imboclientVersion is what npm installs: the 3.x line of the reference
-// implementation's official JavaScript client (3.2.0 is the newest 3.x).
+// imboclientVersion is what npm installs: the 3.x line of Imbo's official
+// JavaScript client (3.2.0 is the newest 3.x).
 const imboclientVersion = "imboclient@3"
 
 // TestImboClient runs the official Imbo JavaScript client against vitrine

@@ -7,8 +7,8 @@ import (
 	"github.com/davidbyttow/govips/v2/vips"
 )
 
-// blur is one of ImageMagick's blurs (REFERENCE.md 5.3); `type` and `mode`
-// name the kind (RULINGS.md 19). The non-gaussian kinds are composed from
+// blur is one of ImageMagick's blurs, as Imbo offers them; `type` and `mode`
+// are synonyms naming the kind (older clients send mode). The non-gaussian kinds are composed from
 // libvips operations or, where libvips has none that fits, computed
 // directly in blur.c (see each method).
 type blur struct {

@@ -2,7 +2,7 @@ package engine
 
 import "math"
 
-// contrast is ImageMagick's sigmoidal contrast (REFERENCE.md 5.3), applied
+// contrast is ImageMagick's sigmoidal contrast, applied
 // per colour channel to gamma-encoded sRGB through a lookup table.
 type contrast struct {
 	alpha, beta float64
@@ -36,7 +36,7 @@ func parseContrast(p *Params) (Step, error) {
 }
 
 func (c contrast) Apply(s *State) error {
-	if math.Abs(c.alpha) < 1e-6 { // 0 is a no-op (REFERENCE.md), and near 0 the curve degenerates
+	if math.Abs(c.alpha) < 1e-6 { // 0 is a no-op, and near 0 the curve degenerates
 		return nil
 	}
 	var t [256]uint8

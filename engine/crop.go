@@ -22,7 +22,7 @@ func parseCrop(p *Params) (Step, error) {
 	c.w = p.Int("width")
 	c.h = p.Int("height")
 	// Negative offsets would make ImageMagick clip the area silently; they
-	// are refused instead (REFERENCE.md 5.3).
+	// are refused instead (400, as the declared minimum 0 says).
 	c.x = p.Int("x")
 	c.y = p.Int("y")
 	c.mode = p.Enum("mode")

@@ -8,7 +8,7 @@ import (
 
 // desaturate sets the HSL saturation to 0 (ImageMagick modulate 100,0,100):
 // every pixel becomes the grey (max(R,G,B)+min(R,G,B))/2, its HSL lightness,
-// not its luminance (REFERENCE.md 5.3). Alpha is kept; the result stays sRGB.
+// not its luminance. Alpha is kept; the result stays sRGB.
 type desaturate struct{}
 
 func init() {

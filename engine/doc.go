@@ -6,8 +6,16 @@
 // (animation.go); outputs carry no EXIF, XMP or IPTC unless configured
 // (metadata.go), and colours are converted to sRGB at decode (colour.go).
 //
-// Every transformation lives in its own file, parses its own parameters into a
-// typed struct (all validation up front, 400-ready errors naming the parameter)
-// and registers itself in init(). Custom transformations (WebAssembly guests)
-// are added to an Engine's registry at start-up through Register.
+// Every native transformation lives in its own file, declares its parameters
+// once (describe: type, bounds, allowed values, default), parses them through
+// that declaration into a typed struct (all validation up front, 400-ready
+// errors naming the parameter) and registers itself in init(); the same
+// declaration is what GET /transformations serves. Custom transformations
+// (WebAssembly guests) are not registered: at start-up main.go hands the
+// registry a Guests source (Registry.SetGuests), which it looks up the names
+// it does not hold in; native names always win.
+//
+// Errors are *Error values of a Kind; each answers the HTTP status and the
+// public message a client sees (HTTPStatus, PublicMessage), which api maps
+// in one place.
 package engine

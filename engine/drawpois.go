@@ -8,12 +8,12 @@ import (
 	"github.com/davidbyttow/govips/v2/vips"
 )
 
-// drawPois draws the points of interest from the image's metadata `poi`
-// (REFERENCE.md 5.3): a box {x,y,width,height} as a rectangle outline
+// drawPois draws the points of interest from the image's metadata `poi`:
+// a box {x,y,width,height} as a rectangle outline
 // borderSize thick outside the box, a point {cx,cy} as an antialiased circle
-// of diameter pointSize (RULINGS.md 19) with a borderSize stroke.
+// of diameter pointSize with a borderSize stroke.
 //
-// Coordinates are those of the original image. Unlike the reference, they are
+// Coordinates are those of the original image. Unlike Imbo, they are
 // scaled when earlier steps resized the image, so the marks stay on their
 // subjects (borderSize and pointSize are in output pixels). Entries with
 // neither a box nor a centre, or with non-numeric values, are skipped.

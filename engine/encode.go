@@ -27,7 +27,7 @@ func MimeOf(ext string) (string, bool) {
 const (
 	// avifEffort is libaom's CPU effort (0 fastest .. 9 slowest). libvips'
 	// default costs about 1.4 s for a 1080p image; 2 is ~0.15 s with little
-	// size penalty (PERFORMANCE.md).
+	// size penalty (README, Performance).
 	avifEffort = 2
 	// gifEffort is the GIF quantiser's effort (1..10; libvips' default 7).
 	// Measured on a 10-frame 200x200 GIF resized to width 100

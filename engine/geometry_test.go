@@ -5,7 +5,9 @@ import (
 	"testing"
 )
 
-// TestGeometry checks the exact output sizes of REFERENCE.md section 5 on PNG
+// TestGeometry checks the exact output sizes Imbo clients expect (resize
+// rounds the free side up, maxSize rounds to nearest and never enlarges,
+// thumbnail outbound is always exactly w x h, smartSize's crop formulas) on PNG
 // sources (no shrink-on-load) and on JPEG sources four times larger (where
 // the first step decodes with shrink-on-load): the geometry must not differ.
 func TestGeometry(t *testing.T) {

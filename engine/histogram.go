@@ -7,7 +7,7 @@ import (
 )
 
 // histogram replaces the image with a plot of its per-channel 8-bit
-// histogram (REFERENCE.md 5.3): 256*scale wide, floor(width/ratio) high, one
+// histogram: 256*scale wide, floor(width/ratio) high, one
 // translucent layer of vertical bars per channel blended on black, with the
 // black background made transparent. The plot is drawn in Go at one pixel per
 // bucket and widened with libvips zoom.

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// level applies a gamma curve to some colour channels (REFERENCE.md 5.3):
+// level applies a gamma curve to some colour channels:
 // out = in^(1/gamma), as ImageMagick's levelImage(0, gamma, QuantumRange).
 type level struct {
 	r, g, b bool
@@ -40,7 +40,7 @@ func parseLevel(p *Params) (Step, error) {
 	return l, nil
 }
 
-// levelGamma maps amount to the reference's gamma: 1-|a|/100 below zero,
+// levelGamma maps amount to Imbo's gamma: 1-|a|/100 below zero,
 // floor(a/10.1)+1 from zero up, so the default 1 is a no-op.
 func levelGamma(amount int) float64 {
 	if amount < 0 {

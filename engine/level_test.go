@@ -25,7 +25,7 @@ func TestLevelGamma(t *testing.T) {
 	}
 }
 
-// TestLevelBehat is the reference's pixel check: #3f3f3f, red, 100 -> #de3f3f.
+// TestLevelBehat is Imbo's pixel check: #3f3f3f, red, 100 -> #de3f3f.
 func TestLevelBehat(t *testing.T) {
 	s := fxState(t, fxSolid(8, 8, fxRGBA(0x3f, 0x3f, 0x3f, 255)))
 	if err := fxRun(t, s, "level:channel=r,amount=100"); err != nil {

@@ -10,7 +10,7 @@ import "fmt"
 //
 //   - the EXIF orientation is applied to the pixels, so that an image that
 //     displayed upright with its tag still displays upright without it. The
-//     chain itself works on the stored pixels, as the reference does, so
+//     chain itself works on the stored pixels, as Imbo does, so
 //     geometry parameters mean what they always meant;
 //   - colours are already sRGB (toWorkingColour ran at decode), so dropping
 //     the ICC profile loses nothing: untagged images are read as sRGB.

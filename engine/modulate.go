@@ -8,7 +8,7 @@ import (
 )
 
 // modulate scales brightness and saturation and rotates the hue, all in
-// percent, as ImageMagick's modulateImage(b, s, h) does in HSL (REFERENCE.md):
+// percent, as ImageMagick's modulateImage(b, s, h) does in HSL:
 // L x b/100, S x s/100 and the hue turned by (h-100) x 1.8 degrees, on the
 // sRGB values. libvips has no HSL space; the conversion, the modulation and
 // the way back are one graph of libvips arithmetic (vt_modulate_hsl in

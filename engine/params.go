@@ -22,7 +22,7 @@ type Spec struct {
 
 // ParseSpec splits one `t[]` element at its first `:` into a name and raw
 // parameters. A repeated parameter keeps its last value; text without `=` is
-// ignored, as in the reference implementation.
+// ignored, as Imbo does.
 func ParseSpec(s string) Spec {
 	name, rest, _ := strings.Cut(s, ":")
 	sp := Spec{Name: name, Params: map[string]string{}}

@@ -45,7 +45,8 @@ func unsupported(data []byte) error {
 	return &Error{Kind: KindUnsupported, Msg: "Unsupported image type: " + mt}
 }
 
-// errInvalidImage is the public error for undecodable input.
+// invalidImage is the KindCorrupt error for undecodable input; the
+// decoder's message is the cause, for the log only.
 func invalidImage(cause error) error {
 	return &Error{Kind: KindCorrupt, Msg: "Invalid image", Err: cause}
 }
@@ -63,10 +64,11 @@ func (e *Engine) checkSize(w, h int) error {
 }
 
 // Probe sniffs the type of data and reads its dimensions (and frame count)
-// from the header without decoding pixels, enforcing the size and animation
-// limits (KindTooLarge),
-// unsupported types (KindUnsupported, message `Unsupported image type: <mime>`)
-// and unreadable headers or zero sizes (KindCorrupt, `Invalid image`).
+// from the header without decoding pixels. It refuses input over the size
+// and animation limits (KindTooLarge), types no loader handles
+// (KindUnsupported, message `Unsupported image type: <mime>`) and unreadable
+// headers or zero sizes (KindCorrupt, `Invalid image`). It does not check
+// Config.UploadFormats; Inspect does.
 func (e *Engine) Probe(data []byte) (Info, error) {
 	f, ok := sniff(data)
 	if !ok {

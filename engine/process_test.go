@@ -151,7 +151,7 @@ func TestProcessPixels(t *testing.T) {
 	}
 }
 
-// TestBorderBehat is the reference's check: 512x512, inline 100x100 border;
+// TestBorderBehat is Imbo's check: 512x512, inline 100x100 border;
 // (413,413) is border, (114,114) is the original.
 func TestBorderBehat(t *testing.T) {
 	t.Parallel()

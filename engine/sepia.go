@@ -8,8 +8,8 @@ import (
 	"github.com/davidbyttow/govips/v2/vips"
 )
 
-// sepia is ImageMagick's sepiaToneImage(threshold) (REFERENCE.md 5.3), with
-// the threshold in 16-bit quantum units (RULINGS.md 19). Every output channel
+// sepia is ImageMagick's sepiaToneImage(threshold), with the threshold in
+// 16-bit quantum units (0 to 65535, as ImageMagick's Q16 builds read it). Every output channel
 // of that algorithm, including its normalize and contrast passes, is a
 // function of the pixel's intensity alone, so the whole effect is one
 // 256-entry, three-band lookup table computed from the intensity histogram

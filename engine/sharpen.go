@@ -32,7 +32,7 @@ func init() {
 	))
 }
 
-// sharpenPresets are the reference's (gain, threshold) pairs; radius 2 and
+// sharpenPresets are Imbo's (gain, threshold) pairs; radius 2 and
 // sigma 1 are common to all.
 var sharpenPresets = map[string][2]float64{
 	"light":    {1, 0.05},

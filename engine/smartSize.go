@@ -66,7 +66,7 @@ func parseSmartSize(p *Params) (Step, error) {
 }
 
 // point returns the POI: the parameter, else metadata poi[0] as {cx,cy},
-// a box {x,y,width,height} (its centre) or a point {x,y} (RULINGS.md 19).
+// a box {x,y,width,height} (its centre) or a point {x,y}.
 func (t *smartSize) point(env Env) (float64, float64, bool) {
 	if t.poi != nil {
 		return t.poi[0], t.poi[1], true
@@ -112,7 +112,7 @@ func (t *smartSize) point(env Env) (float64, float64, bool) {
 }
 
 // smartCropRect returns the area of a W x H image cropped around (fx, fy)
-// before the final resize to w x h (REFERENCE.md 5.3 smartSize).
+// before the final resize to w x h, as Imbo's smartSize does.
 func smartCropRect(W, H, w, h int, fx, fy, growth, thresh float64) image.Rectangle {
 	var cw, ch int
 	if W*h >= w*H { // source ratio >= target ratio

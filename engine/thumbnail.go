@@ -2,7 +2,7 @@ package engine
 
 // thumbnail fits the image into width x height: outbound (the default) fills
 // the box and crops the overflow centred, so the output is always exactly
-// w x h; inset fits inside it (REFERENCE.md 5.3).
+// w x h; inset fits inside it.
 type thumbnail struct {
 	w, h  int
 	inset bool

@@ -60,7 +60,7 @@ type Output struct {
 	// Level is the compress level (0-100); it applies only when LevelSet.
 	Level int
 	// LevelSet reports that compress ran: an explicit level 0 is the lowest
-	// quality (RULINGS.md 18), not "the encoder's default".
+	// quality, not "the encoder's default": an explicit 0 is a value.
 	LevelSet bool
 	// Progressive asks for progressive JPEG / interlaced PNG and GIF.
 	Progressive bool

@@ -7,7 +7,7 @@ import (
 	"github.com/davidbyttow/govips/v2/vips"
 )
 
-// vignette darkens (or tints) the edges (REFERENCE.md 5.3): a radial
+// vignette darkens (or tints) the edges: a radial
 // gradient from inner at the centre to outer, linear in distance and reaching
 // outer at radius max(sW,sH)/2 of a canvas scale times the image, is
 // Multiply-composited over the image. Only the W x H window of that canvas is

@@ -20,8 +20,8 @@ var (
 )
 
 // startVips routes libvips logging to slog and starts libvips with one thread
-// per pipeline and the operation cache off. Why: every anchor measured in
-// PERFORMANCE.md does the same; the engine bounds parallelism itself with a
+// per pipeline and the operation cache off. Why: every figure in README's
+// Performance section was measured that way; the engine bounds parallelism itself with a
 // semaphore, and a cache of decoded images only inflates memory for a service
 // whose inputs rarely repeat.
 func startVips(log *slog.Logger) error {

@@ -9,8 +9,8 @@ import (
 	"github.com/davidbyttow/govips/v2/vips"
 )
 
-// watermark composites another image of the same user over this one
-// (REFERENCE.md 5.3): optionally resized, placed by position plus x/y,
+// watermark composites another image of the same user over this one:
+// optionally resized, placed by position plus x/y,
 // with its alpha scaled by opacity, clipped to the image.
 type watermark struct {
 	img           string
@@ -40,7 +40,7 @@ func parseWatermark(p *Params) (Step, error) {
 		position: p.Enum("position"),
 		x:        p.Int("x"),
 		y:        p.Int("y"),
-		// An explicit 0 is fully transparent (RULINGS.md 18), unlike the reference.
+		// An explicit 0 is fully transparent, unlike Imbo's.
 		opacity: p.Int("opacity"),
 	}
 	if err := p.Err(); err != nil {
@@ -125,7 +125,7 @@ func (w watermark) prepare(mark *vips.ImageRef) error {
 	return nil
 }
 
-// place returns the watermark's top-left corner per the reference's table;
+// place returns the watermark's top-left corner per Imbo's table;
 // halves are computed in floating point and truncated, as PHP's (int) does.
 func (w watermark) place(iw, ih, ww, wh int) (int, int) {
 	x, y := float64(w.x), float64(w.y)
