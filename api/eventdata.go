@@ -5,6 +5,7 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 
 	"github.com/vitrine/vitrine/engine"
@@ -121,7 +122,9 @@ func (e *Event) CheckBody(ctx context.Context, b []byte) error {
 	}
 	info, err := e.call.s.engine.Inspect(ctx, b)
 	if err != nil {
-		return httpError(err)
+		// engine's errors carry their own status (413 for too large), which
+		// is what the caller reads.
+		return fmt.Errorf("check body: %w", err)
 	}
 	e.call.upload.checked, e.call.upload.checkedInfo = b, info
 	return nil

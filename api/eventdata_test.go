@@ -6,12 +6,14 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/vitrine/vitrine/api"
+	"github.com/vitrine/vitrine/engine"
 	"github.com/vitrine/vitrine/filters"
 )
 
@@ -27,6 +29,7 @@ func (s *source) Subscriptions() []api.Subscription { return s.subs }
 func TestUploadListenersReplaceAndTag(t *testing.T) {
 	e := newEnv(t, testConfig())
 	replacement := pngImage(t, 8, 6, 9)
+	tooWide := pngImage(t, engine.DefaultMaxSide+1, 1, 2)
 	src := &source{}
 	e.srv.Bus.AddSource(src)
 	var seen map[string]any
@@ -39,6 +42,11 @@ func TestUploadListenersReplaceAndTag(t *testing.T) {
 		seen = info
 		if err := fe.CheckBody(ctx, []byte("not an image")); err == nil {
 			t.Error("garbage passed CheckBody")
+		}
+		// The filters host tells "too large" (ERR_LIMIT) by the status 413.
+		var st interface{ HTTPStatus() int }
+		if err := fe.CheckBody(ctx, tooWide); !errors.As(err, &st) || st.HTTPStatus() != http.StatusRequestEntityTooLarge {
+			t.Errorf("CheckBody of a %dx1 image: %v, want a 413", engine.DefaultMaxSide+1, err)
 		}
 		if err := fe.CheckBody(ctx, replacement); err != nil {
 			return err
