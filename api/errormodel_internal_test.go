@@ -43,6 +43,7 @@ func TestErrorModel(t *testing.T) {
 		{"filters failed", &filters.Error{Kind: filters.KindFailed, Filter: "x", Msg: "Filter x failed", Err: cause}, 500, "Filter x failed", 0, ""},
 		{"filters timeout", &filters.Error{Kind: filters.KindTimeout, Filter: "x", Msg: "Filter x timed out", Err: cause}, 504, "Filter x timed out", 0, ""},
 		{"filters busy", &filters.Error{Kind: filters.KindBusy, Filter: "x", Msg: "Filter x is busy; try again later", Err: cause}, 503, "Filter x is busy; try again later", 0, "1"},
+		{"filters load", &filters.Error{Kind: filters.KindLoad, Filter: "x", Msg: "filter x", Err: cause}, 500, "filter x", 0, ""},
 		{"filters unavailable", &filters.Error{Kind: filters.KindUnavailable, Filter: "x", Msg: "filter x is still loading"}, 503, "filter x is still loading", 0, "1"},
 		{"storage not exist", fmt.Errorf("storage: image %s: %w", secret, storage.ErrNotExist), 404, "Not Found", 0, ""},
 		{"storage exist", fmt.Errorf("storage: short URL %s: %w", secret, storage.ErrExist), 409, "Conflict", 0, ""},
