@@ -11,9 +11,11 @@ import (
 	"time"
 
 	"gocloud.dev/blob"
-	_ "gocloud.dev/blob/fileblob" // registers file://
-	_ "gocloud.dev/blob/memblob"  // registers mem://
-	_ "gocloud.dev/blob/s3blob"   // registers s3://
+	_ "gocloud.dev/blob/azureblob" // registers azblob://
+	_ "gocloud.dev/blob/fileblob"  // registers file://
+	_ "gocloud.dev/blob/gcsblob"   // registers gs://
+	_ "gocloud.dev/blob/memblob"   // registers mem://
+	_ "gocloud.dev/blob/s3blob"    // registers s3://
 	"gocloud.dev/gcerrors"
 )
 

@@ -49,6 +49,24 @@ func TestS3Blobs(t *testing.T) {
 	})
 }
 
+// TestGCSBlobs runs against fake-gcs-server, which it starts (make
+// test-deps installs it; the test skips without it).
+func TestGCSBlobs(t *testing.T) {
+	bucket := storagetest.FakeGCS(t)
+	storagetest.TestBlobs(t, func(t *testing.T) *storage.Blobs {
+		return openBlobs(t, storagetest.FreshPrefix(bucket))
+	})
+}
+
+// TestAzureBlobs runs against Azurite, which it starts (make test-deps
+// installs it; the test skips without it).
+func TestAzureBlobs(t *testing.T) {
+	container := storagetest.Azurite(t)
+	storagetest.TestBlobs(t, func(t *testing.T) *storage.Blobs {
+		return openBlobs(t, storagetest.FreshPrefix(container))
+	})
+}
+
 func openBlobs(t *testing.T, u string) *storage.Blobs {
 	t.Helper()
 	b, err := storage.OpenBlobs(context.Background(), u)
