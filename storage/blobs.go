@@ -34,7 +34,11 @@ type Blobs struct {
 	observe   ObserveFunc                                     // nil when off
 	intercept func(ctx context.Context, op, key string) error // nil when off
 	timeout   time.Duration
+	pageSize  int // List's page size; 0 for defaultListPage
 }
+
+// defaultListPage is how many keys List asks the store for at a time.
+const defaultListPage = 1000
 
 // OpenBlobs opens the bucket named by rawURL:
 //
@@ -77,6 +81,16 @@ func (b *Blobs) SetTimeout(d time.Duration) {
 		d = DefaultBlobTimeout
 	}
 	b.timeout = d
+}
+
+// SetListPageSize makes List ask for n keys at a time (defaultListPage,
+// 1000, when n is not positive); call it before use. A small page makes a
+// test exercise the store's pagination without thousands of blobs.
+func (b *Blobs) SetListPageSize(n int) {
+	if n <= 0 {
+		n = defaultListPage
+	}
+	b.pageSize = n
 }
 
 // ImageKey is the blob key of an image's bytes. Each upload gets its own
@@ -296,13 +310,16 @@ type BlobInfo struct {
 // a page at a time (each page bounded by the timeout); an error from fn
 // stops the listing and is returned.
 func (b *Blobs) List(ctx context.Context, prefix string, fn func(BlobInfo) error) error {
-	token := blob.FirstPageToken
+	token, size := blob.FirstPageToken, b.pageSize
+	if size <= 0 {
+		size = defaultListPage
+	}
 	for {
 		lctx, cancel, wrap, err := b.op(ctx, "list", prefix)
 		if err != nil {
 			return err
 		}
-		page, next, err := b.bucket.ListPage(lctx, token, 1000, &blob.ListOptions{Prefix: prefix})
+		page, next, err := b.bucket.ListPage(lctx, token, size, &blob.ListOptions{Prefix: prefix})
 		cancel()
 		if err != nil {
 			return wrap(err)
