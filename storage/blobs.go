@@ -49,6 +49,21 @@ const defaultListPage = 1000
 //	s3://bucket?endpoint=http://127.0.0.1:7070&region=us-east-1&use_path_style=true
 //	                  credentials come from AWS_ACCESS_KEY_ID and
 //	                  AWS_SECRET_ACCESS_KEY (or the usual AWS sources)
+//	gs://bucket       Google Cloud Storage; credentials are Application
+//	                  Default Credentials (GOOGLE_APPLICATION_CREDENTIALS, or
+//	                  the instance's service account); STORAGE_EMULATOR_HOST
+//	                  (host:port) points it at an emulator such as
+//	                  fake-gcs-server, without credentials
+//	azblob://container
+//	                  Azure Blob Storage; the account is AZURE_STORAGE_ACCOUNT
+//	                  (or storage_account=name), credentials are
+//	                  AZURE_STORAGE_KEY, AZURE_STORAGE_SAS_TOKEN,
+//	                  AZURE_STORAGE_CONNECTION_STRING or Azure's default
+//	                  credential chain; for Azurite add
+//	                  protocol=http&localemu=true&domain=127.0.0.1:10000
+//
+// Every URL takes prefix=dir/ to keep the store's keys under one folder
+// of the bucket.
 //
 // For file URLs the defaults create_dir, no_tmp_dir and metadata=skip are
 // added unless the URL sets them. Why no_tmp_dir: renaming from os.TempDir
