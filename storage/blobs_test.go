@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/vitrine/vitrine/storage"
@@ -79,4 +80,21 @@ func openBlobs(t *testing.T, u string) *storage.Blobs {
 		}
 	})
 	return b
+}
+
+// TestEmulatorPins keeps the Makefile installing the emulator versions the
+// skip messages name.
+func TestEmulatorPins(t *testing.T) {
+	mk, err := os.ReadFile("../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pin := range []string{
+		"FAKE_GCS_SERVER_VERSION = " + storagetest.FakeGCSServerVersion + "\n",
+		"AZURITE_VERSION = " + storagetest.AzuriteVersion + "\n",
+	} {
+		if !strings.Contains(string(mk), pin) {
+			t.Errorf("Makefile does not pin %q", strings.TrimSpace(pin))
+		}
+	}
 }
