@@ -4,7 +4,8 @@
 # Both install what is missing first (Debian/Ubuntu, with apt): libvips-dev for
 # both; for the tests also chromium and npm (the admin UI's browser tests and
 # axe-core) and clang, lld, wasi-libc and compiler-rt for wasm32 (wasm-sdk's C
-# example).
+# example), and the pinned emulators of the GCS and Azure blob tests
+# (fake-gcs-server with go install, Azurite with npm; see TOOLS).
 
 GO ?= go
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -57,8 +58,8 @@ run: build
 # is not run: it needs its vulnerability database, and this project's CI
 # machines reach the Go module proxy and the npm registry but not
 # vuln.go.dev ("govulncheck: fetching vulnerabilities: Get
-# "https://vuln.go.dev/index/modules.json.gz": dial tcp: lookup vuln.go.dev:
-# no such host"). No mirror is reachable either: GOVULNDB takes an https://
+# "https://vuln.go.dev/index/modules.json.gz": dial tcp: lookup vuln.go.dev
+# on 10.255.255.53:53: no such host"). No mirror is reachable either: GOVULNDB takes an https://
 # or file:// database, storage.googleapis.com/go-vulndb and osv.dev do not
 # resolve, and the module proxy refuses golang.org/x/vulndb (403). Where
 # vuln.go.dev is reachable, add to vet:
