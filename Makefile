@@ -4,7 +4,8 @@
 # Both install what is missing first (Debian/Ubuntu, with apt): libvips-dev for
 # both; for the tests also chromium and npm (the admin UI's browser tests and
 # axe-core) and clang, lld, wasi-libc and compiler-rt for wasm32 (wasm-sdk's C
-# example).
+# example), and the pinned emulators of the GCS and Azure blob tests
+# (fake-gcs-server with go install, Azurite with npm; see TOOLS).
 
 GO ?= go
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -17,7 +18,17 @@ deps:
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq libvips-dev pkg-config gcc >/dev/null; }
 	@command -v $(GO) >/dev/null || { echo "Go is missing: install Go 1.26 from https://go.dev/dl/"; exit 1; }
 
-# What the tests need beyond deps, installed when missing.
+# What the tests need beyond deps, installed when missing: the apt packages,
+# and the emulators the GCS and Azure blob-store tests start
+# (fake-gcs-server, a Go program, and Azurite, an npm package), pinned to
+# the versions storage/storagetest names and kept under TOOLS, one folder
+# per version, so a second run installs nothing.
+TOOLS ?= $(HOME)/.cache/vitrine-test-tools
+FAKE_GCS_SERVER_VERSION = v1.56.1
+AZURITE_VERSION = 3.35.0
+FAKE_GCS_SERVER = $(TOOLS)/fake-gcs-server-$(FAKE_GCS_SERVER_VERSION)/fake-gcs-server
+AZURITE = $(TOOLS)/azurite-$(AZURITE_VERSION)/node_modules/.bin/azurite-blob
+
 test-deps: deps
 	@need=""; \
 	command -v chromium >/dev/null || need="$$need chromium"; \
@@ -30,6 +41,12 @@ test-deps: deps
 		echo "installing$$need (apt)"; \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$need >/dev/null; \
 	fi
+	@[ -x $(FAKE_GCS_SERVER) ] || { \
+		echo "installing fake-gcs-server $(FAKE_GCS_SERVER_VERSION) in $(TOOLS)"; \
+		GOBIN=$(dir $(FAKE_GCS_SERVER)) $(GO) install github.com/fsouza/fake-gcs-server@$(FAKE_GCS_SERVER_VERSION); }
+	@[ -x $(AZURITE) ] || { \
+		echo "installing azurite $(AZURITE_VERSION) in $(TOOLS)"; \
+		npm install --no-audit --no-fund --silent --prefix $(TOOLS)/azurite-$(AZURITE_VERSION) azurite@$(AZURITE_VERSION) >/dev/null; }
 
 build: deps
 	$(GO) build -o vitrine .
@@ -37,8 +54,16 @@ build: deps
 run: build
 	./vitrine serve $(ARGS)
 
-# staticcheck, pinned; govulncheck is not run: it needs vuln.go.dev, which
-# these machines cannot reach (only the module proxy).
+# staticcheck, pinned. govulncheck (golang.org/x/vuln/cmd/govulncheck@v1.9.0)
+# is not run: it needs its vulnerability database, and this project's CI
+# machines reach the Go module proxy and the npm registry but not
+# vuln.go.dev ("govulncheck: fetching vulnerabilities: Get
+# "https://vuln.go.dev/index/modules.json.gz": dial tcp: lookup vuln.go.dev
+# on 10.255.255.53:53: no such host"). No mirror is reachable either: GOVULNDB takes an https://
+# or file:// database, storage.googleapis.com/go-vulndb and osv.dev do not
+# resolve, and the module proxy refuses golang.org/x/vulndb (403). Where
+# vuln.go.dev is reachable, add to vet:
+#	$(GO) run golang.org/x/vuln/cmd/govulncheck@v1.9.0 ./...
 STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.7.0
 
 vet: deps
@@ -83,7 +108,8 @@ asan: deps
 	$(GO) test -asan -count=1 ./engine -run 'Blur|Radial|Motion|Adaptive|Guest'
 
 test: vet test-deps
-	MALLOC_ARENA_MAX=2 $(GO) test -race -count=1 -timeout 30m ./...
+	VITRINE_TEST_FAKE_GCS_SERVER=$(FAKE_GCS_SERVER) VITRINE_TEST_AZURITE=$(AZURITE) \
+		MALLOC_ARENA_MAX=2 $(GO) test -race -count=1 -timeout 30m ./...
 	VITRINE_TEST_FAULTS=1 $(GO) test -count=1 -timeout 10m -run '^TestFaults$$' -v ./e2e/
 	$(MAKE) --no-print-directory -C wasm-sdk test examples
 	$(MAKE) --no-print-directory fuzz

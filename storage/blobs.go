@@ -11,9 +11,11 @@ import (
 	"time"
 
 	"gocloud.dev/blob"
-	_ "gocloud.dev/blob/fileblob" // registers file://
-	_ "gocloud.dev/blob/memblob"  // registers mem://
-	_ "gocloud.dev/blob/s3blob"   // registers s3://
+	_ "gocloud.dev/blob/azureblob" // registers azblob://
+	_ "gocloud.dev/blob/fileblob"  // registers file://
+	_ "gocloud.dev/blob/gcsblob"   // registers gs://
+	_ "gocloud.dev/blob/memblob"   // registers mem://
+	_ "gocloud.dev/blob/s3blob"    // registers s3://
 	"gocloud.dev/gcerrors"
 )
 
@@ -32,7 +34,11 @@ type Blobs struct {
 	observe   ObserveFunc                                     // nil when off
 	intercept func(ctx context.Context, op, key string) error // nil when off
 	timeout   time.Duration
+	pageSize  int // List's page size; 0 for defaultListPage
 }
+
+// defaultListPage is how many keys List asks the store for at a time.
+const defaultListPage = 1000
 
 // OpenBlobs opens the bucket named by rawURL:
 //
@@ -43,6 +49,21 @@ type Blobs struct {
 //	s3://bucket?endpoint=http://127.0.0.1:7070&region=us-east-1&use_path_style=true
 //	                  credentials come from AWS_ACCESS_KEY_ID and
 //	                  AWS_SECRET_ACCESS_KEY (or the usual AWS sources)
+//	gs://bucket       Google Cloud Storage; credentials are Application
+//	                  Default Credentials (GOOGLE_APPLICATION_CREDENTIALS, or
+//	                  the instance's service account); STORAGE_EMULATOR_HOST
+//	                  (host:port) points it at an emulator such as
+//	                  fake-gcs-server, without credentials
+//	azblob://container
+//	                  Azure Blob Storage; the account is AZURE_STORAGE_ACCOUNT
+//	                  (or storage_account=name), credentials are
+//	                  AZURE_STORAGE_KEY, AZURE_STORAGE_SAS_TOKEN,
+//	                  AZURE_STORAGE_CONNECTION_STRING or Azure's default
+//	                  credential chain; for Azurite add
+//	                  protocol=http&localemu=true&domain=127.0.0.1:10000
+//
+// Every URL takes prefix=dir/ to keep the store's keys under one folder
+// of the bucket.
 //
 // For file URLs the defaults create_dir, no_tmp_dir and metadata=skip are
 // added unless the URL sets them. Why no_tmp_dir: renaming from os.TempDir
@@ -75,6 +96,16 @@ func (b *Blobs) SetTimeout(d time.Duration) {
 		d = DefaultBlobTimeout
 	}
 	b.timeout = d
+}
+
+// SetListPageSize makes List ask for n keys at a time (defaultListPage,
+// 1000, when n is not positive); call it before use. A small page makes a
+// test exercise the store's pagination without thousands of blobs.
+func (b *Blobs) SetListPageSize(n int) {
+	if n <= 0 {
+		n = defaultListPage
+	}
+	b.pageSize = n
 }
 
 // ImageKey is the blob key of an image's bytes. Each upload gets its own
@@ -294,13 +325,16 @@ type BlobInfo struct {
 // a page at a time (each page bounded by the timeout); an error from fn
 // stops the listing and is returned.
 func (b *Blobs) List(ctx context.Context, prefix string, fn func(BlobInfo) error) error {
-	token := blob.FirstPageToken
+	token, size := blob.FirstPageToken, b.pageSize
+	if size <= 0 {
+		size = defaultListPage
+	}
 	for {
 		lctx, cancel, wrap, err := b.op(ctx, "list", prefix)
 		if err != nil {
 			return err
 		}
-		page, next, err := b.bucket.ListPage(lctx, token, 1000, &blob.ListOptions{Prefix: prefix})
+		page, next, err := b.bucket.ListPage(lctx, token, size, &blob.ListOptions{Prefix: prefix})
 		cancel()
 		if err != nil {
 			return wrap(err)

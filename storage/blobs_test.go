@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/vitrine/vitrine/storage"
@@ -49,6 +50,24 @@ func TestS3Blobs(t *testing.T) {
 	})
 }
 
+// TestGCSBlobs runs against fake-gcs-server, which it starts (make
+// test-deps installs it; the test skips without it).
+func TestGCSBlobs(t *testing.T) {
+	bucket := storagetest.FakeGCS(t)
+	storagetest.TestBlobs(t, func(t *testing.T) *storage.Blobs {
+		return openBlobs(t, storagetest.FreshPrefix(bucket))
+	})
+}
+
+// TestAzureBlobs runs against Azurite, which it starts (make test-deps
+// installs it; the test skips without it).
+func TestAzureBlobs(t *testing.T) {
+	container := storagetest.Azurite(t)
+	storagetest.TestBlobs(t, func(t *testing.T) *storage.Blobs {
+		return openBlobs(t, storagetest.FreshPrefix(container))
+	})
+}
+
 func openBlobs(t *testing.T, u string) *storage.Blobs {
 	t.Helper()
 	b, err := storage.OpenBlobs(context.Background(), u)
@@ -61,4 +80,21 @@ func openBlobs(t *testing.T, u string) *storage.Blobs {
 		}
 	})
 	return b
+}
+
+// TestEmulatorPins keeps the Makefile installing the emulator versions the
+// skip messages name.
+func TestEmulatorPins(t *testing.T) {
+	mk, err := os.ReadFile("../Makefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pin := range []string{
+		"FAKE_GCS_SERVER_VERSION = " + storagetest.FakeGCSServerVersion + "\n",
+		"AZURITE_VERSION = " + storagetest.AzuriteVersion + "\n",
+	} {
+		if !strings.Contains(string(mk), pin) {
+			t.Errorf("Makefile does not pin %q", strings.TrimSpace(pin))
+		}
+	}
 }

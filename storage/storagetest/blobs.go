@@ -28,6 +28,8 @@ func TestBlobs(t *testing.T, open func(t *testing.T) *storage.Blobs) {
 		{"CancelledPut", testCancelledPut},
 		{"ConcurrentPut", testConcurrentPut},
 		{"Keys", testBlobKeys},
+		{"List", testBlobList},
+		{"Timeout", testBlobTimeout},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, open(t)) })
@@ -217,5 +219,89 @@ func testBlobKeys(t *testing.T, b *storage.Blobs) {
 		if c.got != c.want {
 			t.Fatalf("key %q, want %q", c.got, c.want)
 		}
+	}
+}
+
+// testBlobList lists a prefix over several small pages: every key under
+// it once, in key order, with its size and modification time, and none
+// beside it (a key that only shares its string prefix included).
+func testBlobList(t *testing.T, b *storage.Blobs) {
+	b.SetListPageSize(3)
+	prefix := storage.VariantPrefix("alice", "abc", "t1")
+	var want []string
+	for i := range 10 {
+		k := prefix + fmt.Sprintf("h%02d", 9-i)
+		want = append(want, k)
+		if err := b.Put(ctx(t), k, bytes.Repeat([]byte{'x'}, i+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want = append(want, prefix+"sub/deeper")
+	for _, k := range []string{want[len(want)-1], storage.VariantKey("alice", "abcd", "t1", "h"), "variants/alice/abc"} {
+		if err := b.Put(ctx(t), k, []byte("y")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sort.Strings(want)
+	var got []string
+	err := b.List(ctx(t), prefix, func(o storage.BlobInfo) error {
+		got = append(got, o.Key)
+		if o.Size < 1 || o.Size > 10 || o.ModTime.IsZero() || o.ModTime.After(time.Now().Add(time.Minute)) {
+			return fmt.Errorf("listed %s with size %d, mod time %v", o.Key, o.Size, o.ModTime)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("List = %v\nwant %v", got, want)
+	}
+	stop := errors.New("stop")
+	n := 0
+	err = b.List(ctx(t), prefix, func(storage.BlobInfo) error { n++; return stop })
+	if !errors.Is(err, stop) || n != 1 {
+		t.Fatalf("List with a failing fn = %v after %d calls; want stop after 1", err, n)
+	}
+}
+
+// testBlobTimeout runs operations that cannot finish within the timeout.
+// A write fails as unavailable, naming the timeout, and leaves nothing;
+// a read either fails the same way or was answered without waiting (a
+// local store: it does not look at the clock); and the store works again
+// with the default timeout.
+func testBlobTimeout(t *testing.T, b *storage.Blobs) {
+	if err := b.Put(ctx(t), "old", []byte("old")); err != nil {
+		t.Fatal(err)
+	}
+	b.SetTimeout(time.Nanosecond)
+	timedOut := func(err error) bool {
+		var u *storage.UnavailableError
+		return errors.As(err, &u) && u.Timeout == time.Nanosecond
+	}
+	for name, err := range map[string]error{
+		"Put":      b.Put(ctx(t), "new", []byte("new")),
+		"Put(old)": b.Put(ctx(t), "old", []byte("new")),
+	} {
+		if !timedOut(err) {
+			t.Errorf("%s past the timeout = %v; want an *UnavailableError with the timeout", name, err)
+		}
+	}
+	for name, err := range map[string]error{
+		"Ping":         b.Ping(ctx(t)),
+		"List":         b.List(ctx(t), "o", func(storage.BlobInfo) error { return nil }),
+		"Get(missing)": func() error { _, err := b.Get(ctx(t), "missing"); return err }(),
+		"Delete":       b.Delete(ctx(t), "missing"),
+	} {
+		if err != nil && !errors.Is(err, storage.ErrNotExist) && !timedOut(err) {
+			t.Errorf("%s past the timeout = %v; want an *UnavailableError with the timeout", name, err)
+		}
+	}
+	b.SetTimeout(0)
+	if ok, err := b.Exists(ctx(t), "new"); err != nil || ok {
+		t.Fatalf("a Put past the timeout left a blob: %v, %v", ok, err)
+	}
+	if got, err := b.Get(ctx(t), "old"); err != nil || string(got) != "old" {
+		t.Fatalf("after an overwrite past the timeout Get = %q, %v; want old", got, err)
 	}
 }
