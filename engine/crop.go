@@ -61,12 +61,12 @@ func cropRect(name string, W, H, w, h, x, y int, mode string) (int, int, error) 
 
 func (c *crop) Apply(s *State) error {
 	W, H := s.Size()
-	x, y, err := cropRect("crop", W, H, c.w, c.h, c.x, c.y, c.mode)
-	if err == nil && c.gravity != "" {
-		x, y, err = cropRect("crop", W, H, c.w, c.h, 0, 0, "") // the bounds check
-		if err == nil {
-			x, y, err = c.gravity.place(s, c.w, c.h)
-		}
+	var x, y int
+	var err error
+	if c.gravity == "" {
+		x, y, err = cropRect("crop", W, H, c.w, c.h, c.x, c.y, c.mode)
+	} else if _, _, err = cropRect("crop", W, H, c.w, c.h, 0, 0, ""); err == nil { // the bounds check
+		x, y, err = c.gravity.place(s, c.w, c.h)
 	}
 	if err != nil {
 		return err

@@ -135,6 +135,11 @@ func TestGravityParse(t *testing.T) {
 			t.Errorf("%s: NeedsMetadata %v, want %v", ts, c.NeedsMetadata(), want)
 		}
 	}
+	// With a gravity, x, y and mode are ignored, their bounds too.
+	src := source(t, 160, 120, "png", false)
+	if res := run(t, e, src, "png", Env{}, "crop:width=150,height=100,x=100,y=100,gravity=east"); res.Width != 150 || res.Height != 100 {
+		t.Errorf("crop with gravity and x: %dx%d", res.Width, res.Height)
+	}
 	a, _ := e.ParseChain([]string{"thumbnail:width=10,gravity=attention"})
 	b, _ := e.ParseChain([]string{"thumbnail:width=10"})
 	if a.Key() == b.Key() {

@@ -10,7 +10,7 @@ import (
 // smartSize crops around a point of interest (the `poi` parameter or the
 // first entry of the metadata `poi` list) and resizes to exactly
 // width x height; without a POI it fills and keeps the most salient area
-// (libvips' attention smartcrop; the reference crops centred). It sets the
+// (libvips' attention smartcrop; Imbo crops centred). It sets the
 // POIs-Used response header.
 type smartSize struct {
 	w, h   int
