@@ -1,8 +1,8 @@
 # The two commands of the README:
 #   make run    run the server on the embedded default (SQLite + files under ./data)
 #   make test   run the whole test suite
-# Both install what is missing first (Debian/Ubuntu, with apt): libvips-dev for
-# both; for the tests also chromium and npm (the admin UI's browser tests and
+# Both install what is missing first (Debian/Ubuntu, with apt): libvips-dev and
+# fonts-dejavu-core (the text transformation's default font) for both; for the tests also chromium and npm (the admin UI's browser tests and
 # axe-core) and clang, lld, wasi-libc and compiler-rt for wasm32 (wasm-sdk's C
 # example), and the pinned emulators of the GCS and Azure blob tests
 # (fake-gcs-server with go install, Azurite with npm; see TOOLS).
@@ -16,6 +16,9 @@ deps:
 	@pkg-config --exists vips 2>/dev/null || { \
 		echo "installing libvips-dev (apt)"; \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq libvips-dev pkg-config gcc >/dev/null; }
+	@fc-list 2>/dev/null | grep -q "DejaVu Sans" || { \
+		echo "installing fonts-dejavu-core (apt), the text transformation's default font"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq fonts-dejavu-core fontconfig >/dev/null; }
 	@command -v $(GO) >/dev/null || { echo "Go is missing: install Go 1.26 from https://go.dev/dl/"; exit 1; }
 
 # What the tests need beyond deps, installed when missing: the apt packages,

@@ -137,7 +137,7 @@ accessControl:
 `, dir))
 
 	list := settledFilters(t, s, admin)
-	for _, name := range []string{"duotone", "pixelate", "minsize", "uploadstats"} {
+	for _, name := range []string{"duotone", "pixelate", "minsize", "uploadstats", "faces"} {
 		if f := list[name]; f.State != "ready" || !f.Loaded || len(f.ContentHash) != 32 || f.Error != "" {
 			t.Fatalf("%s: %+v", name, f)
 		}
@@ -230,6 +230,48 @@ accessControl:
 			t.Fatalf("/metrics lacks %s", want)
 		}
 	}
+
+	// The faces example finds the face of pigo's test portrait at upload
+	// and writes it as a point of interest, which smartSize and
+	// gravity=faces then use.
+	t.Run("faces", func(t *testing.T) {
+		photo, err := os.ReadFile("../wasm-sdk/examples/faces/testdata/sample.jpg")
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := s.write(t, http.MethodPost, "/users/alice/images", photo, alice)
+		wantStatus(t, "portrait upload", r, http.StatusCreated)
+		var up struct{ ImageIdentifier string }
+		r.JSON(t, &up)
+		var md struct {
+			POI []struct {
+				X, Y, Width, Height int
+				Source              string
+			}
+		}
+		s.get(t, "/users/alice/images/"+up.ImageIdentifier+"/metadata", alice).JSON(t, &md)
+		if len(md.POI) != 1 || md.POI[0].Source != "faces" {
+			t.Fatalf("metadata poi %+v, want one face", md.POI)
+		}
+		if f := md.POI[0]; f.X+f.Width/2 < 130 || f.X+f.Width/2 > 190 || f.Width < 120 {
+			t.Fatalf("face %+v, want one about 200 pixels wide around x=160", f)
+		}
+		face := "/users/alice/images/" + up.ImageIdentifier + ".png"
+		r = s.get(t, face+"?t[]=smartSize:width=100,height=100", alice)
+		wantStatus(t, "smartSize", r, http.StatusOK)
+		if got := r.Header.Get("X-Service-POIs-Used"); got != "1" {
+			t.Fatalf("smartSize POIs-Used %q, want 1 (headers %v)", got, r.Header)
+		}
+		// A strip across the top: gravity=faces keeps the face's rows,
+		// north the hair and the background above them.
+		fc := s.get(t, face+"?t[]=crop:width=320,height=100,gravity=faces", alice)
+		north := s.get(t, face+"?t[]=crop:width=320,height=100,gravity=north", alice)
+		wantStatus(t, "gravity=faces", fc, http.StatusOK)
+		wantStatus(t, "gravity=north", north, http.StatusOK)
+		if bytes.Equal(fc.Body, north.Body) {
+			t.Fatal("gravity=faces cropped as north does")
+		}
+	})
 
 	// The C example, built when clang can target wasm32 (CI installs it):
 	// the ABI works from C as from Go.

@@ -97,6 +97,8 @@ func TestAnimationKeepsFrames(t *testing.T) {
 		{[]string{"resize:width=20"}, 20, 15, false, nil},
 		{[]string{"crop:width=20,height=10,x=15,y=10"}, 20, 10, false, nil},
 		{[]string{"thumbnail:width=16,height=16"}, 16, 16, false, nil},
+		{[]string{"thumbnail:width=16,height=16,gravity=attention"}, 16, 16, false, nil},
+		{[]string{"text:text=Hi,size=8,color=fff,gravity=southeast"}, 40, 30, false, nil},
 		{[]string{"rotate:angle=90"}, 30, 40, false, nil},
 		{[]string{"border:width=3,height=2,color=000"}, 46, 34, false, nil},
 		{[]string{"desaturate"}, 40, 30, true, nil},

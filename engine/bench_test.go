@@ -77,6 +77,17 @@ func BenchmarkThumbnail200(b *testing.B) { benchProcess(b, "thumbnail:width=200,
 
 func BenchmarkResizeWidth800(b *testing.B) { benchProcess(b, "resize:width=800") }
 
+// BenchmarkThumbnail200Attention is BenchmarkThumbnail200 with libvips'
+// attention smartcrop choosing the square.
+func BenchmarkThumbnail200Attention(b *testing.B) {
+	benchProcess(b, "thumbnail:width=200,height=200,gravity=attention")
+}
+
+// BenchmarkText draws a two-line caption with a box on the image.
+func BenchmarkText(b *testing.B) {
+	benchProcess(b, "text:text=vitrine\na caption,size=48,color=fff,background=000,padding=8,opacity=80,gravity=southwest,x=20,y=20")
+}
+
 func BenchmarkChain5(b *testing.B) {
 	benchProcess(b, "maxSize:width=1200", "crop:width=800,height=600,mode=center",
 		"border:width=4,height=4,color=fff", "flipHorizontally", "compress:level=75")

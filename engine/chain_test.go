@@ -200,7 +200,7 @@ func TestRegistryHasEveryTransformation(t *testing.T) {
 	t.Parallel()
 	want := strings.Fields(`autoRotate blur border canvas compress contrast convert crop desaturate drawPois
 		flipHorizontally flipVertically histogram icc level maxSize modulate progressive resize rotate sepia
-		sharpen smartSize strip thumbnail transpose transverse vignette watermark`)
+		sharpen smartSize strip text thumbnail transpose transverse vignette watermark`)
 	r := NewRegistry()
 	for _, name := range want {
 		if _, ok := r.Lookup(name); !ok {

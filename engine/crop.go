@@ -1,10 +1,11 @@
 package engine
 
 // crop extracts width x height at (x, y), or centred on one or both axes with
-// mode center, center-x or center-y.
+// mode center, center-x or center-y, or where gravity says.
 type crop struct {
 	w, h, x, y int
 	mode       string
+	gravity    gravity // "" when not given
 }
 
 func init() {
@@ -14,6 +15,7 @@ func init() {
 		intParam("x", 0, maxSide, "Left edge of the area.").def(0),
 		intParam("y", 0, maxSide, "Top edge of the area.").def(0),
 		enumParam("mode", []string{"center", "center-x", "center-y"}, "Centre the area on both axes or one, instead of x and y."),
+		enumParam("gravity", gravities, gravityDoc+" When given, it places the area and x, y and mode are ignored."),
 	))
 }
 
@@ -26,6 +28,12 @@ func parseCrop(p *Params) (Step, error) {
 	c.x = p.Int("x")
 	c.y = p.Int("y")
 	c.mode = p.Enum("mode")
+	if p.Has("gravity") {
+		c.gravity = parseGravity(p)
+	}
+	if c.gravity == "faces" {
+		return facesCrop{c}, p.Err()
+	}
 	return c, p.Err()
 }
 
@@ -49,7 +57,13 @@ func cropRect(name string, W, H, w, h, x, y int, mode string) (int, int, error) 
 
 func (c *crop) Apply(s *State) error {
 	W, H := s.Size()
-	x, y, err := cropRect("crop", W, H, c.w, c.h, c.x, c.y, c.mode)
+	var x, y int
+	var err error
+	if c.gravity == "" {
+		x, y, err = cropRect("crop", W, H, c.w, c.h, c.x, c.y, c.mode)
+	} else if _, _, err = cropRect("crop", W, H, c.w, c.h, 0, 0, ""); err == nil { // the bounds check
+		x, y, err = c.gravity.place(s, c.w, c.h)
+	}
 	if err != nil {
 		return err
 	}

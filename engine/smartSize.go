@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"encoding/json"
 	"image"
 	"math"
 	"strconv"
@@ -10,7 +9,8 @@ import (
 
 // smartSize crops around a point of interest (the `poi` parameter or the
 // first entry of the metadata `poi` list) and resizes to exactly
-// width x height; without a POI it fills and crops centred. It sets the
+// width x height; without a POI it fills and keeps the most salient area
+// (libvips' attention smartcrop; Imbo crops centred). It sets the
 // POIs-Used response header.
 type smartSize struct {
 	w, h   int
@@ -31,7 +31,7 @@ func init() {
 	register("smartSize", describe(parseSmartSize, "Crops and scales to a size around the point of interest.",
 		intParam("width", 1, maxSide, "Width in pixels.").required(),
 		intParam("height", 1, maxSide, "Height in pixels.").required(),
-		stringParam("poi", "Point of interest as x,y; default the image's metadata poi, else the centre."),
+		stringParam("poi", "Point of interest as x,y; default the image's metadata poi, else the most salient area (attention)."),
 		enumParam("crop", []string{"close", "medium", "wide", "full"}, "How tightly to crop around the point.").def("medium"),
 	))
 }
@@ -76,23 +76,7 @@ func (t *smartSize) point(env Env) (float64, float64, bool) {
 		return 0, 0, false
 	}
 	m, _ := list[0].(map[string]any)
-	num := func(k string) (float64, bool) {
-		switch v := m[k].(type) {
-		case float64:
-			return v, true
-		case int:
-			return float64(v), true
-		case int64:
-			return float64(v), true
-		case json.Number:
-			f, err := v.Float64()
-			return f, err == nil
-		case string:
-			f, err := strconv.ParseFloat(v, 64)
-			return f, err == nil
-		}
-		return 0, false
-	}
+	num := func(k string) (float64, bool) { return poiNumber(m[k]) }
 	if cx, ok := num("cx"); ok {
 		if cy, ok := num("cy"); ok {
 			return math.Trunc(cx), math.Trunc(cy), true
@@ -163,11 +147,14 @@ func (t *smartSize) Apply(s *State) error {
 	if !ok {
 		s.Headers["POIs-Used"] = "0"
 		mw, mh := t.noPOI(W, H)
-		x, y, err := cropRect("smartSize", mw, mh, t.w, t.h, 0, 0, "center")
-		if err != nil {
+		if _, _, err := cropRect("smartSize", mw, mh, t.w, t.h, 0, 0, "center"); err != nil {
 			return err
 		}
 		if err := s.resizeTo(mw, mh); err != nil {
+			return err
+		}
+		x, y, err := gravity("attention").place(s, t.w, t.h)
+		if err != nil {
 			return err
 		}
 		return s.cropTo(x, y, t.w, t.h)

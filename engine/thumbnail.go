@@ -1,11 +1,12 @@
 package engine
 
 // thumbnail fits the image into width x height: outbound (the default) fills
-// the box and crops the overflow centred, so the output is always exactly
-// w x h; inset fits inside it.
+// the box and crops the overflow where gravity says (centred by default), so
+// the output is always exactly w x h; inset fits inside it.
 type thumbnail struct {
-	w, h  int
-	inset bool
+	w, h    int
+	inset   bool
+	gravity gravity
 }
 
 func init() {
@@ -13,6 +14,7 @@ func init() {
 		intParam("width", 1, maxSide, "Width in pixels.").def(50),
 		intParam("height", 1, maxSide, "Height in pixels.").def(50),
 		enumParam("fit", []string{"outbound", "inset"}, "outbound fills and crops; inset fits inside.").def("outbound"),
+		enumParam("gravity", gravities, gravityDoc+" Only with fit=outbound.").def("centre"),
 	))
 }
 
@@ -21,6 +23,10 @@ func parseThumbnail(p *Params) (Step, error) {
 		w:     p.Int("width"),
 		h:     p.Int("height"),
 		inset: p.Enum("fit") == "inset",
+	}
+	t.gravity = parseGravity(p)
+	if t.gravity == "faces" {
+		return facesThumbnail{t}, p.Err()
 	}
 	return t, p.Err()
 }
@@ -59,7 +65,11 @@ func (t *thumbnail) Apply(s *State) error {
 	if t.inset || (nw == t.w && nh == t.h) {
 		return nil
 	}
-	return s.Image.ExtractArea((nw-t.w)/2, (nh-t.h)/2, t.w, t.h)
+	x, y, err := t.gravity.place(s, t.w, t.h)
+	if err != nil {
+		return err
+	}
+	return s.cropTo(x, y, t.w, t.h)
 }
 
 func (*thumbnail) streams() {}

@@ -1,0 +1,147 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/davidbyttow/govips/v2/vips"
+)
+
+// gravity says which part of an image a crop keeps: the centre, an edge or
+// corner (the compass points), the most interesting part as libvips'
+// smartcrop finds it (attention: skin, saturation and edges; entropy: the
+// busiest area), or the points of interest of the image's metadata (faces).
+type gravity string
+
+// gravities lists the accepted values, the default first.
+var gravities = []string{
+	"centre", "north", "northeast", "east", "southeast", "south", "southwest", "west", "northwest",
+	"attention", "entropy", "faces",
+}
+
+// gravityDoc describes the gravity parameter, the same for every user.
+const gravityDoc = "Which part to keep: centre, a compass point (north, northeast, ...), " +
+	"attention (the most salient area), entropy (the busiest area), or faces (the points of " +
+	"interest in the image's metadata poi, attention when it has none)."
+
+// parseGravity reads the gravity parameter, its declared default when absent.
+func parseGravity(p *Params) gravity {
+	return gravity(p.Enum("gravity"))
+}
+
+// compass gives, per compass gravity, the horizontal and vertical anchor:
+// 0 the left/top edge, 1 the centre, 2 the right/bottom edge.
+var compass = map[gravity][2]int{
+	"centre": {1, 1}, "north": {1, 0}, "northeast": {2, 0}, "east": {2, 1}, "southeast": {2, 2},
+	"south": {1, 2}, "southwest": {0, 2}, "west": {0, 1}, "northwest": {0, 0},
+}
+
+// place returns the top-left corner, in chain geometry, of the w x h area
+// of the state's current image (s.Size(), at least w x h) that g keeps.
+func (g gravity) place(s *State, w, h int) (int, int, error) {
+	W, H := s.Size()
+	if a, ok := compass[g]; ok {
+		return a[0] * (W - w) / 2, a[1] * (H - h) / 2, nil
+	}
+	if g == "faces" {
+		if cx, cy, ok := poiCentre(s, W, H); ok {
+			x := int(math.Round(cx - float64(w)/2))
+			y := int(math.Round(cy - float64(h)/2))
+			return min(max(x, 0), W-w), min(max(y, 0), H-h), nil
+		}
+	}
+	interesting := vips.InterestingAttention
+	if g == "entropy" {
+		interesting = vips.InterestingEntropy
+	}
+	return smartOffset(s, w, h, interesting)
+}
+
+// smartOffset runs libvips' smartcrop on a copy of the current image (which
+// may be shrunk by the decoder) and returns where it cut, in chain geometry.
+// The crop itself is left to the caller, so it goes through cropTo like any
+// other. The image is rendered to memory first: smartcrop reads it twice,
+// and a chain of streaming steps decodes its source only once, top to
+// bottom (after a thumbnail's resize that is the small image).
+func smartOffset(s *State, w, h int, interesting vips.Interesting) (int, int, error) {
+	if err := copyMemory(s.Image); err != nil {
+		return 0, 0, fmt.Errorf("smartcrop: %w", err)
+	}
+	W, H := s.Size()
+	fx, fy := s.shrunk()
+	iw, ih := s.Image.Width(), s.Image.Height()
+	cw := min(max(int(math.Round(float64(w)*fx)), 1), iw)
+	ch := min(max(int(math.Round(float64(h)*fy)), 1), ih)
+	cp, err := s.Image.Copy()
+	if err != nil {
+		return 0, 0, fmt.Errorf("smartcrop: %w", err)
+	}
+	defer cp.Close()
+	if err := cp.SmartCrop(cw, ch, interesting); err != nil {
+		return 0, 0, fmt.Errorf("smartcrop: %w", err)
+	}
+	// The cut area's output keeps its position as a negative origin hint
+	// (libvips' extract_area sets Xoffset and Yoffset so).
+	x := int(math.Round(float64(-cp.OffsetX()) / fx))
+	y := int(math.Round(float64(-cp.OffsetY()) / fy))
+	return min(max(x, 0), W-w), min(max(y, 0), H-h), nil
+}
+
+// poiCentre returns the centre of the box that holds every point of
+// interest of the image's metadata, scaled from the stored image's size to
+// W x H; ok is false when the metadata has none.
+func poiCentre(s *State, W, H int) (cx, cy float64, ok bool) {
+	list, _ := s.Env.Metadata["poi"].([]any)
+	x0, y0, x1, y1 := math.Inf(1), math.Inf(1), math.Inf(-1), math.Inf(-1)
+	for _, e := range list {
+		m, _ := e.(map[string]any)
+		bx, by, bw, bh, found := poiBox(m)
+		if !found {
+			continue
+		}
+		ok = true
+		x0, y0 = math.Min(x0, bx), math.Min(y0, by)
+		x1, y1 = math.Max(x1, bx+bw), math.Max(y1, by+bh)
+	}
+	if !ok || s.OrigWidth <= 0 || s.OrigHeight <= 0 {
+		return 0, 0, false
+	}
+	sx, sy := float64(W)/float64(s.OrigWidth), float64(H)/float64(s.OrigHeight)
+	return (x0 + x1) / 2 * sx, (y0 + y1) / 2 * sy, true
+}
+
+// poiBox reads one metadata poi entry as a box: {x,y,width,height}, or a
+// point {cx,cy} or {x,y} as an empty box.
+func poiBox(m map[string]any) (x, y, w, h float64, ok bool) {
+	if cx, okx := poiNumber(m["cx"]); okx {
+		if cy, oky := poiNumber(m["cy"]); oky {
+			return cx, cy, 0, 0, true
+		}
+	}
+	x, okx := poiNumber(m["x"])
+	y, oky := poiNumber(m["y"])
+	if !okx || !oky {
+		return 0, 0, 0, 0, false
+	}
+	w, okw := poiNumber(m["width"])
+	h, okh := poiNumber(m["height"])
+	if !okw || !okh || w < 0 || h < 0 {
+		w, h = 0, 0
+	}
+	return x, y, w, h, true
+}
+
+// facesThumbnail and facesCrop are thumbnail and crop with gravity=faces:
+// they read the image's metadata, so the chain asks for it.
+type (
+	facesThumbnail struct{ *thumbnail }
+	facesCrop      struct{ *crop }
+)
+
+func (facesThumbnail) readsMetadata() {}
+func (facesCrop) readsMetadata()      {}
+
+var (
+	_ loadHinter = facesThumbnail{}
+	_ streamer   = facesCrop{}
+)
