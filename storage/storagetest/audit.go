@@ -21,8 +21,14 @@ func testAudit(t *testing.T, db *storage.DB) {
 	}{
 		{"key.create", "k1", func() error { _, err := db.PutKey(cli, storage.Key{PublicKey: "k1", PrivateKey: "p"}); return err }},
 		{"key.update", "k1", func() error { _, err := db.PutKey(api, storage.Key{PublicKey: "k1", PrivateKey: "q"}); return err }},
-		{"group.create", "g1", func() error { _, err := db.PutGroup(cli, storage.Group{Name: "g1", Resources: []string{"image.get"}}); return err }},
-		{"group.update", "g1", func() error { _, err := db.PutGroup(api, storage.Group{Name: "g1", Resources: []string{"image.head"}}); return err }},
+		{"group.create", "g1", func() error {
+			_, err := db.PutGroup(cli, storage.Group{Name: "g1", Resources: []string{"image.get"}})
+			return err
+		}},
+		{"group.update", "g1", func() error {
+			_, err := db.PutGroup(api, storage.Group{Name: "g1", Resources: []string{"image.head"}})
+			return err
+		}},
 		{"rule.create", "k1", func() error {
 			_, err := db.AddRules(api, "k1", []storage.Rule{{Group: "g1", Users: []string{"u"}}})
 			return err

@@ -48,6 +48,7 @@ func TestDBWithSecret(t *testing.T, open func(t *testing.T) *storage.DB, openSec
 		{"RulesCascade", testRulesCascade},
 		{"Sessions", testSessions},
 		{"Audit", testAudit},
+		{"Usage", testUsage},
 		{"ListHitsFollowWrites", testListHits},
 		{"VariantCache", testVariantCache},
 		{"VariantCacheLRU", testVariantCacheLRU},
