@@ -117,3 +117,17 @@ func (db *DB) KeyNames(ctx context.Context) ([]string, error) {
 	}
 	return names, nil
 }
+
+// KeysCreated returns the creation time of every stored key made since
+// migration step 10, by public key.
+func (db *DB) KeysCreated(ctx context.Context) (map[string]time.Time, error) {
+	var rows []keyRow
+	if err := db.bun.NewSelect().Model(&rows).Column("public_key", "created").Where("created > 0").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("storage: key creation times: %w", err)
+	}
+	out := make(map[string]time.Time, len(rows))
+	for _, r := range rows {
+		out[r.PublicKey] = createdTime(r.Created)
+	}
+	return out, nil
+}

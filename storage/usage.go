@@ -223,3 +223,22 @@ func (u *Usage) purge(ctx context.Context, onError func(error)) {
 		onError(err)
 	}
 }
+
+// UsageLast returns, per label of metric, the time of the latest flush
+// that counted it (for key.requests: when each key was last used).
+func (db *DB) UsageLast(ctx context.Context, metric string) (map[string]time.Time, error) {
+	var rows []struct {
+		Label string `bun:"label"`
+		Last  int64  `bun:"last"`
+	}
+	err := db.bun.NewSelect().Model((*usageRow)(nil)).Column("label").ColumnExpr("MAX(last) AS last").
+		Where("metric = ?", metric).Group("label").Scan(ctx, &rows)
+	if err != nil {
+		return nil, fmt.Errorf("storage: last use of %s: %w", metric, err)
+	}
+	out := make(map[string]time.Time, len(rows))
+	for _, r := range rows {
+		out[r.Label] = time.UnixMicro(r.Last).UTC()
+	}
+	return out, nil
+}
