@@ -814,7 +814,9 @@ each also takes --config FILE and --data DIR, the same as serve
 
 // runKeys is `vitrine keys`: it manages the key pairs and access rules
 // stored in the database, with no server running.
-func runKeys(args []string) error { return quietHelp(keysCommand(storage.WithActor(context.Background(), storage.Actor{Key: "cli"}), args)) }
+func runKeys(args []string) error {
+	return quietHelp(keysCommand(storage.WithActor(context.Background(), storage.Actor{Key: "cli"}), args))
+}
 
 func keysCommand(ctx context.Context, args []string) error {
 	if len(args) == 0 {
