@@ -170,3 +170,69 @@ func sortedUsers(bytes map[string]int64) []string {
 	})
 	return names
 }
+
+// sparkView is a key's requests per day as a small bar chart.
+type sparkView struct {
+	Label string
+	Bars  []chartBar
+	Total int64
+}
+
+// sparkDays is how many days a key's sparkline covers.
+const sparkDays = 14
+
+// keyUsage adds created, last used and requests per day to the keys, when
+// the key may read the usage counters.
+func (q *request) keyUsage(ctx context.Context, keys []keyRow) error {
+	if !q.mayAny("usage.get") || len(keys) == 0 {
+		return nil
+	}
+	rows, err := q.usage(ctx, "key.requests", sparkDays)
+	if err != nil {
+		if _, denied := denial(err); denied {
+			return nil
+		}
+		return err
+	}
+	days := lastDays(q.ui.cfg.Now(), sparkDays)
+	for i := range keys {
+		k := &keys[i]
+		k.Usage = true
+		if t, ok := rows.Keys[k.PublicKey]; ok {
+			k.Created, k.LastUsed = shortTime(t.Created), shortTime(t.LastUsed)
+		}
+		vals := rows.perDay(days, func(l string) bool { return l == k.PublicKey })
+		k.Spark = spark(k.PublicKey, days, vals)
+	}
+	return nil
+}
+
+// shortTime writes an RFC 3339 time as "2006-01-02 15:04", or "—".
+func shortTime(s string) string {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return "—"
+	}
+	return t.UTC().Format("2006-01-02 15:04")
+}
+
+// spark lays out a sparkline of 140 × 24.
+func spark(name string, days []string, vals []float64) sparkView {
+	v := sparkView{}
+	top := 0.0
+	for _, x := range vals {
+		top = max(top, x)
+		v.Total += int64(x)
+	}
+	v.Label = strconv.FormatInt(v.Total, 10) + " requests by " + name + " in the last " + strconv.Itoa(len(days)) + " days"
+	if top == 0 {
+		return v
+	}
+	w := 140.0 / float64(len(vals))
+	for i, x := range vals {
+		h := 22 * x / top
+		v.Bars = append(v.Bars, chartBar{X: f(float64(i)*w + 1), Y: f(24 - h), W: f(w - 2), H: f(h),
+			Tip: days[i] + ": " + strconv.FormatFloat(x, 'f', 0, 64)})
+	}
+	return v
+}
