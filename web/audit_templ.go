@@ -57,7 +57,7 @@ func auditPage(v auditView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "\" class=\"filters card\" role=\"search\" aria-label=\"Filter the audit log\"><div class=\"filter-fields\"><div class=\"field\"><label for=\"a-actor\">Key</label> <input id=\"a-actor\" name=\"actor\" value=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "\" class=\"card audit-filters\" role=\"search\" aria-label=\"Filter the audit log\"><div class=\"filter-fields\"><div class=\"field\"><label for=\"a-actor\">Key</label> <input id=\"a-actor\" name=\"actor\" value=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

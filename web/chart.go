@@ -73,18 +73,22 @@ const (
 // f formats a coordinate.
 func f(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 
-// niceMax rounds m up to 1, 2 or 5 times a power of ten.
+// niceMax is the top of the axis for the largest value m: four grid
+// steps of 1, 2, 2.5 or 5 times a power of ten (whole numbers for counts of at
+// least 4), so every tick label is round.
 func niceMax(m float64) float64 {
 	if m <= 0 {
-		return 1
+		return 4
 	}
-	p := math.Pow(10, math.Floor(math.Log10(m)))
-	for _, s := range []float64{1, 2, 5, 10} {
-		if m <= s*p {
-			return s * p
+	step := m / 4
+	p := math.Pow(10, math.Floor(math.Log10(step)))
+	for _, s := range []float64{1, 2, 2.5, 5, 10} {
+		// 2.5 only where it stays whole (250, not 2.5), for counts.
+		if step <= s*p && (s != 2.5 || p >= 10) {
+			return 4 * s * p
 		}
 	}
-	return 10 * p
+	return 40 * p
 }
 
 // layoutChart turns a spec into coordinates.

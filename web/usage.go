@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -200,6 +201,7 @@ func (q *request) keyUsage(ctx context.Context, keys []keyRow) error {
 		k.Usage = true
 		if t, ok := rows.Keys[k.PublicKey]; ok {
 			k.Created, k.LastUsed = shortTime(t.Created), shortTime(t.LastUsed)
+			k.Created, _, _ = strings.Cut(k.Created, " ")
 		}
 		vals := rows.perDay(days, func(l string) bool { return l == k.PublicKey })
 		k.Spark = spark(k.PublicKey, days, vals)
