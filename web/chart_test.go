@@ -35,3 +35,17 @@ func TestChartLayout(t *testing.T) {
 		t.Error("a chart of zeros is not marked empty")
 	}
 }
+
+func TestBrowserName(t *testing.T) {
+	cases := map[string]string{
+		"Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/120.0 Safari/537.36":    "Chrome on Linux",
+		"Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 Version/17.0 Mobile Safari/604.1": "Safari on iOS",
+		"Mozilla/5.0 (Windows NT 10.0; Win64; x64; rv:120.0) Gecko/20100101 Firefox/120.0":                             "Firefox on Windows",
+		"Go-http-client/1.1": "Go-http-client/1.1",
+	}
+	for ua, want := range cases {
+		if got := browserName(ua); got != want {
+			t.Errorf("browserName(%q) = %q, want %q", ua, got, want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -25,7 +26,8 @@ type sessionsView struct {
 }
 
 type sessionRow struct {
-	ID, Created, Seen, Addr, UserAgent string
+	// Browser names the user agent briefly ("Chrome on Linux").
+	ID, Created, Seen, Addr, UserAgent, Browser string
 	Current                            bool
 	Action                             string
 }
@@ -46,7 +48,7 @@ func (u *UI) sessionsPage(q *request) error {
 				return // expired, removed at the next sign-in
 			}
 			v.Sessions = append(v.Sessions, sessionRow{ID: id[:16], Created: created.UTC().Format("2006-01-02 15:04"),
-				Seen: ago(now.Sub(seen)), Addr: addr, UserAgent: ua, Current: id == q.sess.IDHash,
+				Seen: ago(now.Sub(seen)), Addr: addr, UserAgent: ua, Browser: browserName(ua), Current: id == q.sess.IDHash,
 				Action: q.path("/sessions/" + id[:16] + "/signout")})
 		})
 		if err != nil {
@@ -111,4 +113,28 @@ func (u *UI) signOutEverywhere(q *request) error {
 	http.SetCookie(q.w, u.cookie(q.r, sessionCookie, "", -1))
 	http.Redirect(q.w, q.r, u.cfg.Prefix+"/signin?out=all", http.StatusSeeOther)
 	return nil
+}
+
+// browserName names a user agent briefly: the first known browser and
+// system it mentions, or the start of the string.
+func browserName(ua string) string {
+	name := ""
+	for _, b := range [][2]string{{"Edg/", "Edge"}, {"Firefox/", "Firefox"}, {"Chrome/", "Chrome"}, {"Safari/", "Safari"}, {"curl/", "curl"}} {
+		if strings.Contains(ua, b[0]) {
+			name = b[1]
+			break
+		}
+	}
+	for _, s := range [][2]string{{"Android", "Android"}, {"iPhone", "iOS"}, {"iPad", "iPadOS"}, {"Windows", "Windows"}, {"Mac OS X", "macOS"}, {"Linux", "Linux"}} {
+		if name != "" && strings.Contains(ua, s[0]) {
+			return name + " on " + s[1]
+		}
+	}
+	if name != "" {
+		return name
+	}
+	if len(ua) > 40 {
+		return strings.ToValidUTF8(ua[:40], "") + "…"
+	}
+	return ua
 }
