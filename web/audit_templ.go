@@ -457,7 +457,7 @@ func auditPage(v auditView) templ.Component {
 // that kind of thing.
 func actionLabel(a string) string {
 	if a[len(a)-1] == '.' {
-		return "every " + a[:len(a)-1] + " change"
+		return a + "* (every " + a[:len(a)-1] + " change)"
 	}
 	return a
 }
