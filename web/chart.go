@@ -27,6 +27,9 @@ type chartSpec struct {
 	Series []chartSeries
 	// Format writes a value ("1.2 MB", "87 %"); default a whole number.
 	Format func(float64) string
+	// Binary steps the axis in powers of 1024 (for bytes), so the ticks
+	// read 256 KiB rather than 244.1 KiB.
+	Binary bool
 }
 
 // chartView is a chart laid out for the template: coordinates in the
@@ -108,6 +111,9 @@ func layoutChart(s chartSpec) chartView {
 	}
 	v.Empty = len(s.Labels) == 0 || !any
 	top := niceMax(max)
+	if s.Binary {
+		top = niceBinaryMax(max)
+	}
 	y := func(x float64) float64 { return chartTop + chartPlotH*(1-x/top) }
 	for i := 0; i <= 4; i++ {
 		val := top * float64(i) / 4
@@ -154,4 +160,14 @@ func at(values []float64, i int) float64 {
 		return values[i]
 	}
 	return 0
+}
+
+// niceBinaryMax is niceMax in the binary unit (B, KiB, MiB, ...) that m
+// falls in.
+func niceBinaryMax(m float64) float64 {
+	unit := 1.0
+	for m/unit >= 1024 {
+		unit *= 1024
+	}
+	return niceMax(m/unit) * unit
 }

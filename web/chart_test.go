@@ -49,3 +49,11 @@ func TestBrowserName(t *testing.T) {
 		}
 	}
 }
+
+func TestNiceBinaryMax(t *testing.T) {
+	for m, want := range map[float64]float64{561: 800, 36352: 40 * 1024, 3 << 20: 4 << 20} {
+		if got := niceBinaryMax(m); got != want {
+			t.Errorf("niceBinaryMax(%v) = %v, want %v", m, got, want)
+		}
+	}
+}

@@ -101,7 +101,7 @@ func (q *request) overviewCharts(ctx context.Context, bytesByUser map[string]int
 	charts := []chartSpec{
 		{ID: "c-uploads", Title: "Uploads per day", Labels: labels, Series: []chartSeries{{"Uploads", uploads}}},
 		{ID: "c-bytes", Title: "Bytes uploaded per day", Labels: labels, Series: []chartSeries{{"Bytes", bytes}},
-			Format: func(v float64) string { return humanBytes(int64(v)) }},
+			Format: func(v float64) string { return humanBytes(int64(v)) }, Binary: true},
 		{ID: "c-hits", Title: "Variant cache hit rate", Lines: true, Labels: labels, Series: []chartSeries{{"Hit rate", rate}},
 			Format: func(v float64) string { return strconv.FormatFloat(v, 'f', 0, 64) + " %" }},
 		{ID: "c-render", Title: "Average render time of a cache miss", Labels: labels, Series: []chartSeries{{"Render time", ms}},
@@ -121,7 +121,7 @@ func (q *request) overviewCharts(ctx context.Context, bytesByUser map[string]int
 			vals[i] = float64(bytesByUser[n])
 		}
 		charts = append(charts, chartSpec{ID: "c-storage", Title: "Storage per user", Labels: names,
-			Series: []chartSeries{{"Bytes", vals}}, Format: func(v float64) string { return humanBytes(int64(v)) }})
+			Series: []chartSeries{{"Bytes", vals}}, Format: func(v float64) string { return humanBytes(int64(v)) }, Binary: true})
 	}
 	out := make([]chartView, len(charts))
 	for i, c := range charts {
