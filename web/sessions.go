@@ -28,8 +28,8 @@ type sessionsView struct {
 type sessionRow struct {
 	// Browser names the user agent briefly ("Chrome on Linux").
 	ID, Created, Seen, Addr, UserAgent, Browser string
-	Current                            bool
-	Action                             string
+	Current                                     bool
+	Action                                      string
 }
 
 // sessionsPage shows the key's active sessions: where and when each
