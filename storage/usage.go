@@ -143,12 +143,14 @@ type Usage struct {
 
 type usageKey struct{ day, metric, label string }
 
-// NewUsage returns a Usage on db; Run flushes it.
+// NewUsage returns a Usage on db; Run flushes it. A zero or negative
+// duration in cfg (which Validate reports) takes its default, so a wrong
+// setting can neither purge the whole audit log nor stop the flushes.
 func NewUsage(db *DB, cfg UsageConfig) *Usage {
-	if cfg.Retention == 0 {
+	if cfg.Retention <= 0 {
 		cfg.Retention = 90 * 24 * time.Hour
 	}
-	if cfg.Flush == 0 {
+	if cfg.Flush <= 0 {
 		cfg.Flush = 5 * time.Second
 	}
 	return &Usage{db: db, cfg: cfg, pending: map[usageKey]int64{}}
