@@ -222,6 +222,8 @@ type fileConfig struct {
 	StorageTimeout time.Duration `yaml:"storageTimeout"`
 	// BlobQueue tunes the collector that deletes queued blobs.
 	BlobQueue storage.CollectorConfig `yaml:"blobQueue"`
+	// Audit sets how long the audit log is kept (audit.retention).
+	Audit storage.UsageConfig `yaml:"audit"`
 	// DatabaseMaxConns caps connections to a PostgreSQL or MySQL server per
 	// instance (default: no cap, 16 kept idle).
 	DatabaseMaxConns int `yaml:"databaseMaxConns"`
@@ -569,7 +571,8 @@ func serve(args []string) error {
 		return err
 	}
 	go collector.Run(ctx, func(err error) { log.Warn("blob queue", "err", err) })
-	deps := api.Deps{DB: st.db, Blobs: st.blobs, Engine: eng, Logger: log, Variants: variants, Collector: collector}
+	deps := api.Deps{DB: st.db, Blobs: st.blobs, Engine: eng, Logger: log, Variants: variants, Collector: collector, Usage: storage.NewUsage(st.db, st.cfg.Audit)}
+	go deps.Usage.Run(ctx, func(err error) { log.Warn("usage counters", "err", err) })
 	if boolOrTrue(st.cfg.AccessLog) {
 		deps.AccessLog = log
 	}
@@ -811,7 +814,9 @@ each also takes --config FILE and --data DIR, the same as serve
 
 // runKeys is `vitrine keys`: it manages the key pairs and access rules
 // stored in the database, with no server running.
-func runKeys(args []string) error { return quietHelp(keysCommand(context.Background(), args)) }
+func runKeys(args []string) error {
+	return quietHelp(keysCommand(storage.WithActor(context.Background(), storage.Actor{Key: "cli"}), args))
+}
 
 func keysCommand(ctx context.Context, args []string) error {
 	if len(args) == 0 {

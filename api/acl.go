@@ -38,6 +38,8 @@ var (
 		"groups.get", "groups.head", "groups.post", "groups.options",
 		"group.get", "group.head", "group.put", "group.delete", "group.options",
 		"filters.get", "filters.head", "filters.post", "filters.options",
+		"audit.get", "audit.head", "audit.options",
+		"usage.get", "usage.head", "usage.options",
 	)
 	builtinGroups = map[string][]string{
 		"read-only":  readOnlyResources,

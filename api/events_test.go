@@ -65,7 +65,7 @@ func TestEventsFired(t *testing.T) {
 		"/users/alice/images/abc/metadata", "/users/alice/images/abc/meta.json",
 		"/users/alice/images/abc/shorturls", "/users/alice/images/abc/shorturls/abcdefg",
 		"/images", "/groups", "/groups/g", "/filters", "/filters/reload",
-		"/keys", "/keys/k", "/keys/k/access", "/keys/k/access/1",
+		"/keys", "/keys/k", "/keys/k/access", "/keys/k/access/1", "/audit", "/usage",
 		"/nowhere", "/users/alice/images/abc/unknown",
 	}
 	methods := []string{"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "SEARCH", "PATCH", "BREW"}

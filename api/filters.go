@@ -39,6 +39,9 @@ func (s *Server) reloadFilters(c *call) error {
 		if list, err = s.filters.ReloadFilters(context.WithoutCancel(c.ctx())); err != nil {
 			return &Error{Status: http.StatusInternalServerError, Msg: "Filter reload failed", err: err}
 		}
+		if err := s.auditLog.RecordAudit(context.WithoutCancel(c.ctx()), "filters.reload", "filters", nil); err != nil {
+			return err
+		}
 	}
 	return c.writeJSON(map[string]any{"filters": list}, out{cache: cacheNone})
 }

@@ -42,6 +42,8 @@ type env struct {
 	// coll deletes queued blobs when a test calls drain; it does not run
 	// by itself, so what a test sees queued stays until then.
 	coll *storage.Collector
+	// usage counts requests; a test calls its Flush to read the counts.
+	usage *storage.Usage
 }
 
 // drain deletes every queued blob now.
@@ -102,7 +104,8 @@ func newEnv(t *testing.T, cfg api.Config) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := api.New(cfg, api.Deps{DB: db, Blobs: blobs, Engine: eng, Collector: coll})
+	usage := storage.NewUsage(db, storage.UsageConfig{})
+	srv, err := api.New(cfg, api.Deps{DB: db, Blobs: blobs, Engine: eng, Collector: coll, Usage: usage})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +115,7 @@ func newEnv(t *testing.T, cfg api.Config) *env {
 		blobs.Close()
 		db.Close()
 	})
-	return &env{t: t, url: hs.URL, db: db, blobs: blobs, dir: dir, srv: srv, coll: coll}
+	return &env{t: t, url: hs.URL, db: db, blobs: blobs, dir: dir, srv: srv, coll: coll, usage: usage}
 }
 
 func hmacHex(key, data string) string {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/vitrine/vitrine/engine"
 	"github.com/vitrine/vitrine/storage"
@@ -76,10 +77,12 @@ func (s *Server) serveImage(c *call, img storage.Image, chain engine.Chain, form
 		}
 		return c.writeBody(data, img.Mime, o)
 	}
+	renderStart := time.Now()
 	v, hit, err := s.variant(c.ctx(), img, chain, format)
 	if err != nil {
 		return err
 	}
+	s.countVariant(hit, time.Since(renderStart))
 	cacheResult := "Miss"
 	if hit {
 		cacheResult = "Hit"

@@ -221,6 +221,9 @@ func (s *Server) storeImage(ctx context.Context, img *storage.Image, data []byte
 	}
 	if !created {
 		s.collector.Wake() // a concurrent upload of the same bytes won
+	} else {
+		s.usage.Add(storage.MetricUploads, img.User, 1)
+		s.usage.Add(storage.MetricUploadBytes, img.User, img.Size)
 	}
 	return created, nil
 }

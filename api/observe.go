@@ -81,7 +81,7 @@ func (s *Server) begin(w http.ResponseWriter, r *http.Request) (http.ResponseWri
 		id = s.ids.next()
 	}
 	w.Header().Set("X-Request-Id", id)
-	if s.metrics == nil && s.accessLog == nil {
+	if s.metrics == nil && s.accessLog == nil && s.usage == nil {
 		return w, nil, id
 	}
 	if s.metrics != nil {

@@ -37,6 +37,9 @@ type Deps struct {
 	Metrics *Metrics
 	// AccessLog, when set, gets one line per request (with its X-Request-Id).
 	AccessLog *slog.Logger
+	// Usage, when set, counts requests per key and status, uploads and
+	// variant cache results per day (GET /usage and the admin UI's charts).
+	Usage *storage.Usage
 }
 
 // Server is the REST interface as an http.Handler.
@@ -52,6 +55,7 @@ type Server struct {
 	draining   atomic.Bool
 	metrics    *Metrics
 	accessLog  *slog.Logger
+	usage      *storage.Usage
 	ids        *requestIDs
 	engine     *engine.Engine
 	filters    FilterAdmin
@@ -83,7 +87,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, stores: newStores(d.DB), blobs: d.Blobs, dbHealth: d.DB, blobHealth: d.Blobs,
 		engine: d.Engine, filters: d.Filters, log: d.Logger, now: d.Now, Bus: &Bus{},
-		metrics: d.Metrics, accessLog: d.AccessLog, ids: newRequestIDs()}
+		metrics: d.Metrics, accessLog: d.AccessLog, usage: d.Usage, ids: newRequestIDs()}
 	s.acl = newAccessControl(cfg.AccessControl, d.DB)
 	s.collector = noWaker{}
 	if d.Collector != nil {
@@ -152,6 +156,8 @@ func (s *Server) buildRoutes() []*route {
 		r("accessrules", "/keys/{pk}/access", true, map[string]handler{"GET": s.listRules, "POST": s.postRules}),
 		r("accessrule", "/keys/{pk}/access/{rule}", true, map[string]handler{
 			"GET": s.getRule, "DELETE": s.deleteRule}),
+		r("audit", "/audit", true, map[string]handler{"GET": s.getAudit}),
+		r("usage", "/usage", true, map[string]handler{"GET": s.getUsage}),
 	}
 }
 
@@ -177,6 +183,9 @@ type call struct {
 	// resource runs (eventdata.go).
 	upload upload
 	doc    metadataDoc
+	// authed is set once the listeners let the call through: its changes
+	// are recorded as made by publicKey, and it counts as the key's use.
+	authed bool
 }
 
 // event is the `<resource>.<method>` name of the call.
@@ -201,6 +210,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		route = c.route.name
 	}
 	s.end(rec, r, route, id, start)
+	s.countRequest(c, rec)
 }
 
 func (s *Server) serve(c *call) error {
@@ -231,6 +241,7 @@ func (s *Server) serve(c *call) error {
 	if err := s.Bus.Fire(c.r.Context(), ev); err != nil {
 		return err
 	}
+	c.setActor()
 	return h(c)
 }
 

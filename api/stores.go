@@ -105,10 +105,11 @@ type stores struct {
 	rules     ruleWriter
 	groups    groupStore
 	keyNames  keyLister
+	auditLog  auditStore
 }
 
 func newStores(db *storage.DB) stores {
-	return stores{images: db, listing: db, metadata: db, shortURLs: db, stats: db, keys: db, rules: db, groups: db, keyNames: db}
+	return stores{images: db, listing: db, metadata: db, shortURLs: db, stats: db, keys: db, rules: db, groups: db, keyNames: db, auditLog: db}
 }
 
 var (

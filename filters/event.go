@@ -70,6 +70,7 @@ const (
 var eventNames = []string{
 	"accessrule.delete", "accessrule.get", "accessrule.head",
 	"accessrules.get", "accessrules.head", "accessrules.post",
+	"audit.get", "audit.head",
 	"filters.get", "filters.head", "filters.post",
 	"globalimages.get", "globalimages.head",
 	"globalshorturl.get", "globalshorturl.head",
@@ -85,6 +86,7 @@ var eventNames = []string{
 	"stats.get", "stats.head",
 	"status.get", "status.head",
 	"transformations.get", "transformations.head",
+	"usage.get", "usage.head",
 	"user.get", "user.head",
 }
 

@@ -284,8 +284,9 @@ func (db *DB) insertIgnore(q *bun.InsertQuery, col string) *bun.InsertQuery {
 }
 
 // upsert inserts row (a model with a primary key), or updates column of
-// the existing row; created tells which.
-func (db *DB) upsert(ctx context.Context, row any, keyCol, column string) (created bool, err error) {
+// the existing row; created tells which. ev is recorded in the audit log
+// with ".create" or ".update" appended to its action.
+func (db *DB) upsert(ctx context.Context, row any, keyCol, column string, ev auditEvent) (created bool, err error) {
 	err = db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		res, err := db.insertIgnore(tx.NewInsert().Model(row), keyCol).Exec(ctx)
 		if err != nil {
@@ -297,25 +298,36 @@ func (db *DB) upsert(ctx context.Context, row any, keyCol, column string) (creat
 		}
 		if n > 0 {
 			created = true
-			return nil
+			ev.action += ".create"
+			return db.audit(ctx, tx, ev)
 		}
-		_, err = tx.NewUpdate().Model(row).Column(column).WherePK().Exec(ctx)
-		return err
+		if _, err = tx.NewUpdate().Model(row).Column(column).WherePK().Exec(ctx); err != nil {
+			return err
+		}
+		ev.action += ".update"
+		return db.audit(ctx, tx, ev)
 	})
 	return created, err
 }
 
 // deleteWithRules deletes the row of model whose col equals value, then the
 // access rules whose ruleCol equals it, in one transaction; ErrNotExist when
-// no row matched. The parent goes first so that its row lock orders this
-// after any AddRules holding it, and the rule delete sees those rules.
-func (db *DB) deleteWithRules(ctx context.Context, model any, col, ruleCol, value string) error {
+// no row matched; ev goes in the audit log. The parent goes first so that
+// its row lock orders this after any AddRules holding it, and the rule
+// delete sees those rules.
+func (db *DB) deleteWithRules(ctx context.Context, model any, col, ruleCol, value string, ev auditEvent) error {
 	return db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		if err := deleted(tx.NewDelete().Model(model).Where("? = ?", bun.Ident(col), value).Exec(ctx)); err != nil {
 			return err
 		}
-		_, err := tx.NewDelete().Model((*ruleRow)(nil)).Where("? = ?", bun.Ident(ruleCol), value).Exec(ctx)
-		return err
+		res, err := tx.NewDelete().Model((*ruleRow)(nil)).Where("? = ?", bun.Ident(ruleCol), value).Exec(ctx)
+		if err != nil {
+			return err
+		}
+		if n, err := affected(res); err == nil && n > 0 {
+			ev.detail = map[string]any{"rulesDeleted": n}
+		}
+		return db.audit(ctx, tx, ev)
 	})
 }
 

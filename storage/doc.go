@@ -57,7 +57,9 @@
 // Steps in use: 1 initial schema (schema.go), 2 image version counter, 3
 // variant cache table, 4 listing indexes, 5 admin UI sessions, 6 per-user
 // image counts and descending listing indexes, 7 blob deletion queue, 8
-// image blob tokens, 9 variant blob tokens. To add step N, add one file,
+// image blob tokens, 9 variant blob tokens, 10 audit log, usage counters,
+// key creation time and session address (audit.go, usage.go). To add step
+// N, add one file,
 // stepNNNN_what.go, that registers it:
 //
 //	func init() {

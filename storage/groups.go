@@ -58,7 +58,8 @@ func (db *DB) PutGroup(ctx context.Context, g Group) (created bool, err error) {
 		return false, err
 	}
 	row := &groupRow{Name: g.Name, Resources: encodeList(g.Resources)}
-	created, err = db.upsert(ctx, row, "name", "resources")
+	created, err = db.upsert(ctx, row, "name", "resources",
+		auditEvent{action: "group", target: g.Name, detail: map[string]any{"resources": g.Resources}})
 	if err != nil {
 		return false, fmt.Errorf("storage: put group %s: %w", g.Name, err)
 	}
@@ -67,7 +68,8 @@ func (db *DB) PutGroup(ctx context.Context, g Group) (created bool, err error) {
 
 // DeleteGroup deletes a group and every rule that uses it.
 func (db *DB) DeleteGroup(ctx context.Context, name string) error {
-	err := db.deleteWithRules(ctx, (*groupRow)(nil), "name", "group_name", name)
+	err := db.deleteWithRules(ctx, (*groupRow)(nil), "name", "group_name", name,
+		auditEvent{action: "group.delete", target: name})
 	if err != nil {
 		return fmt.Errorf("storage: delete group %s: %w", name, err)
 	}

@@ -140,6 +140,10 @@ func (db *DB) CommitImage(ctx context.Context, img *Image, res Reservation) (cre
 				return err
 			}
 		}
+		if err := db.audit(ctx, tx, auditEvent{"image.create", img.User + "/" + img.Identifier,
+			map[string]any{"bytes": img.Size, "mime": img.Mime, "width": img.Width, "height": img.Height}}); err != nil {
+			return err
+		}
 		return db.addCount(ctx, tx, img.User, 1, img.Size)
 	})
 	if errors.Is(err, ErrReservationLost) {
@@ -196,6 +200,9 @@ func (db *DB) DeleteImage(ctx context.Context, user, id string) error {
 			return err
 		}
 		if err := db.addCount(ctx, tx, user, -1, -row.Size); err != nil {
+			return err
+		}
+		if err := db.audit(ctx, tx, auditEvent{"image.delete", user + "/" + id, map[string]any{"bytes": row.Size}}); err != nil {
 			return err
 		}
 		// The foreign keys cascade too; these deletes keep the behaviour

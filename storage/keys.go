@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/uptrace/bun"
 )
@@ -15,6 +16,15 @@ type keyRow struct {
 
 	PublicKey  string `bun:"public_key,pk"`
 	PrivateKey string `bun:"private_key"`
+	Created    int64  `bun:"created"` // unix microseconds, 0 when unknown
+}
+
+// createdTime reads a stored creation time; 0 is unknown.
+func createdTime(v int64) time.Time {
+	if v == 0 {
+		return time.Time{}
+	}
+	return time.UnixMicro(v).UTC()
 }
 
 // Key returns a key pair. With Options.Secret the private key is decrypted;
@@ -32,7 +42,7 @@ func (db *DB) Key(ctx context.Context, publicKey string) (Key, error) {
 	if err != nil {
 		return Key{}, fmt.Errorf("storage: key %s: %w", publicKey, err)
 	}
-	return Key{PublicKey: row.PublicKey, PrivateKey: priv}, nil
+	return Key{PublicKey: row.PublicKey, PrivateKey: priv, Created: createdTime(row.Created)}, nil
 }
 
 // RawPrivateKey returns the private key exactly as stored (encrypted when
@@ -63,8 +73,8 @@ func (db *DB) PutKey(ctx context.Context, k Key) (created bool, err error) {
 	if err != nil {
 		return false, fmt.Errorf("storage: key %s: %w", k.PublicKey, err)
 	}
-	row := &keyRow{PublicKey: k.PublicKey, PrivateKey: stored}
-	created, err = db.upsert(ctx, row, "public_key", "private_key")
+	row := &keyRow{PublicKey: k.PublicKey, PrivateKey: stored, Created: time.Now().UnixMicro()}
+	created, err = db.upsert(ctx, row, "public_key", "private_key", auditEvent{action: "key", target: k.PublicKey})
 	if err != nil {
 		return false, fmt.Errorf("storage: put key %s: %w", k.PublicKey, err)
 	}
@@ -73,7 +83,8 @@ func (db *DB) PutKey(ctx context.Context, k Key) (created bool, err error) {
 
 // DeleteKey deletes a key pair and its rules.
 func (db *DB) DeleteKey(ctx context.Context, publicKey string) error {
-	err := db.deleteWithRules(ctx, (*keyRow)(nil), "public_key", "public_key", publicKey)
+	err := db.deleteWithRules(ctx, (*keyRow)(nil), "public_key", "public_key", publicKey,
+		auditEvent{action: "key.delete", target: publicKey})
 	if err != nil {
 		return fmt.Errorf("storage: delete key %s: %w", publicKey, err)
 	}
@@ -92,7 +103,7 @@ func (db *DB) Keys(ctx context.Context) ([]Key, error) {
 		if err != nil {
 			return nil, fmt.Errorf("storage: key %s: %w", r.PublicKey, err)
 		}
-		keys[i] = Key{PublicKey: r.PublicKey, PrivateKey: priv}
+		keys[i] = Key{PublicKey: r.PublicKey, PrivateKey: priv, Created: createdTime(r.Created)}
 	}
 	return keys, nil
 }
@@ -105,4 +116,18 @@ func (db *DB) KeyNames(ctx context.Context) ([]string, error) {
 		return nil, fmt.Errorf("storage: key names: %w", err)
 	}
 	return names, nil
+}
+
+// KeysCreated returns the creation time of every stored key made since
+// migration step 10, by public key.
+func (db *DB) KeysCreated(ctx context.Context) (map[string]time.Time, error) {
+	var rows []keyRow
+	if err := db.bun.NewSelect().Model(&rows).Column("public_key", "created").Where("created > 0").Scan(ctx); err != nil {
+		return nil, fmt.Errorf("storage: key creation times: %w", err)
+	}
+	out := make(map[string]time.Time, len(rows))
+	for _, r := range rows {
+		out[r.PublicKey] = createdTime(r.Created)
+	}
+	return out, nil
 }

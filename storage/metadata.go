@@ -100,6 +100,9 @@ func (db *DB) SetMetadata(ctx context.Context, user, id string, md map[string]an
 		if err := db.writeMetadata(ctx, tx, user, id, md); err != nil {
 			return err
 		}
+		if err := db.audit(ctx, tx, auditEvent{"metadata.set", user + "/" + id, metadataDetail(md)}); err != nil {
+			return err
+		}
 		return db.touchImage(ctx, tx, user, id)
 	})
 }
@@ -122,6 +125,9 @@ func (db *DB) MergeMetadata(ctx context.Context, user, id string, md map[string]
 			return err
 		}
 		merged = cur
+		if err := db.audit(ctx, tx, auditEvent{"metadata.merge", user + "/" + id, metadataDetail(md)}); err != nil {
+			return err
+		}
 		return db.touchImage(ctx, tx, user, id)
 	})
 	if err != nil {
@@ -145,6 +151,9 @@ func (db *DB) DeleteMetadata(ctx context.Context, user, id string) error {
 		if _, err := tx.NewDelete().Model((*metadataRow)(nil)).
 			Where("user_name = ? AND identifier = ?", user, id).Exec(ctx); err != nil {
 			return fmt.Errorf("storage: delete metadata %s/%s: %w", user, id, err)
+		}
+		if err := db.audit(ctx, tx, auditEvent{action: "metadata.delete", target: user + "/" + id}); err != nil {
+			return err
 		}
 		return db.touchImage(ctx, tx, user, id)
 	})

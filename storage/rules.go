@@ -97,6 +97,16 @@ func (db *DB) AddRules(ctx context.Context, publicKey string, rules []Rule) ([]R
 			if _, err := tx.NewInsert().Model(&rows[i]).Exec(ctx); err != nil {
 				return err
 			}
+			r := rules[i]
+			detail := map[string]any{"id": rows[i].ID, "users": r.Users}
+			if r.Group != "" {
+				detail["group"] = r.Group
+			} else {
+				detail["resources"] = r.Resources
+			}
+			if err := db.audit(ctx, tx, auditEvent{"rule.create", publicKey, detail}); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
@@ -129,8 +139,13 @@ func (db *DB) Rule(ctx context.Context, publicKey string, id int64) (Rule, error
 
 // DeleteRule deletes one of a key's rules.
 func (db *DB) DeleteRule(ctx context.Context, publicKey string, id int64) error {
-	err := deleted(db.bun.NewDelete().Model((*ruleRow)(nil)).
-		Where("id = ? AND public_key = ?", id, publicKey).Exec(ctx))
+	err := db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := deleted(tx.NewDelete().Model((*ruleRow)(nil)).
+			Where("id = ? AND public_key = ?", id, publicKey).Exec(ctx)); err != nil {
+			return err
+		}
+		return db.audit(ctx, tx, auditEvent{"rule.delete", publicKey, map[string]any{"id": id}})
+	})
 	if err != nil {
 		return fmt.Errorf("storage: delete rule %d of %s: %w", id, publicKey, err)
 	}

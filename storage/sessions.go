@@ -27,6 +27,9 @@ type Session struct {
 	Created time.Time
 	// Seen is the time of the session's last request.
 	Seen time.Time
+	// Addr and UserAgent are the client address and browser of the sign-in
+	// (migration step 10).
+	Addr, UserAgent string
 }
 
 type sessionRow struct {
@@ -38,6 +41,8 @@ type sessionRow struct {
 	CSRF       string `bun:"csrf"`
 	Created    int64  `bun:"created"`
 	Seen       int64  `bun:"seen"`
+	Addr       string `bun:"addr"`
+	UserAgent  string `bun:"user_agent"`
 }
 
 // CreateSession stores a new session; its private key is sealed with the
@@ -51,7 +56,7 @@ func (db *DB) CreateSession(ctx context.Context, s Session) error {
 		return fmt.Errorf("storage: create session: %w", err)
 	}
 	row := &sessionRow{IDHash: s.IDHash, PublicKey: s.PublicKey, PrivateKey: sealed, CSRF: s.CSRF,
-		Created: s.Created.UnixMicro(), Seen: s.Seen.UnixMicro()}
+		Created: s.Created.UnixMicro(), Seen: s.Seen.UnixMicro(), Addr: clip(s.Addr, 64), UserAgent: clip(s.UserAgent, 512)}
 	if _, err := db.bun.NewInsert().Model(row).Exec(ctx); err != nil {
 		return fmt.Errorf("storage: create session: %w", err)
 	}
@@ -74,7 +79,7 @@ func (db *DB) Session(ctx context.Context, idHash string) (Session, error) {
 		return Session{}, fmt.Errorf("storage: session: %w", err)
 	}
 	return Session{IDHash: row.IDHash, PublicKey: row.PublicKey, PrivateKey: priv, CSRF: row.CSRF,
-		Created: time.UnixMicro(row.Created).UTC(), Seen: time.UnixMicro(row.Seen).UTC()}, nil
+		Created: time.UnixMicro(row.Created).UTC(), Seen: time.UnixMicro(row.Seen).UTC(), Addr: row.Addr, UserAgent: row.UserAgent}, nil
 }
 
 // TouchSession records a request of the session at time at.
@@ -104,4 +109,32 @@ func (db *DB) DeleteSessionsBefore(ctx context.Context, created, seen time.Time)
 		return fmt.Errorf("storage: delete expired sessions: %w", err)
 	}
 	return nil
+}
+
+// SessionsOf calls each for every session of publicKey, most recently
+// seen first, without reading the private keys. Why a callback of plain
+// values: the admin UI finds this ability by type assertion on its own
+// session store, which a method returning storage's types could not
+// satisfy.
+func (db *DB) SessionsOf(ctx context.Context, publicKey string, each func(idHash, addr, userAgent string, created, seen time.Time)) error {
+	var rows []sessionRow
+	err := db.bun.NewSelect().Model(&rows).Column("id_hash", "addr", "user_agent", "created", "seen").
+		Where("public_key = ?", publicKey).Order("seen DESC", "id_hash").Scan(ctx)
+	if err != nil {
+		return fmt.Errorf("storage: sessions of %s: %w", publicKey, err)
+	}
+	for _, r := range rows {
+		each(r.IDHash, r.Addr, r.UserAgent, time.UnixMicro(r.Created).UTC(), time.UnixMicro(r.Seen).UTC())
+	}
+	return nil
+}
+
+// DeleteSessionsOf ends every session of publicKey and returns how many
+// there were.
+func (db *DB) DeleteSessionsOf(ctx context.Context, publicKey string) (int64, error) {
+	res, err := db.bun.NewDelete().Model((*sessionRow)(nil)).Where("public_key = ?", publicKey).Exec(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("storage: delete sessions of %s: %w", publicKey, err)
+	}
+	return affected(res)
 }

@@ -72,7 +72,8 @@ func (db *DB) InsertShortURL(ctx context.Context, u ShortURL) error {
 		if n == 0 {
 			return fmt.Errorf("storage: short URL %s: %w", u.ID, ErrExist)
 		}
-		return nil
+		return db.audit(ctx, tx, auditEvent{"shorturl.create", u.User + "/" + u.Image,
+			map[string]any{"id": u.ID, "extension": u.Extension, "query": u.Query}})
 	})
 }
 
@@ -107,8 +108,13 @@ func (db *DB) FindShortURL(ctx context.Context, user, image, ext, query string) 
 // DeleteShortURL deletes the short URL id of the image user/image;
 // ErrNotExist unless it exists and belongs to that image.
 func (db *DB) DeleteShortURL(ctx context.Context, user, image, id string) error {
-	err := deleted(db.bun.NewDelete().Model((*shortURLRow)(nil)).
-		Where("id = ? AND user_name = ? AND identifier = ?", id, user, image).Exec(ctx))
+	err := db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := deleted(tx.NewDelete().Model((*shortURLRow)(nil)).
+			Where("id = ? AND user_name = ? AND identifier = ?", id, user, image).Exec(ctx)); err != nil {
+			return err
+		}
+		return db.audit(ctx, tx, auditEvent{"shorturl.delete", user + "/" + image, map[string]any{"id": id}})
+	})
 	if err != nil {
 		return fmt.Errorf("storage: delete short URL %s of %s/%s: %w", id, user, image, err)
 	}
@@ -117,8 +123,18 @@ func (db *DB) DeleteShortURL(ctx context.Context, user, image, id string) error 
 
 // DeleteShortURLs deletes every short URL of an image; none is not an error.
 func (db *DB) DeleteShortURLs(ctx context.Context, user, image string) error {
-	_, err := db.bun.NewDelete().Model((*shortURLRow)(nil)).
-		Where("user_name = ? AND identifier = ?", user, image).Exec(ctx)
+	err := db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		res, err := tx.NewDelete().Model((*shortURLRow)(nil)).
+			Where("user_name = ? AND identifier = ?", user, image).Exec(ctx)
+		if err != nil {
+			return err
+		}
+		n, err := affected(res)
+		if err != nil || n == 0 {
+			return err
+		}
+		return db.audit(ctx, tx, auditEvent{"shorturl.delete", user + "/" + image, map[string]any{"deleted": n}})
+	})
 	if err != nil {
 		return fmt.Errorf("storage: delete short URLs of %s/%s: %w", user, image, err)
 	}

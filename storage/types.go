@@ -85,6 +85,9 @@ type ShortURL struct {
 type Key struct {
 	PublicKey  string
 	PrivateKey string
+	// Created is when the key was made; zero for keys made before
+	// migration step 10. PutKey sets it on a new key and ignores it.
+	Created time.Time
 }
 
 // Group is a named set of access-control resources.

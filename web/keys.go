@@ -26,6 +26,11 @@ type keysView struct {
 type keyRow struct {
 	PublicKey, Source, Href string
 	Mutable                 bool
+	// Usage is set when the key may read the usage counters: Created and
+	// LastUsed ("—" when unknown) and the requests per day are shown.
+	Usage             bool
+	Created, LastUsed string
+	Spark             sparkView
 }
 
 type groupRow struct {
@@ -83,6 +88,9 @@ func (q *request) loadKeys(v *keysView) error {
 	for _, k := range keys.Keys {
 		v.Keys = append(v.Keys, keyRow{PublicKey: k.PublicKey, Source: k.Source, Mutable: k.Mutable,
 			Href: q.path("/keys/" + url.PathEscape(k.PublicKey))})
+	}
+	if err := q.keyUsage(ctx, v.Keys); err != nil {
+		return err
 	}
 	var groups struct {
 		Groups []struct {

@@ -23,6 +23,8 @@ type overviewView struct {
 	Latest          []thumbView
 	LatestNote      string
 	CanUpload       bool
+	// Charts are the usage charts (usage.get), oldest day first.
+	Charts []chartView
 }
 
 type userStat struct {
@@ -71,8 +73,12 @@ func (u *UI) overview(q *request) error {
 		NumImages, NumBytes, NumUsers int64
 		Users                         map[string]struct{ NumImages, NumBytes int64 }
 	}
+	bytesByUser := map[string]int64{}
 	if err := q.api.getJSON(ctx, "/stats", nil, &stats); err == nil {
 		v.StatsShown = true
+		for name, s := range stats.Users {
+			bytesByUser[name] = s.NumBytes
+		}
 		v.Users, v.Images, v.Bytes = int(stats.NumUsers), int(stats.NumImages), humanBytes(stats.NumBytes)
 		for name, s := range stats.Users {
 			v.TopUsers = append(v.TopUsers, userStat{User: name, Images: int(s.NumImages), Bytes: humanBytes(s.NumBytes),
@@ -95,5 +101,8 @@ func (u *UI) overview(q *request) error {
 		return err
 	}
 	v.Latest = q.thumbs(l.Images)
+	if v.Charts, err = q.overviewCharts(ctx, bytesByUser); err != nil {
+		return err
+	}
 	return q.render(200, overviewPage(v))
 }

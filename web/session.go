@@ -25,6 +25,9 @@ type Session struct {
 	Created time.Time
 	// Seen is the time of the last request, to within touchEvery.
 	Seen time.Time
+	// Addr and UserAgent are the client address and browser that signed
+	// in, shown on the sessions page.
+	Addr, UserAgent string
 }
 
 // SessionStore keeps sessions where every instance sees them (the
@@ -69,7 +72,7 @@ func (u *UI) startSession(w http.ResponseWriter, r *http.Request, publicKey, pri
 	}
 	id := randomToken()
 	s := Session{IDHash: hashID(id), PublicKey: publicKey, PrivateKey: privateKey, CSRF: randomToken(),
-		Created: now, Seen: now}
+		Created: now, Seen: now, Addr: u.clientAddr(r), UserAgent: r.UserAgent()}
 	if err := u.sessions.CreateSession(r.Context(), s); err != nil {
 		return Session{}, err
 	}

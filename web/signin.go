@@ -23,6 +23,8 @@ func (u *UI) getSignIn(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	v := signinView{Prefix: u.cfg.Prefix, CSRF: u.signinToken(w, r), Next: safeNext(u.cfg.Prefix, r.URL.Query().Get("next"))}
 	switch {
+	case r.URL.Query().Get("out") == "all":
+		v.Notice = "Your key is signed out everywhere."
 	case r.URL.Query().Get("out") != "":
 		v.Notice = "You are signed out."
 	case r.URL.Query().Get("ended") == "key":

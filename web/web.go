@@ -132,6 +132,10 @@ func (u *UI) routes() {
 	page("GET "+p+"/access", u.access)
 	page("GET "+p+"/filters", u.filters)
 	page("POST "+p+"/filters/reload", u.reloadFilters)
+	page("GET "+p+"/audit", u.audit)
+	page("GET "+p+"/sessions", u.sessionsPage)
+	page("POST "+p+"/sessions/{id}/signout", u.signOutSession)
+	page("POST "+p+"/sessions/signout-all", u.signOutEverywhere)
 	u.mux.Handle(p, http.RedirectHandler(p+"/", http.StatusSeeOther))
 	page(p+"/", u.notFound)
 }

@@ -69,6 +69,8 @@ type env struct {
 	url   string
 	clock *clock
 	db    *storage.DB
+	// usage counts the API's requests; a test flushes it to read them.
+	usage *storage.Usage
 }
 
 func newEnv(t *testing.T, cfg web.Config) *env {
@@ -87,9 +89,10 @@ func newEnv(t *testing.T, cfg web.Config) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	usage := storage.NewUsage(db, storage.UsageConfig{})
 	srv, err := api.New(api.Config{AccessControl: api.AccessControl{Database: true, Keys: []api.ConfigKey{
 		{PublicKey: "admin", PrivateKey: adminPriv, Rules: []api.ConfigRule{{Users: api.Users{"*"}, Group: "all"}}},
-	}}}, api.Deps{DB: db, Blobs: blobs, Engine: eng})
+	}}}, api.Deps{DB: db, Blobs: blobs, Engine: eng, Usage: usage})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +114,7 @@ func newEnv(t *testing.T, cfg web.Config) *env {
 		blobs.Close()
 		db.Close()
 	})
-	return &env{url: hs.URL, clock: c, db: db}
+	return &env{url: hs.URL, clock: c, db: db, usage: usage}
 }
 
 // browser is a cookie-keeping client that does not follow redirects.

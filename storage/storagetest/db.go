@@ -47,6 +47,8 @@ func TestDBWithSecret(t *testing.T, open func(t *testing.T) *storage.DB, openSec
 		{"Rules", testRules},
 		{"RulesCascade", testRulesCascade},
 		{"Sessions", testSessions},
+		{"Audit", testAudit},
+		{"Usage", testUsage},
 		{"ListHitsFollowWrites", testListHits},
 		{"VariantCache", testVariantCache},
 		{"VariantCacheLRU", testVariantCacheLRU},
@@ -632,8 +634,8 @@ func testKeys(t *testing.T, db *storage.DB) {
 		t.Fatalf("PutKey(unchanged) = %v, %v", created, err)
 	}
 	k, err := db.Key(ctx(t), "pub")
-	if err != nil || k != (storage.Key{PublicKey: "pub", PrivateKey: "priv2"}) {
-		t.Fatalf("Key = %+v, %v", k, err)
+	if err != nil || k.PublicKey != "pub" || k.PrivateKey != "priv2" || time.Since(k.Created) > time.Minute {
+		t.Fatalf("Key = %+v, %v; want pub, priv2, created just now", k, err)
 	}
 	raw, err := db.RawPrivateKey(ctx(t), "pub")
 	if err != nil || raw != "priv2" {
@@ -643,6 +645,12 @@ func testKeys(t *testing.T, db *storage.DB) {
 		t.Fatal(err)
 	}
 	keys, err = db.Keys(ctx(t))
+	for i := range keys {
+		if time.Since(keys[i].Created) > time.Minute {
+			t.Errorf("key %s created %v, want just now", keys[i].PublicKey, keys[i].Created)
+		}
+		keys[i].Created = time.Time{}
+	}
 	want := []storage.Key{{PublicKey: "another", PrivateKey: "x"}, {PublicKey: "pub", PrivateKey: "priv2"}}
 	if err != nil || !reflect.DeepEqual(keys, want) {
 		t.Fatalf("Keys = %+v, %v", keys, err)

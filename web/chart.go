@@ -1,0 +1,173 @@
+package web
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// A small server-rendered SVG chart: bars or lines over a list of labels
+// (days, users), with a title and a description for screen readers and a
+// table of the numbers beside it, so no script and no outside file is
+// needed to read it.
+
+// chartSeries is one named line or set of bars.
+type chartSeries struct {
+	Name   string
+	Values []float64
+}
+
+// chartSpec describes a chart before layout.
+type chartSpec struct {
+	ID, Title, Desc string
+	// Lines draws each series as a line; otherwise the first series is bars.
+	Lines  bool
+	Labels []string
+	Series []chartSeries
+	// Format writes a value ("1.2 MB", "87 %"); default a whole number.
+	Format func(float64) string
+	// Binary steps the axis in powers of 1024 (for bytes), so the ticks
+	// read 256 KiB rather than 244.1 KiB.
+	Binary bool
+}
+
+// chartView is a chart laid out for the template: coordinates in the
+// viewBox (chartW × chartH).
+type chartView struct {
+	ID, Title, Desc string
+	Bars            []chartBar
+	Lines           []chartLine
+	// YTicks are the grid lines with their labels; XLabels a few labels
+	// under the axis.
+	YTicks  []chartTick
+	XLabels []chartTick
+	// Table is the data as rows: label, then one value per series.
+	Head  []string
+	Table [][]string
+	Empty bool
+}
+
+type chartBar struct {
+	X, Y, W, H string
+	Tip        string
+}
+
+type chartLine struct {
+	Name, Points, Class string
+}
+
+type chartTick struct {
+	Pos, Label string
+}
+
+const (
+	chartW, chartH             = 600.0, 220.0
+	chartLeft, chartBottom     = 64.0, 28.0
+	chartTop, chartRight       = 10.0, 8.0
+	chartPlotW                 = chartW - chartLeft - chartRight
+	chartPlotH                 = chartH - chartTop - chartBottom
+	maxXLabels                 = 6
+	chartSeriesClasses         = 4
+	chartBarGap                = 0.2
+	chartWholeNumberMaxDecimal = 0
+)
+
+// f formats a coordinate.
+func f(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+
+// niceMax is the top of the axis for the largest value m: four grid
+// steps of 1, 2, 2.5 or 5 times a power of ten (whole numbers for counts of at
+// least 4), so every tick label is round.
+func niceMax(m float64) float64 {
+	if m <= 0 {
+		return 4
+	}
+	step := m / 4
+	p := math.Pow(10, math.Floor(math.Log10(step)))
+	for _, s := range []float64{1, 2, 2.5, 5, 10} {
+		// 2.5 only where it stays whole (250, not 2.5), for counts.
+		if step <= s*p && (s != 2.5 || p >= 10) {
+			return 4 * s * p
+		}
+	}
+	return 40 * p
+}
+
+// layoutChart turns a spec into coordinates.
+func layoutChart(s chartSpec) chartView {
+	format := s.Format
+	if format == nil {
+		format = func(v float64) string { return strconv.FormatFloat(v, 'f', chartWholeNumberMaxDecimal, 64) }
+	}
+	v := chartView{ID: s.ID, Title: s.Title, Desc: s.Desc, Head: []string{""}}
+	max, any := 0.0, false
+	for _, se := range s.Series {
+		v.Head = append(v.Head, se.Name)
+		for _, x := range se.Values {
+			max = math.Max(max, x)
+			any = any || x != 0
+		}
+	}
+	v.Empty = len(s.Labels) == 0 || !any
+	top := niceMax(max)
+	if s.Binary {
+		top = niceBinaryMax(max)
+	}
+	y := func(x float64) float64 { return chartTop + chartPlotH*(1-x/top) }
+	for i := 0; i <= 4; i++ {
+		val := top * float64(i) / 4
+		v.YTicks = append(v.YTicks, chartTick{Pos: f(y(val)), Label: format(val)})
+	}
+	n := len(s.Labels)
+	if n == 0 {
+		return v
+	}
+	step := chartPlotW / float64(n)
+	every := (n + maxXLabels - 1) / maxXLabels
+	for i, l := range s.Labels {
+		if i%every == 0 {
+			v.XLabels = append(v.XLabels, chartTick{Pos: f(chartLeft + step*(float64(i)+0.5)), Label: l})
+		}
+		row := []string{l}
+		for _, se := range s.Series {
+			row = append(row, format(at(se.Values, i)))
+		}
+		v.Table = append(v.Table, row)
+	}
+	if !s.Lines && len(s.Series) > 0 {
+		for i, l := range s.Labels {
+			val := at(s.Series[0].Values, i)
+			v.Bars = append(v.Bars, chartBar{X: f(chartLeft + step*(float64(i)+chartBarGap/2)), Y: f(y(val)),
+				W: f(step * (1 - chartBarGap)), H: f(chartTop + chartPlotH - y(val)), Tip: l + ": " + format(val)})
+		}
+		return v
+	}
+	for k, se := range s.Series {
+		pts := make([]string, n)
+		for i := range s.Labels {
+			pts[i] = f(chartLeft+step*(float64(i)+0.5)) + "," + f(y(at(se.Values, i)))
+		}
+		v.Lines = append(v.Lines, chartLine{Name: se.Name, Points: strings.Join(pts, " "),
+			Class: fmt.Sprintf("series-%d", k%chartSeriesClasses)})
+	}
+	return v
+}
+
+// at is values[i], 0 past the end.
+func at(values []float64, i int) float64 {
+	if i < len(values) {
+		return values[i]
+	}
+	return 0
+}
+
+// niceBinaryMax is niceMax in the binary unit (B, KiB, MiB, ...) that m
+// falls in.
+func niceBinaryMax(m float64) float64 {
+	unit := 1.0
+	for m/unit >= 1024 {
+		unit *= 1024
+	}
+	return niceMax(m/unit) * unit
+}
