@@ -26,6 +26,7 @@ type imageRow struct {
 	Added            int64          `bun:"added"`
 	Updated          int64          `bun:"updated"`
 	Version          int64          `bun:"version"`
+	Inserted         int64          `bun:"inserted"`
 	BlobToken        string         `bun:"blob_token"`
 }
 
@@ -118,6 +119,7 @@ func (db *DB) CommitImage(ctx context.Context, img *Image, res Reservation) (cre
 		Added:            toMicros(img.Added),
 		Updated:          toMicros(img.Updated),
 		Version:          time.Now().UnixMicro(),
+		Inserted:         db.insertedNow(),
 		BlobToken:        img.BlobToken,
 	}
 	var n int64
@@ -316,4 +318,20 @@ func (db *DB) UserStats(ctx context.Context) ([]UserStats, error) {
 		stats[i] = UserStats{User: r.User, NumImages: r.Images, NumBytes: r.Bytes}
 	}
 	return stats, nil
+}
+
+// insertedNow is the value of images.inserted for a row inserted now: the
+// time in microseconds, and strictly more than the last one this DB wrote,
+// so that rows inserted one after the other by this instance keep their
+// order even within one microsecond.
+func (db *DB) insertedNow() int64 {
+	for {
+		last, now := db.inserted.Load(), time.Now().UnixMicro()
+		if now <= last {
+			now = last + 1
+		}
+		if db.inserted.CompareAndSwap(last, now) {
+			return now
+		}
+	}
 }

@@ -37,6 +37,7 @@ func TestDBWithSecret(t *testing.T, open func(t *testing.T) *storage.DB, openSec
 		{"DeleteImageCascades", testDeleteImage},
 		{"ListFilters", testListFilters},
 		{"ListSortAndPaging", testListSort},
+		{"ListSameSecondNewestFirst", testListSameSecond},
 		{"ListWithMetadata", testListMetadata},
 		{"ListMetadataFilter", testListMetadataFilter},
 		{"LastModifiedUsersStats", testLastModified},
@@ -551,6 +552,37 @@ func testMetadata(t *testing.T, db *storage.DB) {
 	md, err = db.Metadata(ctx(t), "alice", "abc")
 	if err != nil || len(md) != 9 {
 		t.Fatalf("after concurrent merges Metadata = %v, %v; want 9 keys", md, err)
+	}
+}
+
+// testListSameSecond checks that images added within one second list in
+// the order they arrived (newest first by default), not by identifier.
+func testListSameSecond(t *testing.T, db *storage.DB) {
+	order := []string{"m", "z", "a", "q", "b"}
+	for _, id := range order {
+		mustInsert(t, db, image("dave", id, base))
+	}
+	mustInsert(t, db, image("dave", "older", base.Add(-time.Second)))
+	newest := []string{"b", "q", "a", "z", "m", "older"}
+	for _, c := range []struct {
+		name string
+		q    storage.Query
+		want []string
+	}{
+		{"default", storage.Query{Users: []string{"dave"}}, newest},
+		{"added desc", storage.Query{Sort: []storage.SortKey{{Field: "added", Desc: true}}}, newest},
+		{"added asc", storage.Query{Sort: []storage.SortKey{{Field: "added"}}}, []string{"older", "m", "z", "a", "q", "b"}},
+		{"paged", storage.Query{Users: []string{"dave"}, Limit: 2, Page: 2}, []string{"a", "z"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			page, err := db.Images(ctx(t), c.q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := ids(page); !reflect.DeepEqual(got, c.want) {
+				t.Fatalf("ids = %q, want %q", got, c.want)
+			}
+		})
 	}
 }
 
