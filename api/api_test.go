@@ -589,3 +589,52 @@ func TestUploadFormats(t *testing.T) {
 		t.Fatalf("upload formats %v, want %v", got, engine.DefaultUploadFormats)
 	}
 }
+
+// TestShortURLList lists an image's short URLs: none, then two in id
+// order with their extension and transformations, and 404 for an unknown
+// image.
+func TestShortURLList(t *testing.T) {
+	e := newEnv(t, testConfig())
+	id := e.upload(pngImage(t, 30, 20, 6))
+	path := "/users/alice/images/" + id + "/shorturls"
+	list := func() []any {
+		t.Helper()
+		r := e.get(e.tokenURL(path+"?publicKey=alice", userPriv))
+		if r.StatusCode != 200 {
+			t.Fatalf("list: %d %s", r.StatusCode, r.body)
+		}
+		return r.json(t)["shortUrls"].([]any)
+	}
+	if got := list(); len(got) != 0 {
+		t.Fatalf("list before any: %v", got)
+	}
+	var sids []string
+	for _, body := range []string{
+		fmt.Sprintf(`{"user":"alice","imageIdentifier":%q,"extension":"gif","query":"t[]=thumbnail:width=10,height=10"}`, id),
+		fmt.Sprintf(`{"user":"alice","imageIdentifier":%q}`, id),
+	} {
+		r := e.signed(http.MethodPost, path, userKey, userPriv, []byte(body))
+		if r.StatusCode != 201 {
+			t.Fatalf("create: %d %s", r.StatusCode, r.body)
+		}
+		sids = append(sids, r.json(t)["id"].(string))
+	}
+	slices.Sort(sids)
+	got := list()
+	if len(got) != 2 {
+		t.Fatalf("list: %v", got)
+	}
+	for i, v := range got {
+		m := v.(map[string]any)
+		if m["id"] != sids[i] || m["user"] != "alice" || m["imageIdentifier"] != id {
+			t.Fatalf("item %d = %v, want id %s", i, m, sids[i])
+		}
+		if q := m["query"].(map[string]any); m["extension"] == "gif" && fmt.Sprint(q["t"]) != "[thumbnail:width=10,height=10]" {
+			t.Fatalf("item %d query = %v", i, q)
+		}
+	}
+	r := e.get(e.tokenURL("/users/alice/images/nope/shorturls?publicKey=alice", userPriv))
+	if r.StatusCode != 404 || r.errMessage(t) != "Image does not exist" {
+		t.Fatalf("unknown image: %d %s", r.StatusCode, r.body)
+	}
+}

@@ -40,6 +40,7 @@ type shortURLStore interface {
 	InsertShortURL(ctx context.Context, u storage.ShortURL) error
 	ShortURL(ctx context.Context, id string) (storage.ShortURL, error)
 	FindShortURL(ctx context.Context, user, image, ext, query string) (storage.ShortURL, error)
+	ShortURLsOf(ctx context.Context, user, image string) ([]storage.ShortURL, error)
 	DeleteShortURL(ctx context.Context, user, image, id string) error
 	DeleteShortURLs(ctx context.Context, user, image string) error
 }
