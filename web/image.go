@@ -28,6 +28,10 @@ type imageView struct {
 	ShortQuery    string
 	ShortExt      string
 	ShortError    string
+	// ShortURLs lists every short URL of the image; ShortListNote says why
+	// the key may not see them.
+	ShortURLs     []shortURLView
+	ShortListNote string
 	Base          string // this page's path
 	// What the key may do with the image.
 	CanEditMetadata, CanShorten, CanDeleteShort, CanDelete bool
@@ -76,6 +80,9 @@ func (q *request) loadImage(v *imageView) error {
 		v.Headers = append(v.Headers, kv{k, strings.Join(vals, ", ")})
 	}
 	sort.Slice(v.Headers, func(i, j int) bool { return v.Headers[i].Key < v.Headers[j].Key })
+	if err := q.loadShortURLs(ctx, v); err != nil {
+		return err
+	}
 	if v.Metadata == "" {
 		var md json.RawMessage
 		if err := q.api.getJSON(ctx, apiPath+"/metadata", nil, &md); err != nil {
@@ -141,10 +148,7 @@ func (q *request) findShortURL(v *imageView, find string) (int, error) {
 		if got.Extension != nil {
 			sv.Extension = *got.Extension
 		}
-		for _, t := range got.Query.T {
-			sv.Query += "t[]=" + t + "&"
-		}
-		sv.Query = strings.TrimSuffix(sv.Query, "&")
+		sv.Query = shortQuery(got.Query.T)
 		v.Short = sv
 		return http.StatusOK, nil
 	case errors.As(err, &ae) && ae.denied():
@@ -221,7 +225,7 @@ func (u *UI) deleteShortURL(q *request) error {
 	_, err := q.api.send(q.r.Context(), http.MethodDelete, q.imagePath(user, image)+"/shorturls/"+url.PathEscape(id), nil, "")
 	var ae *apiError
 	if err == nil {
-		return q.redirect(q.imagePath(user, image) + "?" + url.Values{"done": {"shorturl-deleted"}, "id": {id}}.Encode())
+		return q.redirect(q.shortURLDeleted(user, image, id))
 	} else if !errors.As(err, &ae) || ae.Status != http.StatusNotFound {
 		return err
 	}
