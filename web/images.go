@@ -115,14 +115,20 @@ type imagesView struct {
 	// Users filters the search across users (empty on one user's grid).
 	Users string
 	// Self is the address of this very page of the grid.
-	Self                         string
-	Metadata, MetadataError      string
-	Limit                        int
-	Hits, PageNo, Pages          int
-	Thumbs                       []thumbView
-	PrevHref, NextHref, ResetRef string
-	Error                        string
-	CanUpload                    bool
+	Self string
+	// Search is set on the search across users.
+	Search bool
+	// Bulk offers ticking images for bulk actions; BulkFailures lists the
+	// images the last one left as they were.
+	Bulk, CanBulkDelete, CanBulkMetadata bool
+	BulkFailures                         []string
+	Metadata, MetadataError              string
+	Limit                                int
+	Hits, PageNo, Pages                  int
+	Thumbs                               []thumbView
+	PrevHref, NextHref, ResetRef         string
+	Error                                string
+	CanUpload                            bool
 	// Listed is set once the listing answered: the count means something.
 	Listed bool
 	// FirstHref and LastHref lead back from a page past the last one.
@@ -145,10 +151,12 @@ func (u *UI) images(q *request) error {
 	if d := q.r.URL.Query().Get("deleted"); d != "" {
 		v.Page.Notice = "Image " + d + " was deleted."
 	}
+	q.takeBulkResult(&v)
 	status, err := q.runListing(&v, "/users/"+url.PathEscape(user)+"/images", nil)
 	if err != nil {
 		return notFoundAs(err, noSuch("user", user, ": no image is stored for it and no key has its name"))
 	}
+	q.offerBulk(&v, user)
 	return q.render(status, imagesPage(v))
 }
 
