@@ -265,14 +265,17 @@ func TestTransformedFetch(t *testing.T) {
 	if err != nil || cfg.Width != 288 || cfg.Height != 200 {
 		t.Fatalf("resize height=200 of 599x417: %v %dx%d, want 288x200", err, cfg.Width, cfg.Height)
 	}
+	if w, h := r.Header.Get("X-Service-OutputWidth"), r.Header.Get("X-Service-OutputHeight"); w != "288" || h != "200" {
+		t.Fatalf("output dimension headers %s x %s, want 288 x 200", w, h)
+	}
 	sum := md5.Sum(r.body)
 	if r.Header.Get("ETag") != `"`+hex.EncodeToString(sum[:])+`"` {
 		t.Fatalf("ETag is not the md5 of the body: %v", r.Header)
 	}
 	// Second fetch comes from the variant cache with identical bytes.
 	r2 := e.get(e.tokenURL(path, userPriv))
-	if !bytes.Equal(r.body, r2.body) {
-		t.Fatal("cached variant differs")
+	if !bytes.Equal(r.body, r2.body) || r2.Header.Get("X-Service-OutputWidth") != "288" {
+		t.Fatalf("cached variant differs: %v", r2.Header)
 	}
 	if r := e.get(e.tokenURL(path, userPriv), "If-None-Match", r.Header.Get("ETag")); r.StatusCode != 304 {
 		t.Fatalf("transformed If-None-Match: %d", r.StatusCode)
