@@ -154,3 +154,39 @@ func TestAdminShortURLList(t *testing.T) {
 		t.Fatalf("after deleting from the list: %d items, notice %q", n, b.text(".notice-ok"))
 	}
 }
+
+// TestAdminPlaygroundPresets: the playground starts from a configured
+// preset, picks another image of the user from its list, and shows the
+// output's bytes and pixels beside the before and after images.
+func TestAdminPlaygroundPresets(t *testing.T) {
+	b := newBrowser(t)
+	s := startServer(t, "transformationPresets:\n  small-grey: [\"thumbnail:width=60,height=60\", \"desaturate\"]\n")
+	admin, ok := parseAdminKey(s.waitOutput(t, "private key:"))
+	if !ok {
+		t.Fatal("no admin key printed")
+	}
+	var ids []string
+	for i := range 2 {
+		img := scenePNG(t, 320, 240, 20+i)
+		wantStatus(t, "upload", s.write(t, http.MethodPost, "/users/alice/images", img, admin), http.StatusCreated)
+		ids = append(ids, md5Hex(img))
+	}
+	ui := s.URL + "/admin"
+	b.signIn(ui, admin, "overview")
+	b.open(ui+"/playground?user=alice&image="+ids[0], "playground")
+	if n := b.count("#pg-image option"); n != 2 {
+		t.Fatalf("image picker: %d options, want 2", n)
+	}
+	b.submit(`button[value="preset"]`, "playground-preset")
+	if steps := b.text(".steps"); !strings.Contains(steps, "thumbnail") || !strings.Contains(steps, "desaturate") {
+		t.Fatalf("steps after the preset: %q", steps)
+	}
+	if size := b.text("#pg-size"); !strings.Contains(size, "bytes") || !strings.Contains(size, "px") {
+		t.Fatalf("output size: %q", size)
+	}
+	b.do(chromedp.SetValue(chromedp.CSS("#pg-image"), ids[1]))
+	b.submit(`#playground fieldset button[type=submit].btn-primary`, "playground-other-image")
+	if !strings.Contains(b.location(), ids[1]) {
+		t.Fatalf("after picking the other image: at %s", b.location())
+	}
+}
