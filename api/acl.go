@@ -21,6 +21,7 @@ var (
 		"shorturl.get", "shorturl.head", "shorturl.options",
 		"globalimages.get", "globalimages.head", "globalimages.options",
 		"shorturls.get", "shorturls.head", "shorturls.options",
+		"variants.get", "variants.head", "variants.options",
 	}
 	readWriteResources = append(slices.Clone(readOnlyResources),
 		"image.delete", "images.post",

@@ -641,3 +641,41 @@ func TestShortURLList(t *testing.T) {
 		t.Fatalf("unknown image: %d %s", r.StatusCode, r.body)
 	}
 }
+
+// TestVariantList lists an image's cached variants: none, then one per
+// chain and format fetched, readable with a read-only key; 404 for an
+// unknown image.
+func TestVariantList(t *testing.T) {
+	e := newEnv(t, testConfig())
+	id := e.upload(pngImage(t, 30, 20, 6))
+	path := "/users/alice/images/" + id + "/variants"
+	list := func() []any {
+		t.Helper()
+		r := e.get(e.tokenURL(path+"?publicKey="+roKey, roPriv))
+		if r.StatusCode != 200 {
+			t.Fatalf("list: %d %s", r.StatusCode, r.body)
+		}
+		return r.json(t)["variants"].([]any)
+	}
+	if got := list(); len(got) != 0 {
+		t.Fatalf("variants before any fetch: %v", got)
+	}
+	for _, q := range []string{".png?t[]=desaturate", ".png?t[]=desaturate", ".gif?t[]=thumbnail:width=10,height=10"} {
+		if r := e.get(e.tokenURL("/users/alice/images/"+id+q, userPriv)); r.StatusCode != 200 {
+			t.Fatalf("fetch %s: %d", q, r.StatusCode)
+		}
+	}
+	got := list()
+	if len(got) != 2 {
+		t.Fatalf("variants: %v, want 2", got)
+	}
+	for _, v := range got {
+		m := v.(map[string]any)
+		if m["hash"] == "" || m["size"].(float64) <= 0 || m["created"] == "" || m["lastUsed"] == "" {
+			t.Fatalf("variant %v", m)
+		}
+	}
+	if r := e.get(e.tokenURL("/users/alice/images/nope/variants?publicKey=alice", userPriv)); r.StatusCode != 404 {
+		t.Fatalf("unknown image: %d %s", r.StatusCode, r.body)
+	}
+}

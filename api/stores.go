@@ -97,19 +97,25 @@ type waker interface{ Wake() }
 
 // stores groups the consumer views of one database.
 type stores struct {
-	images    imageStore
-	listing   listingStore
-	metadata  metadataStore
-	shortURLs shortURLStore
-	stats     statsStore
-	keys      keyWriter
-	rules     ruleWriter
-	groups    groupStore
-	keyNames  keyLister
+	images      imageStore
+	listing     listingStore
+	metadata    metadataStore
+	shortURLs   shortURLStore
+	stats       statsStore
+	keys        keyWriter
+	rules       ruleWriter
+	groups      groupStore
+	keyNames    keyLister
+	variantRows variantLister
+}
+
+// variantLister lists an image's cached variants.
+type variantLister interface {
+	Variants(ctx context.Context, user, id string) ([]storage.Variant, error)
 }
 
 func newStores(db *storage.DB) stores {
-	return stores{images: db, listing: db, metadata: db, shortURLs: db, stats: db, keys: db, rules: db, groups: db, keyNames: db}
+	return stores{images: db, listing: db, metadata: db, shortURLs: db, stats: db, keys: db, rules: db, groups: db, keyNames: db, variantRows: db}
 }
 
 var (
@@ -117,6 +123,7 @@ var (
 	_ listingStore  = (*storage.DB)(nil)
 	_ metadataStore = (*storage.DB)(nil)
 	_ shortURLStore = (*storage.DB)(nil)
+	_ variantLister = (*storage.DB)(nil)
 	_ statsStore    = (*storage.DB)(nil)
 	_ aclReader     = (*storage.DB)(nil)
 	_ keyWriter     = (*storage.DB)(nil)

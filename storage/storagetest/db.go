@@ -51,6 +51,7 @@ func TestDBWithSecret(t *testing.T, open func(t *testing.T) *storage.DB, openSec
 		{"ListHitsFollowWrites", testListHits},
 		{"VariantCache", testVariantCache},
 		{"VariantCacheLRU", testVariantCacheLRU},
+		{"VariantList", testVariantList},
 		{"VariantCacheShared", testVariantCacheShared},
 		{"VariantCacheMaxAge", testVariantCacheMaxAge},
 		{"QueueUpload", testQueueUpload},
