@@ -32,6 +32,10 @@ type imageView struct {
 	// the key may not see them.
 	ShortURLs     []shortURLView
 	ShortListNote string
+	// Variants are the image's cached transformed outputs; VariantsNote
+	// says why they are not shown.
+	Variants     []variantView
+	VariantsNote string
 	Base          string // this page's path
 	// What the key may do with the image.
 	CanEditMetadata, CanShorten, CanDeleteShort, CanDelete bool
@@ -81,6 +85,9 @@ func (q *request) loadImage(v *imageView) error {
 	}
 	sort.Slice(v.Headers, func(i, j int) bool { return v.Headers[i].Key < v.Headers[j].Key })
 	if err := q.loadShortURLs(ctx, v); err != nil {
+		return err
+	}
+	if err := q.loadVariants(ctx, v); err != nil {
 		return err
 	}
 	if v.Metadata == "" {

@@ -43,3 +43,34 @@ func TestShortURLList(t *testing.T) {
 		t.Fatalf("after deleting %s:\n%s", gone, p.body)
 	}
 }
+
+// TestImageVariants: the image page lists the image's cached variants once
+// a transformed version was served, with size and last use.
+func TestImageVariants(t *testing.T) {
+	e := newEnv(t, web.Config{})
+	b := e.browser(t)
+	b.signIn("admin", adminPriv)
+	data := pngBytes(t, 6)
+	b.uploadForm("alice", data)
+	image := "/admin/users/alice/images/" + md5Hex(data)
+	if p := b.do(http.MethodGet, image, nil, nil); !strings.Contains(p.body, `id="no-variants"`) {
+		t.Fatalf("an image without variants: the page does not say so")
+	}
+	// The page's own preview is a transformed variant; fetch it as the
+	// browser would.
+	p := b.do(http.MethodGet, image, nil, nil)
+	src := regexp.MustCompile(`<figure class="preview card"><img src="([^"]+)"`).FindStringSubmatch(p.body)
+	if src == nil {
+		t.Fatalf("no preview on the image page")
+	}
+	r, err := http.Get(strings.ReplaceAll(src[1], "&amp;", "&"))
+	if err != nil || r.StatusCode != 200 {
+		t.Fatalf("preview: %v %v", r, err)
+	}
+	r.Body.Close()
+	p = b.do(http.MethodGet, image, nil, nil)
+	table, _, _ := strings.Cut(p.body[strings.Index(p.body, `id="variants"`)+1:], "</table>")
+	if strings.Count(table, "<tr>") != 2 || !strings.Contains(table, " B<") && !strings.Contains(table, "KiB<") {
+		t.Fatalf("variants table:\n%s", table)
+	}
+}
