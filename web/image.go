@@ -36,7 +36,7 @@ type imageView struct {
 	// says why they are not shown.
 	Variants     []variantView
 	VariantsNote string
-	Base          string // this page's path
+	Base         string // this page's path
 	// What the key may do with the image.
 	CanEditMetadata, CanShorten, CanDeleteShort, CanDelete bool
 }
