@@ -48,6 +48,9 @@ func (c *call) originalHeaders(img storage.Image) {
 	h.Set(c.header("OriginalFileSize"), strconv.FormatInt(img.Size, 10))
 	h.Set(c.header("OriginalWidth"), strconv.Itoa(img.Width))
 	h.Set(c.header("OriginalHeight"), strconv.Itoa(img.Height))
+	if img.Frames > 0 {
+		h.Set(c.header("OriginalFrames"), strconv.Itoa(img.Frames))
+	}
 }
 
 // serveImage answers an image GET or HEAD: the stored bytes when nothing

@@ -21,6 +21,7 @@ type imageRow struct {
 	Mime             string         `bun:"mime"`
 	Width            int            `bun:"width"`
 	Height           int            `bun:"height"`
+	Frames           int            `bun:"frames"`
 	Checksum         string         `bun:"checksum"`
 	OriginalChecksum sql.NullString `bun:"original_checksum"`
 	Added            int64          `bun:"added"`
@@ -39,6 +40,7 @@ func (r *imageRow) image() Image {
 		Mime:             r.Mime,
 		Width:            r.Width,
 		Height:           r.Height,
+		Frames:           r.Frames,
 		Checksum:         r.Checksum,
 		OriginalChecksum: r.OriginalChecksum.String,
 		Added:            fromMicros(r.Added),
@@ -114,6 +116,7 @@ func (db *DB) CommitImage(ctx context.Context, img *Image, res Reservation) (cre
 		Mime:             img.Mime,
 		Width:            img.Width,
 		Height:           img.Height,
+		Frames:           img.Frames,
 		Checksum:         img.Checksum,
 		OriginalChecksum: sql.NullString{String: img.OriginalChecksum, Valid: img.OriginalChecksum != ""},
 		Added:            toMicros(img.Added),

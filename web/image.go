@@ -82,6 +82,9 @@ func (q *request) loadImage(v *imageView) error {
 	}
 	for k, vals := range r.Header {
 		v.Headers = append(v.Headers, kv{k, strings.Join(vals, ", ")})
+		if strings.HasSuffix(k, "-Originalframes") && len(vals) > 0 {
+			v.Props = append(v.Props[:4], append([]kv{{"Frames", framesLabel(vals[0])}}, v.Props[4:]...)...)
+		}
 	}
 	sort.Slice(v.Headers, func(i, j int) bool { return v.Headers[i].Key < v.Headers[j].Key })
 	if err := q.loadShortURLs(ctx, v); err != nil {
@@ -267,6 +270,14 @@ func (u *UI) deleteImage(q *request) error {
 		return err
 	}
 	return q.redirect("/users/" + url.PathEscape(user) + "?deleted=" + url.QueryEscape(id))
+}
+
+// framesLabel says whether an image is still or animated.
+func framesLabel(n string) string {
+	if n == "1" {
+		return "1 (still image)"
+	}
+	return n + " (animation)"
 }
 
 func orDefault(s, def string) string {

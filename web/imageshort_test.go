@@ -74,3 +74,16 @@ func TestImageVariants(t *testing.T) {
 		t.Fatalf("variants table:\n%s", table)
 	}
 }
+
+// TestImageFrames: the image page says how many frames the image has.
+func TestImageFrames(t *testing.T) {
+	e := newEnv(t, web.Config{})
+	b := e.browser(t)
+	b.signIn("admin", adminPriv)
+	data := pngBytes(t, 7)
+	b.uploadForm("alice", data)
+	p := b.do(http.MethodGet, "/admin/users/alice/images/"+md5Hex(data), nil, nil)
+	if !regexp.MustCompile(`<dt>Frames</dt><dd[^>]*>1 \(still image\)</dd>`).MatchString(p.body) {
+		t.Fatalf("no frame count on the image page")
+	}
+}

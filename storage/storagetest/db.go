@@ -38,6 +38,7 @@ func TestDBWithSecret(t *testing.T, open func(t *testing.T) *storage.DB, openSec
 		{"ListFilters", testListFilters},
 		{"ListSortAndPaging", testListSort},
 		{"ListSameSecondNewestFirst", testListSameSecond},
+		{"ImageFrames", testImageFrames},
 		{"ListWithMetadata", testListMetadata},
 		{"ListMetadataFilter", testListMetadataFilter},
 		{"LastModifiedUsersStats", testLastModified},
@@ -553,6 +554,21 @@ func testMetadata(t *testing.T, db *storage.DB) {
 	md, err = db.Metadata(ctx(t), "alice", "abc")
 	if err != nil || len(md) != 9 {
 		t.Fatalf("after concurrent merges Metadata = %v, %v; want 9 keys", md, err)
+	}
+}
+
+// testImageFrames checks that an image's frame count is stored and read
+// back by Image and listings.
+func testImageFrames(t *testing.T, db *storage.DB) {
+	anim, still := image("alice", "anim", base), image("alice", "still", base)
+	anim.Frames, still.Frames = 12, 1
+	mustInsert(t, db, anim, still)
+	if got, err := db.Image(ctx(t), "alice", "anim"); err != nil || got.Frames != 12 {
+		t.Fatalf("Image(anim).Frames = %d, %v; want 12", got.Frames, err)
+	}
+	page, err := db.Images(ctx(t), storage.Query{Sort: []storage.SortKey{{Field: "imageIdentifier"}}})
+	if err != nil || len(page.Images) != 2 || page.Images[0].Frames != 12 || page.Images[1].Frames != 1 {
+		t.Fatalf("Images frames = %+v, %v", page.Images, err)
 	}
 }
 
