@@ -153,6 +153,13 @@ func TestAdminShortURLList(t *testing.T) {
 	if n := b.count("#su-list li"); n != 1 || !strings.Contains(b.text(".notice-ok"), "deleted") {
 		t.Fatalf("after deleting from the list: %d items, notice %q", n, b.text(".notice-ok"))
 	}
+	// The page's preview, shown twice by now, is a cached variant.
+	if n := b.count("#variants tbody tr"); n < 1 {
+		t.Errorf("no cached variant listed after the preview was served")
+	}
+	if p := b.text(".props"); !strings.Contains(p, "Frames1 (still image)") {
+		t.Errorf("properties without the frame count: %q", p)
+	}
 }
 
 // TestAdminPlaygroundPresets: the playground starts from a configured
