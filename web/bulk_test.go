@@ -166,6 +166,21 @@ func TestBulkReadOnly(t *testing.T) {
 		t.Fatalf("bulk actions offered to a read-only key:\n%s", p.body)
 	}
 	sel := "alice/" + md5Hex(data)
+	// A zip of an image the key may read and one it may not: the first is
+	// in it, the second named in MISSING.txt.
+	bobs := pngBytes(t, 22)
+	admin.uploadForm("bob", bobs)
+	p = b.do(http.MethodPost, "/admin/bulk", url.Values{"csrf": {b.token("/admin/users/alice")}, "action": {"zip"},
+		"sel": {sel, "bob/" + md5Hex(bobs)}}, nil)
+	zr, err := zip.NewReader(strings.NewReader(p.body), int64(len(p.body)))
+	if p.status != 200 || err != nil || len(zr.File) != 2 || zr.File[0].Name != sel+".png" || zr.File[1].Name != "MISSING.txt" {
+		t.Fatalf("zip with a forbidden image: %d %v", p.status, err)
+	}
+	rc, _ := zr.File[1].Open()
+	missing, _ := io.ReadAll(rc)
+	if !strings.Contains(string(missing), "bob/"+md5Hex(bobs)) {
+		t.Fatalf("MISSING.txt: %s", missing)
+	}
 	p = b.do(http.MethodPost, "/admin/bulk/delete", url.Values{"csrf": {b.token("/admin/users/alice")}, "sel": {sel},
 		"back": {"/admin/users/alice"}}, nil)
 	if p = b.follow(p); !strings.Contains(p.body, "Deleted 0 images. 1 image was left unchanged") {
