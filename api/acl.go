@@ -20,7 +20,8 @@ var (
 		"metadata.get", "metadata.head", "metadata.options",
 		"shorturl.get", "shorturl.head", "shorturl.options",
 		"globalimages.get", "globalimages.head", "globalimages.options",
-		"shorturls.options",
+		"shorturls.get", "shorturls.head", "shorturls.options",
+		"variants.get", "variants.head", "variants.options",
 	}
 	readWriteResources = append(slices.Clone(readOnlyResources),
 		"image.delete", "images.post",

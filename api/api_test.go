@@ -265,14 +265,17 @@ func TestTransformedFetch(t *testing.T) {
 	if err != nil || cfg.Width != 288 || cfg.Height != 200 {
 		t.Fatalf("resize height=200 of 599x417: %v %dx%d, want 288x200", err, cfg.Width, cfg.Height)
 	}
+	if w, h := r.Header.Get("X-Service-OutputWidth"), r.Header.Get("X-Service-OutputHeight"); w != "288" || h != "200" {
+		t.Fatalf("output dimension headers %s x %s, want 288 x 200", w, h)
+	}
 	sum := md5.Sum(r.body)
 	if r.Header.Get("ETag") != `"`+hex.EncodeToString(sum[:])+`"` {
 		t.Fatalf("ETag is not the md5 of the body: %v", r.Header)
 	}
 	// Second fetch comes from the variant cache with identical bytes.
 	r2 := e.get(e.tokenURL(path, userPriv))
-	if !bytes.Equal(r.body, r2.body) {
-		t.Fatal("cached variant differs")
+	if !bytes.Equal(r.body, r2.body) || r2.Header.Get("X-Service-OutputWidth") != "288" {
+		t.Fatalf("cached variant differs: %v", r2.Header)
 	}
 	if r := e.get(e.tokenURL(path, userPriv), "If-None-Match", r.Header.Get("ETag")); r.StatusCode != 304 {
 		t.Fatalf("transformed If-None-Match: %d", r.StatusCode)
@@ -587,5 +590,92 @@ func TestUploadFormats(t *testing.T) {
 	e := newEnv(t, testConfig())
 	if got := e.srv.UploadFormats(); !slices.Equal(got, engine.DefaultUploadFormats) {
 		t.Fatalf("upload formats %v, want %v", got, engine.DefaultUploadFormats)
+	}
+}
+
+// TestShortURLList lists an image's short URLs: none, then two in id
+// order with their extension and transformations, and 404 for an unknown
+// image.
+func TestShortURLList(t *testing.T) {
+	e := newEnv(t, testConfig())
+	id := e.upload(pngImage(t, 30, 20, 6))
+	path := "/users/alice/images/" + id + "/shorturls"
+	list := func() []any {
+		t.Helper()
+		r := e.get(e.tokenURL(path+"?publicKey=alice", userPriv))
+		if r.StatusCode != 200 {
+			t.Fatalf("list: %d %s", r.StatusCode, r.body)
+		}
+		return r.json(t)["shortUrls"].([]any)
+	}
+	if got := list(); len(got) != 0 {
+		t.Fatalf("list before any: %v", got)
+	}
+	var sids []string
+	for _, body := range []string{
+		fmt.Sprintf(`{"user":"alice","imageIdentifier":%q,"extension":"gif","query":"t[]=thumbnail:width=10,height=10"}`, id),
+		fmt.Sprintf(`{"user":"alice","imageIdentifier":%q}`, id),
+	} {
+		r := e.signed(http.MethodPost, path, userKey, userPriv, []byte(body))
+		if r.StatusCode != 201 {
+			t.Fatalf("create: %d %s", r.StatusCode, r.body)
+		}
+		sids = append(sids, r.json(t)["id"].(string))
+	}
+	slices.Sort(sids)
+	got := list()
+	if len(got) != 2 {
+		t.Fatalf("list: %v", got)
+	}
+	for i, v := range got {
+		m := v.(map[string]any)
+		if m["id"] != sids[i] || m["user"] != "alice" || m["imageIdentifier"] != id {
+			t.Fatalf("item %d = %v, want id %s", i, m, sids[i])
+		}
+		if q := m["query"].(map[string]any); m["extension"] == "gif" && fmt.Sprint(q["t"]) != "[thumbnail:width=10,height=10]" {
+			t.Fatalf("item %d query = %v", i, q)
+		}
+	}
+	r := e.get(e.tokenURL("/users/alice/images/nope/shorturls?publicKey=alice", userPriv))
+	if r.StatusCode != 404 || r.errMessage(t) != "Image does not exist" {
+		t.Fatalf("unknown image: %d %s", r.StatusCode, r.body)
+	}
+}
+
+// TestVariantList lists an image's cached variants: none, then one per
+// chain and format fetched, readable with a read-only key; 404 for an
+// unknown image.
+func TestVariantList(t *testing.T) {
+	e := newEnv(t, testConfig())
+	id := e.upload(pngImage(t, 30, 20, 6))
+	path := "/users/alice/images/" + id + "/variants"
+	list := func() []any {
+		t.Helper()
+		r := e.get(e.tokenURL(path+"?publicKey="+roKey, roPriv))
+		if r.StatusCode != 200 {
+			t.Fatalf("list: %d %s", r.StatusCode, r.body)
+		}
+		return r.json(t)["variants"].([]any)
+	}
+	if got := list(); len(got) != 0 {
+		t.Fatalf("variants before any fetch: %v", got)
+	}
+	for _, q := range []string{".png?t[]=desaturate", ".png?t[]=desaturate", ".gif?t[]=thumbnail:width=10,height=10"} {
+		if r := e.get(e.tokenURL("/users/alice/images/"+id+q, userPriv)); r.StatusCode != 200 {
+			t.Fatalf("fetch %s: %d", q, r.StatusCode)
+		}
+	}
+	got := list()
+	if len(got) != 2 {
+		t.Fatalf("variants: %v, want 2", got)
+	}
+	for _, v := range got {
+		m := v.(map[string]any)
+		if m["hash"] == "" || m["size"].(float64) <= 0 || m["created"] == "" || m["lastUsed"] == "" {
+			t.Fatalf("variant %v", m)
+		}
+	}
+	if r := e.get(e.tokenURL("/users/alice/images/nope/variants?publicKey=alice", userPriv)); r.StatusCode != 404 {
+		t.Fatalf("unknown image: %d %s", r.StatusCode, r.body)
 	}
 }

@@ -63,7 +63,7 @@ func TestEventsFired(t *testing.T) {
 		"/", "/status", "/stats.json", "/transformations", "/s/abcdefg",
 		"/users/alice", "/users/alice/images", "/users/alice/images/abc.png",
 		"/users/alice/images/abc/metadata", "/users/alice/images/abc/meta.json",
-		"/users/alice/images/abc/shorturls", "/users/alice/images/abc/shorturls/abcdefg",
+		"/users/alice/images/abc/shorturls", "/users/alice/images/abc/shorturls/abcdefg", "/users/alice/images/abc/variants",
 		"/images", "/groups", "/groups/g", "/filters", "/filters/reload",
 		"/keys", "/keys/k", "/keys/k/access", "/keys/k/access/1", "/audit", "/usage",
 		"/nowhere", "/users/alice/images/abc/unknown",

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"maps"
 	"net/http"
 	"strconv"
 	"sync"
@@ -48,6 +49,9 @@ func (c *call) originalHeaders(img storage.Image) {
 	h.Set(c.header("OriginalFileSize"), strconv.FormatInt(img.Size, 10))
 	h.Set(c.header("OriginalWidth"), strconv.Itoa(img.Width))
 	h.Set(c.header("OriginalHeight"), strconv.Itoa(img.Height))
+	if img.Frames > 0 {
+		h.Set(c.header("OriginalFrames"), strconv.Itoa(img.Frames))
+	}
 }
 
 // serveImage answers an image GET or HEAD: the stored bytes when nothing
@@ -208,7 +212,14 @@ func (s *Server) render(ctx context.Context, img storage.Image, chain engine.Cha
 	if err != nil {
 		return variant{}, err
 	}
-	return variant{Mime: res.Mime, Headers: res.Headers, Data: res.Data}, nil
+	// The output's dimensions go out as <prefix>-OutputWidth and
+	// -OutputHeight, so a client learns them without decoding the bytes.
+	headers := maps.Clone(res.Headers)
+	if headers == nil {
+		headers = map[string]string{}
+	}
+	headers["OutputWidth"], headers["OutputHeight"] = strconv.Itoa(res.Width), strconv.Itoa(res.Height)
+	return variant{Mime: res.Mime, Headers: headers, Data: res.Data}, nil
 }
 
 // sourceBuffers holds source buffers between renders: a 12 MP JPEG is 4-5

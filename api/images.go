@@ -175,7 +175,7 @@ func (s *Server) postImage(c *call) error {
 	}
 	img := storage.Image{
 		User: user, Identifier: id, Size: int64(len(data)), Extension: info.Ext, Mime: info.Mime,
-		Width: info.Width, Height: info.Height, Checksum: id, OriginalChecksum: orig,
+		Width: info.Width, Height: info.Height, Frames: info.Frames, Checksum: id, OriginalChecksum: orig,
 		Added: s.now().UTC(), Updated: s.now().UTC(), Metadata: c.upload.metadata,
 	}
 	created, err := s.storeImage(c.ctx(), &img, data)

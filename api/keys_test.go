@@ -2,7 +2,9 @@ package api_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -172,6 +174,44 @@ func TestImmutableAccessControl(t *testing.T) {
 			if r.StatusCode != 405 {
 				t.Errorf("new key with database off: %d", r.StatusCode)
 			}
+		}
+	}
+}
+
+// TestGroupSources: GET /groups and /groups/<name> say where each group is
+// defined and whether it may change; the list says whether any may.
+func TestGroupSources(t *testing.T) {
+	for _, db := range []bool{false, true} {
+		cfg := testConfig()
+		cfg.AccessControl.Database = db
+		cfg.AccessControl.Groups = map[string][]string{"viewers": {"image.get"}}
+		e := newEnv(t, cfg)
+		if db {
+			r := e.signed(http.MethodPut, "/groups/stored", adminKey, adminPriv, []byte(`["images.get"]`))
+			if r.StatusCode != 201 {
+				t.Fatalf("put group: %d %s", r.StatusCode, r.body)
+			}
+		}
+		r := e.get(e.tokenURL("/groups?publicKey=admin", adminPriv))
+		m := r.json(t)
+		if m["mutable"] != db {
+			t.Fatalf("database %v: mutable %v", db, m["mutable"])
+		}
+		got := map[string]string{}
+		for _, g := range m["groups"].([]any) {
+			g := g.(map[string]any)
+			got[g["name"].(string)] = fmt.Sprint(g["source"], " ", g["mutable"])
+		}
+		want := map[string]string{"all": "builtin false", "read-only": "builtin false", "read-write": "builtin false", "viewers": "config false"}
+		if db {
+			want["stored"] = "database true"
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("database %v: groups %v, want %v", db, got, want)
+		}
+		r = e.get(e.tokenURL("/groups/viewers?publicKey=admin", adminPriv))
+		if g := r.json(t); g["source"] != "config" || g["mutable"] != false {
+			t.Fatalf("one group: %s", r.body)
 		}
 	}
 }

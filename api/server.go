@@ -142,9 +142,10 @@ func (s *Server) buildRoutes() []*route {
 		r("metadata", "/users/{user}/images/{image}/metadata", true, metadata),
 		r("metadata", "/users/{user}/images/{image}/meta", true, metadata),
 		r("shorturls", "/users/{user}/images/{image}/shorturls", true, map[string]handler{
-			"POST": s.postShortURL, "DELETE": s.deleteShortURLs}),
+			"GET": s.listShortURLs, "POST": s.postShortURL, "DELETE": s.deleteShortURLs}),
 		r("shorturl", "/users/{user}/images/{image}/shorturls/{id}", true, map[string]handler{
 			"GET": s.getShortURLParams, "DELETE": s.deleteShortURL}),
+		r("variants", "/users/{user}/images/{image}/variants", true, map[string]handler{"GET": s.listVariants}),
 		r("globalimages", "/images", true, map[string]handler{"GET": s.listGlobalImages}),
 		r("groups", "/groups", true, map[string]handler{"GET": s.listGroups}),
 		r("filters", "/filters", true, map[string]handler{"GET": s.listFilters}),

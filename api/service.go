@@ -108,13 +108,21 @@ func (s *Server) lastModified(ctx context.Context, users []string) (time.Time, e
 type groupView struct {
 	Name      string   `json:"name"`
 	Resources []string `json:"resources"`
+	// Source is where the group is defined: "builtin", "config" or
+	// "database"; Mutable says whether PUT and DELETE may change it.
+	Source  string `json:"source,omitempty"`
+	Mutable bool   `json:"mutable"`
 }
 
 // allGroups merges built-in, configured and database groups by name.
 func (s *Server) allGroups(ctx context.Context) ([]groupView, error) {
-	byName := map[string][]string{}
+	byName := map[string]groupView{}
 	for n, r := range s.acl.groups {
-		byName[n] = r
+		src := "config"
+		if _, ok := builtinGroups[n]; ok {
+			src = "builtin"
+		}
+		byName[n] = groupView{Name: n, Resources: nonNil(r), Source: src}
 	}
 	dbGroups, _, err := s.groups.Groups(ctx, 1, 0)
 	if err != nil {
@@ -122,12 +130,12 @@ func (s *Server) allGroups(ctx context.Context) ([]groupView, error) {
 	}
 	for _, g := range dbGroups {
 		if _, ok := byName[g.Name]; !ok {
-			byName[g.Name] = g.Resources
+			byName[g.Name] = groupView{Name: g.Name, Resources: nonNil(g.Resources), Source: "database", Mutable: s.acl.mutable}
 		}
 	}
 	out := make([]groupView, 0, len(byName))
-	for n, r := range byName {
-		out = append(out, groupView{Name: n, Resources: nonNil(r)})
+	for _, g := range byName {
+		out = append(out, g)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil
@@ -155,6 +163,8 @@ func (s *Server) listGroups(c *call) error {
 	return c.writeJSON(map[string]any{
 		"search": map[string]int{"hits": hits, "page": page, "limit": limit, "count": len(groups)},
 		"groups": groups,
+		// As GET /keys: false when no group can change through the API.
+		"mutable": s.acl.mutable,
 	}, out{cache: cacheJSON})
 }
 
@@ -166,7 +176,21 @@ func (s *Server) getGroup(c *call) error {
 	if !ok {
 		return errorf(http.StatusNotFound, "Group not found")
 	}
-	return c.writeJSON(groupView{Name: c.params["group"], Resources: nonNil(res)}, out{cache: cacheJSON})
+	v := groupView{Name: c.params["group"], Resources: nonNil(res)}
+	v.Source, v.Mutable = s.groupSource(v.Name)
+	return c.writeJSON(v, out{cache: cacheJSON})
+}
+
+// groupSource says where the group name is defined (builtin, config or
+// database) and whether it may change through the API.
+func (s *Server) groupSource(name string) (string, bool) {
+	if _, ok := builtinGroups[name]; ok {
+		return "builtin", false
+	}
+	if _, ok := s.acl.groups[name]; ok {
+		return "config", false
+	}
+	return "database", s.acl.mutable
 }
 
 // isNotExist reports a storage miss.

@@ -162,20 +162,53 @@ func (s *Server) getShortURLParams(c *call) error {
 		}
 		return err
 	}
+	v, err := shortURLView(su)
+	if err != nil {
+		return err
+	}
+	delete(v, "id")
+	return c.writeJSON(v, out{cache: cacheJSON})
+}
+
+// shortURLView is a short URL as the API shows it: its id, user, image,
+// extension (null when none) and query ({"t": [...]}, empty when none).
+func shortURLView(su storage.ShortURL) (map[string]any, error) {
 	var ext any
 	if su.Extension != "" {
 		ext = su.Extension
 	}
 	_, ts, err := canonicalQuery(su.Query)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	query := map[string]any{}
 	if len(ts) > 0 {
 		query["t"] = ts
 	}
-	return c.writeJSON(map[string]any{"user": su.User, "imageIdentifier": su.Image, "extension": ext,
-		"query": query}, out{cache: cacheJSON})
+	return map[string]any{"id": su.ID, "user": su.User, "imageIdentifier": su.Image, "extension": ext,
+		"query": query}, nil
+}
+
+// listShortURLs serves GET /users/<user>/images/<image>/shorturls: every
+// short URL of the image, ordered by id; 404 when the image does not exist.
+func (s *Server) listShortURLs(c *call) error {
+	user, image := c.params["user"], c.params["image"]
+	if _, err := s.images.Image(c.ctx(), user, image); isNotExist(err) {
+		return errorf(http.StatusNotFound, "Image does not exist")
+	} else if err != nil {
+		return err
+	}
+	list, err := s.shortURLs.ShortURLsOf(c.ctx(), user, image)
+	if err != nil {
+		return err
+	}
+	views := make([]map[string]any, len(list))
+	for i, su := range list {
+		if views[i], err = shortURLView(su); err != nil {
+			return err
+		}
+	}
+	return c.writeJSON(map[string]any{"shortUrls": views}, out{})
 }
 
 func (s *Server) deleteShortURLs(c *call) error {

@@ -40,6 +40,7 @@ type shortURLStore interface {
 	InsertShortURL(ctx context.Context, u storage.ShortURL) error
 	ShortURL(ctx context.Context, id string) (storage.ShortURL, error)
 	FindShortURL(ctx context.Context, user, image, ext, query string) (storage.ShortURL, error)
+	ShortURLsOf(ctx context.Context, user, image string) ([]storage.ShortURL, error)
 	DeleteShortURL(ctx context.Context, user, image, id string) error
 	DeleteShortURLs(ctx context.Context, user, image string) error
 }
@@ -96,20 +97,26 @@ type waker interface{ Wake() }
 
 // stores groups the consumer views of one database.
 type stores struct {
-	images    imageStore
-	listing   listingStore
-	metadata  metadataStore
-	shortURLs shortURLStore
-	stats     statsStore
-	keys      keyWriter
-	rules     ruleWriter
-	groups    groupStore
-	keyNames  keyLister
-	auditLog  auditStore
+	images      imageStore
+	listing     listingStore
+	metadata    metadataStore
+	shortURLs   shortURLStore
+	stats       statsStore
+	keys        keyWriter
+	rules       ruleWriter
+	groups      groupStore
+	keyNames    keyLister
+	auditLog    auditStore
+	variantRows variantLister
+}
+
+// variantLister lists an image's cached variants.
+type variantLister interface {
+	Variants(ctx context.Context, user, id string) ([]storage.Variant, error)
 }
 
 func newStores(db *storage.DB) stores {
-	return stores{images: db, listing: db, metadata: db, shortURLs: db, stats: db, keys: db, rules: db, groups: db, keyNames: db, auditLog: db}
+	return stores{images: db, listing: db, metadata: db, shortURLs: db, stats: db, keys: db, rules: db, groups: db, keyNames: db, auditLog: db, variantRows: db}
 }
 
 var (
@@ -117,6 +124,7 @@ var (
 	_ listingStore  = (*storage.DB)(nil)
 	_ metadataStore = (*storage.DB)(nil)
 	_ shortURLStore = (*storage.DB)(nil)
+	_ variantLister = (*storage.DB)(nil)
 	_ statsStore    = (*storage.DB)(nil)
 	_ aclReader     = (*storage.DB)(nil)
 	_ keyWriter     = (*storage.DB)(nil)

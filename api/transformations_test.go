@@ -1,10 +1,17 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/vitrine/vitrine/api"
 	"github.com/vitrine/vitrine/engine"
+	"github.com/vitrine/vitrine/storage"
 )
 
 func TestTransformations(t *testing.T) {
@@ -55,5 +62,53 @@ func TestTransformations(t *testing.T) {
 				t.Errorf("text font default %v", f.Default)
 			}
 		})
+	}
+}
+
+// TestTransformationPresets: GET /transformations lists the configured
+// presets by name with the chains they expand to; none is an empty list.
+func TestTransformationPresets(t *testing.T) {
+	for _, presets := range []map[string][]string{nil, {
+		"thumb":  {"thumbnail:width=100,height=100", "desaturate"},
+		"avatar": {"crop:width=10,height=10"},
+	}} {
+		ctx := context.Background()
+		dir := t.TempDir()
+		db, err := storage.Open(ctx, "sqlite://"+filepath.Join(dir, "v.db"), storage.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		blobs, err := storage.OpenBlobs(ctx, "mem://")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { blobs.Close() })
+		eng, err := engine.New(engine.Config{Presets: presets})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv, err := api.New(testConfig(), api.Deps{DB: db, Blobs: blobs, Engine: eng})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec := httptest.NewRecorder()
+		srv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/transformations", nil))
+		var got struct {
+			Presets []struct {
+				Name            string
+				Transformations []string
+			}
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || got.Presets == nil {
+			t.Fatalf("presets %v: %v %s", presets, err, rec.Body)
+		}
+		if len(got.Presets) != len(presets) {
+			t.Fatalf("presets: %+v, want %v", got.Presets, presets)
+		}
+		if len(presets) > 0 && (got.Presets[0].Name != "avatar" || got.Presets[1].Name != "thumb" ||
+			strings.Join(got.Presets[1].Transformations, " ") != "thumbnail:width=100,height=100 desaturate") {
+			t.Fatalf("presets: %+v", got.Presets)
+		}
 	}
 }

@@ -167,7 +167,7 @@ func TestAdminRestrictedKey(t *testing.T) {
 	if d := b.text(".notice-denied"); d != "" {
 		t.Errorf("the key's own effective access is refused: %q", d)
 	}
-	if c := b.text(".count"); !strings.Contains(c, "viewer may use 19 of") {
+	if c := b.text(".count"); !strings.Contains(c, "viewer may use 24 of") {
 		t.Errorf("own effective access: %q", c)
 	}
 	if ok := b.text("table.access"); !strings.Contains(ok, "images") || !strings.Contains(ok, "delete") {

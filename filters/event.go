@@ -82,12 +82,13 @@ var eventNames = []string{
 	"keys.delete", "keys.get", "keys.head", "keys.put",
 	"metadata.delete", "metadata.get", "metadata.head", "metadata.post", "metadata.put",
 	"shorturl.delete", "shorturl.get", "shorturl.head",
-	"shorturls.delete", "shorturls.post",
+	"shorturls.delete", "shorturls.get", "shorturls.head", "shorturls.post",
 	"stats.get", "stats.head",
 	"status.get", "status.head",
 	"transformations.get", "transformations.head",
 	"usage.get", "usage.head",
 	"user.get", "user.head",
+	"variants.get", "variants.head",
 }
 
 // EventNames returns the name of every event the host fires, sorted.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -68,6 +69,9 @@ type DB struct {
 	kind   kind
 	sealer *sealer // nil when private keys are stored as given
 	lease  time.Duration
+	// inserted is the last images.inserted value this DB wrote
+	// (insertedNow).
+	inserted atomic.Int64
 }
 
 // Open connects to the database named by dsn and applies any pending schema

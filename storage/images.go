@@ -21,11 +21,13 @@ type imageRow struct {
 	Mime             string         `bun:"mime"`
 	Width            int            `bun:"width"`
 	Height           int            `bun:"height"`
+	Frames           int            `bun:"frames"`
 	Checksum         string         `bun:"checksum"`
 	OriginalChecksum sql.NullString `bun:"original_checksum"`
 	Added            int64          `bun:"added"`
 	Updated          int64          `bun:"updated"`
 	Version          int64          `bun:"version"`
+	Inserted         int64          `bun:"inserted"`
 	BlobToken        string         `bun:"blob_token"`
 }
 
@@ -38,6 +40,7 @@ func (r *imageRow) image() Image {
 		Mime:             r.Mime,
 		Width:            r.Width,
 		Height:           r.Height,
+		Frames:           r.Frames,
 		Checksum:         r.Checksum,
 		OriginalChecksum: r.OriginalChecksum.String,
 		Added:            fromMicros(r.Added),
@@ -113,11 +116,13 @@ func (db *DB) CommitImage(ctx context.Context, img *Image, res Reservation) (cre
 		Mime:             img.Mime,
 		Width:            img.Width,
 		Height:           img.Height,
+		Frames:           img.Frames,
 		Checksum:         img.Checksum,
 		OriginalChecksum: sql.NullString{String: img.OriginalChecksum, Valid: img.OriginalChecksum != ""},
 		Added:            toMicros(img.Added),
 		Updated:          toMicros(img.Updated),
 		Version:          time.Now().UnixMicro(),
+		Inserted:         db.insertedNow(),
 		BlobToken:        img.BlobToken,
 	}
 	var n int64
@@ -323,4 +328,20 @@ func (db *DB) UserStats(ctx context.Context) ([]UserStats, error) {
 		stats[i] = UserStats{User: r.User, NumImages: r.Images, NumBytes: r.Bytes}
 	}
 	return stats, nil
+}
+
+// insertedNow is the value of images.inserted for a row inserted now: the
+// time in microseconds, and strictly more than the last one this DB wrote,
+// so that rows inserted one after the other by this instance keep their
+// order even within one microsecond.
+func (db *DB) insertedNow() int64 {
+	for {
+		last, now := db.inserted.Load(), time.Now().UnixMicro()
+		if now <= last {
+			now = last + 1
+		}
+		if db.inserted.CompareAndSwap(last, now) {
+			return now
+		}
+	}
 }

@@ -46,6 +46,11 @@ func orderBy(keys []SortKey) ([]string, error) {
 			dir = " DESC"
 		}
 		terms = append(terms, col+dir)
+		if col == "added" {
+			// Why: added is whole seconds; images added within one
+			// second keep the order they arrived in.
+			terms = append(terms, "inserted"+dir)
+		}
 	}
 	for _, col := range []string{"user_name", "identifier"} {
 		if !seen[col] {

@@ -105,6 +105,22 @@ func (db *DB) FindShortURL(ctx context.Context, user, image, ext, query string) 
 	return row.shortURL(), nil
 }
 
+// ShortURLsOf returns the short URLs of the image user/image, ordered by
+// id; none (or no such image) is an empty list.
+func (db *DB) ShortURLsOf(ctx context.Context, user, image string) ([]ShortURL, error) {
+	var rows []shortURLRow
+	err := db.bun.NewSelect().Model(&rows).Where("user_name = ? AND identifier = ?", user, image).
+		OrderExpr("id ASC").Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("storage: short URLs of %s/%s: %w", user, image, err)
+	}
+	out := make([]ShortURL, len(rows))
+	for i := range rows {
+		out[i] = rows[i].shortURL()
+	}
+	return out, nil
+}
+
 // DeleteShortURL deletes the short URL id of the image user/image;
 // ErrNotExist unless it exists and belongs to that image.
 func (db *DB) DeleteShortURL(ctx context.Context, user, image, id string) error {

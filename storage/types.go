@@ -4,13 +4,16 @@ import "time"
 
 // Image is one stored image's record.
 type Image struct {
-	User             string
-	Identifier       string
-	Size             int64
-	Extension        string
-	Mime             string
-	Width            int
-	Height           int
+	User       string
+	Identifier string
+	Size       int64
+	Extension  string
+	Mime       string
+	Width      int
+	Height     int
+	// Frames is the number of frames (1 for a still image), 0 when not
+	// known (images stored before migration step 12).
+	Frames           int
 	Checksum         string
 	OriginalChecksum string
 	Added            time.Time

@@ -393,3 +393,28 @@ func (c *VariantCache) evictBatch(ctx context.Context, pick func(*bun.SelectQuer
 	}
 	return n, freed, nil
 }
+
+// Variant is one cached variant of an image as the variants table
+// records it: its hash (of chain and format), size, and when it was
+// stored and last served (last use is written in batches, see Flush).
+type Variant struct {
+	Hash              string
+	Size              int64
+	Created, LastUsed time.Time
+}
+
+// Variants lists the cached variants of the image user/id, most recently
+// used first; none is an empty list.
+func (db *DB) Variants(ctx context.Context, user, id string) ([]Variant, error) {
+	var rows []variantRow
+	err := db.bun.NewSelect().Model(&rows).Where("user_name = ? AND identifier = ?", user, id).
+		OrderExpr("last_used DESC, hash ASC").Scan(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("storage: variants of %s/%s: %w", user, id, err)
+	}
+	out := make([]Variant, len(rows))
+	for i, r := range rows {
+		out[i] = Variant{Hash: r.Hash, Size: r.Size, Created: fromMicros(r.Created), LastUsed: fromMicros(r.LastUsed)}
+	}
+	return out, nil
+}

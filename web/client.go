@@ -124,6 +124,12 @@ func (c *apiClient) headOriginal(ctx context.Context, path string) (response, er
 	return c.request(ctx, http.MethodHead, path, nil, nil, "", "")
 }
 
+// original GETs an image's stored bytes without an Accept header, as a
+// client fetching the original does.
+func (c *apiClient) original(ctx context.Context, path string) (response, error) {
+	return c.request(ctx, http.MethodGet, path, nil, nil, "", "")
+}
+
 // request sends one signed request to the API; accept is the Accept
 // header, none when empty.
 func (c *apiClient) request(ctx context.Context, method, path string, q url.Values, body []byte, contentType, accept string) (response, error) {

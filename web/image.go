@@ -28,7 +28,15 @@ type imageView struct {
 	ShortQuery    string
 	ShortExt      string
 	ShortError    string
-	Base          string // this page's path
+	// ShortURLs lists every short URL of the image; ShortListNote says why
+	// the key may not see them.
+	ShortURLs     []shortURLView
+	ShortListNote string
+	// Variants are the image's cached transformed outputs; VariantsNote
+	// says why they are not shown.
+	Variants     []variantView
+	VariantsNote string
+	Base         string // this page's path
 	// What the key may do with the image.
 	CanEditMetadata, CanShorten, CanDeleteShort, CanDelete bool
 }
@@ -74,8 +82,17 @@ func (q *request) loadImage(v *imageView) error {
 	}
 	for k, vals := range r.Header {
 		v.Headers = append(v.Headers, kv{k, strings.Join(vals, ", ")})
+		if strings.HasSuffix(k, "-Originalframes") && len(vals) > 0 {
+			v.Props = append(v.Props[:4], append([]kv{{"Frames", framesLabel(vals[0])}}, v.Props[4:]...)...)
+		}
 	}
 	sort.Slice(v.Headers, func(i, j int) bool { return v.Headers[i].Key < v.Headers[j].Key })
+	if err := q.loadShortURLs(ctx, v); err != nil {
+		return err
+	}
+	if err := q.loadVariants(ctx, v); err != nil {
+		return err
+	}
 	if v.Metadata == "" {
 		var md json.RawMessage
 		if err := q.api.getJSON(ctx, apiPath+"/metadata", nil, &md); err != nil {
@@ -141,10 +158,7 @@ func (q *request) findShortURL(v *imageView, find string) (int, error) {
 		if got.Extension != nil {
 			sv.Extension = *got.Extension
 		}
-		for _, t := range got.Query.T {
-			sv.Query += "t[]=" + t + "&"
-		}
-		sv.Query = strings.TrimSuffix(sv.Query, "&")
+		sv.Query = shortQuery(got.Query.T)
 		v.Short = sv
 		return http.StatusOK, nil
 	case errors.As(err, &ae) && ae.denied():
@@ -221,7 +235,7 @@ func (u *UI) deleteShortURL(q *request) error {
 	_, err := q.api.send(q.r.Context(), http.MethodDelete, q.imagePath(user, image)+"/shorturls/"+url.PathEscape(id), nil, "")
 	var ae *apiError
 	if err == nil {
-		return q.redirect(q.imagePath(user, image) + "?" + url.Values{"done": {"shorturl-deleted"}, "id": {id}}.Encode())
+		return q.redirect(q.shortURLDeleted(user, image, id))
 	} else if !errors.As(err, &ae) || ae.Status != http.StatusNotFound {
 		return err
 	}
@@ -256,6 +270,14 @@ func (u *UI) deleteImage(q *request) error {
 		return err
 	}
 	return q.redirect("/users/" + url.PathEscape(user) + "?deleted=" + url.QueryEscape(id))
+}
+
+// framesLabel says whether an image is still or animated.
+func framesLabel(n string) string {
+	if n == "1" {
+		return "1 (still image)"
+	}
+	return n + " (animation)"
 }
 
 func orDefault(s, def string) string {

@@ -107,18 +107,28 @@ func (q *request) imageCount(ctx context.Context, user string) int {
 
 // imagesView is one user's image grid with its filters.
 type imagesView struct {
-	Page                         pageView
-	User                         string
-	Sort                         string
-	Sorts                        []option
-	IDs, Checksums, Originals    string
-	Metadata, MetadataError      string
-	Limit                        int
-	Hits, PageNo, Pages          int
-	Thumbs                       []thumbView
-	PrevHref, NextHref, ResetRef string
-	Error                        string
-	CanUpload                    bool
+	Page                      pageView
+	User                      string
+	Sort                      string
+	Sorts                     []option
+	IDs, Checksums, Originals string
+	// Users filters the search across users (empty on one user's grid).
+	Users string
+	// Self is the address of this very page of the grid.
+	Self string
+	// Search is set on the search across users.
+	Search bool
+	// Bulk offers ticking images for bulk actions; BulkFailures lists the
+	// images the last one left as they were.
+	Bulk, CanBulkDelete, CanBulkMetadata bool
+	BulkFailures                         []string
+	Metadata, MetadataError              string
+	Limit                                int
+	Hits, PageNo, Pages                  int
+	Thumbs                               []thumbView
+	PrevHref, NextHref, ResetRef         string
+	Error                                string
+	CanUpload                            bool
 	// Listed is set once the listing answered: the count means something.
 	Listed bool
 	// FirstHref and LastHref lead back from a page past the last one.
@@ -136,49 +146,78 @@ var sortOptions = []option{
 // paging, all done by the API's listing.
 func (u *UI) images(q *request) error {
 	user := q.r.PathValue("user")
-	in := q.r.URL.Query()
-	v := imagesView{Page: q.page("Images of "+user, "images"), User: user, Sorts: sortOptions,
-		Sort: in.Get("sort"), IDs: in.Get("ids"), Checksums: in.Get("checksums"), Originals: in.Get("originalChecksums"),
-		Metadata: in.Get("metadata"), Limit: 24, PageNo: 1, ResetRef: q.path("/users/" + url.PathEscape(user)),
-		CanUpload: q.may("images.post", user)}
-	if d := in.Get("deleted"); d != "" {
+	v := q.listingView("Images of "+user, "/users/"+url.PathEscape(user))
+	v.User, v.CanUpload = user, q.may("images.post", user)
+	if d := q.r.URL.Query().Get("deleted"); d != "" {
 		v.Page.Notice = "Image " + d + " was deleted."
 	}
+	q.takeBulkResult(&v)
+	status, err := q.runListing(&v, "/users/"+url.PathEscape(user)+"/images", nil)
+	if err != nil {
+		return notFoundAs(err, noSuch("user", user, ": no image is stored for it and no key has its name"))
+	}
+	q.offerBulk(&v, user)
+	return q.render(status, imagesPage(v))
+}
+
+// listingView reads a grid's sort, filters and page from the query; base
+// is the grid's path under the prefix.
+func (q *request) listingView(title, base string) imagesView {
+	in := q.r.URL.Query()
+	v := imagesView{Page: q.page(title, "images"), Sorts: sortOptions,
+		Sort: in.Get("sort"), IDs: in.Get("ids"), Checksums: in.Get("checksums"), Originals: in.Get("originalChecksums"),
+		Metadata: in.Get("metadata"), Users: in.Get("users"), Limit: 24, PageNo: 1, ResetRef: q.path(base)}
 	if !slices.ContainsFunc(sortOptions, func(o option) bool { return o.Value == v.Sort }) {
 		v.Sort = sortOptions[0].Value
 	}
 	if n, err := strconv.Atoi(in.Get("page")); err == nil && n > 0 {
 		v.PageNo = n
 	}
+	return v
+}
+
+// listFields splits a filter field into its values.
+func listFields(raw string) []string {
+	return strings.FieldsFunc(raw, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' || r == '\r' })
+}
+
+// runListing asks the API's listing at apiPath for v's page and fills the
+// grid, returning the page's status; a refusal for the input or the key
+// is shown on the page, other errors are returned.
+func (q *request) runListing(v *imagesView, apiPath string, extra url.Values) (int, error) {
 	params := url.Values{"page": {strconv.Itoa(v.PageNo)}, "limit": {strconv.Itoa(v.Limit)}, "sort[]": {v.Sort}}
+	for k, vals := range extra {
+		params[k] = vals
+	}
 	for name, raw := range map[string]string{"ids[]": v.IDs, "checksums[]": v.Checksums, "originalChecksums[]": v.Originals} {
-		for _, f := range strings.FieldsFunc(raw, func(r rune) bool { return r == ',' || r == ' ' || r == '\n' }) {
+		for _, f := range listFields(raw) {
 			params.Add(name, f)
 		}
 	}
 	if err := addMetadataFilter(params, v.Metadata); err != nil {
 		v.MetadataError = err.Error()
-		return q.render(http.StatusBadRequest, imagesPage(v))
+		return http.StatusBadRequest, nil
 	}
-	l, err := q.list(q.r.Context(), "/users/"+url.PathEscape(user)+"/images", params)
+	l, err := q.list(q.r.Context(), apiPath, params)
 	if msg, denied := denial(err); denied {
-		v.Page.Denied = append(v.Page.Denied, "listing the images of "+user+" ("+msg+")")
-		return q.render(http.StatusForbidden, imagesPage(v))
+		v.Page.Denied = append(v.Page.Denied, "listing these images ("+msg+")")
+		return http.StatusForbidden, nil
 	} else if ae, ok := err.(*apiError); ok && ae.Status == http.StatusBadRequest {
 		if isMetadataFilterError(ae.Message) {
 			v.MetadataError = ae.Message
 		} else {
 			v.Error = ae.Message
 		}
-		return q.render(http.StatusBadRequest, imagesPage(v))
+		return http.StatusBadRequest, nil
 	} else if err != nil {
-		return notFoundAs(err, noSuch("user", user, ": no image is stored for it and no key has its name"))
+		return 0, err
 	}
 	v.Hits, v.Thumbs, v.Listed = l.Search.Hits, q.thumbs(l.Images), true
 	v.Pages = max(1, (v.Hits+v.Limit-1)/v.Limit)
 	link := func(page int) string {
 		p := url.Values{"page": {strconv.Itoa(page)}, "sort": {v.Sort}}
-		for k, val := range map[string]string{"ids": v.IDs, "checksums": v.Checksums, "originalChecksums": v.Originals, "metadata": v.Metadata} {
+		for k, val := range map[string]string{"ids": v.IDs, "checksums": v.Checksums, "originalChecksums": v.Originals,
+			"metadata": v.Metadata, "users": v.Users} {
 			if val != "" {
 				p.Set(k, val)
 			}
@@ -189,7 +228,7 @@ func (u *UI) images(q *request) error {
 		// A page past the last one (an old link, a typed number): say so
 		// and lead back, rather than "page 999 of 9".
 		v.FirstHref, v.LastHref = link(1), link(v.Pages)
-		return q.render(http.StatusNotFound, imagesPage(v))
+		return http.StatusNotFound, nil
 	}
 	if v.PageNo > 1 {
 		v.PrevHref = link(v.PageNo - 1)
@@ -197,7 +236,8 @@ func (u *UI) images(q *request) error {
 	if v.PageNo < v.Pages {
 		v.NextHref = link(v.PageNo + 1)
 	}
-	return q.render(http.StatusOK, imagesPage(v))
+	v.Self = link(v.PageNo)
+	return http.StatusOK, nil
 }
 
 // countLabel is "1 image" or "n images".

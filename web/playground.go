@@ -44,9 +44,15 @@ type playgroundView struct {
 	Preview         string
 	SignedURL       string
 	Error           string
-	Original        string
 	PreviewEndpoint string
 	HasWASM         bool
+	// Images are the user's images to pick from; Presets the configured
+	// presets to start from.
+	Images  []option
+	Presets []presetView
+	// Before is the original at the preview's size; OutputSize the
+	// transformed image's bytes and pixels.
+	Before, OutputSize string
 }
 
 var outputFormats = []string{"webp", "jpg", "png", "gif", "avif"}
@@ -141,6 +147,13 @@ func (u *UI) playground(q *request) error {
 	in := q.r.URL.Query()
 	c := readChain(in)
 	if op := in.Get("op"); op != "" {
+		if op == "preset" {
+			var list api.TransformationList
+			if err := q.api.getJSON(q.r.Context(), "/transformations", nil, &list); err != nil {
+				return err
+			}
+			c.usePreset(list.Presets, in.Get("preset"))
+		}
 		c.apply(op, in.Get("add"))
 		// Why a redirect: the URL then holds the state, not the operation,
 		// so reloading or sharing it does not repeat the operation.
@@ -157,6 +170,8 @@ func (u *UI) playground(q *request) error {
 // previewJSON is what playground.js gets for the current form.
 type previewJSON struct {
 	Preview   string `json:"preview"`
+	Before    string `json:"before"`
+	Size      string `json:"size"`
 	Query     string `json:"query"`
 	SignedURL string `json:"signedUrl"`
 	Error     string `json:"error"`
@@ -170,7 +185,7 @@ func (u *UI) playgroundPreview(q *request) error {
 		return err
 	}
 	q.w.Header().Set("Content-Type", "application/json")
-	return json.NewEncoder(q.w).Encode(previewJSON{Preview: v.Preview, Query: v.Query, SignedURL: v.SignedURL, Error: v.Error})
+	return json.NewEncoder(q.w).Encode(previewJSON{Preview: v.Preview, Before: v.Before, Size: v.OutputSize, Query: v.Query, SignedURL: v.SignedURL, Error: v.Error})
 }
 
 func (q *request) buildPlayground(c chain) (playgroundView, error) {
@@ -181,7 +196,7 @@ func (q *request) buildPlayground(c chain) (playgroundView, error) {
 	if err := q.api.getJSON(ctx, "/transformations", nil, &list); err != nil {
 		return v, err
 	}
-	v.Available = list.Transformations
+	v.Available, v.Presets = list.Transformations, list.Presets
 	descs := map[string]api.Transformation{}
 	for _, t := range list.Transformations {
 		descs[t.Name] = t
@@ -193,6 +208,7 @@ func (q *request) buildPlayground(c chain) (playgroundView, error) {
 			c.user, c.image = l.Images[0].User, l.Images[0].ID
 		}
 	}
+	q.pickImages(ctx, &v, &c)
 	v.User, v.Image = c.user, c.image
 	for i, s := range c.steps {
 		d, ok := descs[s.name]
@@ -223,7 +239,7 @@ func (q *request) buildPlayground(c chain) (playgroundView, error) {
 	if len(specs) > 0 {
 		params["t[]"] = specs
 	}
-	v.Original = q.api.signedURL(q.imagePath(c.user, c.image)+".webp", url.Values{"t[]": {"maxSize:width=480,height=480"}})
+	v.Before = q.api.signedURL(q.imagePath(c.user, c.image)+".webp", url.Values{"t[]": {"maxSize:width=960,height=960"}})
 	v.SignedURL = q.api.signedURL(path, params)
 	preview := url.Values{"t[]": append(slices.Clone(specs), "maxSize:width=960,height=960")}
 	v.Preview = q.api.signedURL(path, preview)
@@ -235,7 +251,9 @@ func (q *request) buildPlayground(c chain) (playgroundView, error) {
 	if e := r.err(); e != nil {
 		v.Error = e.Message
 		v.Preview = ""
+		return v, nil
 	}
+	v.OutputSize = outputSize(r.Header)
 	return v, nil
 }
 

@@ -37,6 +37,8 @@ func TestDBWithSecret(t *testing.T, open func(t *testing.T) *storage.DB, openSec
 		{"DeleteImageCascades", testDeleteImage},
 		{"ListFilters", testListFilters},
 		{"ListSortAndPaging", testListSort},
+		{"ListSameSecondNewestFirst", testListSameSecond},
+		{"ImageFrames", testImageFrames},
 		{"ListWithMetadata", testListMetadata},
 		{"ListMetadataFilter", testListMetadataFilter},
 		{"LastModifiedUsersStats", testLastModified},
@@ -52,6 +54,7 @@ func TestDBWithSecret(t *testing.T, open func(t *testing.T) *storage.DB, openSec
 		{"ListHitsFollowWrites", testListHits},
 		{"VariantCache", testVariantCache},
 		{"VariantCacheLRU", testVariantCacheLRU},
+		{"VariantList", testVariantList},
 		{"VariantCacheShared", testVariantCacheShared},
 		{"VariantCacheMaxAge", testVariantCacheMaxAge},
 		{"QueueUpload", testQueueUpload},
@@ -580,11 +583,18 @@ func testShortURLs(t *testing.T, db *storage.DB) {
 			t.Fatalf("FindShortURL(%+v) = %+v, %v", u, got, err)
 		}
 	}
+	got, err := db.ShortURLsOf(ctx(t), "alice", "abc")
+	if err != nil || !reflect.DeepEqual(got, urls[:3]) {
+		t.Fatalf("ShortURLsOf(alice/abc) = %+v, %v; want %+v", got, err, urls[:3])
+	}
+	if got, err := db.ShortURLsOf(ctx(t), "bob", "abc"); err != nil || len(got) != 0 || got == nil {
+		t.Fatalf("ShortURLsOf(bob/abc) = %#v, %v; want empty", got, err)
+	}
 	wantErr(t, "InsertShortURL(taken id)", db.InsertShortURL(ctx(t), storage.ShortURL{ID: "aaaaaaa", User: "alice", Image: "def", Query: "x"}), storage.ErrExist)
 	wantErr(t, "InsertShortURL(same target)", db.InsertShortURL(ctx(t), storage.ShortURL{ID: "eeeeeee", User: "alice", Image: "abc", Extension: "png", Query: "t[]=thumbnail"}), storage.ErrExist)
 	wantErr(t, "InsertShortURL(missing image)", db.InsertShortURL(ctx(t), storage.ShortURL{ID: "fffffff", User: "alice", Image: "nope"}), storage.ErrNotExist)
 	wantErr(t, "InsertShortURL(empty id)", db.InsertShortURL(ctx(t), storage.ShortURL{User: "alice", Image: "abc"}), storage.ErrInvalid)
-	_, err := db.ShortURL(ctx(t), "zzzzzzz")
+	_, err = db.ShortURL(ctx(t), "zzzzzzz")
 	wantErr(t, "ShortURL(missing)", err, storage.ErrNotExist)
 	_, err = db.FindShortURL(ctx(t), "alice", "abc", "gif", "")
 	wantErr(t, "FindShortURL(missing)", err, storage.ErrNotExist)
@@ -606,6 +616,9 @@ func testShortURLs(t *testing.T, db *storage.DB) {
 	}
 	if _, err := db.ShortURL(ctx(t), "ddddddd"); err != nil {
 		t.Fatalf("other image's short URL gone: %v", err)
+	}
+	if got, err := db.ShortURLsOf(ctx(t), "alice", "abc"); err != nil || len(got) != 0 {
+		t.Fatalf("ShortURLsOf after DeleteShortURLs = %+v, %v; want none", got, err)
 	}
 	if err := db.DeleteShortURLs(ctx(t), "alice", "abc"); err != nil {
 		t.Fatalf("DeleteShortURLs(none left) = %v", err)

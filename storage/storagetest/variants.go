@@ -233,3 +233,48 @@ func testVariantCacheMaxAge(t *testing.T, db *storage.DB) {
 		t.Fatalf("young variant: %v", err)
 	}
 }
+
+// testVariantList lists an image's cached variants with their sizes and
+// times, most recently used first, and nothing of other images.
+func testVariantList(t *testing.T, db *storage.DB) {
+	blobs := memBlobs(t)
+	clk := &clock{t: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)}
+	c := newCache(t, db, blobs, storage.CacheConfig{Now: clk.now})
+	img, other := storedImage(t, db, "u", "img"), storedImage(t, db, "u", "other")
+	if got, err := db.Variants(ctx(t), "u", "img"); err != nil || got == nil || len(got) != 0 {
+		t.Fatalf("Variants before any = %#v, %v; want empty", got, err)
+	}
+	start := clk.now()
+	for _, v := range []struct {
+		img  storage.Image
+		hash string
+		data string
+	}{{img, "h1", "one"}, {img, "h2", "second"}, {other, "h3", "x"}} {
+		if _, err := c.Put(ctx(t), v.img, v.hash, []byte(v.data)); err != nil {
+			t.Fatal(err)
+		}
+		clk.add(time.Minute)
+	}
+	if _, err := c.Get(ctx(t), img, "h1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Flush(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.Variants(ctx(t), "u", "img")
+	if err != nil || len(got) != 2 {
+		t.Fatalf("Variants = %+v, %v; want 2", got, err)
+	}
+	if got[0].Hash != "h1" || got[0].Size != 3 || !got[0].Created.Equal(start) || !got[0].LastUsed.Equal(start.Add(3*time.Minute)) {
+		t.Fatalf("most recently used = %+v", got[0])
+	}
+	if got[1].Hash != "h2" || got[1].Size != 6 || !got[1].LastUsed.Equal(start.Add(time.Minute)) {
+		t.Fatalf("second = %+v", got[1])
+	}
+	if err := c.Purge(ctx(t), "u", "img"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := db.Variants(ctx(t), "u", "img"); err != nil || len(got) != 0 {
+		t.Fatalf("Variants after Purge = %+v, %v", got, err)
+	}
+}

@@ -42,6 +42,8 @@
     var err = document.getElementById("pg-error");
     var query = document.getElementById("pg-query");
     var signed = document.getElementById("pg-url");
+    var before = document.getElementById("pg-before");
+    var size = document.getElementById("pg-size");
     var timer = null, seq = 0;
     function refresh() {
       var data = new URLSearchParams(new FormData(form));
@@ -54,6 +56,11 @@
           if (mine !== seq) return;
           query.value = p.query || "";
           signed.value = p.signedUrl || "";
+          if (size) size.textContent = p.size || "—";
+          if (before && p.before && before.getAttribute("src") !== p.before) {
+            before.src = p.before;
+            before.hidden = false;
+          }
           if (p.error) {
             err.textContent = p.error;
             err.hidden = false;
@@ -71,12 +78,12 @@
         .catch(function () { box.classList.remove("loading"); });
     }
     form.addEventListener("input", function (e) {
-      if (e.target.name === "add") return;
+      if (e.target.name === "add" || e.target.name === "preset") return;
       clearTimeout(timer);
       timer = setTimeout(refresh, 350);
     });
     form.addEventListener("change", function (e) {
-      if (e.target.tagName === "SELECT" && e.target.name !== "add") {
+      if (e.target.tagName === "SELECT" && e.target.name !== "add" && e.target.name !== "preset") {
         clearTimeout(timer);
         refresh();
       }
