@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/vitrine/vitrine/engine"
+	"github.com/vitrine/vitrine/filters"
+)
+
+const filterUsage = `usage:
+  vitrine filter check <dir> [--allow clock,random] [--max-module-bytes N] [--compile-timeout D]
+  vitrine filter test <dir> --image IN --out OUT [--param k=v ...] [--allow clock,random]
+check loads the filter as the server would (manifest, ABI marker, exports, imports, start), within
+the same limits, and says why it would be refused. test runs one transformation filter on IN through the same host and
+engine code as the server and writes OUT (its extension picks the format).
+`
+
+// paramFlags collects repeated --param k=v.
+type paramFlags []string
+
+func (p *paramFlags) String() string { return strings.Join(*p, ",") }
+func (p *paramFlags) Set(v string) error {
+	if !strings.Contains(v, "=") {
+		return fmt.Errorf("want k=v, got %q", v)
+	}
+	*p = append(*p, v)
+	return nil
+}
+
+// runFilter is `vitrine filter`: the test kit for filter authors.
+func runFilter(args []string) error { return quietHelp(filterCommand(context.Background(), args)) }
+
+func filterCommand(ctx context.Context, args []string) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(os.Stderr, filterUsage)
+		if len(args) == 0 {
+			return errors.New("filter: missing subcommand")
+		}
+		return nil
+	}
+	fs := flag.NewFlagSet("filter "+args[0], flag.ContinueOnError)
+	fs.SetOutput(os.Stderr)
+	fs.Usage = func() { fmt.Fprint(os.Stderr, filterUsage); fs.PrintDefaults() }
+	allow := fs.String("allow", "", "capabilities to grant, as filters.allow does: clock,random")
+	maxModule := fs.Int64("max-module-bytes", filters.DefaultMaxModuleBytes, "refuse a larger filter.wasm, as filters.maxModuleBytes does")
+	compileTimeout := fs.Duration("compile-timeout", filters.DefaultCompileTimeout, "bound on compiling and starting, as filters.compileTimeout")
+	in := fs.String("image", "", "test: input image")
+	out := fs.String("out", "", "test: output image (png, jpg, webp, gif, avif)")
+	var params paramFlags
+	fs.Var(&params, "param", "test: a parameter k=v (repeat)")
+	pos, err := parseArgs(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return fmt.Errorf("filter %s: want one filter folder", args[0])
+	}
+	eng, err := engine.New(engine.Config{})
+	if err != nil {
+		return err
+	}
+	defer engine.Shutdown()
+	cfg := filters.Config{Allow: splitList(*allow), Reserved: eng.Registry().Names(),
+		MaxModuleBytes: *maxModule, CompileTimeout: *compileTimeout,
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))}
+	switch args[0] {
+	case "check":
+		m, err := filters.Check(ctx, cfg, pos[0])
+		if err != nil {
+			return err
+		}
+		fmt.Printf("ok: %s %s (%s, ABI %d)\n", m.Name, m.Version, m.Kind, m.ABI)
+		return nil
+	case "test":
+		return testFilter(ctx, eng, cfg, pos[0], *in, *out, params)
+	}
+	fs.Usage()
+	return fmt.Errorf("filter: unknown subcommand %q", args[0])
+}
+
+// testFilter runs one transformation filter on an image file.
+func testFilter(ctx context.Context, eng *engine.Engine, cfg filters.Config, dir, in, out string, params []string) error {
+	if in == "" || out == "" {
+		return errors.New("filter test: --image and --out are required")
+	}
+	f, err := filters.Open(ctx, cfg, dir)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if f.Manifest().Kind != filters.KindTransformation {
+		return fmt.Errorf("filter test: %s is a %s; test runs transformations", f.Name(), f.Manifest().Kind)
+	}
+	eng.Registry().SetGuests(oneGuest{name: f.Name(), g: guest{filters.Transformation{Filter: f}}})
+	src, err := os.ReadFile(in)
+	if err != nil {
+		return err
+	}
+	step := f.Name()
+	if len(params) > 0 {
+		step += ":" + strings.Join(params, ",")
+	}
+	chain, err := eng.ParseChain([]string{step})
+	if err != nil {
+		return err
+	}
+	format := strings.ToLower(strings.TrimPrefix(filepath.Ext(out), "."))
+	if format == "jpeg" {
+		format = "jpg"
+	}
+	start := time.Now()
+	res, err := eng.Process(ctx, src, engine.Request{Chain: chain, Format: format})
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(out, res.Data, 0o644); err != nil {
+		return err
+	}
+	fmt.Printf("wrote %s: %dx%d %s in %s\n", out, res.Width, res.Height, res.Mime, time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// oneGuest is the guest set of `vitrine filter test`.
+type oneGuest struct {
+	name string
+	g    engine.Guest
+}
+
+func (o oneGuest) Guest(name string) (engine.Guest, bool) { return o.g, name == o.name }
+func (o oneGuest) GuestNames() []string                   { return []string{o.name} }

@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+
+	"github.com/vitrine/vitrine/storage"
+)
+
+// runMigrate is `vitrine migrate`: it applies the pending schema steps (serve
+// does the same at start) or, with --dry-run, prints them and changes
+// nothing.
+func runMigrate(args []string) error {
+	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
+	var f commonFlags
+	f.register(fs)
+	dry := fs.Bool("dry-run", false, "print the pending steps and their SQL; change nothing")
+	if err := fs.Parse(args); err != nil {
+		return quietHelp(err)
+	}
+	cfg, err := loadConfig(f.config, f.data)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	db, err := storage.Open(ctx, cfg.Database, storage.Options{SkipMigrate: true})
+	if err != nil {
+		return fmt.Errorf("database: %w", err)
+	}
+	defer db.Close()
+	v, err := db.SchemaVersion(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("database %s (%s) is at step %d of %d\n", redact(cfg.Database), db.Dialect(), v, len(storage.Migrations()))
+	if *dry {
+		pending, err := db.PendingMigrations(ctx)
+		if err != nil {
+			return err
+		}
+		for _, m := range pending {
+			fmt.Printf("would apply step %d: %s\n", m.Version, m.Name)
+			for _, stmt := range m.Statements(db.Dialect()) {
+				fmt.Printf("  %s;\n", stmt)
+			}
+		}
+		return nil
+	}
+	applied, err := db.Migrate(ctx)
+	for _, m := range applied {
+		fmt.Printf("applied step %d: %s\n", m.Version, m.Name)
+	}
+	return err
+}
