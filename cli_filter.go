@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -35,34 +33,33 @@ func (p *paramFlags) Set(v string) error {
 	return nil
 }
 
-// runFilter is `vitrine filter`: the test kit for filter authors.
-func runFilter(args []string) error { return quietHelp(filterCommand(context.Background(), args)) }
-
+// filterCommand is `vitrine filter`: the test kit for filter authors.
 func filterCommand(ctx context.Context, args []string) error {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprint(os.Stderr, filterUsage)
+	top := newCommand("filter", filterUsage)
+	if len(args) == 0 || isHelp(args[0]) {
+		_, err := top.parse([]string{"--help"}, 0, 0)
 		if len(args) == 0 {
-			return errors.New("filter: missing subcommand")
+			return top.errorf("filter: missing subcommand")
 		}
-		return nil
+		return err
 	}
-	fs := flag.NewFlagSet("filter "+args[0], flag.ContinueOnError)
-	fs.SetOutput(os.Stderr)
-	fs.Usage = func() { fmt.Fprint(os.Stderr, filterUsage); fs.PrintDefaults() }
-	allow := fs.String("allow", "", "capabilities to grant, as filters.allow does: clock,random")
-	maxModule := fs.Int64("max-module-bytes", filters.DefaultMaxModuleBytes, "refuse a larger filter.wasm, as filters.maxModuleBytes does")
-	compileTimeout := fs.Duration("compile-timeout", filters.DefaultCompileTimeout, "bound on compiling and starting, as filters.compileTimeout")
-	in := fs.String("image", "", "test: input image")
-	out := fs.String("out", "", "test: output image (png, jpg, webp, gif, avif)")
+	if args[0] != "check" && args[0] != "test" {
+		return top.errorf("filter: unknown subcommand %q", args[0])
+	}
+	cmd := newCommand("filter "+args[0], filterUsage)
+	allow := cmd.String("allow", "", "capabilities to grant, as filters.allow does: clock,random")
+	maxModule := cmd.Int64("max-module-bytes", filters.DefaultMaxModuleBytes, "refuse a larger filter.wasm, as filters.maxModuleBytes does")
+	compileTimeout := cmd.Duration("compile-timeout", filters.DefaultCompileTimeout, "bound on compiling and starting, as filters.compileTimeout")
+	in := cmd.String("image", "", "test: input image")
+	out := cmd.String("out", "", "test: output image (png, jpg, webp, gif, avif)")
 	var params paramFlags
-	fs.Var(&params, "param", "test: a parameter k=v (repeat)")
-	pos, err := parseArgs(fs, args[1:])
+	cmd.Var(&params, "param", "test: a parameter k=v (repeat)")
+	pos, err := cmd.parse(args[1:], 1, 1)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		fs.Usage()
-		return fmt.Errorf("filter %s: want one filter folder", args[0])
+	if args[0] == "test" && (*in == "" || *out == "") {
+		return cmd.errorf("filter test: --image and --out are required")
 	}
 	eng, err := engine.New(engine.Config{})
 	if err != nil {
@@ -72,26 +69,19 @@ func filterCommand(ctx context.Context, args []string) error {
 	cfg := filters.Config{Allow: splitList(*allow), Reserved: eng.Registry().Names(),
 		MaxModuleBytes: *maxModule, CompileTimeout: *compileTimeout,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))}
-	switch args[0] {
-	case "check":
-		m, err := filters.Check(ctx, cfg, pos[0])
-		if err != nil {
-			return err
-		}
-		fmt.Printf("ok: %s %s (%s, ABI %d)\n", m.Name, m.Version, m.Kind, m.ABI)
-		return nil
-	case "test":
+	if args[0] == "test" {
 		return testFilter(ctx, eng, cfg, pos[0], *in, *out, params)
 	}
-	fs.Usage()
-	return fmt.Errorf("filter: unknown subcommand %q", args[0])
+	m, err := filters.Check(ctx, cfg, pos[0])
+	if err != nil {
+		return err
+	}
+	fmt.Printf("ok: %s %s (%s, ABI %d)\n", m.Name, m.Version, m.Kind, m.ABI)
+	return nil
 }
 
 // testFilter runs one transformation filter on an image file.
 func testFilter(ctx context.Context, eng *engine.Engine, cfg filters.Config, dir, in, out string, params []string) error {
-	if in == "" || out == "" {
-		return errors.New("filter test: --image and --out are required")
-	}
 	f, err := filters.Open(ctx, cfg, dir)
 	if err != nil {
 		return err

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -23,36 +22,15 @@ const keysUsage = `usage:
 each also takes --config FILE and --data DIR, the same as serve
 `
 
-// runKeys is `vitrine keys`: it manages the key pairs and access rules
+// keysCommand is `vitrine keys`: it manages the key pairs and access rules
 // stored in the database, with no server running.
-func runKeys(args []string) error { return quietHelp(keysCommand(context.Background(), args)) }
-
 func keysCommand(ctx context.Context, args []string) error {
-	if len(args) == 0 {
-		fmt.Fprint(os.Stderr, keysUsage)
-		return errors.New("keys: missing subcommand")
-	}
-	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprint(os.Stderr, keysUsage)
-		return nil
-	}
-	fs := flag.NewFlagSet("keys "+args[0], flag.ContinueOnError)
-	fs.SetOutput(os.Stderr)
-	fs.Usage = func() { fmt.Fprint(os.Stderr, keysUsage); fs.PrintDefaults() }
-	var f commonFlags
-	f.register(fs)
-	private := new(string)
-	if args[0] == "add" || args[0] == "rotate" {
-		fs.StringVar(private, "private", "", "private key (default: 32 random bytes from the system CSPRNG, hex)")
-	}
-	group, resources, users := new(string), new(string), new(string)
-	if args[0] == "add" {
-		fs.StringVar(group, "group", "", "group the rule grants (read-only, read-write, all or a configured one)")
-		fs.StringVar(resources, "resources", "", "comma-separated resources the rule grants, instead of --group")
-		fs.StringVar(users, "users", "", "comma-separated users the rule applies to, or '*' (default: the public key)")
-	}
-	pos, err := parseArgs(fs, args[1:])
-	if err != nil {
+	top := newCommand("keys", keysUsage)
+	if len(args) == 0 || isHelp(args[0]) {
+		_, err := top.parse([]string{"--help"}, 0, 0)
+		if len(args) == 0 {
+			return top.errorf("keys: missing subcommand")
+		}
 		return err
 	}
 	want := 1
@@ -61,15 +39,27 @@ func keysCommand(ctx context.Context, args []string) error {
 		want = 0
 	case "add", "delete", "rotate":
 	default:
-		fmt.Fprint(os.Stderr, keysUsage)
-		return fmt.Errorf("keys: unknown subcommand %q", args[0])
+		return top.errorf("keys: unknown subcommand %q", args[0])
 	}
-	if len(pos) != want {
-		fmt.Fprint(os.Stderr, keysUsage)
-		return fmt.Errorf("keys %s: want %d argument(s), got %d", args[0], want, len(pos))
+	cmd := newCommand("keys "+args[0], keysUsage)
+	var f commonFlags
+	f.register(cmd.FlagSet)
+	private := new(string)
+	if args[0] == "add" || args[0] == "rotate" {
+		cmd.StringVar(private, "private", "", "private key (default: 32 random bytes from the system CSPRNG, hex)")
+	}
+	group, resources, users := new(string), new(string), new(string)
+	if args[0] == "add" {
+		cmd.StringVar(group, "group", "", "group the rule grants (read-only, read-write, all or a configured one)")
+		cmd.StringVar(resources, "resources", "", "comma-separated resources the rule grants, instead of --group")
+		cmd.StringVar(users, "users", "", "comma-separated users the rule applies to, or '*' (default: the public key)")
+	}
+	pos, err := cmd.parse(args[1:], want, want)
+	if err != nil {
+		return err
 	}
 	if want == 1 && !api.ValidName(pos[0]) {
-		return fmt.Errorf("keys %s: invalid public key %q (want 1-64 of a-z A-Z 0-9 _ -)", args[0], pos[0])
+		return cmd.errorf("keys %s: invalid public key %q (want 1-64 of a-z A-Z 0-9 _ -)", args[0], pos[0])
 	}
 	st, err := openDB(ctx, f)
 	if err != nil {

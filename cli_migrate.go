@@ -2,28 +2,31 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 
 	"github.com/vitrine/vitrine/storage"
 )
 
+const migrateUsage = `usage:
+  vitrine migrate [--dry-run] [--config FILE] [--data DIR]
+applies the pending database schema steps (serve does the same at start); --dry-run prints them
+`
+
 // runMigrate is `vitrine migrate`: it applies the pending schema steps (serve
 // does the same at start) or, with --dry-run, prints them and changes
 // nothing.
-func runMigrate(args []string) error {
-	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
+func runMigrate(ctx context.Context, args []string) error {
+	cmd := newCommand("migrate", migrateUsage)
 	var f commonFlags
-	f.register(fs)
-	dry := fs.Bool("dry-run", false, "print the pending steps and their SQL; change nothing")
-	if err := fs.Parse(args); err != nil {
-		return quietHelp(err)
+	f.register(cmd.FlagSet)
+	dry := cmd.Bool("dry-run", false, "print the pending steps and their SQL; change nothing")
+	if _, err := cmd.parse(args, 0, 0); err != nil {
+		return err
 	}
 	cfg, err := loadConfig(f.config, f.data)
 	if err != nil {
 		return err
 	}
-	ctx := context.Background()
 	db, err := storage.Open(ctx, cfg.Database, storage.Options{SkipMigrate: true})
 	if err != nil {
 		return fmt.Errorf("database: %w", err)

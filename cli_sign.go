@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -21,28 +20,20 @@ the URL with signature and timestamp parameters. Keys default to $VITRINE_PUBLIC
 user in the URL) and $VITRINE_PRIVATE_KEY (else the key stored under --config/--data).
 `
 
-// runSign is `vitrine sign`: it prints what a request needs to pass the
+// signCommand is `vitrine sign`: it prints what a request needs to pass the
 // service's authentication, computed by api.SignRead and api.SignWrite.
-func runSign(args []string) error { return quietHelp(signCommand(context.Background(), args)) }
-
 func signCommand(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("sign", flag.ContinueOnError)
-	fs.SetOutput(os.Stderr)
-	fs.Usage = func() { fmt.Fprint(os.Stderr, signUsage); fs.PrintDefaults() }
+	cmd := newCommand("sign", signUsage)
 	var f commonFlags
-	f.register(fs)
-	pub := fs.String("public", "", "public key (default $VITRINE_PUBLIC_KEY, else the user in the URL)")
-	priv := fs.String("private", "", "private key (default $VITRINE_PRIVATE_KEY, else the one stored under --config/--data)")
-	method := fs.String("method", "GET", "HTTP method of the request")
-	headers := fs.Bool("headers", false, "writes: print the headers one per line (Name: value)")
-	query := fs.Bool("query", false, "writes: print the URL with signature and timestamp parameters")
-	pos, err := parseArgs(fs, args)
+	f.register(cmd.FlagSet)
+	pub := cmd.String("public", "", "public key (default $VITRINE_PUBLIC_KEY, else the user in the URL)")
+	priv := cmd.String("private", "", "private key (default $VITRINE_PRIVATE_KEY, else the one stored under --config/--data)")
+	method := cmd.String("method", "GET", "HTTP method of the request")
+	headers := cmd.Bool("headers", false, "writes: print the headers one per line (Name: value)")
+	query := cmd.Bool("query", false, "writes: print the URL with signature and timestamp parameters")
+	pos, err := cmd.parse(args, 1, 1)
 	if err != nil {
 		return err
-	}
-	if len(pos) != 1 {
-		fs.Usage()
-		return errors.New("sign: want one URL")
 	}
 	target := pos[0]
 	user, err := api.SignURLUser(target)

@@ -19,50 +19,76 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"flag"
 	"fmt"
+	"io"
 	"os"
 )
 
-func main() {
-	if len(os.Args) < 2 {
-		usage()
-		os.Exit(2)
+func main() { os.Exit(run(context.Background(), os.Args[1:], os.Stderr)) }
+
+// run runs the subcommand args name and returns the exit status: 0 on
+// success (and for --help), 2 for a command line it cannot run, 1 for any
+// other failure.
+func run(ctx context.Context, args []string, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
 	}
 	var err error
-	switch os.Args[1] {
+	switch args[0] {
 	case "serve":
-		err = serve(os.Args[2:])
+		err = serve(ctx, args[1:])
 	case "keys":
-		err = runKeys(os.Args[2:])
+		err = keysCommand(ctx, args[1:])
 	case "sign":
-		err = runSign(os.Args[2:])
+		err = signCommand(ctx, args[1:])
 	case "migrate":
-		err = runMigrate(os.Args[2:])
+		err = runMigrate(ctx, args[1:])
 	case "filter":
-		err = runFilter(os.Args[2:])
+		err = filterCommand(ctx, args[1:])
 	case "fsck":
-		err = runFsck(os.Args[2:])
+		err = runFsck(ctx, args[1:])
+	case "version":
+		err = runVersion(args[1:])
 	case "help", "-h", "--help":
-		usage()
-		return
+		usage(os.Stdout)
+		return 0
 	default:
-		fmt.Fprintf(os.Stderr, "vitrine: unknown command %q\n", os.Args[1])
-		usage()
-		os.Exit(2)
+		fmt.Fprintf(stderr, "vitrine: unknown command %q\n", args[0])
+		usage(stderr)
+		return 2
 	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "vitrine:", err)
-		os.Exit(1)
+	return exitStatus(err, stderr)
+}
+
+// exitStatus reports err on stderr and returns the status for it.
+func exitStatus(err error, stderr io.Writer) int {
+	var ue *usageError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintln(stderr, "vitrine:", err)
+		ue.cmd.printUsage(stderr)
+		return 2
+	default:
+		fmt.Fprintln(stderr, "vitrine:", err)
+		return 1
 	}
 }
 
-func usage() {
-	fmt.Fprint(os.Stderr, `usage:
+func usage(w io.Writer) {
+	fmt.Fprint(w, `usage:
   vitrine serve [--config FILE] [--listen ADDR] [--data DIR]
-  vitrine keys add|list|delete|rotate ...   (vitrine keys -h)
-  vitrine sign [--public KEY] [--private KEY] [--method M] URL   (vitrine sign -h)
+  vitrine keys add|list|delete|rotate ...   (vitrine keys --help)
+  vitrine sign [--public KEY] [--private KEY] [--method M] URL   (vitrine sign --help)
   vitrine migrate [--dry-run] [--config FILE] [--data DIR]
-  vitrine filter check|test <dir> ...   (vitrine filter -h)
+  vitrine filter check|test <dir> ...   (vitrine filter --help)
   vitrine fsck [--repair] [--json] [--grace D] [--config FILE] [--data DIR]
+  vitrine version
+every command takes --help
 `)
 }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"log/slog"
 	"net"
@@ -24,14 +23,23 @@ import (
 	"github.com/vitrine/vitrine/web"
 )
 
-func serve(args []string) error {
-	fs := flag.NewFlagSet("serve", flag.ExitOnError)
-	var f commonFlags
-	f.register(fs)
-	listen := fs.String("listen", "", "address to listen on (default 127.0.0.1:8080)")
-	_ = fs.Parse(args)
+const serveUsage = `usage:
+  vitrine serve [--config FILE] [--listen ADDR] [--data DIR]
+serves the API, the admin UI under /admin and, when configured, the metrics; SIGTERM or SIGINT
+drains and stops it, SIGHUP reloads the filters
+`
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+// serve is `vitrine serve`.
+func serve(ctx context.Context, args []string) error {
+	cmd := newCommand("serve", serveUsage)
+	var f commonFlags
+	f.register(cmd.FlagSet)
+	listen := cmd.String("listen", "", "address to listen on (default 127.0.0.1:8080)")
+	if _, err := cmd.parse(args, 0, 0); err != nil {
+		return err
+	}
+
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	st, err := open(ctx, f)
 	if err != nil {

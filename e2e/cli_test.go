@@ -421,3 +421,33 @@ func TestCLIFsck(t *testing.T) {
 		t.Error("fsck accepted a stray argument")
 	}
 }
+
+// TestCLIStrictCommandLine runs the binary with command lines it must
+// refuse (exit status 2, nothing changed) and `vitrine version`.
+func TestCLIStrictCommandLine(t *testing.T) {
+	data := t.TempDir()
+	for _, args := range [][]string{
+		{"migrate", "--data", data, "x", "--dry-run"},
+		{"migrate", "--data", data, "--dry-run=maybe"},
+		{"serve", "--data", data, "--listen", "127.0.0.1:0", "stray"},
+		{"keys", "list", "--data", data, "--private", "k"},
+	} {
+		_, errOut, err := runCLI(t, nil, args...)
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(errOut, "usage:") {
+			t.Errorf("vitrine %s: %v, want exit status 2 and the usage\n%s", strings.Join(args, " "), err, errOut)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(data, "vitrine.db")); err == nil {
+		t.Error("a refused command line created the database")
+	}
+	if out, _, err := runCLI(t, nil, "migrate", "--help"); err != nil || !strings.Contains(out, "--dry-run") {
+		t.Errorf("migrate --help: %v\n%s", err, out)
+	}
+	out := mustCLI(t, nil, "version")
+	for _, want := range []string{"vitrine ", "commit ", "go      go1.", "libvips 8."} {
+		if !strings.Contains(out, want) {
+			t.Errorf("vitrine version does not print %q:\n%s", want, out)
+		}
+	}
+}
