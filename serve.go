@@ -29,7 +29,9 @@ serves the API, the admin UI under /admin and, when configured, the metrics; SIG
 drains and stops it, SIGHUP reloads the filters
 `
 
-// serve is `vitrine serve`.
+// serve is `vitrine serve`: it opens the stores, starts each part of the
+// server in order, serves until SIGTERM or SIGINT, then drains and stops
+// the parts in the reverse order.
 func serve(ctx context.Context, args []string) error {
 	cmd := newCommand("serve", serveUsage)
 	var f commonFlags
@@ -38,7 +40,6 @@ func serve(ctx context.Context, args []string) error {
 	if _, err := cmd.parse(args, 0, 0); err != nil {
 		return err
 	}
-
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	st, err := open(ctx, f)
@@ -49,138 +50,212 @@ func serve(ctx context.Context, args []string) error {
 	if *listen != "" {
 		st.cfg.Listen = *listen
 	}
-	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
-	if err := bootstrapAdmin(ctx, st); err != nil {
-		return err
+	s := &server{st: st, cfg: st.cfg, dataDir: f.data, log: slog.New(slog.NewJSONHandler(os.Stderr, nil))}
+	defer s.stop()
+	for _, step := range []func(context.Context) error{
+		s.bootstrapAdmin, s.startEngine, s.startCaches, s.startMetrics, s.startFilters, s.startAPI, s.startPprof,
+	} {
+		if err := step(ctx); err != nil {
+			return err
+		}
 	}
-	ecfg := st.cfg.engine()
-	ecfg.Logger = log
+	return s.serve(ctx)
+}
+
+// server is a running `vitrine serve`: the parts each start step adds, and
+// what stops them.
+type server struct {
+	st      *stores
+	cfg     *fileConfig
+	dataDir string
+	log     *slog.Logger
+
+	eng       *engine.Engine
+	fh        *filters.Host
+	variants  *storage.VariantCache
+	collector *storage.Collector
+	deps      api.Deps
+	metricsLn net.Listener // the metrics' own listener, when metrics.listen is set
+	api       *api.Server
+	http      *http.Server
+	ln        net.Listener
+
+	// stops run in reverse order when serve returns.
+	stops []func()
+}
+
+// onStop registers fn to run when the server stops.
+func (s *server) onStop(fn func()) { s.stops = append(s.stops, fn) }
+
+// stop runs the registered stops, last registered first.
+func (s *server) stop() {
+	for i := len(s.stops) - 1; i >= 0; i-- {
+		s.stops[i]()
+	}
+}
+
+// startEngine starts the image engine (libvips).
+func (s *server) startEngine(context.Context) error {
+	ecfg := s.cfg.engine()
+	ecfg.Logger = s.log
 	eng, err := engine.New(ecfg)
 	if err != nil {
 		return err
 	}
-	drained := false
-	defer func() {
-		// Why only once drained: libvips must not stop under a request.
-		if drained {
-			engine.Shutdown()
-		}
-	}()
-	variants, err := storage.NewVariantCache(st.db, st.blobs, st.cfg.Cache)
+	s.eng = eng
+	return nil
+}
+
+// startCaches starts the variant cache and the blob queue's collector.
+func (s *server) startCaches(ctx context.Context) error {
+	variants, err := storage.NewVariantCache(s.st.db, s.st.blobs, s.cfg.Cache)
 	if err != nil {
 		return err
 	}
-	defer func() {
+	s.variants = variants
+	s.onStop(func() {
 		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if err := variants.Close(cctx); err != nil {
-			log.Error("variant cache", "err", err)
+			s.log.Error("variant cache", "err", err)
 		}
-	}()
-	go variants.Run(ctx, func(err error) { log.Warn("variant cache", "err", err) })
-	collector, err := storage.NewCollector(st.db, st.blobs, st.cfg.BlobQueue)
-	if err != nil {
+	})
+	go variants.Run(ctx, func(err error) { s.log.Warn("variant cache", "err", err) })
+	if s.collector, err = storage.NewCollector(s.st.db, s.st.blobs, s.cfg.BlobQueue); err != nil {
 		return err
 	}
-	go collector.Run(ctx, func(err error) { log.Warn("blob queue", "err", err) })
-	deps := api.Deps{DB: st.db, Blobs: st.blobs, Engine: eng, Logger: log, Variants: variants, Collector: collector}
-	if boolOrTrue(st.cfg.AccessLog) {
-		deps.AccessLog = log
+	go s.collector.Run(ctx, func(err error) { s.log.Warn("blob queue", "err", err) })
+	s.deps = api.Deps{DB: s.st.db, Blobs: s.st.blobs, Engine: s.eng, Logger: s.log, Variants: variants, Collector: s.collector}
+	if boolOrTrue(s.cfg.AccessLog) {
+		s.deps.AccessLog = s.log
 	}
-	var metricsLn net.Listener
-	if st.cfg.Metrics.Enabled {
-		m := api.NewMetrics()
-		eng.SetObserver(m)
-		st.db.Observe(m.ObserveDB)
-		st.blobs.Observe(m.ObserveBlob)
-		m.WatchCache(variants.Stats)
-		m.WatchBlobQueue(collector.Stats)
-		m.WatchEngine(eng.Load)
-		deps.Metrics = m
-		if st.cfg.Metrics.Listen != "" {
-			if metricsLn, err = net.Listen("tcp", st.cfg.Metrics.Listen); err != nil {
-				return fmt.Errorf("metrics: %w", err)
-			}
-			ms := &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 10 * time.Second}
-			go func() { _ = ms.Serve(metricsLn) }()
-			defer ms.Close()
-			log.Info("metrics listening", "addr", "http://"+metricsLn.Addr().String()+"/metrics")
-		}
+	return nil
+}
+
+// startMetrics collects the Prometheus metrics when metrics.enabled, and
+// serves them on metrics.listen when that is set.
+func (s *server) startMetrics(context.Context) error {
+	if !s.cfg.Metrics.Enabled {
+		return nil
 	}
+	m := api.NewMetrics()
+	s.eng.SetObserver(m)
+	s.st.db.Observe(m.ObserveDB)
+	s.st.blobs.Observe(m.ObserveBlob)
+	m.WatchCache(s.variants.Stats)
+	m.WatchBlobQueue(s.collector.Stats)
+	m.WatchEngine(s.eng.Load)
+	s.deps.Metrics = m
+	if s.cfg.Metrics.Listen == "" {
+		return nil
+	}
+	ln, err := net.Listen("tcp", s.cfg.Metrics.Listen)
+	if err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	s.metricsLn = ln
+	ms := &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = ms.Serve(ln) }()
+	s.onStop(func() { ms.Close() })
+	s.log.Info("metrics listening", "addr", "http://"+ln.Addr().String()+"/metrics")
+	return nil
+}
+
+// startFilters starts loading the WebAssembly filters in the background.
+func (s *server) startFilters(ctx context.Context) error {
 	var observer filters.Observer // metrics, when on
-	if deps.Metrics != nil {
-		observer = deps.Metrics
+	if s.deps.Metrics != nil {
+		observer = s.deps.Metrics
 	}
-	fh, err := openFilters(ctx, st.cfg, f.data, eng, observer, log)
+	fh, err := openFilters(ctx, s.cfg, s.dataDir, s.eng, observer, s.log)
 	if err != nil {
 		return err
 	}
-	if st.cfg.Filters.Dir != "" {
+	if s.cfg.Filters.Dir != "" {
 		// Guest code keeps its Go processor while it runs (filters.runner):
 		// as many more processors as guest calls may run keep the server's
 		// own goroutines from waiting behind them.
-		runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + st.cfg.Filters.MaxRunningCalls())
+		runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + s.cfg.Filters.MaxRunningCalls())
 	}
-	defer fh.Close()
-	deps.Filters = filterAdmin{h: fh, wait: cmp.Or(st.cfg.Filters.CompileTimeout, filters.DefaultCompileTimeout)}
-	srv, err := api.New(st.cfg.api(), deps)
+	s.onStop(func() { _ = fh.Close() })
+	s.deps.Filters = filterAdmin{h: fh, wait: cmp.Or(s.cfg.Filters.CompileTimeout, filters.DefaultCompileTimeout)}
+	s.fh = fh
+	return nil
+}
+
+// startAPI builds the API and the admin UI and listens on listen.
+func (s *server) startAPI(ctx context.Context) error {
+	srv, err := api.New(s.cfg.api(), s.deps)
 	if err != nil {
 		return err
 	}
-	wireFilters(ctx, fh, eng, srv, log)
-	ui, err := web.New(web.Config{TrustedProxies: st.cfg.api().TrustedProxies, Logger: log}, srv, webSessions{st.db})
+	s.api = srv
+	wireFilters(ctx, s.fh, s.eng, srv, s.log)
+	ui, err := web.New(web.Config{TrustedProxies: s.cfg.TrustedProxies, Logger: s.log}, srv, webSessions{s.st.db})
 	if err != nil {
 		return err
 	}
 	var metricsHandler http.Handler
-	if deps.Metrics != nil && metricsLn == nil {
-		metricsHandler = deps.Metrics.Handler()
+	if s.deps.Metrics != nil && s.metricsLn == nil {
+		metricsHandler = s.deps.Metrics.Handler()
 	}
-	ln, err := net.Listen("tcp", st.cfg.Listen)
-	if err != nil {
+	if s.ln, err = net.Listen("tcp", s.cfg.Listen); err != nil {
 		return err
 	}
-	hs := &http.Server{Handler: routes(srv, ui, metricsHandler), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 120 * time.Second,
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-	log.Info("vitrine listening", "addr", "http://"+ln.Addr().String(), "database", redact(st.cfg.Database),
-		"storage", redact(st.cfg.Storage))
-	errc := make(chan error, 1)
-	if addr := st.cfg.Debug.PprofListen; addr != "" {
-		pln, err := net.Listen("tcp", addr)
-		if err != nil {
-			return fmt.Errorf("debug.pprofListen: %w", err)
-		}
-		ps := &http.Server{Handler: pprofMux(), ReadHeaderTimeout: 10 * time.Second}
-		defer ps.Close()
-		log.Info("pprof listening", "addr", "http://"+pln.Addr().String()+"/debug/pprof/")
-		go func() { _ = ps.Serve(pln) }()
+	s.http = &http.Server{Handler: routes(srv, ui, metricsHandler), ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout: 120 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
+	s.log.Info("vitrine listening", "addr", "http://"+s.ln.Addr().String(), "database", redact(s.cfg.Database),
+		"storage", redact(s.cfg.Storage))
+	return nil
+}
+
+// startPprof serves net/http/pprof on debug.pprofListen, when set.
+func (s *server) startPprof(context.Context) error {
+	addr := s.cfg.Debug.PprofListen
+	if addr == "" {
+		return nil
 	}
-	go func() { errc <- hs.Serve(ln) }()
+	pln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("debug.pprofListen: %w", err)
+	}
+	ps := &http.Server{Handler: pprofMux(), ReadHeaderTimeout: 10 * time.Second}
+	s.onStop(func() { ps.Close() })
+	s.log.Info("pprof listening", "addr", "http://"+pln.Addr().String()+"/debug/pprof/")
+	go func() { _ = ps.Serve(pln) }()
+	return nil
+}
+
+// serve serves until ctx ends, then stops accepting and lets in-flight
+// requests finish; the registered stops then flush the variant cache, and
+// libvips stops only once every request has drained.
+func (s *server) serve(ctx context.Context) error {
+	errc := make(chan error, 1)
+	go func() { errc <- s.http.Serve(s.ln) }()
 	select {
 	case err := <-errc:
 		return err
 	case <-ctx.Done():
 	}
-	// Stop accepting, let in-flight requests finish, then (deferred above)
-	// flush the variant cache, stop libvips, close the blob store and the
-	// database.
-	timeout := st.cfg.ShutdownTimeout
+	timeout := s.cfg.ShutdownTimeout
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
-	log.Info("shutting down: draining requests", "timeout", timeout.String())
-	srv.Drain()
-	if d := st.cfg.ShutdownDelay; d > 0 {
-		log.Info("shutting down: not ready, still serving", "delay", d.String())
+	s.log.Info("shutting down: draining requests", "timeout", timeout.String())
+	s.api.Drain()
+	if d := s.cfg.ShutdownDelay; d > 0 {
+		s.log.Info("shutting down: not ready, still serving", "delay", d.String())
 		time.Sleep(d)
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil {
+	if err := s.http.Shutdown(sctx); err != nil {
 		return fmt.Errorf("shutdown: requests still running after %s: %w", timeout, err)
 	}
-	drained = true
-	log.Info("stopped")
+	// Why only once drained: libvips must not stop under a request. It is
+	// registered first, so it runs after every other stop.
+	s.stops = append([]func(){engine.Shutdown}, s.stops...)
+	s.log.Info("stopped")
 	return nil
 }
 
@@ -243,7 +318,8 @@ func redact(u string) string {
 
 // bootstrapAdmin creates an admin key pair with every resource on every
 // user on a first start with no keys at all, and prints it once.
-func bootstrapAdmin(ctx context.Context, st *stores) error {
+func (s *server) bootstrapAdmin(ctx context.Context) error {
+	st := s.st
 	if len(st.cfg.AccessControl.Keys) > 0 {
 		return nil
 	}
