@@ -66,7 +66,9 @@ func filterCommand(ctx context.Context, args []string) error {
 		return err
 	}
 	defer engine.Shutdown()
+	ec := eng.Config()
 	cfg := filters.Config{Allow: splitList(*allow), Reserved: eng.Registry().Names(),
+		MaxWidth: ec.MaxWidth, MaxHeight: ec.MaxHeight, MaxPixels: ec.MaxPixels,
 		MaxModuleBytes: *maxModule, CompileTimeout: *compileTimeout,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))}
 	if args[0] == "test" {

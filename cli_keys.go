@@ -91,7 +91,7 @@ func keysCommand(ctx context.Context, args []string) error {
 // refuseConfigKey fails for a key defined in the configuration file, which
 // the service treats as immutable.
 func refuseConfigKey(st *stores, publicKey string) error {
-	for _, k := range st.cfg.AccessControl.Keys {
+	for _, k := range st.cfg.API.AccessControl.Keys {
 		if k.PublicKey == publicKey {
 			return fmt.Errorf("key %s is defined in the configuration file; change it there", publicKey)
 		}
@@ -131,7 +131,7 @@ func ruleFromFlags(ctx context.Context, st *stores, publicKey, group, resources,
 	if group == "" || slices.Contains(api.BuiltinGroups(), group) {
 		return r, nil
 	}
-	if _, ok := st.cfg.AccessControl.Groups[group]; ok {
+	if _, ok := st.cfg.API.AccessControl.Groups[group]; ok {
 		return r, nil
 	}
 	if _, err := st.db.Group(ctx, group); errors.Is(err, storage.ErrNotExist) {
@@ -212,7 +212,7 @@ func listKeys(ctx context.Context, st *stores) error {
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(w, "PUBLIC KEY\tSOURCE\tUSERS\tGRANTS")
 	configured := map[string]bool{}
-	for _, k := range st.cfg.AccessControl.Keys {
+	for _, k := range st.cfg.API.AccessControl.Keys {
 		configured[k.PublicKey] = true
 		var rules []storage.Rule
 		for _, r := range k.Rules {

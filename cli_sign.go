@@ -112,7 +112,7 @@ func storedPrivateKey(ctx context.Context, f commonFlags, publicKey string) (str
 		return "", err
 	}
 	defer st.Close()
-	for _, k := range st.cfg.AccessControl.Keys {
+	for _, k := range st.cfg.API.AccessControl.Keys {
 		if k.PublicKey == publicKey {
 			return k.PrivateKey, nil
 		}

@@ -96,7 +96,7 @@ func (s *server) stop() {
 
 // startEngine starts the image engine (libvips).
 func (s *server) startEngine(context.Context) error {
-	ecfg := s.cfg.engine()
+	ecfg := s.cfg.Engine
 	ecfg.Logger = s.log
 	eng, err := engine.New(ecfg)
 	if err != nil {
@@ -185,13 +185,13 @@ func (s *server) startFilters(ctx context.Context) error {
 
 // startAPI builds the API and the admin UI and listens on listen.
 func (s *server) startAPI(ctx context.Context) error {
-	srv, err := api.New(s.cfg.api(), s.deps)
+	srv, err := api.New(s.cfg.API, s.deps)
 	if err != nil {
 		return err
 	}
 	s.api = srv
 	wireFilters(ctx, s.fh, s.eng, srv, s.log)
-	ui, err := web.New(web.Config{TrustedProxies: s.cfg.TrustedProxies, Logger: s.log}, srv, webSessions{s.st.db})
+	ui, err := web.New(web.Config{TrustedProxies: s.cfg.API.TrustedProxies, Logger: s.log}, srv, webSessions{s.st.db})
 	if err != nil {
 		return err
 	}
@@ -320,7 +320,7 @@ func redact(u string) string {
 // user on a first start with no keys at all, and prints it once.
 func (s *server) bootstrapAdmin(ctx context.Context) error {
 	st := s.st
-	if len(st.cfg.AccessControl.Keys) > 0 {
+	if len(st.cfg.API.AccessControl.Keys) > 0 {
 		return nil
 	}
 	keys, err := st.db.Keys(ctx)

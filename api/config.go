@@ -30,8 +30,10 @@ type Config struct {
 	Authentication Authentication `yaml:"authentication"`
 	// AccessControl holds the keys, groups and rules.
 	AccessControl AccessControl `yaml:"accessControl"`
-	// Limits caps request sizes.
-	Limits Limits `yaml:"limits"`
+	// Limits caps request sizes. The configuration file keeps them in its
+	// `limits` section, which api shares with engine's image limits, so
+	// main composes that section rather than this field.
+	Limits Limits `yaml:"-"`
 	// CORS configures cross-origin access; off by default.
 	CORS CORS `yaml:"cors"`
 	// CacheVariants stores transformed images in the blob store so repeated
