@@ -99,8 +99,9 @@ func refuseConfigKey(st *stores, publicKey string) error {
 	return nil
 }
 
-// ruleFromFlags builds the rule `keys add` creates; nil when neither
-// --group nor --resources is given.
+// ruleFromFlags builds the rule `keys add` creates, checked as the API
+// checks one (api.ValidateRule); nil when neither --group nor --resources
+// is given.
 func ruleFromFlags(ctx context.Context, st *stores, publicKey, group, resources, users string) (*storage.Rule, error) {
 	if group != "" && resources != "" {
 		return nil, errors.New("keys add: give --group or --resources, not both")
@@ -120,24 +121,29 @@ func ruleFromFlags(ctx context.Context, st *stores, publicKey, group, resources,
 			return nil, errors.New("keys add: --users is empty")
 		}
 	}
-	for _, u := range r.Users {
-		if u == "*" && len(r.Users) > 1 {
-			return nil, errors.New("keys add: --users '*' stands alone")
+	exists := func(ctx context.Context, name string) (bool, error) {
+		if _, ok := st.cfg.API.AccessControl.Groups[name]; ok || slices.Contains(api.BuiltinGroups(), name) {
+			return true, nil
 		}
-		if u != "*" && !api.ValidName(u) {
-			return nil, fmt.Errorf("keys add: invalid user %q", u)
+		_, err := st.db.Group(ctx, name)
+		if errors.Is(err, storage.ErrNotExist) {
+			return false, nil
 		}
+		return err == nil, err
 	}
-	if group == "" || slices.Contains(api.BuiltinGroups(), group) {
-		return r, nil
-	}
-	if _, ok := st.cfg.API.AccessControl.Groups[group]; ok {
-		return r, nil
-	}
-	if _, err := st.db.Group(ctx, group); errors.Is(err, storage.ErrNotExist) {
-		return nil, fmt.Errorf("keys add: group %q is not defined (built-in: %s)", group, strings.Join(api.BuiltinGroups(), ", "))
-	} else if err != nil {
-		return nil, err
+	if err := api.ValidateRule(ctx, *r, exists); err != nil {
+		var ae *api.Error
+		if !errors.As(err, &ae) {
+			return nil, err
+		}
+		hint := "built-in groups: " + strings.Join(api.BuiltinGroups(), ", ")
+		switch {
+		case strings.HasPrefix(ae.Msg, "Illegal value for users"):
+			hint = "--users is '*' alone, or names of 1-64 of a-z A-Z 0-9 _ -"
+		case group == "":
+			hint = "resources: " + strings.Join(api.Resources(), ", ")
+		}
+		return nil, fmt.Errorf("keys add: %s (%s)", ae.Msg, hint)
 	}
 	return r, nil
 }

@@ -1,10 +1,14 @@
 package api
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"regexp"
 	"strings"
+
+	"github.com/vitrine/vitrine/storage"
 )
 
 // Config is the api part of the service configuration. Its zero value is
@@ -173,22 +177,30 @@ func (c *Config) Validate() error {
 		}
 		seen[k.PublicKey] = true
 		for j, r := range k.Rules {
-			if (r.Group == "") == (len(r.Resources) == 0) {
-				return fmt.Errorf("accessControl.keys[%d].rules[%d]: give exactly one of group and resources", i, j)
-			}
-			if len(r.Users) == 0 {
-				return fmt.Errorf("accessControl.keys[%d].rules[%d]: users is required", i, j)
-			}
-			if r.Group != "" {
-				if _, ok := builtinGroups[r.Group]; !ok {
-					if _, ok := c.AccessControl.Groups[r.Group]; !ok {
-						return fmt.Errorf("accessControl.keys[%d].rules[%d]: group %q is not defined", i, j, r.Group)
-					}
-				}
+			rule := storage.Rule{Group: r.Group, Resources: r.Resources, Users: r.Users}
+			if err := ValidateRule(context.Background(), rule, c.groupExists); err != nil {
+				return fmt.Errorf("accessControl.keys[%d].rules[%d]: %s", i, j, publicMessage(err))
 			}
 		}
 	}
 	return nil
+}
+
+// groupExists is the GroupExists of the configuration: built-in and
+// configured groups.
+func (c *Config) groupExists(_ context.Context, name string) (bool, error) {
+	_, builtin := builtinGroups[name]
+	_, configured := c.AccessControl.Groups[name]
+	return builtin || configured, nil
+}
+
+// publicMessage is the message of an *Error, or err's text.
+func publicMessage(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Msg
+	}
+	return err.Error()
 }
 
 // parsePrefix reads an address or CIDR range.
