@@ -152,15 +152,14 @@ func addKey(ctx context.Context, st *stores, publicKey, private string, rule *st
 	if err := refuseConfigKey(st, publicKey); err != nil {
 		return err
 	}
-	if _, err := st.db.Rules(ctx, publicKey); err == nil {
-		return fmt.Errorf("key %s: %w; use `vitrine keys rotate %s` for a new private key", publicKey, storage.ErrExist, publicKey)
-	} else if !errors.Is(err, storage.ErrNotExist) {
-		return err
-	}
 	if private == "" {
 		private = randomHex(32)
 	}
-	if err := createKey(ctx, st, storage.Key{PublicKey: publicKey, PrivateKey: private}, rule); err != nil {
+	err := createKey(ctx, st, storage.Key{PublicKey: publicKey, PrivateKey: private}, rule)
+	if errors.Is(err, storage.ErrExist) {
+		return fmt.Errorf("key %s: %w; use `vitrine keys rotate %s` for a new private key", publicKey, storage.ErrExist, publicKey)
+	}
+	if err != nil {
 		return err
 	}
 	printKey("Created key "+publicKey, publicKey, private)
@@ -170,22 +169,15 @@ func addKey(ctx context.Context, st *stores, publicKey, private string, rule *st
 	return nil
 }
 
-// createKey stores a key pair with its rule (when given). When the rule
-// cannot be stored the key is removed again, so no key is left without the
-// access it was created for.
+// createKey stores a key pair with its rule (when given) in one
+// transaction, so no key is left without the access it was created for.
 func createKey(ctx context.Context, st *stores, k storage.Key, rule *storage.Rule) error {
-	if _, err := st.db.PutKey(ctx, k); err != nil {
-		return err
-	}
+	var rules []storage.Rule
 	if rule != nil {
-		if _, err := st.db.AddRules(ctx, k.PublicKey, []storage.Rule{*rule}); err != nil {
-			if derr := st.db.DeleteKey(ctx, k.PublicKey); derr != nil {
-				return errors.Join(err, derr)
-			}
-			return err
-		}
+		rules = append(rules, *rule)
 	}
-	return nil
+	_, err := st.db.CreateKey(ctx, k, rules)
+	return err
 }
 
 func rotateKey(ctx context.Context, st *stores, publicKey, private string) error {

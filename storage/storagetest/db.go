@@ -38,6 +38,7 @@ func TestDBWithSecret(t *testing.T, open func(t *testing.T) *storage.DB, openSec
 		{"Metadata", testMetadata},
 		{"ShortURLs", testShortURLs},
 		{"Keys", testKeys},
+		{"CreateKey", testCreateKey},
 		{"Groups", testGroups},
 		{"Rules", testRules},
 		{"RulesCascade", testRulesCascade},

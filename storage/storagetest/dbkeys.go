@@ -56,6 +56,35 @@ func testKeys(t *testing.T, db *storage.DB) {
 	wantErr(t, "RawPrivateKey(deleted)", err, storage.ErrNotExist)
 }
 
+// testCreateKey checks that a key and its first rules are stored together
+// or not at all.
+func testCreateKey(t *testing.T, db *storage.DB) {
+	rule := storage.Rule{Group: "read-only", Users: []string{"*"}}
+	added, err := db.CreateKey(ctx(t), storage.Key{PublicKey: "new", PrivateKey: "p1"}, []storage.Rule{rule})
+	if err != nil || len(added) != 1 || added[0].ID == 0 || added[0].Group != "read-only" {
+		t.Fatalf("CreateKey = %+v, %v", added, err)
+	}
+	_, err = db.CreateKey(ctx(t), storage.Key{PublicKey: "new", PrivateKey: "p2"}, []storage.Rule{rule})
+	wantErr(t, "CreateKey(existing)", err, storage.ErrExist)
+	if k, err := db.Key(ctx(t), "new"); err != nil || k.PrivateKey != "p1" {
+		t.Fatalf("a refused CreateKey changed the key: %+v, %v", k, err)
+	}
+	if rules, err := db.Rules(ctx(t), "new"); err != nil || len(rules) != 1 {
+		t.Fatalf("a refused CreateKey added rules: %+v, %v", rules, err)
+	}
+	bad := []storage.Rule{rule, {Group: "all"}} // the second has no users
+	_, err = db.CreateKey(ctx(t), storage.Key{PublicKey: "half", PrivateKey: "p"}, bad)
+	wantErr(t, "CreateKey(invalid rule)", err, storage.ErrInvalid)
+	_, err = db.Key(ctx(t), "half")
+	wantErr(t, "Key after a refused CreateKey", err, storage.ErrNotExist)
+	if _, err := db.CreateKey(ctx(t), storage.Key{PublicKey: "bare", PrivateKey: "p"}, nil); err != nil {
+		t.Fatalf("CreateKey without rules: %v", err)
+	}
+	if rules, err := db.Rules(ctx(t), "bare"); err != nil || len(rules) != 0 {
+		t.Fatalf("Rules(bare) = %+v, %v", rules, err)
+	}
+}
+
 func testGroups(t *testing.T, db *storage.DB) {
 	groups, total, err := db.Groups(ctx(t), 1, 10)
 	if err != nil || len(groups) != 0 || total != 0 {
