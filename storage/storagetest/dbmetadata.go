@@ -73,8 +73,14 @@ func testMetadata(t *testing.T, db *storage.DB) {
 	if err != nil || !reflect.DeepEqual(merged, map[string]any{"a": "b"}) {
 		t.Fatalf("MergeMetadata into empty = %#v, %v", merged, err)
 	}
-	// Missing image.
-	_, err = db.Metadata(ctx(t), "alice", "nope")
+	testMetadataMissingImage(t, db)
+	testMetadataConcurrentMerges(t, db)
+}
+
+// testMetadataMissingImage: every metadata call on a missing image is
+// ErrNotExist and creates nothing.
+func testMetadataMissingImage(t *testing.T, db *storage.DB) {
+	_, err := db.Metadata(ctx(t), "alice", "nope")
 	wantErr(t, "Metadata(missing)", err, storage.ErrNotExist)
 	wantErr(t, "SetMetadata(missing)", db.SetMetadata(ctx(t), "alice", "nope", map[string]any{}), storage.ErrNotExist)
 	_, err = db.MergeMetadata(ctx(t), "alice", "nope", map[string]any{})
@@ -83,7 +89,11 @@ func testMetadata(t *testing.T, db *storage.DB) {
 	if _, err := db.Image(ctx(t), "alice", "nope"); !errors.Is(err, storage.ErrNotExist) {
 		t.Fatalf("metadata write created an image: %v", err)
 	}
-	// Concurrent merges of different keys all land.
+}
+
+// testMetadataConcurrentMerges: concurrent merges of different keys into
+// alice/abc (holding one key) all land.
+func testMetadataConcurrentMerges(t *testing.T, db *storage.DB) {
 	var wg sync.WaitGroup
 	errs := make([]error, 8)
 	for i := range 8 {
@@ -97,7 +107,7 @@ func testMetadata(t *testing.T, db *storage.DB) {
 	if err := errors.Join(errs...); err != nil {
 		t.Fatal(err)
 	}
-	md, err = db.Metadata(ctx(t), "alice", "abc")
+	md, err := db.Metadata(ctx(t), "alice", "abc")
 	if err != nil || len(md) != 9 {
 		t.Fatalf("after concurrent merges Metadata = %v, %v; want 9 keys", md, err)
 	}
