@@ -5,6 +5,8 @@
 //	vitrine sign [--public KEY] [--private KEY] [--method M] URL
 //	vitrine migrate [--dry-run]
 //	vitrine filter check|test ...
+//	vitrine fsck [--repair]
+//	vitrine version
 //
 // With no configuration it runs on the embedded default: SQLite at
 // DIR/vitrine.db and image files under DIR/images, DIR being ./data.
