@@ -76,17 +76,24 @@ type AccessControl struct {
 
 // ConfigKey is one configured key pair.
 type ConfigKey struct {
-	PublicKey  string       `yaml:"publicKey"`
-	PrivateKey string       `yaml:"privateKey"`
-	Rules      []ConfigRule `yaml:"rules"`
+	// PublicKey names the key (1-64 of a-z A-Z 0-9 _ -).
+	PublicKey string `yaml:"publicKey"`
+	// PrivateKey signs the key's requests.
+	PrivateKey string `yaml:"privateKey"`
+	// Rules grant the key resources on users, each checked as
+	// ValidateRule checks one.
+	Rules []ConfigRule `yaml:"rules"`
 }
 
 // ConfigRule grants resources (or a group) on users. Users is a list or the
 // string `*`.
 type ConfigRule struct {
-	Users     Users    `yaml:"users"`
+	// Users the rule applies to, or `*` for every user.
+	Users Users `yaml:"users"`
+	// Resources the rule grants (see Resources), instead of Group.
 	Resources []string `yaml:"resources"`
-	Group     string   `yaml:"group"`
+	// Group names the resources the rule grants, instead of Resources.
+	Group string `yaml:"group"`
 }
 
 // Users is a list of user names; the YAML string `*` means every user.
