@@ -3,7 +3,6 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -273,22 +272,6 @@ func routes(apiHandler, ui, metrics http.Handler) http.Handler {
 			apiHandler.ServeHTTP(w, r)
 		}
 	})
-}
-
-// webSessions keeps the admin UI's sessions in the database, so every
-// instance shares them.
-type webSessions struct{ *storage.DB }
-
-func (s webSessions) CreateSession(ctx context.Context, x web.Session) error {
-	return s.DB.CreateSession(ctx, storage.Session(x))
-}
-
-func (s webSessions) Session(ctx context.Context, idHash string) (web.Session, error) {
-	x, err := s.DB.Session(ctx, idHash)
-	if errors.Is(err, storage.ErrNotExist) {
-		return web.Session{}, web.ErrNoSession
-	}
-	return web.Session(x), err
 }
 
 // pprofMux serves net/http/pprof's handlers on a mux of their own, so the
