@@ -14,8 +14,9 @@
 // Package main is the wiring only, one job a file: main.go dispatches the
 // subcommands, cli.go is their shared flag parsing, config.go the
 // configuration file and environment, stores.go opening the stores,
-// serve.go start and stop, wire_filters.go the adapters between filters and
-// engine/api, and cli_<command>.go each subcommand. The service itself is
+// serve.go start and stop, wire_filters.go and wire_web.go the adapters
+// between packages (filters and engine/api, storage and web), and
+// cli_<command>.go each subcommand. The service itself is
 // package api; the signing `vitrine sign` prints is api.SignRead and
 // api.SignWrite.
 package main
