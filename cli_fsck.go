@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -19,24 +18,24 @@ import (
 // what it may not repair with it.
 var errFindings = errors.New("fsck: inconsistencies left (see the report)")
 
+const fsckUsage = `usage:
+  vitrine fsck [--repair] [--json] [--grace D] [--config FILE] [--data DIR]
+compares the database with the blob store; --repair fixes what is safe to fix
+`
+
 // runFsck is `vitrine fsck`: it compares the database with the blob store
 // and, with --repair, fixes what is safe to fix (README "Running at
 // scale").
-func runFsck(args []string) error {
-	fs := flag.NewFlagSet("fsck", flag.ContinueOnError)
+func runFsck(ctx context.Context, args []string) error {
+	cmd := newCommand("fsck", fsckUsage)
 	var f commonFlags
-	f.register(fs)
-	repair := fs.Bool("repair", false, "fix what is safe to fix (default: report only)")
-	asJSON := fs.Bool("json", false, "print the report as JSON")
-	grace := fs.Duration("grace", time.Hour, "blobs younger than this are never orphans (uploads in flight)")
-	pos, err := parseArgs(fs, args)
-	if err != nil {
-		return quietHelp(err)
+	f.register(cmd.FlagSet)
+	repair := cmd.Bool("repair", false, "fix what is safe to fix (default: report only)")
+	asJSON := cmd.Bool("json", false, "print the report as JSON")
+	grace := cmd.Duration("grace", time.Hour, "blobs younger than this are never orphans (uploads in flight)")
+	if _, err := cmd.parse(args, 0, 0); err != nil {
+		return err
 	}
-	if len(pos) > 0 {
-		return fmt.Errorf("fsck: unexpected argument %q", pos[0])
-	}
-	ctx := context.Background()
 	st, err := open(ctx, f)
 	if err != nil {
 		return err

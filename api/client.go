@@ -41,40 +41,14 @@ func (p prefixList) contains(a netip.Addr) bool {
 	return false
 }
 
-// peer is the address of the TCP peer.
-func (c *call) peer() netip.Addr {
-	host, _, err := net.SplitHostPort(c.r.RemoteAddr)
-	if err != nil {
-		host = c.r.RemoteAddr
-	}
-	a, _ := netip.ParseAddr(host)
-	return a.Unmap()
-}
-
 // fromTrustedProxy reports whether forwarding headers may be believed.
 func (c *call) fromTrustedProxy() bool {
-	return c.s.trustedProxies.contains(c.peer())
+	return FromTrustedProxy(c.r, AddressList{c.s.trustedProxies})
 }
 
-// clientIP is the peer, or the first untrusted address of X-Forwarded-For
-// (right to left) when the peer is a trusted proxy.
+// clientIP is the address the request came from (ClientIP).
 func (c *call) clientIP() netip.Addr {
-	ip := c.peer()
-	if !c.fromTrustedProxy() {
-		return ip
-	}
-	hops := strings.Split(c.r.Header.Get("X-Forwarded-For"), ",")
-	for i := len(hops) - 1; i >= 0; i-- {
-		a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
-		if err != nil {
-			break
-		}
-		ip = a.Unmap()
-		if !c.s.trustedProxies.contains(ip) {
-			break
-		}
-	}
-	return ip
+	return ClientIP(c.r, AddressList{c.s.trustedProxies})
 }
 
 // bases are the `scheme://host` prefixes a client may have signed, per

@@ -1,10 +1,14 @@
 package api
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"regexp"
 	"strings"
+
+	"github.com/vitrine/vitrine/storage"
 )
 
 // Config is the api part of the service configuration. Its zero value is
@@ -30,8 +34,10 @@ type Config struct {
 	Authentication Authentication `yaml:"authentication"`
 	// AccessControl holds the keys, groups and rules.
 	AccessControl AccessControl `yaml:"accessControl"`
-	// Limits caps request sizes.
-	Limits Limits `yaml:"limits"`
+	// Limits caps request sizes. The configuration file keeps them in its
+	// `limits` section, which api shares with engine's image limits, so
+	// main composes that section rather than this field.
+	Limits Limits `yaml:"-"`
 	// CORS configures cross-origin access; off by default.
 	CORS CORS `yaml:"cors"`
 	// CacheVariants stores transformed images in the blob store so repeated
@@ -70,17 +76,24 @@ type AccessControl struct {
 
 // ConfigKey is one configured key pair.
 type ConfigKey struct {
-	PublicKey  string       `yaml:"publicKey"`
-	PrivateKey string       `yaml:"privateKey"`
-	Rules      []ConfigRule `yaml:"rules"`
+	// PublicKey names the key (1-64 of a-z A-Z 0-9 _ -).
+	PublicKey string `yaml:"publicKey"`
+	// PrivateKey signs the key's requests.
+	PrivateKey string `yaml:"privateKey"`
+	// Rules grant the key resources on users, each checked as
+	// ValidateRule checks one.
+	Rules []ConfigRule `yaml:"rules"`
 }
 
 // ConfigRule grants resources (or a group) on users. Users is a list or the
 // string `*`.
 type ConfigRule struct {
-	Users     Users    `yaml:"users"`
+	// Users the rule applies to, or `*` for every user.
+	Users Users `yaml:"users"`
+	// Resources the rule grants (see Resources), instead of Group.
 	Resources []string `yaml:"resources"`
-	Group     string   `yaml:"group"`
+	// Group names the resources the rule grants, instead of Resources.
+	Group string `yaml:"group"`
 }
 
 // Users is a list of user names; the YAML string `*` means every user.
@@ -171,22 +184,30 @@ func (c *Config) Validate() error {
 		}
 		seen[k.PublicKey] = true
 		for j, r := range k.Rules {
-			if (r.Group == "") == (len(r.Resources) == 0) {
-				return fmt.Errorf("accessControl.keys[%d].rules[%d]: give exactly one of group and resources", i, j)
-			}
-			if len(r.Users) == 0 {
-				return fmt.Errorf("accessControl.keys[%d].rules[%d]: users is required", i, j)
-			}
-			if r.Group != "" {
-				if _, ok := builtinGroups[r.Group]; !ok {
-					if _, ok := c.AccessControl.Groups[r.Group]; !ok {
-						return fmt.Errorf("accessControl.keys[%d].rules[%d]: group %q is not defined", i, j, r.Group)
-					}
-				}
+			rule := storage.Rule{Group: r.Group, Resources: r.Resources, Users: r.Users}
+			if err := ValidateRule(context.Background(), rule, c.groupExists); err != nil {
+				return fmt.Errorf("accessControl.keys[%d].rules[%d]: %s", i, j, publicMessage(err))
 			}
 		}
 	}
 	return nil
+}
+
+// groupExists is the GroupExists of the configuration: built-in and
+// configured groups.
+func (c *Config) groupExists(_ context.Context, name string) (bool, error) {
+	_, builtin := builtinGroups[name]
+	_, configured := c.AccessControl.Groups[name]
+	return builtin || configured, nil
+}
+
+// publicMessage is the message of an *Error, or err's text.
+func publicMessage(err error) string {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Msg
+	}
+	return err.Error()
 }
 
 // parsePrefix reads an address or CIDR range.

@@ -242,5 +242,5 @@ func (s *Server) release(ctx context.Context, res storage.Reservation) {
 // for a client in process such as the admin UI to name them before a file
 // is refused.
 func (s *Server) UploadFormats() []string {
-	return slices.Clone(s.engine.Config().UploadFormats)
+	return slices.Clone(s.engine.Config().Uploads.Formats)
 }

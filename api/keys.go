@@ -331,45 +331,44 @@ func (s *Server) parseRule(ctx context.Context, obj map[string]any) (storage.Rul
 			}
 			r.Resources = append(r.Resources, str)
 		}
-		if err := unknownResource(r.Resources); err != nil {
-			return storage.Rule{}, err
-		}
-	} else {
-		name, ok := group.(string)
-		if !ok || name == "" {
-			return bad("Group must be specified as a string value")
-		}
-		if _, exists, err := s.acl.group(ctx, name); err != nil {
-			return storage.Rule{}, err
-		} else if !exists {
-			return bad("Group '%s' does not exist", name)
-		}
-		r.Group = name
+	} else if r.Group, _ = group.(string); r.Group == "" {
+		return bad("Group must be specified as a string value")
+	}
+	exists := func(ctx context.Context, name string) (bool, error) {
+		_, ok, err := s.acl.group(ctx, name)
+		return ok, err
+	}
+	if err := validateGrant(ctx, r, exists); err != nil {
+		return storage.Rule{}, err
 	}
 	users, ok := obj["users"]
 	if !ok {
 		return bad("Users not specified in rule")
 	}
+	// JSON writes every user as the string "*", or names in an array.
 	illegal := "Illegal value for users property. Allowed: '*' or array with users"
 	switch u := users.(type) {
 	case string:
 		if u != "*" {
 			return bad("%s", illegal)
 		}
-		r.Users = []string{"*"}
+		r.Users = []string{u}
 	case []any:
-		if len(u) == 0 {
-			return bad("%s", illegal)
-		}
 		for _, v := range u {
 			str, ok := v.(string)
-			if !ok || !namePattern.MatchString(str) {
+			if !ok || str == "*" {
 				return bad("%s", illegal)
 			}
 			r.Users = append(r.Users, str)
 		}
+		if len(r.Users) == 0 {
+			return bad("%s", illegal)
+		}
 	default:
 		return bad("%s", illegal)
+	}
+	if err := validateUsers(r.Users); err != nil {
+		return storage.Rule{}, err
 	}
 	return r, nil
 }

@@ -177,10 +177,12 @@ func TestCLIKeys(t *testing.T) {
 	}{
 		{"duplicate", keys("add", "alice"), storage.ErrExist, "vitrine keys rotate alice"},
 		{"invalid name", keys("add", "no/slash"), nil, `invalid public key "no/slash"`},
-		{"unknown group", keys("add", "erin", "--group", "nope"), nil, `group "nope" is not defined`},
+		{"unknown group", keys("add", "erin", "--group", "nope"), nil, `Group 'nope' does not exist`},
+		{"unknown resource", keys("add", "erin", "--resources", "image.get,image.gett"), nil, `Resource 'image.gett' does not exist`},
+		{"invalid user", keys("add", "erin", "--group", "all", "--users", "no/slash"), nil, "Illegal value for users property"},
 		{"group and resources", keys("add", "erin", "--group", "all", "--resources", "image.get"), nil, "give --group or --resources, not both"},
 		{"users without a rule", keys("add", "erin", "--users", "erin"), nil, "--users needs --group or --resources"},
-		{"star among users", keys("add", "erin", "--group", "all", "--users", "*,bob"), nil, "--users '*' stands alone"},
+		{"star among users", keys("add", "erin", "--group", "all", "--users", "*,bob"), nil, "--users is '*' alone"},
 		{"configured key add", keys("add", "frontend"), nil, "key frontend is defined in the configuration file"},
 		{"configured key delete", keys("delete", "frontend"), nil, "key frontend is defined in the configuration file"},
 		{"configured key rotate", keys("rotate", "frontend"), nil, "key frontend is defined in the configuration file"},
@@ -419,5 +421,35 @@ func TestCLIFsck(t *testing.T) {
 	}
 	if _, _, err := runCLI(t, nil, "fsck", "--data", s.DataDir, "stray"); err == nil {
 		t.Error("fsck accepted a stray argument")
+	}
+}
+
+// TestCLIStrictCommandLine runs the binary with command lines it must
+// refuse (exit status 2, nothing changed) and `vitrine version`.
+func TestCLIStrictCommandLine(t *testing.T) {
+	data := t.TempDir()
+	for _, args := range [][]string{
+		{"migrate", "--data", data, "x", "--dry-run"},
+		{"migrate", "--data", data, "--dry-run=maybe"},
+		{"serve", "--data", data, "--listen", "127.0.0.1:0", "stray"},
+		{"keys", "list", "--data", data, "--private", "k"},
+	} {
+		_, errOut, err := runCLI(t, nil, args...)
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) || exit.ExitCode() != 2 || !strings.Contains(errOut, "usage:") {
+			t.Errorf("vitrine %s: %v, want exit status 2 and the usage\n%s", strings.Join(args, " "), err, errOut)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(data, "vitrine.db")); err == nil {
+		t.Error("a refused command line created the database")
+	}
+	if out, _, err := runCLI(t, nil, "migrate", "--help"); err != nil || !strings.Contains(out, "--dry-run") {
+		t.Errorf("migrate --help: %v\n%s", err, out)
+	}
+	out := mustCLI(t, nil, "version")
+	for _, want := range []string{"vitrine ", "commit ", "go      go1.", "libvips 8."} {
+		if !strings.Contains(out, want) {
+			t.Errorf("vitrine version does not print %q:\n%s", want, out)
+		}
 	}
 }

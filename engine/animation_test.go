@@ -199,8 +199,8 @@ func TestAnimationLimits(t *testing.T) {
 		cfg  Config
 		msg  string
 	}{
-		{"frames", Config{MaxFrames: 9}, "Too many animation frames: 10 (the limit is 9)"},
-		{"pixels", Config{MaxAnimationPixels: 40*30*10 - 1}, "Animation too large: 10 frames of 40x30 are 12000 pixels (the limit is 11999)"},
+		{"frames", Config{Limits: Limits{MaxFrames: 9}}, "Too many animation frames: 10 (the limit is 9)"},
+		{"pixels", Config{Limits: Limits{MaxAnimationPixels: 40*30*10 - 1}}, "Animation too large: 10 frames of 40x30 are 12000 pixels (the limit is 11999)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -220,7 +220,7 @@ func TestAnimationLimits(t *testing.T) {
 		})
 	}
 	// A chain that enlarges the frames past the limit stops too.
-	e := newTestEngine(t, Config{MaxAnimationPixels: 40 * 30 * 10 * 2})
+	e := newTestEngine(t, Config{Limits: Limits{MaxAnimationPixels: 40 * 30 * 10 * 2}})
 	chain, _ := e.ParseChain([]string{"resize:width=80"})
 	if _, err := e.Process(context.Background(), data, Request{Chain: chain, Format: "gif"}); KindOf(err) != KindTooLarge {
 		t.Errorf("enlarged past the limit: %v", err)

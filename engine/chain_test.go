@@ -95,7 +95,7 @@ func TestParseChainErrors(t *testing.T) {
 
 func TestParseChainLimit(t *testing.T) {
 	t.Parallel()
-	e := newTestEngine(t, Config{MaxTransformations: 3, Presets: map[string][]string{
+	e := newTestEngine(t, Config{Limits: Limits{MaxTransformations: 3}, Presets: map[string][]string{
 		"four": {"flipVertically", "flipVertically", "flipVertically", "flipVertically"},
 	}})
 	if _, err := e.ParseChain([]string{"strip", "strip", "strip"}); err != nil {

@@ -51,70 +51,17 @@ func (desaturate) Apply(s *State) error {
 // libvips has no per-pixel band max/min in govips, so they are composed from
 // max(a,b) = (a+b+|a-b|)/2 and min(a,b) = (a+b-|a-b|)/2.
 func hslLightness(rgb *vips.ImageRef) (*vips.ImageRef, error) {
-	var bands [3]*vips.ImageRef
-	var all []*vips.ImageRef
-	defer func() {
-		for _, b := range all {
-			b.Close()
-		}
-	}()
-	keep := func(r *vips.ImageRef) *vips.ImageRef { all = append(all, r); return r }
-	for i := range bands {
-		b, err := rgb.ExtractBandToImage(i, 1)
-		if err != nil {
-			return nil, err
-		}
-		if err := b.Cast(vips.BandFormatFloat); err != nil {
-			b.Close()
-			return nil, err
-		}
-		bands[i] = keep(b)
-	}
-	// pair returns (a+b)/2 + sign*|a-b|/2: the max for sign 1, min for -1.
-	pair := func(a, b *vips.ImageRef, sign float64) (*vips.ImageRef, error) {
-		sum, err := a.Copy()
-		if err != nil {
-			return nil, err
-		}
-		keep(sum)
-		diff, err := a.Copy()
-		if err != nil {
-			return nil, err
-		}
-		keep(diff)
-		if err := sum.Add(b); err != nil {
-			return nil, err
-		}
-		if err := diff.Subtract(b); err != nil {
-			return nil, err
-		}
-		if err := diff.Abs(); err != nil {
-			return nil, err
-		}
-		if err := diff.Linear1(sign, 0); err != nil {
-			return nil, err
-		}
-		if err := sum.Add(diff); err != nil {
-			return nil, err
-		}
-		if err := sum.Linear1(0.5, 0); err != nil {
-			return nil, err
-		}
-		return sum, nil
-	}
-	max1, err := pair(bands[0], bands[1], 1)
+	var sc scratch
+	defer sc.close()
+	bands, err := sc.floatBands(rgb)
 	if err != nil {
 		return nil, err
 	}
-	hi, err := pair(max1, bands[2], 1)
+	hi, err := sc.extreme(bands, 1)
 	if err != nil {
 		return nil, err
 	}
-	min1, err := pair(bands[0], bands[1], -1)
-	if err != nil {
-		return nil, err
-	}
-	lo, err := pair(min1, bands[2], -1)
+	lo, err := sc.extreme(bands, -1)
 	if err != nil {
 		return nil, err
 	}
@@ -136,6 +83,69 @@ func hslLightness(rgb *vips.ImageRef) (*vips.ImageRef, error) {
 	grey, err := out.CopyChangingInterpretation(vips.InterpretationBW)
 	out.Close()
 	return grey, err
+}
+
+// scratch holds the intermediate images of hslLightness, closed together.
+type scratch []*vips.ImageRef
+
+func (sc *scratch) keep(r *vips.ImageRef) *vips.ImageRef { *sc = append(*sc, r); return r }
+
+func (sc *scratch) close() {
+	for _, r := range *sc {
+		r.Close()
+	}
+}
+
+// floatBands splits a three-band image into float bands.
+func (sc *scratch) floatBands(rgb *vips.ImageRef) ([3]*vips.ImageRef, error) {
+	var bands [3]*vips.ImageRef
+	for i := range bands {
+		b, err := rgb.ExtractBandToImage(i, 1)
+		if err != nil {
+			return bands, err
+		}
+		bands[i] = sc.keep(b)
+		if err := b.Cast(vips.BandFormatFloat); err != nil {
+			return bands, err
+		}
+	}
+	return bands, nil
+}
+
+// extreme returns the per-pixel max of the bands for sign 1, min for -1.
+func (sc *scratch) extreme(bands [3]*vips.ImageRef, sign float64) (*vips.ImageRef, error) {
+	ab, err := sc.pair(bands[0], bands[1], sign)
+	if err != nil {
+		return nil, err
+	}
+	return sc.pair(ab, bands[2], sign)
+}
+
+// pair returns (a+b)/2 + sign*|a-b|/2: the max for sign 1, min for -1.
+func (sc *scratch) pair(a, b *vips.ImageRef, sign float64) (*vips.ImageRef, error) {
+	sum, err := a.Copy()
+	if err != nil {
+		return nil, err
+	}
+	sc.keep(sum)
+	diff, err := a.Copy()
+	if err != nil {
+		return nil, err
+	}
+	sc.keep(diff)
+	for _, op := range []func() error{
+		func() error { return sum.Add(b) },
+		func() error { return diff.Subtract(b) },
+		diff.Abs,
+		func() error { return diff.Linear1(sign, 0) },
+		func() error { return sum.Add(diff) },
+		func() error { return sum.Linear1(0.5, 0) },
+	} {
+		if err := op(); err != nil {
+			return nil, err
+		}
+	}
+	return sum, nil
 }
 
 var _ Step = desaturate{}

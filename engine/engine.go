@@ -19,24 +19,14 @@ type Config struct {
 	// pipelines read sources and write responses. Extra requests wait (and give
 	// up when their context ends) without holding their source in memory.
 	Concurrency int `yaml:"concurrency"`
-	// MaxWidth and MaxHeight cap each side of an input image, read from its
-	// header before any pixel is decoded (default 32768).
-	MaxWidth  int `yaml:"maxWidth"`
-	MaxHeight int `yaml:"maxHeight"`
-	// MaxPixels caps width*height of an input image (default 100 megapixels).
-	MaxPixels int64 `yaml:"maxPixels"`
-	// MaxFrames caps the frames of an animated GIF or WebP, read from its
-	// header before any pixel is decoded (default 500).
-	MaxFrames int `yaml:"maxFrames"`
-	// MaxAnimationPixels caps width*height*frames of an animation (default
-	// 100 megapixels, as MaxPixels for one image).
-	MaxAnimationPixels int64 `yaml:"maxAnimationPixels"`
-	// MaxTransformations caps the length of a chain after presets expand (default 20).
-	MaxTransformations int `yaml:"maxTransformations"`
+	// Limits are the image size limits. The configuration file keeps them
+	// in its `limits` section, which engine shares with api's request
+	// limits, so main composes that section rather than this field.
+	Limits `yaml:"-"`
 	// Presets maps a name usable in t[] to the chain it expands to, each entry
 	// a t[] element such as "thumbnail:width=100,height=100". Preset parameters
 	// override request parameters; request parameters fill the rest.
-	Presets map[string][]string `yaml:"presets"`
+	Presets map[string][]string `yaml:"transformationPresets"`
 	// ICCProfiles maps profile names to ICC files for the icc transformation;
 	// the name "default" is used when no profile is given.
 	ICCProfiles map[string]string `yaml:"iccProfiles"`
@@ -44,24 +34,61 @@ type Config struct {
 	DefaultWatermark string `yaml:"defaultWatermark"`
 	// JPEGQuality is the quality of JPEG output without compress (default 80).
 	JPEGQuality int `yaml:"jpegQuality"`
-	// UploadFormats lists the input types Inspect accepts for upload, by
+	// Uploads says which image types may be uploaded.
+	Uploads Uploads `yaml:"uploads"`
+	// Output is the policy for transformed and converted images.
+	Output OutputPolicy `yaml:"output"`
+	// PixelPool bounds the pixel buffers kept for guest steps.
+	PixelPool PixelPool `yaml:"pixelPool"`
+	// Logger receives libvips' own messages (errors; warnings at debug
+	// level); default slog.Default(). libvips is the process's: the first
+	// New's logger is the one used.
+	Logger *slog.Logger `yaml:"-"`
+}
+
+// Limits are the engine's image size limits, each checked before any pixel
+// is decoded where the image's header allows.
+type Limits struct {
+	// MaxWidth and MaxHeight cap each side of an input image, read from its
+	// header before any pixel is decoded (default 32768).
+	MaxWidth  int `yaml:"maxWidth"`
+	MaxHeight int `yaml:"maxHeight"`
+	// MaxPixels caps width*height of an input image (default 100 megapixels).
+	MaxPixels int64 `yaml:"maxPixels"`
+	// MaxTransformations caps the length of a chain after presets expand (default 20).
+	MaxTransformations int `yaml:"maxTransformations"`
+	// MaxFrames caps the frames of an animated GIF or WebP, read from its
+	// header before any pixel is decoded (default 500).
+	MaxFrames int `yaml:"maxFrames"`
+	// MaxAnimationPixels caps width*height*frames of an animation (default
+	// 100 megapixels, as MaxPixels for one image).
+	MaxAnimationPixels int64 `yaml:"maxAnimationPixels"`
+}
+
+// Uploads says which image types may be uploaded.
+type Uploads struct {
+	// Formats lists the input types Inspect accepts for upload, by
 	// extension: jpg, png, gif, webp, tif, avif, heic (default jpg, png,
 	// gif, webp). Stored images of any type are transformed.
-	UploadFormats []string `yaml:"formats"`
+	Formats []string `yaml:"formats"`
+}
+
+// OutputPolicy is the policy for transformed and converted images.
+type OutputPolicy struct {
 	// KeepMetadata keeps the source's EXIF, XMP, IPTC and comments in
 	// transformed and converted outputs. By default (false) they are removed,
 	// after the EXIF orientation has been applied to the pixels; see
 	// metadata.go. Originals are always served as uploaded.
 	KeepMetadata bool `yaml:"keepMetadata"`
-	// PixelPoolMaxIdleMB bounds the idle pixel buffers kept for guest
-	// steps (pixelpool.go; default 192); PixelPoolIdle is how long an idle
-	// one is kept (default 30s).
-	PixelPoolMaxIdleMB int           `yaml:"maxIdleMB"`
-	PixelPoolIdle      time.Duration `yaml:"idleTimeout"`
-	// Logger receives libvips' own messages (errors; warnings at debug
-	// level); default slog.Default(). libvips is the process's: the first
-	// New's logger is the one used.
-	Logger *slog.Logger `yaml:"-"`
+}
+
+// PixelPool bounds the idle pixel buffers kept for guest steps
+// (pixelpool.go).
+type PixelPool struct {
+	// MaxIdleMB bounds the idle buffers' bytes (default 192).
+	MaxIdleMB int `yaml:"maxIdleMB"`
+	// IdleTimeout unmaps a buffer unused this long (default 30s).
+	IdleTimeout time.Duration `yaml:"idleTimeout"`
 }
 
 // Info describes an image as read from its header.
@@ -126,8 +153,8 @@ func (c Config) withDefaults() Config {
 	if c.MaxFrames == 0 {
 		c.MaxFrames = DefaultMaxFrames
 	}
-	if len(c.UploadFormats) == 0 {
-		c.UploadFormats = DefaultUploadFormats
+	if len(c.Uploads.Formats) == 0 {
+		c.Uploads.Formats = DefaultUploadFormats
 	}
 	if c.MaxAnimationPixels == 0 {
 		c.MaxAnimationPixels = DefaultMaxPixels
@@ -144,7 +171,7 @@ func (c Config) Validate() error {
 	switch {
 	case c.Concurrency < 0:
 		return fmt.Errorf("engine: concurrency must not be negative, got %d", c.Concurrency)
-	case c.PixelPoolMaxIdleMB < 0 || c.PixelPoolIdle < 0:
+	case c.PixelPool.MaxIdleMB < 0 || c.PixelPool.IdleTimeout < 0:
 		return fmt.Errorf("engine: pixelPool.maxIdleMB and pixelPool.idleTimeout must not be negative")
 	case c.MaxWidth < 0 || c.MaxHeight < 0 || c.MaxPixels < 0:
 		return fmt.Errorf("engine: maxWidth, maxHeight and maxPixels must not be negative")
@@ -155,7 +182,7 @@ func (c Config) Validate() error {
 	case c.JPEGQuality < 0 || c.JPEGQuality > 100:
 		return fmt.Errorf("engine: jpegQuality must be between 1 and 100, got %d", c.JPEGQuality)
 	}
-	if err := validUploadFormats(c.UploadFormats); err != nil {
+	if err := validUploadFormats(c.Uploads.Formats); err != nil {
 		return err
 	}
 	for name, specs := range c.Presets {
@@ -188,7 +215,7 @@ func New(cfg Config) (*Engine, error) {
 	if err := startVips(cfg.Logger); err != nil {
 		return nil, err
 	}
-	pixels.configure(cfg.PixelPoolMaxIdleMB<<20, cfg.PixelPoolIdle)
+	pixels.configure(cfg.PixelPool.MaxIdleMB<<20, cfg.PixelPool.IdleTimeout)
 	return &Engine{cfg: cfg, reg: NewRegistry(), sem: make(chan struct{}, cfg.Concurrency)}, nil
 }
 

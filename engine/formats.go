@@ -7,11 +7,11 @@ import (
 )
 
 // InputFormats are the extensions of every input type the engine decodes;
-// Config.UploadFormats chooses which of them uploads may use.
+// Config.Uploads.Formats chooses which of them uploads may use.
 var InputFormats = []string{"jpg", "png", "gif", "webp", "tif", "avif", "heic"}
 
 // DefaultUploadFormats are the upload types accepted when
-// Config.UploadFormats is empty.
+// Config.Uploads.Formats is empty.
 var DefaultUploadFormats = []string{"jpg", "png", "gif", "webp"}
 
 // validUploadFormats reports the first entry of formats the engine cannot
@@ -61,7 +61,7 @@ func sniffHEIF(data []byte) (format, bool) {
 
 // uploadAllowed reports whether uploads of ext are accepted.
 func (e *Engine) uploadAllowed(ext string) bool {
-	return slices.Contains(e.cfg.UploadFormats, ext)
+	return slices.Contains(e.cfg.Uploads.Formats, ext)
 }
 
 // stillFallback is the output format of a chain on a source whose own

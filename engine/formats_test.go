@@ -38,7 +38,7 @@ func TestUploadFormats(t *testing.T) {
 	mimes := map[string]string{"jpg": "image/jpeg", "png": "image/png", "gif": "image/gif", "webp": "image/webp",
 		"tif": "image/tiff", "avif": "image/avif", "heic": "image/heic"}
 	def := newTestEngine(t, Config{})
-	all := newTestEngine(t, Config{UploadFormats: InputFormats})
+	all := newTestEngine(t, Config{Uploads: Uploads{Formats: InputFormats}})
 	for _, ext := range InputFormats {
 		t.Run(ext, func(t *testing.T) {
 			data := encodeInput(t, ext)
@@ -75,10 +75,10 @@ func TestUploadFormats(t *testing.T) {
 }
 
 func TestUploadFormatsConfig(t *testing.T) {
-	if err := (Config{UploadFormats: []string{"jpg", "bmp"}}).Validate(); err == nil {
+	if err := (Config{Uploads: Uploads{Formats: []string{"jpg", "bmp"}}}).Validate(); err == nil {
 		t.Error("bmp accepted as an upload format")
 	}
-	if err := (Config{UploadFormats: []string{"heic", "avif"}}).Validate(); err != nil {
+	if err := (Config{Uploads: Uploads{Formats: []string{"heic", "avif"}}}).Validate(); err != nil {
 		t.Error(err)
 	}
 }

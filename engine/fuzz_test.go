@@ -79,7 +79,7 @@ func FuzzInspect(f *testing.F) {
 	f.Add([]byte{0xFF, 0xD8, 0xFF})
 	f.Add([]byte("RIFF\x00\x00\x00\x00WEBPVP8 "))
 	f.Add([]byte("II*\x00\x08\x00\x00\x00"))
-	e, err := New(Config{MaxPixels: 4_000_000})
+	e, err := New(Config{Limits: Limits{MaxPixels: 4_000_000}})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func FuzzAnimated(f *testing.F) {
 		f.Add(data[:len(data)*2/3])
 	}
 	f.Add(source(f, 24, 16, "tif", false))
-	e, err := New(Config{MaxFrames: 64, MaxAnimationPixels: 400_000, MaxPixels: 4_000_000})
+	e, err := New(Config{Limits: Limits{MaxFrames: 64, MaxAnimationPixels: 400_000, MaxPixels: 4_000_000}})
 	if err != nil {
 		f.Fatal(err)
 	}

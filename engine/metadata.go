@@ -18,13 +18,13 @@ import "fmt"
 // The one profile an output keeps is the one the icc transformation
 // converted to, without which its pixels would be misread.
 //
-// Config.KeepMetadata turns the policy off (outputs keep what the source had,
+// Config.Output.KeepMetadata turns the policy off (outputs keep what the source had,
 // with an sRGB profile where the colours were converted); the strip
 // transformation turns it back on for one request.
 
 // finishMetadata applies the policy to s just before encoding.
 func (e *Engine) finishMetadata(s *State) error {
-	s.Output.clean = !e.cfg.KeepMetadata || s.Output.Strip
+	s.Output.clean = !e.cfg.Output.KeepMetadata || s.Output.Strip
 	if !s.Output.clean {
 		return nil
 	}

@@ -72,7 +72,7 @@ func TestOutputsCarryNoMetadata(t *testing.T) {
 
 func TestKeepMetadata(t *testing.T) {
 	t.Parallel()
-	e := newTestEngine(t, Config{KeepMetadata: true})
+	e := newTestEngine(t, Config{Output: OutputPolicy{KeepMetadata: true}})
 	src := privacyFixture(t)
 	res := run(t, e, src, "jpg", Env{}, "resize:width=32")
 	if !bytes.Contains(res.Data, []byte(fixtureMake)) || !bytes.Contains(res.Data, []byte(fixtureXMP)) {
@@ -106,8 +106,8 @@ func TestOrientationBakedBeforeStripping(t *testing.T) {
 		redX, redY int // inside the red block in the output
 	}{
 		{"default rotates the result", Config{}, []string{"resize:width=100"}, 50, 100, 44, 8},
-		{"strip rotates", Config{KeepMetadata: true}, []string{"resize:width=100", "strip"}, 50, 100, 44, 8},
-		{"keepMetadata keeps the tag", Config{KeepMetadata: true}, []string{"resize:width=100"}, 100, 50, 8, 4},
+		{"strip rotates", Config{Output: OutputPolicy{KeepMetadata: true}}, []string{"resize:width=100", "strip"}, 50, 100, 44, 8},
+		{"keepMetadata keeps the tag", Config{Output: OutputPolicy{KeepMetadata: true}}, []string{"resize:width=100"}, 100, 50, 8, 4},
 		{"autoRotate is not applied twice", Config{}, []string{"autoRotate", "resize:width=50"}, 50, 100, 44, 8},
 	}
 	for _, c := range cases {

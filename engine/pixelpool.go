@@ -21,7 +21,7 @@ import (
 // than the copies. So they come from this pool: mappings of our own, out of
 // the Go heap (libvips keeps a pointer to the output buffer until it closes
 // the image) and reused. Idle buffers are bounded in bytes
-// (Config.PixelPoolMaxIdleMB) and unmapped after Config.PixelPoolIdle
+// (Config.PixelPool.MaxIdleMB) and unmapped after Config.PixelPool.IdleTimeout
 // unused.
 
 const (

@@ -93,7 +93,7 @@ func (e *Engine) Probe(data []byte) (Info, error) {
 
 // Inspect is Probe plus a full decode, so that an upload whose pixels are
 // corrupt or truncated is refused (KindCorrupt) before it is stored. Types
-// Config.UploadFormats does not list are refused as unsupported.
+// Config.Uploads.Formats does not list are refused as unsupported.
 func (e *Engine) Inspect(ctx context.Context, data []byte) (Info, error) {
 	info, err := e.Probe(data)
 	if err != nil {

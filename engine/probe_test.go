@@ -109,7 +109,7 @@ func TestProbe(t *testing.T) {
 
 func TestProbeLimitsConfigurable(t *testing.T) {
 	t.Parallel()
-	e := newTestEngine(t, Config{MaxWidth: 100, MaxHeight: 50, MaxPixels: 3000})
+	e := newTestEngine(t, Config{Limits: Limits{MaxWidth: 100, MaxHeight: 50, MaxPixels: 3000}})
 	for _, tc := range []struct {
 		w, h int
 		ok   bool
@@ -191,7 +191,7 @@ func TestConfig(t *testing.T) {
 		c.MaxTransformations != 20 || c.JPEGQuality != 80 {
 		t.Errorf("defaults not applied: %+v", c)
 	}
-	for _, bad := range []Config{{Concurrency: -1}, {JPEGQuality: 101}, {MaxWidth: -1}, {Presets: map[string][]string{"x": nil}}} {
+	for _, bad := range []Config{{Concurrency: -1}, {JPEGQuality: 101}, {Limits: Limits{MaxWidth: -1}}, {Presets: map[string][]string{"x": nil}}} {
 		if _, err := New(bad); err == nil {
 			t.Errorf("New(%+v) accepted", bad)
 		}

@@ -171,7 +171,7 @@ func TestBorderBehat(t *testing.T) {
 
 func TestProcessErrors(t *testing.T) {
 	t.Parallel()
-	e := newTestEngine(t, Config{MaxPixels: 1_000_000})
+	e := newTestEngine(t, Config{Limits: Limits{MaxPixels: 1_000_000}})
 	src := source(t, 100, 50, "png", false)
 	parse := func(ts ...string) Chain {
 		c, err := e.ParseChain(ts)

@@ -2,7 +2,7 @@ package engine
 
 // strip removes metadata (EXIF, XMP, IPTC, comments and the ICC profile) at
 // encode time, after applying the EXIF orientation to the pixels. It is the
-// default for every output (metadata.go); with Config.KeepMetadata it is how
+// default for every output (metadata.go); with Config.Output.KeepMetadata it is how
 // one request asks for a clean image.
 type strip struct{}
 

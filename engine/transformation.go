@@ -65,7 +65,7 @@ type Output struct {
 	// Progressive asks for progressive JPEG / interlaced PNG and GIF.
 	Progressive bool
 	// Strip removes metadata (EXIF, ICC, comments) on encode, even when
-	// Config.KeepMetadata is set.
+	// Config.Output.KeepMetadata is set.
 	Strip bool
 	// KeepProfile keeps the ICC profile the icc transformation embedded when
 	// the rest of the metadata is removed.

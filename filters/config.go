@@ -74,8 +74,9 @@ type Config struct {
 	// cache); main.go puts it under the data directory. Empty keeps them in
 	// memory only.
 	CacheDir string `yaml:"-"`
-	// MaxWidth, MaxHeight and MaxPixels bound what pixels_write accepts: the
-	// server's image limits (defaults 32768, 32768, 100 megapixels).
+	// MaxWidth, MaxHeight and MaxPixels bound what pixels_write accepts:
+	// main sets them to the engine's image limits. Zero leaves that bound
+	// to the guest's memory.
 	MaxWidth  int   `yaml:"-"`
 	MaxHeight int   `yaml:"-"`
 	MaxPixels int64 `yaml:"-"`
@@ -132,15 +133,6 @@ func (c Config) Validate() error {
 
 // withDefaults returns c with zero fields set to their defaults.
 func (c Config) withDefaults() Config {
-	if c.MaxWidth == 0 {
-		c.MaxWidth = 32768
-	}
-	if c.MaxHeight == 0 {
-		c.MaxHeight = 32768
-	}
-	if c.MaxPixels == 0 {
-		c.MaxPixels = 100_000_000
-	}
 	if c.MaxModuleBytes == 0 {
 		c.MaxModuleBytes = DefaultMaxModuleBytes
 	}

@@ -156,7 +156,9 @@ func newHost(tb testing.TB, dir string, mod func(*Config)) *Host {
 	// which go test runs beside them, nearly as equals, so that a call's
 	// timeout measures the guest and not the priority (TestWorkerPriority
 	// tests the priority itself).
-	cfg := Config{Dir: dir, Logger: quietLogger(), CacheDir: testCacheDir(), Nice: 1}
+	// The image limits are engine's defaults, which main passes on.
+	cfg := Config{Dir: dir, Logger: quietLogger(), CacheDir: testCacheDir(), Nice: 1,
+		MaxWidth: 32768, MaxHeight: 32768, MaxPixels: 100_000_000}
 	if mod != nil {
 		mod(&cfg)
 	}

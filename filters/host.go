@@ -285,14 +285,17 @@ func (h *host) pixelsRead(ctx context.Context, m api.Module, buf, bufLen uint32)
 	return copyOut(m, buf, bufLen, c.in.Pix)
 }
 
+// exceeds reports whether n is over limit, zero meaning no limit.
+func exceeds(n, limit int64) bool { return limit > 0 && n > limit }
+
 func (h *host) pixelsWrite(ctx context.Context, m api.Module, w, hgt, buf, bufLen uint32) int32 {
 	c := transformation(ctx)
 	if c == nil {
 		return errUnavailable
 	}
 	width, height := int32(w), int32(hgt)
-	if width < 1 || height < 1 || int(width) > h.maxW || int(height) > h.maxH ||
-		int64(width)*int64(height) > h.maxPixels {
+	if width < 1 || height < 1 || exceeds(int64(width), int64(h.maxW)) || exceeds(int64(height), int64(h.maxH)) ||
+		exceeds(int64(width)*int64(height), h.maxPixels) {
 		return errLimit
 	}
 	if uint64(bufLen) != 4*uint64(width)*uint64(height) {

@@ -63,22 +63,70 @@ func (db *DB) RawPrivateKey(ctx context.Context, publicKey string) (string, erro
 // PutKey creates a key pair, or changes the private key of an existing one;
 // created tells which.
 func (db *DB) PutKey(ctx context.Context, k Key) (created bool, err error) {
-	if err := checkLen("public key", k.PublicKey, maxName, true); err != nil {
+	row, err := db.keyRow(k)
+	if err != nil {
 		return false, err
 	}
-	if k.PrivateKey == "" {
-		return false, fmt.Errorf("storage: key %s: empty private key: %w", k.PublicKey, ErrInvalid)
-	}
-	stored, err := db.sealKey(k.PublicKey, k.PrivateKey)
-	if err != nil {
-		return false, fmt.Errorf("storage: key %s: %w", k.PublicKey, err)
-	}
-	row := &keyRow{PublicKey: k.PublicKey, PrivateKey: stored, Created: time.Now().UnixMicro()}
 	created, err = db.upsert(ctx, row, "public_key", "private_key", auditEvent{action: "key", target: k.PublicKey})
 	if err != nil {
 		return false, fmt.Errorf("storage: put key %s: %w", k.PublicKey, err)
 	}
 	return created, nil
+}
+
+// CreateKey stores a new key pair together with its first rules, in one
+// transaction: either the key and every rule are stored, or nothing is.
+// ErrExist when the public key is taken (its private key is left alone);
+// the rules are checked as AddRules checks them.
+func (db *DB) CreateKey(ctx context.Context, k Key, rules []Rule) ([]Rule, error) {
+	row, err := db.keyRow(k)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := ruleRows(k.PublicKey, rules)
+	if err != nil {
+		return nil, err
+	}
+	err = db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		res, err := db.insertIgnore(tx.NewInsert().Model(row), "public_key").Exec(ctx)
+		if err != nil {
+			return err
+		}
+		if n, err := affected(res); err != nil {
+			return err
+		} else if n == 0 {
+			return ErrExist
+		}
+		if err := db.audit(ctx, tx, auditEvent{action: "key.create", target: k.PublicKey}); err != nil {
+			return err
+		}
+		return db.insertRules(ctx, tx, k.PublicKey, rows, rules)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("storage: create key %s: %w", k.PublicKey, err)
+	}
+	out := make([]Rule, len(rows))
+	for i := range rows {
+		if out[i], err = rows[i].rule(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// keyRow checks k and returns its row, the private key sealed.
+func (db *DB) keyRow(k Key) (*keyRow, error) {
+	if err := checkLen("public key", k.PublicKey, maxName, true); err != nil {
+		return nil, err
+	}
+	if k.PrivateKey == "" {
+		return nil, fmt.Errorf("storage: key %s: empty private key: %w", k.PublicKey, ErrInvalid)
+	}
+	stored, err := db.sealKey(k.PublicKey, k.PrivateKey)
+	if err != nil {
+		return nil, fmt.Errorf("storage: key %s: %w", k.PublicKey, err)
+	}
+	return &keyRow{PublicKey: k.PublicKey, PrivateKey: stored, Created: time.Now().UnixMicro()}, nil
 }
 
 // DeleteKey deletes a key pair and its rules.

@@ -68,22 +68,11 @@ func (db *DB) Rules(ctx context.Context, publicKey string) ([]Rule, error) {
 // and Resources. Group names are not checked here: groups may live outside
 // the database (built-in and configured ones), so the caller validates them.
 func (db *DB) AddRules(ctx context.Context, publicKey string, rules []Rule) ([]Rule, error) {
-	rows := make([]ruleRow, len(rules))
-	for i, r := range rules {
-		if len(r.Users) == 0 {
-			return nil, fmt.Errorf("storage: rule %d: no users: %w", i, ErrInvalid)
-		}
-		if (r.Group == "") == (len(r.Resources) == 0) {
-			return nil, fmt.Errorf("storage: rule %d: exactly one of group and resources must be set: %w", i, ErrInvalid)
-		}
-		rows[i] = ruleRow{
-			PublicKey: publicKey,
-			Group:     sql.NullString{String: r.Group, Valid: r.Group != ""},
-			Resources: encodeList(r.Resources),
-			Users:     encodeList(r.Users),
-		}
+	rows, err := ruleRows(publicKey, rules)
+	if err != nil {
+		return nil, err
 	}
-	err := db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err = db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		var one int
 		err := db.forUpdate(tx.NewSelect().Model((*keyRow)(nil)).ColumnExpr("1").
 			Where("public_key = ?", publicKey)).Scan(ctx, &one)
@@ -93,22 +82,7 @@ func (db *DB) AddRules(ctx context.Context, publicKey string, rules []Rule) ([]R
 		if err != nil {
 			return err
 		}
-		for i := range rows {
-			if _, err := tx.NewInsert().Model(&rows[i]).Exec(ctx); err != nil {
-				return err
-			}
-			r := rules[i]
-			detail := map[string]any{"id": rows[i].ID, "users": r.Users}
-			if r.Group != "" {
-				detail["group"] = r.Group
-			} else {
-				detail["resources"] = r.Resources
-			}
-			if err := db.audit(ctx, tx, auditEvent{"rule.create", publicKey, detail}); err != nil {
-				return err
-			}
-		}
-		return nil
+		return db.insertRules(ctx, tx, publicKey, rows, rules)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("storage: add rules to %s: %w", publicKey, err)
@@ -148,6 +122,46 @@ func (db *DB) DeleteRule(ctx context.Context, publicKey string, id int64) error 
 	})
 	if err != nil {
 		return fmt.Errorf("storage: delete rule %d of %s: %w", id, publicKey, err)
+	}
+	return nil
+}
+
+// ruleRows checks rules as AddRules documents and returns their rows.
+func ruleRows(publicKey string, rules []Rule) ([]ruleRow, error) {
+	rows := make([]ruleRow, len(rules))
+	for i, r := range rules {
+		if len(r.Users) == 0 {
+			return nil, fmt.Errorf("storage: rule %d: no users: %w", i, ErrInvalid)
+		}
+		if (r.Group == "") == (len(r.Resources) == 0) {
+			return nil, fmt.Errorf("storage: rule %d: exactly one of group and resources must be set: %w", i, ErrInvalid)
+		}
+		rows[i] = ruleRow{
+			PublicKey: publicKey,
+			Group:     sql.NullString{String: r.Group, Valid: r.Group != ""},
+			Resources: encodeList(r.Resources),
+			Users:     encodeList(r.Users),
+		}
+	}
+	return rows, nil
+}
+
+// insertRules inserts rows in tx, setting their IDs.
+func (db *DB) insertRules(ctx context.Context, tx bun.Tx, publicKey string, rows []ruleRow, rules []Rule) error {
+	for i := range rows {
+		if _, err := tx.NewInsert().Model(&rows[i]).Exec(ctx); err != nil {
+			return err
+		}
+		r := rules[i]
+		detail := map[string]any{"id": rows[i].ID, "users": r.Users}
+		if r.Group != "" {
+			detail["group"] = r.Group
+		} else {
+			detail["resources"] = r.Resources
+		}
+		if err := db.audit(ctx, tx, auditEvent{"rule.create", publicKey, detail}); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/netip"
 	"strings"
 	"time"
 
@@ -174,37 +173,8 @@ func (u *UI) secure(r *http.Request) bool {
 	return u.fromTrustedProxy(r) && r.Header.Get("X-Forwarded-Proto") == "https"
 }
 
-func (u *UI) fromTrustedProxy(r *http.Request) bool {
-	ip, ok := peer(r)
-	return ok && u.proxies.Contains(ip)
-}
+func (u *UI) fromTrustedProxy(r *http.Request) bool { return api.FromTrustedProxy(r, u.proxies) }
 
 // clientAddr is the address failed sign-ins are counted against: the peer,
 // or the nearest untrusted X-Forwarded-For hop behind a trusted proxy.
-func (u *UI) clientAddr(r *http.Request) string {
-	ip, _ := peer(r)
-	if !u.fromTrustedProxy(r) {
-		return ip.String()
-	}
-	hops := strings.Split(r.Header.Get("X-Forwarded-For"), ",")
-	for i := len(hops) - 1; i >= 0; i-- {
-		a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
-		if err != nil {
-			break
-		}
-		ip = a.Unmap()
-		if !u.proxies.Contains(ip) {
-			break
-		}
-	}
-	return ip.String()
-}
-
-func peer(r *http.Request) (netip.Addr, bool) {
-	ap, err := netip.ParseAddrPort(r.RemoteAddr)
-	if err != nil {
-		a, err := netip.ParseAddr(r.RemoteAddr)
-		return a.Unmap(), err == nil
-	}
-	return ap.Addr().Unmap(), true
-}
+func (u *UI) clientAddr(r *http.Request) string { return api.ClientIP(r, u.proxies).String() }

@@ -8,13 +8,14 @@ import (
 	"github.com/vitrine/vitrine/storage"
 )
 
-// testCheck makes every inconsistency Check can find through the public
-// API (a record whose blob is lost, blobs no record names, a variant whose
-// blob is lost), checks that Check reports each and only those, that young
-// and queued blobs are left alone, and that Repair leaves nothing but what
-// it must only report.
-func testCheck(t *testing.T, db *storage.DB) {
-	blobs := memBlobs(t)
+// checkFixture is what testCheck plants: one image of each state.
+type checkFixture struct {
+	good, lost                                   *storage.Image
+	lostVariant, orphan, orphanVariant, inFlight string
+}
+
+// plantCheckFixture makes one inconsistency of each kind Check finds.
+func plantCheckFixture(t *testing.T, db *storage.DB, blobs *storage.Blobs) checkFixture {
 	cache := newCache(t, db, blobs, storage.CacheConfig{})
 	good := image("u", "good", base)
 	upload(t, db, blobs, good, []byte("good"))
@@ -47,6 +48,18 @@ func testCheck(t *testing.T, db *storage.DB) {
 	if err := blobs.Put(ctx(t), inFlight, []byte("in flight")); err != nil {
 		t.Fatal(err)
 	}
+	return checkFixture{good: good, lost: lost, lostVariant: lostVariant, orphan: orphan, orphanVariant: orphanVariant, inFlight: inFlight}
+}
+
+// testCheck makes every inconsistency Check can find through the public
+// API (a record whose blob is lost, blobs no record names, a variant whose
+// blob is lost), checks that Check reports each and only those, that young
+// and queued blobs are left alone, and that Repair leaves nothing but what
+// it must only report.
+func testCheck(t *testing.T, db *storage.DB) {
+	blobs := memBlobs(t)
+	f := plantCheckFixture(t, db, blobs)
+	good, lost, lostVariant, orphan, orphanVariant, inFlight := f.good, f.lost, f.lostVariant, f.orphan, f.orphanVariant, f.inFlight
 	time.Sleep(5 * time.Millisecond) // the blobs are older than the grace below
 
 	// Within the grace period, no blob is an orphan.

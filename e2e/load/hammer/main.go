@@ -38,92 +38,115 @@ import (
 	"time"
 )
 
+// hammer is one run: its flags and what its requests got.
+type hammer struct {
+	base, user, priv, images, name, query string
+	c, perConn                            int
+	d, drain, gap                         time.Duration
+
+	client *http.Client
+	paths  []string
+	nonce  atomic.Int64
+
+	mu       sync.Mutex
+	statuses map[string]int
+	millis   []float64
+	cut      int
+}
+
 func main() {
-	base := flag.String("url", "", "base URL of the server")
-	user := flag.String("user", "load", "user the images belong to")
-	priv := flag.String("priv", "", "private key the access tokens are signed with")
-	images := flag.String("images", "", "a file of request targets (gen's .paths): the image paths are taken from it")
-	name := flag.String("name", "hammer", "label of the output line")
-	query := flag.String("query", "", "query string of each request, %d standing for the request's nonce")
-	c := flag.Int("c", 4, "requests in flight")
-	d := flag.Duration("d", 15*time.Second, "how long to start new requests")
-	drain := flag.Duration("drain", 30*time.Second, "how long to wait after -d for the requests still running")
-	gap := flag.Duration("gap", 100*time.Millisecond, "least time between the starts of two requests of one connection")
-	perConn := flag.Int("n", 1000, "most requests of one connection")
+	h := &hammer{statuses: map[string]int{}}
+	flag.StringVar(&h.base, "url", "", "base URL of the server")
+	flag.StringVar(&h.user, "user", "load", "user the images belong to")
+	flag.StringVar(&h.priv, "priv", "", "private key the access tokens are signed with")
+	flag.StringVar(&h.images, "images", "", "a file of request targets (gen's .paths): the image paths are taken from it")
+	flag.StringVar(&h.name, "name", "hammer", "label of the output line")
+	flag.StringVar(&h.query, "query", "", "query string of each request, %d standing for the request's nonce")
+	flag.IntVar(&h.c, "c", 4, "requests in flight")
+	flag.DurationVar(&h.d, "d", 15*time.Second, "how long to start new requests")
+	flag.DurationVar(&h.drain, "drain", 30*time.Second, "how long to wait after -d for the requests still running")
+	flag.DurationVar(&h.gap, "gap", 100*time.Millisecond, "least time between the starts of two requests of one connection")
+	flag.IntVar(&h.perConn, "n", 1000, "most requests of one connection")
 	flag.Parse()
-	if *base == "" || *priv == "" || *images == "" || !strings.Contains(*query, "%d") || *c < 1 {
+	if h.base == "" || h.priv == "" || h.images == "" || !strings.Contains(h.query, "%d") || h.c < 1 {
 		flag.Usage()
 		os.Exit(2)
 	}
-	*base = strings.TrimSuffix(*base, "/")
-	paths, err := imagePaths(*images, *user)
-	if err != nil {
+	h.base = strings.TrimSuffix(h.base, "/")
+	var err error
+	if h.paths, err = imagePaths(h.images, h.user); err != nil {
 		fmt.Fprintln(os.Stderr, "hammer:", err)
 		os.Exit(1)
 	}
+	h.run()
+	fmt.Println(h.report())
+}
 
-	stopStarting := time.Now().Add(*d)
-	ctx, cancel := context.WithDeadline(context.Background(), stopStarting.Add(*drain))
+// run keeps c connections busy until d has passed, then waits up to drain.
+func (h *hammer) run() {
+	stopStarting := time.Now().Add(h.d)
+	ctx, cancel := context.WithDeadline(context.Background(), stopStarting.Add(h.drain))
 	defer cancel()
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: *c, DisableCompression: true}}
-
-	var (
-		nonce    atomic.Int64
-		mu       sync.Mutex
-		statuses = map[string]int{}
-		millis   []float64
-		cut      int
-		wg       sync.WaitGroup
-	)
-	for range *c {
+	h.client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: h.c, DisableCompression: true}}
+	var wg sync.WaitGroup
+	for range h.c {
 		wg.Go(func() {
-			for range *perConn {
+			for range h.perConn {
 				if !time.Now().Before(stopStarting) {
 					return
 				}
-				n := nonce.Add(1)
-				path := paths[int(n)%len(paths)] + "?" + fmt.Sprintf(*query, n)
-				target := *base + path + "&accessToken=" + hmacHex(*priv, *base+path)
-				start := time.Now()
-				status, err := get(ctx, client, target)
-				took := time.Since(start)
-				mu.Lock()
-				switch {
-				case ctx.Err() != nil:
-					cut++
-				case err != nil:
-					statuses["error"]++
-				default:
-					statuses[fmt.Sprint(status)]++
-					millis = append(millis, float64(took.Microseconds())/1000)
-				}
-				mu.Unlock()
+				took := h.one(ctx)
 				if ctx.Err() != nil {
 					return
 				}
-				time.Sleep(*gap - took)
+				time.Sleep(h.gap - took)
 			}
 		})
 	}
 	wg.Wait()
+}
 
-	var b strings.Builder
-	total := len(millis) + statuses["error"] + cut
-	fmt.Fprintf(&b, "%s: c=%d, %d request%s", *name, *c, total, map[bool]string{true: "s"}[total != 1])
-	for _, k := range slices.Sorted(maps.Keys(statuses)) {
-		fmt.Fprintf(&b, ", %s x%d", k, statuses[k])
+// one sends one request, records what it got and returns how long it took.
+func (h *hammer) one(ctx context.Context) time.Duration {
+	n := h.nonce.Add(1)
+	path := h.paths[int(n)%len(h.paths)] + "?" + fmt.Sprintf(h.query, n)
+	target := h.base + path + "&accessToken=" + hmacHex(h.priv, h.base+path)
+	start := time.Now()
+	status, err := get(ctx, h.client, target)
+	took := time.Since(start)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case ctx.Err() != nil:
+		h.cut++
+	case err != nil:
+		h.statuses["error"]++
+	default:
+		h.statuses[fmt.Sprint(status)]++
+		h.millis = append(h.millis, float64(took.Microseconds())/1000)
 	}
-	fmt.Fprintf(&b, ", %d cut", cut)
-	switch len(millis) {
+	return took
+}
+
+// report is the output line.
+func (h *hammer) report() string {
+	var b strings.Builder
+	total := len(h.millis) + h.statuses["error"] + h.cut
+	fmt.Fprintf(&b, "%s: c=%d, %d request%s", h.name, h.c, total, map[bool]string{true: "s"}[total != 1])
+	for _, k := range slices.Sorted(maps.Keys(h.statuses)) {
+		fmt.Fprintf(&b, ", %s x%d", k, h.statuses[k])
+	}
+	fmt.Fprintf(&b, ", %d cut", h.cut)
+	switch len(h.millis) {
 	case 0:
 	case 1:
-		fmt.Fprintf(&b, "; %.0f ms", millis[0])
+		fmt.Fprintf(&b, "; %.0f ms", h.millis[0])
 	default:
-		slices.Sort(millis)
+		slices.Sort(h.millis)
 		fmt.Fprintf(&b, "; p50 %.0f ms, p99 %.0f ms, max %.0f ms",
-			percentile(millis, 50), percentile(millis, 99), millis[len(millis)-1])
+			percentile(h.millis, 50), percentile(h.millis, 99), h.millis[len(h.millis)-1])
 	}
-	fmt.Println(b.String())
+	return b.String()
 }
 
 // get fetches target and reads the body; the status is 0 with an error.

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCLIRefusesBadCommandLines checks that every subcommand refuses unknown
+// flags and stray or missing positionals with exit status 2 and a message
+// naming the problem, before it opens or changes anything.
+func TestCLIRefusesBadCommandLines(t *testing.T) {
+	data := t.TempDir()
+	d := "--data=" + data
+	for _, tt := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{}, "usage:"},
+		{[]string{"frob"}, `unknown command "frob"`},
+		{[]string{"migrate", d, "x", "--dry-run"}, `migrate: unexpected argument "x"`},
+		{[]string{"migrate", d, "--bogus"}, "migrate: flag provided but not defined: -bogus"},
+		{[]string{"serve", d, "stray"}, `serve: unexpected argument "stray"`},
+		{[]string{"serve", d, "--listen"}, "serve: flag needs an argument: -listen"},
+		{[]string{"fsck", d, "stray"}, `fsck: unexpected argument "stray"`},
+		{[]string{"fsck", d, "--grace", "soon"}, `fsck: invalid value "soon" for flag -grace`},
+		{[]string{"keys"}, "keys: missing subcommand"},
+		{[]string{"keys", "frob"}, `keys: unknown subcommand "frob"`},
+		{[]string{"keys", "list", d, "extra"}, `keys list: unexpected argument "extra"`},
+		{[]string{"keys", "delete", d}, "keys delete: want 1 argument(s), got 0"},
+		{[]string{"keys", "list", d, "--group", "all"}, "keys list: flag provided but not defined: -group"},
+		{[]string{"keys", "add", d, "--", "--group=all"}, `keys add: invalid public key "--group=all"`},
+		{[]string{"sign"}, "sign: want 1 argument(s), got 0"},
+		{[]string{"sign", "http://a/users/u/images", "http://b/"}, "sign: want 1 argument(s), got 2"},
+		{[]string{"sign", "--nope", "http://a/"}, "sign: flag provided but not defined: -nope"},
+		{[]string{"filter"}, "filter: missing subcommand"},
+		{[]string{"filter", "frob", "dir"}, `filter: unknown subcommand "frob"`},
+		{[]string{"filter", "check"}, "filter check: want 1 argument(s), got 0"},
+		{[]string{"filter", "test", "dir"}, "filter test: --image and --out are required"},
+		{[]string{"filter", "check", "dir", "--param", "novalue"}, `want k=v, got "novalue"`},
+		{[]string{"version", "extra"}, `version: unexpected argument "extra"`},
+		{[]string{"version", "--short"}, "version: flag provided but not defined: -short"},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var stderr bytes.Buffer
+			if status := run(context.Background(), tt.args, &stderr); status != 2 {
+				t.Errorf("exit status %d, want 2\n%s", status, stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tt.msg) {
+				t.Errorf("stderr does not say %q:\n%s", tt.msg, stderr.String())
+			}
+		})
+	}
+	if entries, _ := os.ReadDir(data); len(entries) > 0 {
+		t.Errorf("a refused command line wrote to the data directory: %v", entries)
+	}
+	if _, err := os.Stat(filepath.Join(data, "vitrine.db")); err == nil {
+		t.Error("a refused migrate created the database")
+	}
+}
+
+// TestCLIHelp checks that --help (and -h, and help for the commands with
+// subcommands) succeeds on every subcommand without touching a store.
+func TestCLIHelp(t *testing.T) {
+	for _, args := range [][]string{
+		{"--help"}, {"help"}, {"serve", "--help"}, {"serve", "-h"}, {"migrate", "--help"}, {"fsck", "--help"},
+		{"keys", "--help"}, {"keys", "help"}, {"keys", "add", "--help"}, {"keys", "list", "-h"},
+		{"keys", "delete", "--help"}, {"keys", "rotate", "--help"}, {"sign", "--help"},
+		{"filter", "--help"}, {"filter", "check", "--help"}, {"filter", "test", "-h"}, {"version", "--help"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			t.Chdir(t.TempDir()) // why: a command that wrongly ran would create ./data here
+			var stderr bytes.Buffer
+			if status := run(context.Background(), args, &stderr); status != 0 {
+				t.Errorf("exit status %d, want 0\n%s", status, stderr.String())
+			}
+			if _, err := os.Stat("data"); err == nil {
+				t.Error("help opened the stores")
+			}
+		})
+	}
+}
+
+// TestBuildVersion checks the version fields vitrine version prints.
+func TestBuildVersion(t *testing.T) {
+	module, commit := buildVersion()
+	if module == "" || commit == "" {
+		t.Errorf("buildVersion() = %q, %q", module, commit)
+	}
+}

@@ -1,0 +1,167 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/vitrine/vitrine/api"
+	"github.com/vitrine/vitrine/engine"
+	"github.com/vitrine/vitrine/filters"
+	"github.com/vitrine/vitrine/storage"
+)
+
+// fileConfig is the configuration file (YAML): the service's own keys, then
+// each package's Config under its keys. api's and engine's keys sit at the
+// top level; their size limits share the `limits` section, which compose
+// hands to both. Every key can be overridden by an environment variable
+// (env.go).
+type fileConfig struct {
+	serviceConfig `yaml:",inline"`
+	// API is the REST API: authentication, access control, CORS, headers.
+	API api.Config `yaml:",inline"`
+	// Engine is image processing: presets, profiles, formats, concurrency.
+	Engine engine.Config `yaml:",inline"`
+	// Limits are every size limit in one place.
+	Limits limits `yaml:"limits"`
+	// Filters configures WebAssembly filters.
+	Filters filters.Config `yaml:"filters"`
+	// Cache bounds the shared variant cache (cacheVariants turns it on).
+	Cache storage.CacheConfig `yaml:"cache"`
+	// BlobQueue tunes the collector that deletes queued blobs.
+	BlobQueue storage.CollectorConfig `yaml:"blobQueue"`
+	// Audit sets how long the audit log is kept (audit.retention) and how
+	// often usage counters are written (audit.flush).
+	Audit storage.UsageConfig `yaml:"audit"`
+}
+
+// limits is the file's `limits` section: api's request limits and engine's
+// image limits side by side.
+type limits struct {
+	API    api.Limits    `yaml:",inline"`
+	Engine engine.Limits `yaml:",inline"`
+}
+
+// serviceConfig are the keys package main owns: where to listen, the stores,
+// and how the process starts and stops.
+type serviceConfig struct {
+	// Listen is the address to serve on (default 127.0.0.1:8080).
+	Listen string `yaml:"listen"`
+	// Database is sqlite:///path, postgres://... or mysql://... (default
+	// sqlite:///<data>/vitrine.db).
+	Database string `yaml:"database"`
+	// Storage is a blob URL: file:///dir, mem:// or s3://bucket?... (default
+	// file:///<data>/images).
+	Storage string `yaml:"storage"`
+	// Secret encrypts private keys at rest. Default: a random secret kept in
+	// <data>/secret, created on first start.
+	Secret string `yaml:"secret"`
+	// Debug holds operator diagnostics, all off by default.
+	Debug debugConfig `yaml:"debug"`
+	// Metrics configures the Prometheus metrics.
+	Metrics metricsConfig `yaml:"metrics"`
+	// ShutdownTimeout is how long a stopping server (SIGTERM, SIGINT) lets
+	// in-flight requests finish (default 30s).
+	ShutdownTimeout time.Duration `yaml:"shutdownTimeout"`
+	// ShutdownDelay is how long a stopping server keeps accepting requests
+	// with /readyz at 503 before it stops accepting, so that load balancers
+	// take it out of rotation first (default 0).
+	ShutdownDelay time.Duration `yaml:"shutdownDelay"`
+	// AccessLog writes one JSON line per request to stderr (default true).
+	AccessLog *bool `yaml:"accessLog"`
+	// DatabaseTimeout bounds each database statement (default 5s).
+	DatabaseTimeout time.Duration `yaml:"databaseTimeout"`
+	// StorageTimeout bounds each blob store operation (default 5s).
+	StorageTimeout time.Duration `yaml:"storageTimeout"`
+	// DatabaseMaxConns caps connections to a PostgreSQL or MySQL server per
+	// instance (default: no cap, 16 kept idle).
+	DatabaseMaxConns int `yaml:"databaseMaxConns"`
+}
+
+// debugConfig holds diagnostics that are off unless set.
+type debugConfig struct {
+	// PprofListen, when set, serves net/http/pprof (CPU, heap, allocation
+	// and goroutine profiles) on this address, apart from the API. Bind it
+	// to loopback: profiles reveal internals and cost CPU while taken.
+	PprofListen string `yaml:"pprofListen"`
+}
+
+// metricsConfig is the `metrics` section.
+type metricsConfig struct {
+	// Enabled serves Prometheus metrics at /metrics (default false).
+	Enabled bool `yaml:"enabled"`
+	// Listen, when set, serves /metrics on this address of its own instead
+	// of the main listener (keep it private).
+	Listen string `yaml:"listen"`
+}
+
+// loadConfig reads the file (if any), applies the environment and the
+// flags' defaults for the data directory, and composes the packages'
+// Configs.
+func loadConfig(path, dataDir string) (*fileConfig, error) {
+	cfg := &fileConfig{}
+	if path != "" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		dec := yaml.NewDecoder(f)
+		dec.KnownFields(true)
+		// Why io.EOF is fine: an empty file is an empty configuration.
+		if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	if err := applyEnv(cfg, os.LookupEnv); err != nil {
+		return nil, err
+	}
+	abs, err := filepath.Abs(dataDir)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Listen == "" {
+		cfg.Listen = "127.0.0.1:8080"
+	}
+	if cfg.Database == "" {
+		cfg.Database = "sqlite://" + filepath.Join(abs, "vitrine.db")
+	}
+	if cfg.Storage == "" {
+		cfg.Storage = "file://" + filepath.Join(abs, "images")
+	}
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	cfg.compose()
+	return cfg, nil
+}
+
+// validate checks what no package's Validate can: how the service's
+// timeouts relate to the blob queue's.
+func (c *fileConfig) validate() error {
+	// Why: a blob write must end (storageTimeout) well before its
+	// reservation lets the blob queue delete it.
+	lease, storageTimeout := c.BlobQueue.ReservationLease, c.StorageTimeout
+	if lease <= 0 {
+		lease = storage.DefaultReservationLease
+	}
+	if storageTimeout <= 0 {
+		storageTimeout = storage.DefaultBlobTimeout
+	}
+	if c.StorageTimeout < 0 || c.DatabaseTimeout < 0 || lease <= 2*storageTimeout {
+		return fmt.Errorf("storageTimeout and databaseTimeout must not be negative, and blobQueue.reservationLease (%s) must be longer than twice storageTimeout (%s)", lease, storageTimeout)
+	}
+	return c.Audit.Validate()
+}
+
+// compose hands the shared `limits` section to the packages that own its
+// parts.
+func (c *fileConfig) compose() {
+	c.API.Limits = c.Limits.API
+	c.Engine.Limits = c.Limits.Engine
+}

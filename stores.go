@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/vitrine/vitrine/storage"
+)
+
+// stores are the opened persistence components.
+type stores struct {
+	cfg   *fileConfig
+	db    *storage.DB
+	blobs *storage.Blobs
+}
+
+func (s *stores) Close() {
+	if s.blobs != nil {
+		s.blobs.Close()
+	}
+	if s.db != nil {
+		s.db.Close()
+	}
+}
+
+// open loads the configuration and opens the database and blob store.
+func open(ctx context.Context, f commonFlags) (*stores, error) {
+	st, err := openDB(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	if st.blobs, err = storage.OpenBlobs(ctx, st.cfg.Storage); err != nil {
+		st.Close()
+		return nil, fmt.Errorf("storage: %w", err)
+	}
+	st.blobs.SetTimeout(st.cfg.StorageTimeout)
+	return st, nil
+}
+
+// openDB opens only the database: key management needs no blob store.
+func openDB(ctx context.Context, f commonFlags) (*stores, error) {
+	cfg, err := loadConfig(f.config, f.data)
+	if err != nil {
+		return nil, err
+	}
+	secret, err := loadSecret(cfg, f.data)
+	if err != nil {
+		return nil, err
+	}
+	st := &stores{cfg: cfg}
+	if st.db, err = storage.Open(ctx, cfg.Database, storage.Options{Secret: secret, MaxOpenConns: cfg.DatabaseMaxConns,
+		QueryTimeout: cfg.DatabaseTimeout, ReservationLease: cfg.BlobQueue.ReservationLease}); err != nil {
+		return nil, fmt.Errorf("database: %w", err)
+	}
+	return st, nil
+}
+
+// loadSecret returns the configured secret, or the one kept in
+// <data>/secret, creating it on first use.
+func loadSecret(cfg *fileConfig, dataDir string) ([]byte, error) {
+	if cfg.Secret != "" {
+		return []byte(cfg.Secret), nil
+	}
+	path := filepath.Join(dataDir, "secret")
+	if b, err := os.ReadFile(path); err == nil {
+		return []byte(strings.TrimSpace(string(b))), nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return nil, err
+	}
+	s := randomHex(32)
+	if err := os.WriteFile(path, []byte(s+"\n"), 0o600); err != nil {
+		return nil, fmt.Errorf("write secret: %w", err)
+	}
+	return []byte(s), nil
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

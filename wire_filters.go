@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"image"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/vitrine/vitrine/api"
+	"github.com/vitrine/vitrine/engine"
+	"github.com/vitrine/vitrine/filters"
+)
+
+// openFilters starts loading the filters of filters.dir in the
+// background, compiled modules cached under the data directory: the server
+// listens meanwhile. Native transformation and preset names are reserved.
+func openFilters(ctx context.Context, cfg *fileConfig, dataDir string, eng *engine.Engine, obs filters.Observer, log *slog.Logger) (*filters.Host, error) {
+	fc := cfg.Filters
+	abs, err := filepath.Abs(dataDir)
+	if err != nil {
+		return nil, err
+	}
+	fc.CacheDir = filepath.Join(abs, "wasm-cache")
+	ec := eng.Config()
+	fc.MaxWidth, fc.MaxHeight, fc.MaxPixels = ec.MaxWidth, ec.MaxHeight, ec.MaxPixels
+	fc.Reserved = eng.Registry().Names()
+	for name := range ec.Presets {
+		fc.Reserved = append(fc.Reserved, name)
+	}
+	fc.Logger = log
+	fc.Observer = obs
+	return filters.Start(ctx, fc)
+}
+
+// wireFilters hands the filters to the engine (transformations) and the
+// api (listeners, stats_add counters in GET /stats) and reloads them on
+// SIGHUP.
+func wireFilters(ctx context.Context, fh *filters.Host, eng *engine.Engine, srv *api.Server, log *slog.Logger) {
+	eng.Registry().SetGuests(guestSource{fh})
+	srv.Bus.AddSource(filterListeners{fh})
+	srv.Bus.On("stats.get", 0, statsCounters(fh))
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go func() {
+		defer signal.Stop(hup)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				if err := fh.StartReload(); err != nil {
+					log.Error("filter reload", "err", err)
+				}
+			}
+		}
+	}()
+}
+
+// statsCounters is the stats.get listener that shows every filter's
+// stats_add counters under custom.<filter>. The filter's stats_set values
+// share that object (api.Event.SetStat); whichever runs first, a value
+// replaces the counter of its name in that response.
+func statsCounters(fh *filters.Host) api.Listener {
+	return func(ctx context.Context, ev *api.Event) error {
+		for name, counters := range fh.Current().Counters() {
+			ns, ok := ev.Stats[name].(map[string]any)
+			if !ok {
+				ns = make(map[string]any, len(counters))
+				ev.Stats[name] = ns
+			}
+			for k, v := range counters {
+				if _, set := ns[k]; !set {
+					ns[k] = v
+				}
+			}
+		}
+		return nil
+	}
+}
+
+// guestSource gives the engine the transformation filters of the current
+// set, and those still loading as guests that answer 503.
+type guestSource struct{ h *filters.Host }
+
+func (g guestSource) Guest(name string) (engine.Guest, bool) {
+	set := g.h.Current()
+	if t, ok := set.Transformation(name); ok {
+		return guest{t}, true
+	}
+	if p, ok := set.Pending(name); ok && p.Manifest().Kind == filters.KindTransformation {
+		return loadingGuest{p}, true
+	}
+	return nil, false
+}
+
+func (g guestSource) GuestNames() []string { return g.h.Current().TransformationNames() }
+
+// guest is a transformation filter described from its manifest.
+type guest struct{ filters.Transformation }
+
+func (g guest) Describe() engine.Description {
+	m := g.Manifest()
+	d := engine.Description{Name: m.Name, Kind: "wasm", Description: m.Description}
+	for _, name := range m.ParamNames() {
+		p := m.Params[name]
+		pd := engine.ParamDesc{Name: name, Type: engine.ParamType(p.Type), Required: p.Required,
+			Min: p.Min, Max: p.Max, Values: p.Values, Description: p.Description}
+		if v, ok := p.DefaultValue(); ok {
+			pd.Default = v
+		}
+		d.Params = append(d.Params, pd)
+	}
+	return d
+}
+
+// loadingGuest is a transformation filter still loading: its step fails
+// with 503 when the chain is parsed, before any pixel is decoded.
+type loadingGuest struct{ p filters.Pending }
+
+func (g loadingGuest) CheckParams(map[string]string) (map[string]string, error) {
+	return nil, g.p.Err()
+}
+func (g loadingGuest) ContentHash() string { return "" }
+func (g loadingGuest) TransformTo(context.Context, *image.NRGBA, map[string]string, map[string]any, func(*image.NRGBA) error) error {
+	return g.p.Err()
+}
+
+// filterListeners gives the api's bus the listener filters of the current
+// set, asked on every event; a fatal listener still loading fails its
+// events with 503.
+type filterListeners struct{ h *filters.Host }
+
+func (f filterListeners) Subscriptions() []api.Subscription {
+	set := f.h.Current()
+	ls, pending := set.Listeners(), set.PendingListeners()
+	out := make([]api.Subscription, 0, len(ls)+len(pending))
+	for _, l := range ls {
+		out = append(out, api.Subscription{Patterns: l.Events(), Priority: l.Priority(),
+			Listener: func(ctx context.Context, ev *api.Event) error { return l.Handle(ctx, ev) }})
+	}
+	for _, p := range pending {
+		m := p.Manifest()
+		out = append(out, api.Subscription{Patterns: m.Events, Priority: m.Priority,
+			Listener: func(context.Context, *api.Event) error { return p.Err() }})
+	}
+	return out
+}
+
+// filterAdmin serves GET /filters and POST /filters/reload.
+type filterAdmin struct {
+	h *filters.Host
+	// wait bounds how long POST /filters/reload waits for the filters it
+	// loads: filters.compileTimeout.
+	wait time.Duration
+}
+
+func (a filterAdmin) Filters() any { return a.h.Current().Status() }
+
+func (a filterAdmin) ReloadFilters(ctx context.Context) (any, error) {
+	ctx, cancel := context.WithTimeout(ctx, a.wait)
+	defer cancel()
+	set, err := a.h.Reload(ctx)
+	return set.Status(), err
+}
