@@ -59,6 +59,9 @@ func TestDBWithSecret(t *testing.T, open func(t *testing.T) *storage.DB, openSec
 		{"QueueFailures", testQueueFailures},
 		{"QueueConcurrentCollectors", testQueueConcurrentCollectors},
 		{"Check", testCheck},
+		{"Properties", testProperties},
+		{"PendingAnalysis", testPendingAnalysis},
+		{"Similar", testSimilar},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
