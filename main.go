@@ -229,6 +229,8 @@ type fileConfig struct {
 	Uploads uploads `yaml:"uploads"`
 	// PixelPool bounds the pixel buffers kept for guest steps.
 	PixelPool pixelPoolConfig `yaml:"pixelPool"`
+	// Analysis configures what uploads learn about themselves.
+	Analysis api.Analysis `yaml:"analysis"`
 }
 
 // pixelPoolConfig bounds the idle pixel buffers kept for guest steps.
@@ -333,7 +335,7 @@ func (c *fileConfig) api() api.Config {
 		HeaderPrefix: c.HeaderPrefix, ContentNegotiateImages: c.ContentNegotiateImages,
 		IndexRedirect: c.IndexRedirect, StatsAllow: c.StatsAllow, TrustedProxies: c.TrustedProxies,
 		Authentication: c.Authentication, AccessControl: c.AccessControl, CacheVariants: c.CacheVariants,
-		CORS: c.CORS,
+		CORS: c.CORS, Analysis: c.Analysis,
 		Limits: api.Limits{MaxBodyBytes: c.Limits.MaxBodyBytes, MaxMetadataBytes: c.Limits.MaxMetadataBytes,
 			MaxMetadataDepth: c.Limits.MaxMetadataDepth},
 	}
