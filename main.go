@@ -73,6 +73,8 @@ func main() {
 		err = runFilter(os.Args[2:])
 	case "fsck":
 		err = runFsck(os.Args[2:])
+	case "analyze":
+		err = runAnalyze(os.Args[2:])
 	case "help", "-h", "--help":
 		usage()
 		return
@@ -95,6 +97,7 @@ func usage() {
   vitrine migrate [--dry-run] [--config FILE] [--data DIR]
   vitrine filter check|test <dir> ...   (vitrine filter -h)
   vitrine fsck [--repair] [--json] [--grace D] [--config FILE] [--data DIR]
+  vitrine analyze [--user U] [--force] [--json] [--config FILE] [--data DIR]
 `)
 }
 

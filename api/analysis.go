@@ -71,10 +71,10 @@ func (a Analysis) options() engine.AnalyzeOptions {
 const EXIFKey = "exif"
 
 // Analyze computes an image's properties (nil when the configuration asks
-// for none) and its EXIF tags (nil when off or none), as at upload; the
-// configuration a must have its defaults (New gives the server's to
-// Server.Analyze). A picture the engine cannot decode is an error.
+// for none) and its EXIF tags (nil when off or none), as at upload, with
+// a's defaults filled. A picture the engine cannot decode is an error.
 func Analyze(ctx context.Context, eng *engine.Engine, a Analysis, data []byte) (*storage.Properties, map[string]any, error) {
+	a.defaults()
 	var tags map[string]any
 	if boolOr(a.EXIF, true) {
 		tags = engine.ReadEXIF(data, engine.EXIFOptions{Tags: a.EXIFTags, GPS: a.EXIFGPS})
