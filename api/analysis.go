@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"path"
-	"strconv"
 
 	"github.com/vitrine/vitrine/engine"
 	"github.com/vitrine/vitrine/storage"
@@ -152,13 +151,4 @@ func propertyValues(img storage.Image, similar bool, vals map[string]any) {
 	if similar {
 		vals["distance"] = img.Distance
 	}
-}
-
-// parsePHash reads a hash as written in listings: 16 hex digits.
-func parsePHash(s string) (uint64, bool) {
-	if len(s) != 16 {
-		return 0, false
-	}
-	v, err := strconv.ParseUint(s, 16, 64)
-	return v, err == nil
 }

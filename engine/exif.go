@@ -162,11 +162,16 @@ func isoDate(s string) string {
 	return s
 }
 
-// exifBlock returns what goexif decodes: JPEG and TIFF files as they are,
+// exifBlock returns what goexif decodes: a JPEG's APP1 EXIF segment, TIFF
+// files as they are,
 // the EXIF chunk of PNG (eXIf) and WebP (EXIF), else nil.
 func exifBlock(data []byte) []byte {
 	switch {
-	case bytes.HasPrefix(data, []byte{0xff, 0xd8}), bytes.HasPrefix(data, []byte("II*\x00")), bytes.HasPrefix(data, []byte("MM\x00*")):
+	case bytes.HasPrefix(data, []byte{0xff, 0xd8}):
+		// Why not the whole file: goexif looks for the segment a byte at a
+		// time, which cost 13 ms per megapixel of a JPEG without EXIF.
+		return jpegSegment(data, 0xe1, "Exif\x00\x00")
+	case bytes.HasPrefix(data, []byte("II*\x00")), bytes.HasPrefix(data, []byte("MM\x00*")):
 		return data
 	case bytes.HasPrefix(data, []byte("\x89PNG\r\n\x1a\n")):
 		for p := 8; p+12 <= len(data); {

@@ -45,43 +45,53 @@ func readIPTC(data []byte) map[string]any {
 	return out
 }
 
-// photoshopIPTC finds the IPTC resource (8BIM 0x0404) of a JPEG's APP13
-// segment, or nil.
-func photoshopIPTC(data []byte) []byte {
+// jpegSegment returns the payload of a JPEG's first marker segment that
+// starts with prefix, or nil; it stops at the start of the scan.
+func jpegSegment(data []byte, marker byte, prefix string) []byte {
 	if !bytes.HasPrefix(data, []byte{0xff, 0xd8}) {
 		return nil
 	}
 	for p := 2; p+4 <= len(data) && data[p] == 0xff; {
-		marker, n := data[p+1], int(binary.BigEndian.Uint16(data[p+2:]))
-		if marker == 0xda || n < 2 || p+2+n > len(data) {
-			return nil // start of scan: no more metadata segments
+		m, n := data[p+1], int(binary.BigEndian.Uint16(data[p+2:]))
+		if m == 0xda || n < 2 || p+2+n > len(data) {
+			return nil
 		}
 		seg := data[p+4 : p+2+n]
 		p += 2 + n
-		if marker != 0xed || !bytes.HasPrefix(seg, []byte("Photoshop 3.0\x00")) {
-			continue
+		if m == marker && bytes.HasPrefix(seg, []byte(prefix)) {
+			return seg
 		}
-		res := seg[14:]
-		for q := 0; q+12 <= len(res) && string(res[q:q+4]) == "8BIM"; {
-			id := binary.BigEndian.Uint16(res[q+4:])
-			nameLen := int(res[q+6])
-			q += 7 + nameLen
-			if nameLen%2 == 0 {
-				q++ // the Pascal name, with its length byte, is padded to even
-			}
-			if q+4 > len(res) {
-				return nil
-			}
-			size := int(binary.BigEndian.Uint32(res[q:]))
-			q += 4
-			if size < 0 || q+size > len(res) {
-				return nil
-			}
-			if id == 0x0404 {
-				return res[q : q+size]
-			}
-			q += size + size&1
+	}
+	return nil
+}
+
+// photoshopIPTC finds the IPTC resource (8BIM 0x0404) of a JPEG's APP13
+// segment, or nil.
+func photoshopIPTC(data []byte) []byte {
+	seg := jpegSegment(data, 0xed, "Photoshop 3.0\x00")
+	if seg == nil {
+		return nil
+	}
+	res := seg[14:]
+	for q := 0; q+12 <= len(res) && string(res[q:q+4]) == "8BIM"; {
+		id := binary.BigEndian.Uint16(res[q+4:])
+		nameLen := int(res[q+6])
+		q += 7 + nameLen
+		if nameLen%2 == 0 {
+			q++ // the Pascal name, with its length byte, is padded to even
 		}
+		if q+4 > len(res) {
+			return nil
+		}
+		size := int(binary.BigEndian.Uint32(res[q:]))
+		q += 4
+		if size < 0 || q+size > len(res) {
+			return nil
+		}
+		if id == 0x0404 {
+			return res[q : q+size]
+		}
+		q += size + size&1
 	}
 	return nil
 }
@@ -185,5 +195,6 @@ func xmpKey(n xml.Name) string {
 		prefix = n.Space[strings.LastIndexAny(strings.TrimRight(n.Space, "/#"), "/#:")+1:]
 		prefix = strings.TrimRight(prefix, "/#")
 	}
-	return "XMP:" + prefix + ":" + n.Local
+	// Why: metadata keys may not hold dots (api/README).
+	return strings.ReplaceAll("XMP:"+prefix+":"+n.Local, ".", "_")
 }
