@@ -55,11 +55,7 @@ func ReadEXIF(data []byte, opts EXIFOptions) map[string]any {
 		}
 		return false
 	}
-	if raw := exifBlock(data); raw != nil {
-		if x, err := exif.Decode(bytes.NewReader(raw)); err == nil || (x != nil && !exif.IsCriticalError(err)) {
-			readEXIFTags(x, keep, out)
-		}
-	}
+	decodeEXIF(exifBlock(data), keep, out)
 	for k, v := range readIPTC(data) {
 		if keep(k) {
 			out[k] = v
@@ -89,6 +85,23 @@ func (w exifWalker) Walk(name exif.FieldName, tag *tiff.Tag) error {
 		w.out[n] = v
 	}
 	return nil
+}
+
+// decodeEXIF adds the kept tags of an EXIF block to out. Why the recover:
+// the block comes from the uploader, and a decoder's panic on a crafted
+// one must cost the tags, not the upload.
+func decodeEXIF(raw []byte, keep func(string) bool, out map[string]any) {
+	if raw == nil || !tiffSane(raw) {
+		return
+	}
+	defer func() {
+		if recover() != nil {
+			clear(out)
+		}
+	}()
+	if x, err := exif.Decode(bytes.NewReader(raw)); err == nil || (x != nil && !exif.IsCriticalError(err)) {
+		readEXIFTags(x, keep, out)
+	}
 }
 
 func readEXIFTags(x *exif.Exif, keep func(string) bool, out map[string]any) {

@@ -85,3 +85,46 @@ func TestReadEXIF(t *testing.T) {
 		}
 	})
 }
+
+// TestReadEXIFChunks reads the EXIF chunk exiftool writes into PNG (eXIf)
+// and WebP (EXIF) files.
+func TestReadEXIFChunks(t *testing.T) {
+	tool, err := exec.LookPath("exiftool")
+	if err != nil {
+		t.Skip("exiftool is not installed (apt-get install libimage-exiftool-perl)")
+	}
+	for _, ext := range []string{"png", "webp", "tif"} {
+		t.Run(ext, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "camera."+ext)
+			if err := os.WriteFile(path, source(t, 32, 24, ext, false), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if out, err := exec.Command(tool, "-q", "-overwrite_original", "-EXIF:Make=Fujifilm",
+				"-EXIF:DateTimeOriginal=2020:02:29 23:59:59", path).CombinedOutput(); err != nil {
+				t.Fatalf("exiftool: %v: %s", err, out)
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			md := ReadEXIF(data, EXIFOptions{Tags: []string{"Make", "DateTimeOriginal"}})
+			want := map[string]any{"Make": "Fujifilm", "DateTimeOriginal": "2020-02-29T23:59:59"}
+			if !reflect.DeepEqual(md, want) {
+				t.Errorf("ReadEXIF = %v, want %v", md, want)
+			}
+		})
+	}
+}
+
+// FuzzReadEXIF feeds damaged metadata to the readers: they may find
+// nothing, never panic.
+func FuzzReadEXIF(f *testing.F) {
+	f.Add(source(f, 8, 8, "jpg", false))
+	f.Add(source(f, 8, 8, "png", false))
+	f.Add(append([]byte{0xff, 0xd8, 0xff, 0xe1, 0x00, 0x10}, "Exif\x00\x00MM\x00*\x00\x00\x00\x08"...))
+	f.Add(append([]byte{0xff, 0xd8, 0xff, 0xed, 0x00, 0x20}, "Photoshop 3.0\x008BIM\x04\x04\x00\x00\x00\x00\x00\x05\x1c\x02\x19\x00\x09"...))
+	f.Add([]byte("<x:xmpmeta><rdf:RDF xmlns:rdf='http://www.w3.org/1999/02/22-rdf-syntax-ns#'><rdf:Description><rdf:li>x</rdf:li></rdf:Description></rdf:RDF></x:xmpmeta>"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ReadEXIF(data, EXIFOptions{Tags: []string{"*"}, GPS: true})
+	})
+}
