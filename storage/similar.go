@@ -62,8 +62,8 @@ func hasFilters(q Query) bool {
 // hashCandidates returns the images of q's users within the distance,
 // nearest first, then by user and identifier. PostgreSQL and MariaDB count
 // the differing bits themselves (bit_count, BIT_COUNT) and send only the
-// matches; SQLite, which has no popcount, sends every hash of the users,
-// read from the covering index, and Go counts.
+// matches; on SQLite, which has no popcount, Go counts (nearHashes) and
+// the matches are read by hash.
 func (db *DB) hashCandidates(ctx context.Context, q Query) ([]candidate, error) {
 	sim := q.Similar
 	var dist string
@@ -86,6 +86,18 @@ func (db *DB) hashCandidates(ctx context.Context, q Query) ([]candidate, error) 
 	if db.kind != sqliteKind {
 		query += " AND " + dist + " <= ?"
 		args = append(args, int64(sim.Hash), sim.MaxDistance)
+	} else {
+		near, few, err := db.nearHashes(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		if len(near) == 0 {
+			return nil, nil
+		}
+		if few {
+			query += " AND phash IN (?)"
+			args = append(args, bun.List(near))
+		}
 	}
 	// Why a raw query: its rows stream (the statement timeout of
 	// timeout.go still bounds it), where a scan into structs would hold
@@ -124,6 +136,43 @@ func (db *DB) hashCandidates(ctx context.Context, q Query) ([]candidate, error) 
 		return cmpString(a.ref.Identifier, b.ref.Identifier)
 	})
 	return out, nil
+}
+
+// maxNearHashes is the most matching hashes nearHashes hands back for an
+// IN list; beyond it the user's rows are read whole.
+const maxNearHashes = 500
+
+// nearHashes reads only the hashes of q's users (SQLite, from the covering
+// index) and returns those within the distance, and whether they are few
+// enough to look the images up by them. Why two steps: reading 100,000
+// integers costs far less than reading 100,000 names, and few images are
+// usually near.
+func (db *DB) nearHashes(ctx context.Context, q Query) (near []int64, few bool, err error) {
+	query, args := "SELECT phash FROM image_properties WHERE phash IS NOT NULL", []any{}
+	if len(q.Users) > 0 {
+		query += " AND user_name IN (?)"
+		args = append(args, bun.List(q.Users))
+	}
+	rows, err := db.bun.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, false, fmt.Errorf("storage: similar images: %w", err)
+	}
+	defer rows.Close()
+	seen := map[int64]bool{}
+	for rows.Next() {
+		var v int64
+		if err := rows.Scan(&v); err != nil {
+			return nil, false, fmt.Errorf("storage: similar images: %w", err)
+		}
+		if bits.OnesCount64(uint64(v)^q.Similar.Hash) <= q.Similar.MaxDistance && !seen[v] {
+			seen[v] = true
+			near = append(near, v)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, fmt.Errorf("storage: similar images: %w", err)
+	}
+	return near, len(near) <= maxNearHashes, nil
 }
 
 func cmpString(a, b string) int {
