@@ -23,7 +23,7 @@ type Analysis struct {
 	EXIFTags []string `yaml:"exifTags"`
 	// EXIFGPS copies the GPS tags too, which say where a picture was taken.
 	// Default false: they are dropped whatever exifTags says.
-	EXIFGPS bool `yaml:"exifGPS"`
+	EXIFGPS bool `yaml:"exifGps"`
 	// Placeholders computes the BlurHash and ThumbHash strings. Default true.
 	Placeholders *bool `yaml:"placeholders"`
 	// Colors computes the average colour and the palette. Default true.

@@ -165,3 +165,19 @@ func TestEXIFAtUpload(t *testing.T) {
 		}
 	}
 }
+
+func TestAnalysisConfig(t *testing.T) {
+	for name, a := range map[string]api.Analysis{
+		"BadPattern": {EXIFTags: []string{"[Make"}},
+		"Palette":    {PaletteSize: 17},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg := testConfig()
+			cfg.Analysis = a
+			cfg.Defaults()
+			if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "analysis.") {
+				t.Fatalf("analysis %+v: err %v, want one naming analysis.*", a, err)
+			}
+		})
+	}
+}
