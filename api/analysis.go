@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/http"
 	"path"
 
 	"github.com/vitrine/vitrine/engine"
@@ -33,6 +34,11 @@ type Analysis struct {
 	// PerceptualHash computes the 64-bit perceptual hash that
 	// `similarTo` searches. Default true.
 	PerceptualHash *bool `yaml:"perceptualHash"`
+	// RejectNearDuplicates, when set, refuses an upload (409, naming the
+	// image) whose perceptual hash is within this many bits (0-64) of one
+	// of the user's images. Off by default. Two near duplicates uploaded at
+	// the same moment may both pass.
+	RejectNearDuplicates *int `yaml:"rejectNearDuplicates"`
 }
 
 // defaults fills unset fields.
@@ -51,6 +57,9 @@ func (a *Analysis) validate() error {
 		if _, err := path.Match(p, ""); err != nil {
 			return fmt.Errorf("analysis.exifTags: bad pattern %q: %w", p, err)
 		}
+	}
+	if d := a.RejectNearDuplicates; d != nil && (*d < 0 || *d > 64) {
+		return fmt.Errorf("analysis.rejectNearDuplicates: want 0-64, got %d", *d)
 	}
 	if a.PaletteSize < 1 || a.PaletteSize > 16 {
 		return fmt.Errorf("analysis.paletteSize: want 1-16, got %d", a.PaletteSize)
@@ -134,6 +143,25 @@ func (s *Server) analyzeUpload(ctx context.Context, img *storage.Image, data []b
 		return
 	}
 	img.Metadata = md
+}
+
+// checkNearDuplicate answers 409 when analysis.rejectNearDuplicates is
+// set and the user has an image near the upload's perceptual hash.
+func (s *Server) checkNearDuplicate(ctx context.Context, img *storage.Image) error {
+	d := s.cfg.Analysis.RejectNearDuplicates
+	if d == nil || img.Properties == nil || !img.Properties.HasPHash {
+		return nil
+	}
+	page, err := s.listing.Images(ctx, storage.Query{Users: []string{img.User}, Limit: 1,
+		Similar: &storage.Similarity{Hash: img.Properties.PHash, MaxDistance: *d}})
+	if err != nil {
+		return err
+	}
+	if len(page.Images) > 0 {
+		near := page.Images[0]
+		return errorf(http.StatusConflict, "Image is a near duplicate of %s (%d bits apart)", near.Identifier, near.Distance)
+	}
+	return nil
 }
 
 // propertyFields are the listing keys of the properties, in order.

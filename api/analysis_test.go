@@ -181,3 +181,23 @@ func TestAnalysisConfig(t *testing.T) {
 		})
 	}
 }
+
+func TestRejectNearDuplicates(t *testing.T) {
+	cfg := testConfig()
+	ten := 10
+	cfg.Analysis.RejectNearDuplicates = &ten
+	e := newEnv(t, cfg)
+	orig := e.upload(scene(t, 640, 480, false))
+	r := e.signed(http.MethodPost, "/users/alice/images", userKey, userPriv, scene(t, 200, 150, false))
+	if r.StatusCode != http.StatusConflict || !strings.Contains(r.errMessage(t), "near duplicate of "+orig) {
+		t.Fatalf("near duplicate: %d %s", r.StatusCode, r.body)
+	}
+	if again := e.upload(scene(t, 640, 480, false)); again != orig {
+		t.Fatalf("the same bytes again: %s, want %s (200, not a conflict)", again, orig)
+	}
+	e.upload(scene(t, 640, 480, true)) // a different picture passes
+	r = e.get(e.tokenURL("/users/alice/images", userPriv))
+	if n := len(r.json(t)["images"].([]any)); n != 2 {
+		t.Fatalf("%d images stored, want 2 (the refused one left nothing)", n)
+	}
+}

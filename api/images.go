@@ -214,6 +214,9 @@ func (s *Server) storeImage(ctx context.Context, img *storage.Image, data []byte
 		return false, err
 	}
 	s.analyzeUpload(ctx, img, data)
+	if err := s.checkNearDuplicate(ctx, img); err != nil {
+		return false, err
+	}
 	img.BlobToken = storage.NewBlobToken()
 	res, err := s.images.Reserve(ctx, img.Key())
 	if err != nil {
