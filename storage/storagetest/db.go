@@ -62,6 +62,7 @@ func TestDBWithSecret(t *testing.T, open func(t *testing.T) *storage.DB, openSec
 		{"Properties", testProperties},
 		{"PendingAnalysis", testPendingAnalysis},
 		{"Similar", testSimilar},
+		{"SimilarMany", testSimilarMany},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

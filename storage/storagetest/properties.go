@@ -2,6 +2,7 @@ package storagetest
 
 import (
 	"errors"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -161,4 +162,24 @@ func testSimilar(t *testing.T, db *storage.DB) {
 		_, err := db.Images(ctx(t), storage.Query{Similar: &storage.Similarity{MaxDistance: 65}})
 		wantErr(t, "distance 65", err, storage.ErrInvalid)
 	})
+}
+
+// testSimilarMany lists more near images than a lookup by hash takes at
+// once (SQLite then reads the user's rows whole).
+func testSimilarMany(t *testing.T, db *storage.DB) {
+	const n = 520
+	for i := range n {
+		img := image("u", fmt.Sprintf("img%04d", i), base)
+		img.Properties = &storage.Properties{PHash: uint64(i) << 20, HasPHash: true}
+		mustInsert(t, db, img)
+	}
+	page, err := db.Images(ctx(t), storage.Query{Users: []string{"u"}, Limit: 3,
+		Similar: &storage.Similarity{Hash: 1 << 20, MaxDistance: 64}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := ids(page)
+	if page.Hits != n || len(got) != 3 || got[0] != "img0001" || page.Images[0].Distance != 0 || page.Images[1].Distance != 1 {
+		t.Fatalf("hits %d, first %v (distances %d, %d)", page.Hits, got, page.Images[0].Distance, page.Images[1].Distance)
+	}
 }
