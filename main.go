@@ -59,6 +59,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		err = filterCommand(ctx, args[1:])
 	case "fsck":
 		err = runFsck(cli, args[1:])
+	case "analyze":
+		err = runAnalyze(cli, args[1:])
 	case "version":
 		err = runVersion(args[1:])
 	case "help", "-h", "--help":
@@ -96,6 +98,7 @@ func usage(w io.Writer) {
   vitrine migrate [--dry-run] [--config FILE] [--data DIR]
   vitrine filter check|test <dir> ...   (vitrine filter --help)
   vitrine fsck [--repair] [--json] [--grace D] [--config FILE] [--data DIR]
+  vitrine analyze [--user U] [--force] [--json] [--config FILE] [--data DIR]
   vitrine version
 every command takes --help
 `)

@@ -43,6 +43,9 @@ type Config struct {
 	// CacheVariants stores transformed images in the blob store so repeated
 	// requests skip the work. Default true.
 	CacheVariants *bool `yaml:"cacheVariants"`
+	// Analysis configures what uploads learn about themselves (EXIF into
+	// metadata, placeholders, colours, perceptual hash).
+	Analysis Analysis `yaml:"analysis"`
 }
 
 // Authentication configures URL reconstruction for tokens and signatures.
@@ -149,6 +152,7 @@ func (c *Config) Defaults() {
 		c.Limits.MaxMetadataBytes = 64 << 10
 	}
 	c.CORS.defaults()
+	c.Analysis.defaults()
 	if c.Limits.MaxMetadataDepth == 0 {
 		c.Limits.MaxMetadataDepth = 16
 	}
@@ -170,6 +174,9 @@ func (c *Config) Validate() error {
 				return fmt.Errorf("address %q: %w", a, err)
 			}
 		}
+	}
+	if err := c.Analysis.validate(); err != nil {
+		return err
 	}
 	seen := map[string]bool{}
 	for i, k := range c.AccessControl.Keys {

@@ -15,8 +15,8 @@ import (
 )
 
 // imageFields is the fixed key order of listing entries.
-var imageFields = []string{"added", "updated", "checksum", "originalChecksum", "extension", "size",
-	"width", "height", "mime", "mimeType", "imageIdentifier", "user", "metadata"}
+var imageFields = append([]string{"added", "updated", "checksum", "originalChecksum", "extension", "size",
+	"width", "height", "mime", "mimeType", "imageIdentifier", "user", "metadata"}, propertyFields...)
 
 // object is a JSON object that keeps its key order.
 type object struct {
@@ -46,7 +46,7 @@ func (o object) MarshalJSON() ([]byte, error) {
 }
 
 // imageEntry renders one listing entry with the requested fields.
-func imageEntry(img storage.Image, fields []string, withMetadata bool) object {
+func imageEntry(img storage.Image, fields []string, withMetadata, similar bool) object {
 	var orig any
 	if img.OriginalChecksum != "" {
 		orig = img.OriginalChecksum
@@ -57,6 +57,7 @@ func imageEntry(img storage.Image, fields []string, withMetadata bool) object {
 		"height": img.Height, "mime": img.Mime, "mimeType": img.Mime, "imageIdentifier": img.Identifier,
 		"user": img.User,
 	}
+	propertyValues(img, similar, vals)
 	if withMetadata {
 		md := img.Metadata
 		if md == nil {
@@ -82,6 +83,7 @@ func (s *Server) writeListing(c *call, q storage.Query, fields []string) error {
 	// An empty, non-nil user list means "none may be read"; storage would
 	// read an empty list as "every user".
 	page, last := storage.Page{}, s.now()
+	q.WithProperties = wantsProperties(fields)
 	if q.Users == nil || len(q.Users) > 0 {
 		var err error
 		if page, err = s.listing.Images(c.ctx(), q); err != nil {
@@ -93,7 +95,7 @@ func (s *Server) writeListing(c *call, q storage.Query, fields []string) error {
 	}
 	entries := make([]object, len(page.Images))
 	for i, img := range page.Images {
-		entries[i] = imageEntry(img, fields, q.WithMetadata)
+		entries[i] = imageEntry(img, fields, q.WithMetadata, q.Similar != nil)
 	}
 	return c.writeJSON(map[string]any{
 		"search": map[string]int{"hits": page.Hits, "page": q.Page, "limit": q.Limit, "count": len(entries)},
@@ -108,6 +110,9 @@ func (s *Server) listImages(c *call) error {
 	}
 	q.Users = []string{c.params["user"]}
 	if _, err := s.countImages(c.ctx(), q.Users[0]); err != nil {
+		return err
+	}
+	if err := s.similarQuery(c.ctx(), c, &q); err != nil {
 		return err
 	}
 	return s.writeListing(c, q, fields)
@@ -150,6 +155,9 @@ func (s *Server) listGlobalImages(c *call) error {
 		}
 	}
 	q.Users = users
+	if err := s.similarQuery(c.ctx(), c, &q); err != nil {
+		return err
+	}
 	return s.writeListing(c, q, fields)
 }
 
@@ -203,6 +211,10 @@ func (s *Server) storeImage(ctx context.Context, img *storage.Image, data []byte
 		*img = existing
 		return false, nil
 	} else if !isNotExist(err) {
+		return false, err
+	}
+	s.analyzeUpload(ctx, img, data)
+	if err := s.checkNearDuplicate(ctx, img); err != nil {
 		return false, err
 	}
 	img.BlobToken = storage.NewBlobToken()

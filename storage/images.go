@@ -149,6 +149,11 @@ func (db *DB) CommitImage(ctx context.Context, img *Image, res Reservation) (cre
 			map[string]any{"bytes": img.Size, "mime": img.Mime, "width": img.Width, "height": img.Height}}); err != nil {
 			return err
 		}
+		if img.Properties != nil {
+			if err := db.writeProperties(ctx, tx, img.User, img.Identifier, img.Properties); err != nil {
+				return err
+			}
+		}
 		return db.addCount(ctx, tx, img.User, 1, img.Size)
 	})
 	if errors.Is(err, ErrReservationLost) {
@@ -213,6 +218,10 @@ func (db *DB) DeleteImage(ctx context.Context, user, id string) error {
 		// The foreign keys cascade too; these deletes keep the behaviour
 		// independent of whether a connection enforces them.
 		if _, err := tx.NewDelete().Model((*metadataRow)(nil)).
+			Where("user_name = ? AND identifier = ?", user, id).Exec(ctx); err != nil {
+			return err
+		}
+		if _, err := tx.NewDelete().Model((*propertiesRow)(nil)).
 			Where("user_name = ? AND identifier = ?", user, id).Exec(ctx); err != nil {
 			return err
 		}

@@ -90,6 +90,13 @@ func (db *DB) Images(ctx context.Context, q Query) (Page, error) {
 	if q.Page < 0 || q.Limit < 0 {
 		return Page{}, fmt.Errorf("storage: images: negative page or limit: %w", ErrInvalid)
 	}
+	if q.Similar != nil {
+		page, err := db.similarImages(ctx, q)
+		if err != nil {
+			return Page{}, err
+		}
+		return page, db.fill(ctx, q, page.Images)
+	}
 	order, err := orderBy(q.Sort)
 	if err != nil {
 		return Page{}, err
@@ -127,12 +134,23 @@ func (db *DB) Images(ctx context.Context, q Query) (Page, error) {
 		}
 		page.Hits = int(n)
 	}
-	if q.WithMetadata && len(page.Images) > 0 {
-		if err := db.fillMetadata(ctx, page.Images); err != nil {
-			return Page{}, err
+	return page, db.fill(ctx, q, page.Images)
+}
+
+// fill sets the metadata and properties of a page's images as q asks.
+func (db *DB) fill(ctx context.Context, q Query, images []Image) error {
+	if len(images) == 0 {
+		return nil
+	}
+	if q.WithMetadata {
+		if err := db.fillMetadata(ctx, images); err != nil {
+			return err
 		}
 	}
-	return page, nil
+	if q.WithProperties {
+		return db.fillProperties(ctx, images)
+	}
+	return nil
 }
 
 // count returns the number of images q matches. Filtered by users only, it

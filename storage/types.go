@@ -29,6 +29,13 @@ type Image struct {
 	// Metadata is filled only by listings with Query.WithMetadata; given
 	// to InsertImage, it is stored with the image in one transaction.
 	Metadata map[string]any
+	// Properties is filled by listings with Query.WithProperties (nil when
+	// the image was never analysed); given to CommitImage, they are stored
+	// with the image in one transaction.
+	Properties *Properties
+	// Distance is the Hamming distance to Query.Similar's hash in a
+	// similarity listing, else 0.
+	Distance int
 }
 
 // Key is the blob key of the image's bytes.
@@ -59,6 +66,19 @@ type Query struct {
 	Sort []SortKey
 	// WithMetadata fills Image.Metadata.
 	WithMetadata bool
+	// WithProperties fills Image.Properties.
+	WithProperties bool
+	// Similar, when set, keeps the images whose perceptual hash is within
+	// its distance and orders them nearest first (Sort is ignored).
+	Similar *Similarity
+}
+
+// Similarity selects images by perceptual hash: those within MaxDistance
+// (0-64) bits of Hash, except the image Exclude.
+type Similarity struct {
+	Hash        uint64
+	MaxDistance int
+	Exclude     ImageRef
 }
 
 // Page is one page of a listing plus the total number of matches.

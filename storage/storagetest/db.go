@@ -60,6 +60,10 @@ func TestDBWithSecret(t *testing.T, open func(t *testing.T) *storage.DB, openSec
 		{"QueueFailures", testQueueFailures},
 		{"QueueConcurrentCollectors", testQueueConcurrentCollectors},
 		{"Check", testCheck},
+		{"Properties", testProperties},
+		{"PendingAnalysis", testPendingAnalysis},
+		{"Similar", testSimilar},
+		{"SimilarMany", testSimilarMany},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,0 +1,182 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"net/http"
+	"path"
+
+	"github.com/vitrine/vitrine/engine"
+	"github.com/vitrine/vitrine/storage"
+)
+
+// Analysis configures what an upload learns about itself (README,
+// "Image analysis"). Everything is on by default except GPS positions.
+type Analysis struct {
+	// EXIF copies the original's EXIF, IPTC and XMP tags into the image's
+	// metadata under the key `exif`. Default true.
+	EXIF *bool `yaml:"exif"`
+	// EXIFTags lists the tags to copy, with wildcards (`*`, `?`, `[a-z]`),
+	// without regard to case: `Make`, `Date*`, `IPTC:Keywords`, `XMP:dc:*`.
+	// Default every tag (`*`).
+	EXIFTags []string `yaml:"exifTags"`
+	// EXIFGPS copies the GPS tags too, which say where a picture was taken.
+	// Default false: they are dropped whatever exifTags says.
+	EXIFGPS bool `yaml:"exifGps"`
+	// Placeholders computes the BlurHash and ThumbHash strings. Default true.
+	Placeholders *bool `yaml:"placeholders"`
+	// Colors computes the average colour and the palette. Default true.
+	Colors *bool `yaml:"colors"`
+	// PaletteSize is the number of dominant colours (1-16, default 5).
+	PaletteSize int `yaml:"paletteSize"`
+	// PerceptualHash computes the 64-bit perceptual hash that
+	// `similarTo` searches. Default true.
+	PerceptualHash *bool `yaml:"perceptualHash"`
+	// RejectNearDuplicates, when set, refuses an upload (409, naming the
+	// image) whose perceptual hash is within this many bits (0-64) of one
+	// of the user's images. Off by default. Two near duplicates uploaded at
+	// the same moment may both pass.
+	RejectNearDuplicates *int `yaml:"rejectNearDuplicates"`
+}
+
+// defaults fills unset fields.
+func (a *Analysis) defaults() {
+	if a.EXIFTags == nil {
+		a.EXIFTags = []string{"*"}
+	}
+	if a.PaletteSize == 0 {
+		a.PaletteSize = 5
+	}
+}
+
+// validate reports the first problem.
+func (a *Analysis) validate() error {
+	for _, p := range a.EXIFTags {
+		if _, err := path.Match(p, ""); err != nil {
+			return fmt.Errorf("analysis.exifTags: bad pattern %q: %w", p, err)
+		}
+	}
+	if d := a.RejectNearDuplicates; d != nil && (*d < 0 || *d > 64) {
+		return fmt.Errorf("analysis.rejectNearDuplicates: want 0-64, got %d", *d)
+	}
+	if a.PaletteSize < 1 || a.PaletteSize > 16 {
+		return fmt.Errorf("analysis.paletteSize: want 1-16, got %d", a.PaletteSize)
+	}
+	return nil
+}
+
+// options is what the engine computes.
+func (a Analysis) options() engine.AnalyzeOptions {
+	return engine.AnalyzeOptions{
+		Placeholders: boolOr(a.Placeholders, true), Colours: boolOr(a.Colors, true),
+		PaletteSize: a.PaletteSize, PHash: boolOr(a.PerceptualHash, true),
+	}
+}
+
+// EXIFKey is the metadata key the EXIF, IPTC and XMP tags are copied to.
+const EXIFKey = "exif"
+
+// Analyze computes an image's properties (nil when the configuration asks
+// for none) and its EXIF tags (nil when off or none), as at upload, with
+// a's defaults filled. A picture the engine cannot decode is an error.
+func Analyze(ctx context.Context, eng *engine.Engine, a Analysis, data []byte) (*storage.Properties, map[string]any, error) {
+	a.defaults()
+	var tags map[string]any
+	if boolOr(a.EXIF, true) {
+		tags = engine.ReadEXIF(data, engine.EXIFOptions{Tags: a.EXIFTags, GPS: a.EXIFGPS})
+		if len(tags) == 0 {
+			tags = nil
+		}
+	}
+	opts := a.options()
+	if !opts.Placeholders && !opts.Colours && !opts.PHash {
+		return nil, tags, nil
+	}
+	res, err := eng.Analyze(ctx, data, opts)
+	if err != nil {
+		return nil, tags, fmt.Errorf("analyse image: %w", err)
+	}
+	return &storage.Properties{
+		BlurHash: res.BlurHash, ThumbHash: res.ThumbHash, AverageColor: res.AverageColour,
+		Palette: res.Palette, PHash: res.PHash, HasPHash: res.HasPHash,
+	}, tags, nil
+}
+
+// Analyze is the package function with the server's configuration.
+func (s *Server) Analyze(ctx context.Context, data []byte) (*storage.Properties, map[string]any, error) {
+	return Analyze(ctx, s.engine, s.cfg.Analysis, data)
+}
+
+// analyzeUpload sets the properties and the `exif` metadata of an upload
+// about to be stored. Analysis is a courtesy: when it fails the image is
+// stored without properties (vitrine analyze retries), and tags that would
+// push the metadata over its limits are dropped. A listener's own `exif`
+// key wins.
+func (s *Server) analyzeUpload(ctx context.Context, img *storage.Image, data []byte) {
+	props, tags, err := s.Analyze(ctx, data)
+	if err != nil {
+		s.log.Warn("analysis failed; the image is stored without properties", "user", img.User, "image", img.Identifier, "err", err)
+	}
+	img.Properties = props
+	if tags == nil {
+		return
+	}
+	if _, taken := img.Metadata[EXIFKey]; taken {
+		return
+	}
+	md := maps.Clone(img.Metadata)
+	if md == nil {
+		md = map[string]any{}
+	}
+	md[EXIFKey] = tags
+	doc, err := json.Marshal(md)
+	if err == nil && int64(len(doc)) > s.cfg.Limits.MaxMetadataBytes {
+		err = fmt.Errorf("%d bytes, more than limits.maxMetadataBytes", len(doc))
+	}
+	if err == nil {
+		err = validateMetadata(md, 1, s.cfg.Limits.MaxMetadataDepth)
+	}
+	if err != nil {
+		s.log.Warn("EXIF tags left out: the metadata would exceed its limits", "user", img.User, "image", img.Identifier, "err", err)
+		return
+	}
+	img.Metadata = md
+}
+
+// checkNearDuplicate answers 409 when analysis.rejectNearDuplicates is
+// set and the user has an image near the upload's perceptual hash.
+func (s *Server) checkNearDuplicate(ctx context.Context, img *storage.Image) error {
+	d := s.cfg.Analysis.RejectNearDuplicates
+	if d == nil || img.Properties == nil || !img.Properties.HasPHash {
+		return nil
+	}
+	page, err := s.listing.Images(ctx, storage.Query{Users: []string{img.User}, Limit: 1,
+		Similar: &storage.Similarity{Hash: img.Properties.PHash, MaxDistance: *d}})
+	if err != nil {
+		return err
+	}
+	if len(page.Images) > 0 {
+		near := page.Images[0]
+		return errorf(http.StatusConflict, "Image is a near duplicate of %s (%d bits apart)", near.Identifier, near.Distance)
+	}
+	return nil
+}
+
+// propertyFields are the listing keys of the properties, in order.
+var propertyFields = []string{"blurhash", "thumbhash", "averageColor", "palette", "phash", "distance"}
+
+// propertyValues adds img's properties to a listing entry's values.
+func propertyValues(img storage.Image, similar bool, vals map[string]any) {
+	if p := img.Properties; p != nil {
+		vals["blurhash"], vals["thumbhash"] = p.BlurHash, p.ThumbHash
+		vals["averageColor"], vals["palette"] = p.AverageColor, p.Palette
+		if p.HasPHash {
+			vals["phash"] = fmt.Sprintf("%016x", p.PHash)
+		}
+	}
+	if similar {
+		vals["distance"] = img.Distance
+	}
+}
