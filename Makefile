@@ -10,7 +10,7 @@
 GO ?= go
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test deps test-deps build vet templ-check fuzz asan bench load
+.PHONY: run test deps test-deps build vet templ-check fuzz asan bench load load-mixed
 
 deps:
 	@pkg-config --exists vips 2>/dev/null || { \
@@ -124,3 +124,9 @@ bench: deps
 # wrk against the built binary: req/s, p50/p99 and peak RSS per workload.
 load: build
 	VITRINE_BIN=$(CURDIR)/vitrine e2e/load/run.sh
+
+# The mixed workload (many sources, a Zipf request list) with the variant
+# cache off and on: req/s, p50/p99, hit rate and peak RSS. ARGS="--imgproxy
+# URL" replays the same list against an imgproxy on loopback.
+load-mixed: build
+	VITRINE_BIN=$(CURDIR)/vitrine e2e/load/mixed.sh $(ARGS)

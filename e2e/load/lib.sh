@@ -98,22 +98,24 @@ warm_up() {
 }
 
 # measure paths-file concurrency: wrk for DURATION against the running
-# server, cycling through paths; sets requests (completed), rps, p50, p99
-# (ms) and errors (non-2xx and socket errors), and appends wrk's report to
-# wrk.log.
+# server (or $wrk_url), cycling through paths with cycle.lua (or
+# $wrk_script); sets requests (completed), rps, p50, p99 (ms), errors
+# (non-2xx and socket errors), and hits and wrapped when the script reports
+# them (mixed.lua), and appends wrk's report to wrk.log.
 measure() {
 	local threads=$THREADS out non2xx sockerr
 	[ "$threads" -le "$2" ] || threads=$2
 	# In the background, so that a signal to the script ends it (and wrk, in
 	# load_cleanup) at once rather than when wrk is done.
 	WRK_PATHS="$1" WRK_THREADS="$threads" wrk -t"$threads" -c"$2" -d"${DURATION}s" \
-		--timeout 30s --latency -s "$here/cycle.lua" "$base" >"$tmp/wrk.out" &
+		--timeout 30s --latency -s "${wrk_script:-$here/cycle.lua}" "${wrk_url:-$base}" >"$tmp/wrk.out" &
 	wrk_pid=$!
 	wait "$wrk_pid"
 	wrk_pid=""
 	out=$(<"$tmp/wrk.out")
 	echo "$out" >>"$tmp/wrk.log"
-	read -r _ requests rps p50 p99 non2xx sockerr < <(grep '^RESULT' <<<"$out")
+	hits="" wrapped=""
+	read -r _ requests rps p50 p99 non2xx sockerr hits wrapped < <(grep '^RESULT' <<<"$out")
 	errors=$((non2xx + sockerr))
 }
 
