@@ -51,7 +51,7 @@ func (a *Analysis) defaults() {
 	}
 }
 
-// validate reports the first problem.
+// validate reports the first problem; zero values stand for the defaults.
 func (a *Analysis) validate() error {
 	for _, p := range a.EXIFTags {
 		if _, err := path.Match(p, ""); err != nil {
@@ -61,8 +61,8 @@ func (a *Analysis) validate() error {
 	if d := a.RejectNearDuplicates; d != nil && (*d < 0 || *d > 64) {
 		return fmt.Errorf("analysis.rejectNearDuplicates: want 0-64, got %d", *d)
 	}
-	if a.PaletteSize < 1 || a.PaletteSize > 16 {
-		return fmt.Errorf("analysis.paletteSize: want 1-16, got %d", a.PaletteSize)
+	if a.PaletteSize < 0 || a.PaletteSize > 16 {
+		return fmt.Errorf("analysis.paletteSize: want 1-16 (0 for the default, 5), got %d", a.PaletteSize)
 	}
 	return nil
 }
