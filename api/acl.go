@@ -28,7 +28,7 @@ var (
 		"shorturl.delete", "shorturls.post", "shorturls.delete",
 	)
 	// allResources carries both the 2.x names of the key resources (which
-	// SPEC.md uses: keys.put, keys.head, keys.delete) and the 3.x names.
+	// Imbo 2.x used: keys.put, keys.head, keys.delete) and the 3.x names.
 	allResources = append(slices.Clone(readWriteResources),
 		"keys.put", "keys.head", "keys.delete", "keys.options", "keys.post", "keys.get",
 		"key.put", "key.head", "key.delete", "key.options",

@@ -56,7 +56,7 @@ func (s *Server) privateKey(ctx context.Context, publicKey string) (string, erro
 }
 
 // checkAccessToken verifies `accessToken` against every candidate URI of
-// REFERENCE.md 3.2.
+// the accessToken security scheme of api/openapi.yaml.
 func (s *Server) checkAccessToken(ctx context.Context, c *call) error {
 	token := c.query.Get("accessToken")
 	if token == "" {
@@ -190,7 +190,8 @@ func encodeQuery(query string) string {
 	return strings.Join(pairs, "&")
 }
 
-// checkSignature verifies a signed write (REFERENCE.md 1.6 and 3.3).
+// checkSignature verifies a signed write (the signature security scheme of
+// api/openapi.yaml).
 func (s *Server) checkSignature(ctx context.Context, c *call) error {
 	ts, tsFromHeader := c.authValue("Authenticate-Timestamp", "timestamp")
 	if ts == "" {

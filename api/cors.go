@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// CORS configures cross-origin access for browsers (REFERENCE.md 6.3). It
+// CORS configures cross-origin access for browsers (README, Configuration). It
 // is off while AllowedOrigins is empty.
 type CORS struct {
 	// AllowedOrigins lists origins (`https://app.example.com`) allowed to

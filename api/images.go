@@ -114,7 +114,7 @@ func (s *Server) listImages(c *call) error {
 }
 
 // listGlobalImages serves GET /images: the users[] the key may read, or
-// every user with images the key may read (RULINGS.md 12).
+// every user with images the key may read (api/openapi.yaml, GET /images).
 func (s *Server) listGlobalImages(c *call) error {
 	q, fields, err := listQuery(c)
 	if err != nil {

@@ -23,7 +23,8 @@ func (s *Server) getMetadata(c *call) error {
 	return c.writeJSON(md, out{cache: cacheJSON, etag: true, lastModified: img.Updated})
 }
 
-// readMetadata reads and validates a metadata document (RULINGS.md 14).
+// readMetadata reads and validates a metadata document (a JSON object; the
+// rules are those of api/openapi.yaml's Metadata request body).
 func (s *Server) readMetadata(c *call) (map[string]any, error) {
 	var doc any
 	err := c.readJSON(s.cfg.Limits.MaxMetadataBytes, &doc)

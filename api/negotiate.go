@@ -59,7 +59,7 @@ func acceptQuality(entries []acceptEntry, mime string) float64 {
 }
 
 // exactQuality is the quality of an exact match for mime only (webp and
-// avif are served only when asked for by name, RULINGS.md 16).
+// avif are served only when asked for by name).
 func exactQuality(entries []acceptEntry, mime string) float64 {
 	typ, sub, _ := strings.Cut(mime, "/")
 	for _, e := range entries {

@@ -104,7 +104,7 @@ var sortFields = map[string]string{
 	"height": "height", "checksum": "checksum", "originalChecksum": "originalChecksum",
 }
 
-// listQuery reads the listing parameters of SPEC.md row 7.
+// listQuery reads the listing parameters (api/openapi.yaml, GET /users/{user}/images).
 func listQuery(c *call) (storage.Query, []string, error) {
 	var q storage.Query
 	var err error

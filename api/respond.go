@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// Cache-Control values (SPEC.md "Cache headers").
+// Cache-Control values (api/openapi.yaml documents them per response).
 const (
 	cacheNone   = "max-age=0, no-store, private"
 	cacheJSON   = "public, max-age=0, must-revalidate"

@@ -10,7 +10,7 @@ import (
 	"github.com/vitrine/vitrine/storage"
 )
 
-// Index links (SPEC.md "Index").
+// Index links (api/openapi.yaml, GET /).
 const (
 	siteURL   = "https://github.com/vitrine/vitrine"
 	sourceURL = "https://github.com/vitrine/vitrine"
