@@ -95,7 +95,7 @@ func newPair(t *testing.T, dsn, blobURL string) (a, b *instance) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		hs := httptest.NewServer(srv)
+		hs := httptest.NewServer(checked(t, srv))
 		t.Cleanup(func() {
 			g.openAll()
 			hs.Close()

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/vitrine/vitrine/api"
+	"github.com/vitrine/vitrine/api/openapitest"
 	"github.com/vitrine/vitrine/engine"
 	"github.com/vitrine/vitrine/storage"
 )
@@ -109,13 +110,25 @@ func newEnv(t *testing.T, cfg api.Config) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(srv)
+	hs := httptest.NewServer(checked(t, srv))
 	t.Cleanup(func() {
 		hs.Close()
 		blobs.Close()
 		db.Close()
 	})
 	return &env{t: t, url: hs.URL, db: db, blobs: blobs, dir: dir, srv: srv, coll: coll, usage: usage}
+}
+
+// checked wraps srv so that every request and response of the test is
+// validated against the API reference, api/openapi.yaml; a mismatch fails
+// the test naming the route and what differs.
+func checked(t *testing.T, srv http.Handler) http.Handler {
+	t.Helper()
+	c, err := openapitest.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c.Handler(t, srv)
 }
 
 func hmacHex(key, data string) string {

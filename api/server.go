@@ -197,7 +197,7 @@ func (c *call) header(name string) string { return c.s.cfg.HeaderPrefix + "-" + 
 // ServeHTTP routes the request, runs the event's listeners (access control,
 // authentication, custom) and then the resource.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if s.serveProbe(w, r) {
+	if s.serveProbe(w, r) || s.serveOpenAPI(w, r) {
 		return
 	}
 	start := time.Now()

@@ -35,6 +35,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vitrine/vitrine/api/openapitest"
 )
 
 // binary is the vitrine executable under test.
@@ -351,7 +353,18 @@ func (r *response) errorMessage() string {
 	return e.Error.Message
 }
 
-var client = &http.Client{Timeout: 60 * time.Second}
+// client sends the tests' requests; every exchange outside the admin UI is
+// validated against the API reference, api/openapi.yaml, and a mismatch is
+// the request's error, naming the route and what differs.
+var client = &http.Client{Timeout: 60 * time.Second, Transport: checkedTransport()}
+
+func checkedTransport() http.RoundTripper {
+	c, err := openapitest.New("/admin")
+	if err != nil {
+		panic(err)
+	}
+	return c.Transport(nil)
+}
 
 // do sends a request to the server. path is absolute ("/users/...") or a
 // full URL.
