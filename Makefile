@@ -38,6 +38,7 @@ test-deps: deps
 	command -v npm >/dev/null || need="$$need npm"; \
 	command -v clang >/dev/null || need="$$need clang"; \
 	command -v wasm-ld >/dev/null || need="$$need lld"; \
+	command -v exiftool >/dev/null || need="$$need libimage-exiftool-perl"; \
 	[ -f /usr/lib/wasm32-wasi/libc.a ] || need="$$need wasi-libc"; \
 	ls /usr/lib/llvm-*/lib/clang/*/lib/wasi/libclang_rt.builtins-wasm32.a >/dev/null 2>&1 || need="$$need libclang-rt-dev-wasm32"; \
 	if [ -n "$$need" ]; then \
