@@ -129,7 +129,9 @@ func (s *Server) putGroup(c *call) error {
 	if created {
 		status = http.StatusCreated
 	}
-	return c.writeJSON(groupView{Name: name, Resources: res}, out{status: status})
+	v := groupView{Name: name, Resources: res}
+	v.Source, v.Mutable = s.groupSource(name)
+	return c.writeJSON(v, out{status: status})
 }
 
 func (s *Server) deleteGroup(c *call) error {
@@ -147,7 +149,9 @@ func (s *Server) deleteGroup(c *call) error {
 	if err := s.groups.DeleteGroup(c.ctx(), name); err != nil && !isNotExist(err) {
 		return err
 	}
-	return c.writeJSON(groupView{Name: g.Name, Resources: nonNil(g.Resources)}, out{})
+	v := groupView{Name: g.Name, Resources: nonNil(g.Resources)}
+	v.Source, v.Mutable = s.groupSource(g.Name)
+	return c.writeJSON(v, out{})
 }
 
 // ruleView renders a rule as the API shows it: users is `*` or a list.

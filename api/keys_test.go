@@ -191,6 +191,10 @@ func TestGroupSources(t *testing.T) {
 			if r.StatusCode != 201 {
 				t.Fatalf("put group: %d %s", r.StatusCode, r.body)
 			}
+			// The answer of PUT says where the group lives, as GET does.
+			if g := r.json(t); g["source"] != "database" || g["mutable"] != true {
+				t.Fatalf("put group answer: %s", r.body)
+			}
 		}
 		r := e.get(e.tokenURL("/groups?publicKey=admin", adminPriv))
 		m := r.json(t)
