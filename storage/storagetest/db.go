@@ -59,6 +59,8 @@ func TestDBWithSecret(t *testing.T, open func(t *testing.T) *storage.DB, openSec
 		{"QueueFailures", testQueueFailures},
 		{"QueueConcurrentCollectors", testQueueConcurrentCollectors},
 		{"Check", testCheck},
+		{"Variations", testVariations},
+		{"VariationsFailures", testVariationsFailures},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
