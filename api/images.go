@@ -221,6 +221,8 @@ func (s *Server) storeImage(ctx context.Context, img *storage.Image, data []byte
 	}
 	if !created {
 		s.collector.Wake() // a concurrent upload of the same bytes won
+	} else {
+		s.builder.Wake() // its variation job, if it has one
 	}
 	return created, nil
 }
