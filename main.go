@@ -73,6 +73,8 @@ func main() {
 		err = runFilter(os.Args[2:])
 	case "fsck":
 		err = runFsck(os.Args[2:])
+	case "variations":
+		err = runVariations(os.Args[2:])
 	case "help", "-h", "--help":
 		usage()
 		return
@@ -95,6 +97,7 @@ func usage() {
   vitrine migrate [--dry-run] [--config FILE] [--data DIR]
   vitrine filter check|test <dir> ...   (vitrine filter -h)
   vitrine fsck [--repair] [--json] [--grace D] [--config FILE] [--data DIR]
+  vitrine variations [--user U] [--config FILE] [--data DIR]
 `)
 }
 
@@ -222,6 +225,8 @@ type fileConfig struct {
 	StorageTimeout time.Duration `yaml:"storageTimeout"`
 	// BlobQueue tunes the collector that deletes queued blobs.
 	BlobQueue storage.CollectorConfig `yaml:"blobQueue"`
+	// Variations configures stored variations (README "Stored variations").
+	Variations storage.VariationsConfig `yaml:"variations"`
 	// DatabaseMaxConns caps connections to a PostgreSQL or MySQL server per
 	// instance (default: no cap, 16 kept idle).
 	DatabaseMaxConns int `yaml:"databaseMaxConns"`
@@ -481,7 +486,7 @@ func openDB(ctx context.Context, f commonFlags) (*stores, error) {
 	}
 	st := &stores{cfg: cfg}
 	if st.db, err = storage.Open(ctx, cfg.Database, storage.Options{Secret: secret, MaxOpenConns: cfg.DatabaseMaxConns,
-		QueryTimeout: cfg.DatabaseTimeout, ReservationLease: cfg.BlobQueue.ReservationLease}); err != nil {
+		QueryTimeout: cfg.DatabaseTimeout, ReservationLease: cfg.BlobQueue.ReservationLease, Variations: cfg.Variations}); err != nil {
 		return nil, fmt.Errorf("database: %w", err)
 	}
 	return st, nil
@@ -570,6 +575,9 @@ func serve(args []string) error {
 	}
 	go collector.Run(ctx, func(err error) { log.Warn("blob queue", "err", err) })
 	deps := api.Deps{DB: st.db, Blobs: st.blobs, Engine: eng, Logger: log, Variants: variants, Collector: collector}
+	if deps.Variations, err = startVariations(ctx, st, eng, log); err != nil {
+		return err
+	}
 	if boolOrTrue(st.cfg.AccessLog) {
 		deps.AccessLog = log
 	}

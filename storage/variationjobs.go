@@ -323,3 +323,17 @@ func (db *DB) VariationCandidates(ctx context.Context, user, afterUser, afterID 
 	}
 	return out, nil
 }
+
+// CountVariationCandidates counts the images VariationCandidates walks.
+func (db *DB) CountVariationCandidates(ctx context.Context, user string) (int64, error) {
+	q := db.bun.NewSelect().Model((*imageRow)(nil)).
+		Where("NOT EXISTS (SELECT 1 FROM variations v WHERE v.user_name = image_row.user_name AND v.identifier = image_row.identifier)")
+	if user != "" {
+		q = q.Where("user_name = ?", user)
+	}
+	n, err := q.Count(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("storage: count images without variations: %w", err)
+	}
+	return int64(n), nil
+}
