@@ -32,6 +32,14 @@
 //   - A variant is recorded in a transaction that locks its image's row and
 //     checks the image's token, so a variant rendered from an image deleted
 //     meanwhile is never recorded, and its reserved blob is collected.
+//   - Stored variations (variations.go) follow the same pattern: the job to
+//     build them is a variation_jobs row written in the transaction that
+//     commits the image; a VariationBuilder, which every instance runs,
+//     takes due jobs by compare-and-swap, writes the copies under
+//     reservations at variations/<user>/<id>.<token>/<width>.<ext>, and
+//     records them in a transaction that checks the image's token. A
+//     delete drops their rows and queues their blobs. fsck does not look
+//     at them yet.
 //
 // `vitrine fsck` (Check) compares the two sides and reports (and with
 // --repair, fixes) whatever breaks the invariant: a lost blob, a blob no
@@ -57,7 +65,8 @@
 // Steps in use: 1 initial schema (schema.go), 2 image version counter, 3
 // variant cache table, 4 listing indexes, 5 admin UI sessions, 6 per-user
 // image counts and descending listing indexes, 7 blob deletion queue, 8
-// image blob tokens, 9 variant blob tokens. To add step N, add one file,
+// image blob tokens, 9 variant blob tokens, 10 variation jobs, 11 stored
+// variations. To add step N, add one file,
 // stepNNNN_what.go, that registers it:
 //
 //	func init() {
