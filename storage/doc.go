@@ -38,8 +38,8 @@
 //     takes due jobs by compare-and-swap, writes the copies under
 //     reservations at variations/<user>/<id>.<token>/<width>.<ext>, and
 //     records them in a transaction that checks the image's token. A
-//     delete drops their rows and queues their blobs. fsck does not look
-//     at them yet.
+//     delete drops their rows and queues their blobs; fsck checks them as
+//     it checks variants (fsck_variations.go).
 //
 // `vitrine fsck` (Check) compares the two sides and reports (and with
 // --repair, fixes) whatever breaks the invariant: a lost blob, a blob no

@@ -61,6 +61,7 @@ func TestDBWithSecret(t *testing.T, open func(t *testing.T) *storage.DB, openSec
 		{"Check", testCheck},
 		{"Variations", testVariations},
 		{"VariationsFailures", testVariationsFailures},
+		{"VariationsCheck", testVariationsCheck},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -136,3 +136,46 @@ func testVariationsFailures(t *testing.T, db *storage.DB) {
 	}
 	wantQueue(t, db, 0)
 }
+
+// testVariationsCheck: fsck counts stored variations, reports (and
+// repairs, by dropping the image's variations and queuing them to be
+// built again) one whose blob is lost, and a variation blob no record
+// names.
+func testVariationsCheck(t *testing.T, db *storage.DB) {
+	blobs := memBlobs(t)
+	var asked []int
+	b := newBuilder(t, db, blobs, fakeBuild(&asked))
+	img := bigImage("u", "c")
+	upload(t, db, blobs, img, []byte("c"))
+	if n, err := b.Drain(ctx(t)); err != nil || n != 1 {
+		t.Fatalf("Drain = %d, %v", n, err)
+	}
+	r, err := storage.Check(ctx(t), db, blobs, storage.CheckOptions{Grace: time.Hour})
+	if err != nil || r.Variations != 3 || r.VariationBlobs != 3 || !r.Clean() {
+		t.Fatalf("Check = %+v, %v; want 3 variations, clean", r, err)
+	}
+	lost := storage.VariationKey("u", "c", img.BlobToken, 1000, "jpg")
+	if err := blobs.Delete(ctx(t), lost); err != nil {
+		t.Fatal(err)
+	}
+	orphan := storage.VariationKey("u", "c", "feedface", 1000, "jpg")
+	if err := blobs.Put(ctx(t), orphan, []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(5 * time.Millisecond)
+	r, err = storage.Check(ctx(t), db, blobs, storage.CheckOptions{Grace: time.Millisecond, Repair: true})
+	if err != nil || r.VariationsWithoutBlob.Count != 1 || r.VariationsWithoutBlob.Repaired != 1 ||
+		r.OrphanVariationBlobs.Count != 1 || r.OrphanVariationBlobs.Repaired != 1 {
+		t.Fatalf("Check --repair = %+v, %v; want one lost and one orphan, repaired", r, err)
+	}
+	wantBlob(t, blobs, orphan, false)
+	if vs, err := db.Variations(ctx(t), *img); err != nil || len(vs) != 0 {
+		t.Fatalf("variations after the repair: %+v, %v", vs, err)
+	}
+	if n, err := b.Drain(ctx(t)); err != nil || n != 1 {
+		t.Fatalf("Drain after the repair = %d, %v; want the job queued again", n, err)
+	}
+	if vs, err := db.Variations(ctx(t), *img); err != nil || len(vs) != 3 {
+		t.Fatalf("variations rebuilt: %+v, %v", vs, err)
+	}
+}
