@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -182,9 +183,16 @@ func (s *Server) render(ctx context.Context, img storage.Image, chain engine.Cha
 		source = "variation-" + strconv.Itoa(v.Width)
 		res, err = s.renderFrom(ctx, img, v.Key, req)
 	}
-	if !ok || isNotExist(err) {
-		// No variation, or it went (its image is being deleted): the
-		// original answers, or says the image is gone.
+	var ee *engine.Error
+	if ok && err != nil && errors.As(err, &ee) && ee.HTTPStatus() < 500 {
+		return variant{}, err // the request's fault: the original says the same
+	}
+	if ok && err != nil && !isNotExist(err) && ctx.Err() == nil {
+		s.log.Warn("render from a stored variation", "user", img.User, "image", img.Identifier, "key", v.Key, "err", err)
+	}
+	if !ok || (err != nil && ctx.Err() == nil) {
+		// No variation, or it went (its image is being deleted), or it
+		// failed: the original answers, or says what is wrong.
 		req.Variation, source = nil, "original"
 		res, err = s.renderFrom(ctx, img, img.Key(), req)
 	}
