@@ -109,6 +109,8 @@ func printReport(w io.Writer, r *storage.CheckReport, repaired bool) {
 		{"variant records of deleted images", r.VariantsOfDeletedImages, "--repair deletes them"},
 		{"variant records whose blob is missing", r.VariantsWithoutBlob, "--repair deletes them"},
 		{"variant blobs no record names", r.OrphanVariantBlobs, "--repair deletes them"},
+		{"stored variation records whose blob is missing", r.VariationsWithoutBlob, "--repair rebuilds them"},
+		{"stored variation blobs no record names", r.OrphanVariationBlobs, "--repair deletes them"},
 	} {
 		fmt.Fprintf(w, "%s: %d", c.what, c.f.Count)
 		switch {

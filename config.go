@@ -38,6 +38,8 @@ type fileConfig struct {
 	// Audit sets how long the audit log is kept (audit.retention) and how
 	// often usage counters are written (audit.flush).
 	Audit storage.UsageConfig `yaml:"audit"`
+	// Variations configures stored variations (README "Stored variations").
+	Variations storage.VariationsConfig `yaml:"variations"`
 }
 
 // limits is the file's `limits` section: api's request limits and engine's

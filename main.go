@@ -61,6 +61,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		err = runFsck(cli, args[1:])
 	case "analyze":
 		err = runAnalyze(cli, args[1:])
+	case "variations":
+		err = runVariations(cli, args[1:])
 	case "version":
 		err = runVersion(args[1:])
 	case "help", "-h", "--help":
@@ -99,6 +101,7 @@ func usage(w io.Writer) {
   vitrine filter check|test <dir> ...   (vitrine filter --help)
   vitrine fsck [--repair] [--json] [--grace D] [--config FILE] [--data DIR]
   vitrine analyze [--user U] [--force] [--json] [--config FILE] [--data DIR]
+  vitrine variations [--user U] [--config FILE] [--data DIR]
   vitrine version
 every command takes --help
 `)

@@ -135,6 +135,9 @@ func (s *server) startCaches(ctx context.Context) error {
 		}
 	})
 	s.deps = api.Deps{DB: s.st.db, Blobs: s.st.blobs, Engine: s.eng, Logger: s.log, Variants: variants, Collector: s.collector, Usage: usage}
+	if s.deps.Variations, err = startVariations(ctx, s.st, s.eng, s.log); err != nil {
+		return err
+	}
 	if boolOrTrue(s.cfg.AccessLog) {
 		s.deps.AccessLog = s.log
 	}

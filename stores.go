@@ -55,7 +55,7 @@ func openDB(ctx context.Context, f commonFlags) (*stores, error) {
 	}
 	st := &stores{cfg: cfg}
 	if st.db, err = storage.Open(ctx, cfg.Database, storage.Options{Secret: secret, MaxOpenConns: cfg.DatabaseMaxConns,
-		QueryTimeout: cfg.DatabaseTimeout, ReservationLease: cfg.BlobQueue.ReservationLease}); err != nil {
+		QueryTimeout: cfg.DatabaseTimeout, ReservationLease: cfg.BlobQueue.ReservationLease, Variations: cfg.Variations}); err != nil {
 		return nil, fmt.Errorf("database: %w", err)
 	}
 	return st, nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"maps"
@@ -163,7 +164,9 @@ func (s *Server) variant(ctx context.Context, img storage.Image, chain engine.Ch
 	return v, false, err
 }
 
-// render transforms the stored image.
+// render transforms the stored image, from a stored variation when the
+// picker finds one that holds enough pixels for the chain; the answer's
+// Source header says which ("variation-<width>" or "original").
 func (s *Server) render(ctx context.Context, img storage.Image, chain engine.Chain, format string) (variant, error) {
 	var md map[string]any
 	if chain.NeedsMetadata() {
@@ -172,9 +175,81 @@ func (s *Server) render(ctx context.Context, img storage.Image, chain engine.Cha
 			return variant{}, err
 		}
 	}
-	// The source is read once a pipeline slot is free, not while waiting,
-	// into a reused buffer, which goes back once the render is done (libvips
-	// reads the source in place, and keeps nothing of it after).
+	req := engine.Request{
+		Chain:  chain,
+		Format: format,
+		Source: engine.Info{Mime: img.Mime, Ext: img.Extension, Width: img.Width, Height: img.Height},
+		Env:    engine.Env{Metadata: md, LoadImage: s.loadOther(img)},
+	}
+	source := "original"
+	v, ok := s.pickVariation(ctx, img, chain, format, req.Env)
+	var res *engine.Result
+	err := fs.ErrNotExist
+	if ok {
+		req.Variation = &engine.VariationSource{OrigWidth: v.OrigWidth, OrigHeight: v.OrigHeight, OrigExt: img.Extension}
+		source = "variation-" + strconv.Itoa(v.Width)
+		res, err = s.renderFrom(ctx, img, v.Key, req)
+	}
+	var ee *engine.Error
+	if ok && err != nil && errors.As(err, &ee) && ee.HTTPStatus() < 500 {
+		return variant{}, err // the request's fault: the original says the same
+	}
+	if ok && err != nil && !isNotExist(err) && ctx.Err() == nil {
+		s.log.Warn("render from a stored variation", "user", img.User, "image", img.Identifier, "key", v.Key, "err", err)
+	}
+	if !ok || (err != nil && ctx.Err() == nil) {
+		// No variation, or it went (its image is being deleted), or it
+		// failed: the original answers, or says what is wrong.
+		req.Variation, source = nil, "original"
+		res, err = s.renderFrom(ctx, img, img.Key(), req)
+	}
+	if err != nil {
+		return variant{}, err
+	}
+	// The output's dimensions go out as <prefix>-OutputWidth and
+	// -OutputHeight, so a client learns them without decoding the bytes;
+	// <prefix>-Source says whether a stored variation or the original was
+	// decoded.
+	headers := maps.Clone(res.Headers)
+	if headers == nil {
+		headers = map[string]string{}
+	}
+	headers["OutputWidth"], headers["OutputHeight"] = strconv.Itoa(res.Width), strconv.Itoa(res.Height)
+	headers["Source"] = source
+	return variant{Mime: res.Mime, Headers: headers, Data: res.Data}, nil
+}
+
+// pickVariation returns the stored variation of img the chain may render
+// from (engine.Chain.PickVariation), when variations are on and one fits.
+// A failure to list them is logged and the original is used.
+func (s *Server) pickVariation(ctx context.Context, img storage.Image, chain engine.Chain, format string, env engine.Env) (storage.Variation, bool) {
+	if s.variations == nil || chain.Len() == 0 {
+		return storage.Variation{}, false
+	}
+	vs, err := s.variations.Variations(ctx, img)
+	if err != nil {
+		s.log.Warn("stored variations", "user", img.User, "image", img.Identifier, "err", err)
+		return storage.Variation{}, false
+	}
+	if len(vs) == 0 {
+		return storage.Variation{}, false
+	}
+	sizes := make([]engine.Variation, len(vs))
+	for i, v := range vs {
+		sizes[i] = engine.Variation{Width: v.Width, Height: v.Height}
+	}
+	i := chain.PickVariation(vs[0].OrigWidth, vs[0].OrigHeight, format, img.Extension, env, sizes)
+	if i < 0 {
+		return storage.Variation{}, false
+	}
+	return vs[i], true
+}
+
+// renderFrom runs req on the blob at key. The source is read once a
+// pipeline slot is free, not while waiting, into a reused buffer, which
+// goes back once the render is done (libvips reads the source in place,
+// and keeps nothing of it after).
+func (s *Server) renderFrom(ctx context.Context, img storage.Image, key string, req engine.Request) (*engine.Result, error) {
 	var src []byte
 	load := func(ctx context.Context) ([]byte, error) {
 		var buf []byte
@@ -182,44 +257,35 @@ func (s *Server) render(ctx context.Context, img storage.Image, chain engine.Cha
 			buf = *p
 		}
 		var err error
-		if src, err = s.blobs.GetInto(ctx, img.Key(), buf); err != nil {
+		if src, err = s.blobs.GetInto(ctx, key, buf); err != nil {
 			return nil, fmt.Errorf("image %s/%s: %w", img.User, img.Identifier, err)
 		}
 		return src, nil
 	}
-	res, err := s.engine.ProcessSource(ctx, load, engine.Request{
-		Chain:  chain,
-		Format: format,
-		Source: engine.Info{Mime: img.Mime, Ext: img.Extension, Width: img.Width, Height: img.Height},
-		Env: engine.Env{Metadata: md, LoadImage: func(ctx context.Context, id string) ([]byte, error) {
-			other, err := s.images.Image(ctx, img.User, id)
-			if err != nil {
-				if isNotExist(err) {
-					return nil, fmt.Errorf("image %s/%s: %w", img.User, id, fs.ErrNotExist)
-				}
-				return nil, err
-			}
-			b, err := s.blobs.Get(ctx, other.Key())
-			if isNotExist(err) {
-				return nil, fmt.Errorf("image %s/%s: %w", img.User, id, fs.ErrNotExist)
-			}
-			return b, err
-		}},
-	})
+	res, err := s.engine.ProcessSource(ctx, load, req)
 	if src != nil && (err != nil || !sameArray(res.Data, src)) {
 		sourceBuffers.Put(&src)
 	}
-	if err != nil {
-		return variant{}, err
+	return res, err
+}
+
+// loadOther returns the Env.LoadImage of img: the stored bytes of another
+// image of its user.
+func (s *Server) loadOther(img storage.Image) func(ctx context.Context, id string) ([]byte, error) {
+	return func(ctx context.Context, id string) ([]byte, error) {
+		other, err := s.images.Image(ctx, img.User, id)
+		if err != nil {
+			if isNotExist(err) {
+				return nil, fmt.Errorf("image %s/%s: %w", img.User, id, fs.ErrNotExist)
+			}
+			return nil, err
+		}
+		b, err := s.blobs.Get(ctx, other.Key())
+		if isNotExist(err) {
+			return nil, fmt.Errorf("image %s/%s: %w", img.User, id, fs.ErrNotExist)
+		}
+		return b, err
 	}
-	// The output's dimensions go out as <prefix>-OutputWidth and
-	// -OutputHeight, so a client learns them without decoding the bytes.
-	headers := maps.Clone(res.Headers)
-	if headers == nil {
-		headers = map[string]string{}
-	}
-	headers["OutputWidth"], headers["OutputHeight"] = strconv.Itoa(res.Width), strconv.Itoa(res.Height)
-	return variant{Mime: res.Mime, Headers: headers, Data: res.Data}, nil
 }
 
 // sourceBuffers holds source buffers between renders: a 12 MP JPEG is 4-5

@@ -236,6 +236,7 @@ func (s *Server) storeImage(ctx context.Context, img *storage.Image, data []byte
 	} else {
 		s.usage.Add(storage.MetricUploads, img.User, 1)
 		s.usage.Add(storage.MetricUploadBytes, img.User, img.Size)
+		s.builder.Wake() // its variation job, if it has one
 	}
 	return created, nil
 }

@@ -33,6 +33,12 @@ type Deps struct {
 	// Default: none, and the queue waits for whichever collector runs on
 	// the database (main.go runs one in every instance).
 	Collector *storage.Collector
+	// Variations builds stored variations; the server wakes it after an
+	// upload, and its presence turns the variation picker on (GET of a
+	// transformed image decodes the smallest stored variation that holds
+	// enough pixels). Default: none, and every image renders from its
+	// original.
+	Variations *storage.VariationBuilder
 	// Metrics, when set, receives request and cache metrics.
 	Metrics *Metrics
 	// AccessLog, when set, gets one line per request (with its X-Request-Id).
@@ -51,6 +57,10 @@ type Server struct {
 	blobHealth pinger
 	variants   variantCache
 	collector  waker
+	// builder is woken after an upload; variations, when set, lists the
+	// stored variations the picker chooses from.
+	builder    waker
+	variations variationStore
 	flight     flight
 	draining   atomic.Bool
 	metrics    *Metrics
@@ -92,6 +102,10 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s.collector = noWaker{}
 	if d.Collector != nil {
 		s.collector = d.Collector
+	}
+	s.builder = noWaker{}
+	if d.Variations != nil {
+		s.builder, s.variations = d.Variations, d.DB
 	}
 	var err error
 	s.variants = d.Variants

@@ -91,6 +91,11 @@ type blobStore interface {
 	Put(ctx context.Context, key string, data []byte) error
 }
 
+// variationStore lists an image's stored variations.
+type variationStore interface {
+	Variations(ctx context.Context, img storage.Image) ([]storage.Variation, error)
+}
+
 // waker is told that blob deletions were queued; *storage.Collector
 // satisfies it.
 type waker interface{ Wake() }
@@ -120,17 +125,18 @@ func newStores(db *storage.DB) stores {
 }
 
 var (
-	_ imageStore    = (*storage.DB)(nil)
-	_ listingStore  = (*storage.DB)(nil)
-	_ metadataStore = (*storage.DB)(nil)
-	_ shortURLStore = (*storage.DB)(nil)
-	_ variantLister = (*storage.DB)(nil)
-	_ statsStore    = (*storage.DB)(nil)
-	_ aclReader     = (*storage.DB)(nil)
-	_ keyWriter     = (*storage.DB)(nil)
-	_ ruleWriter    = (*storage.DB)(nil)
-	_ groupStore    = (*storage.DB)(nil)
-	_ pinger        = (*storage.DB)(nil)
-	_ blobStore     = (*storage.Blobs)(nil)
-	_ pinger        = (*storage.Blobs)(nil)
+	_ imageStore     = (*storage.DB)(nil)
+	_ listingStore   = (*storage.DB)(nil)
+	_ metadataStore  = (*storage.DB)(nil)
+	_ shortURLStore  = (*storage.DB)(nil)
+	_ variantLister  = (*storage.DB)(nil)
+	_ statsStore     = (*storage.DB)(nil)
+	_ aclReader      = (*storage.DB)(nil)
+	_ keyWriter      = (*storage.DB)(nil)
+	_ ruleWriter     = (*storage.DB)(nil)
+	_ groupStore     = (*storage.DB)(nil)
+	_ pinger         = (*storage.DB)(nil)
+	_ variationStore = (*storage.DB)(nil)
+	_ blobStore      = (*storage.Blobs)(nil)
+	_ pinger         = (*storage.Blobs)(nil)
 )

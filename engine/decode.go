@@ -79,8 +79,10 @@ type decoded struct {
 // decode opens src for the chain: it reads the header, checks the limits and,
 // when the first step reduces the image, reopens a JPEG or WebP with
 // shrink-on-load. Decoding is lenient (libvips' default): the stored bytes
-// passed Inspect at upload.
-func (e *Engine) decode(src []byte, steps []Step, env Env) (*decoded, error) {
+// passed Inspect at upload. With from set, src is a variation of the stored
+// image: the decoded image is smaller than the size reported (from's), as
+// after a shrink-on-load, and the format reported is the original's.
+func (e *Engine) decode(src []byte, steps []Step, env Env, from *VariationSource) (*decoded, error) {
 	f, ok := sniff(src)
 	if !ok {
 		return nil, unsupported(src)
@@ -118,10 +120,13 @@ func (e *Engine) decode(src []byte, steps []Step, env Env) (*decoded, error) {
 		img.Close()
 		return nil, err
 	}
+	if from != nil {
+		d.w, d.h, d.ext = from.OrigWidth, from.OrigHeight, from.OrigExt
+	}
 	if len(steps) > 0 && (f.ext == "jpg" || f.ext == "webp") {
 		if lh, ok := steps[0].(loadHinter); ok {
 			minW, minH := lh.loadHint(&State{OrigWidth: d.w, OrigHeight: d.h, Env: env})
-			if shrink := pickShrink(d.w, d.h, minW, minH); shrink > 1 {
+			if shrink := pickShrink(img.Width(), img.Height(), minW, minH); shrink > 1 {
 				p := params()
 				if f.ext == "jpg" {
 					p.JpegShrinkFactor.Set(shrink)

@@ -111,6 +111,9 @@ type Request struct {
 	Source Info
 	// Env gives steps access to metadata and other images of the same user.
 	Env Env
+	// Variation, when set, says the source bytes are a stored variation of
+	// the image (Chain.PickVariation chose it), not the original.
+	Variation *VariationSource
 }
 
 // Result is one encoded output.
@@ -313,7 +316,7 @@ func (e *Engine) render(ctx context.Context, src []byte, req Request) (*Result, 
 		return e.processAnimation(ctx, anim, req)
 	}
 	start := time.Now()
-	d, err := e.decode(src, req.Chain.steps, req.Env)
+	d, err := e.decode(src, req.Chain.steps, req.Env, req.Variation)
 	if err != nil {
 		return nil, err
 	}

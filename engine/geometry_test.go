@@ -108,7 +108,7 @@ func TestGeometryShrinkOnLoad(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d, err := e.decode(src, c.steps, tc.env)
+			d, err := e.decode(src, c.steps, tc.env, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -32,6 +32,14 @@
 //   - A variant is recorded in a transaction that locks its image's row and
 //     checks the image's token, so a variant rendered from an image deleted
 //     meanwhile is never recorded, and its reserved blob is collected.
+//   - Stored variations (variations.go) follow the same pattern: the job to
+//     build them is a variation_jobs row written in the transaction that
+//     commits the image; a VariationBuilder, which every instance runs,
+//     takes due jobs by compare-and-swap, writes the copies under
+//     reservations at variations/<user>/<id>.<token>/<width>.<ext>, and
+//     records them in a transaction that checks the image's token. A
+//     delete drops their rows and queues their blobs; fsck checks them as
+//     it checks variants (fsck_variations.go).
 //
 // `vitrine fsck` (Check) compares the two sides and reports (and with
 // --repair, fixes) whatever breaks the invariant: a lost blob, a blob no
@@ -58,8 +66,9 @@
 // variant cache table, 4 listing indexes, 5 admin UI sessions, 6 per-user
 // image counts and descending listing indexes, 7 blob deletion queue, 8
 // image blob tokens, 9 variant blob tokens, 10 audit log, usage counters,
-// key creation time and session address (audit.go, usage.go). To add step
-// N, add one file,
+// key creation time and session address (audit.go, usage.go), 11 image
+// insertion order, 12 image frames, 13 image properties (analysis), 14
+// variation jobs, 15 stored variations. To add step N, add one file,
 // stepNNNN_what.go, that registers it:
 //
 //	func init() {

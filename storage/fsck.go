@@ -58,6 +58,13 @@ type CheckReport struct {
 	// OrphanVariantBlobs are variant blobs no record names, older than
 	// Grace and not queued (not counted against cache.maxBytes).
 	OrphanVariantBlobs Findings `json:"orphanVariantBlobs"`
+	// Variations counts stored variation records, VariationBlobs their
+	// blobs; VariationsWithoutBlob and OrphanVariationBlobs are as for
+	// variants (fsck_variations.go).
+	Variations            int64    `json:"variations"`
+	VariationBlobs        int64    `json:"variationBlobs"`
+	VariationsWithoutBlob Findings `json:"variationsWithoutBlob"`
+	OrphanVariationBlobs  Findings `json:"orphanVariationBlobs"`
 	// VariantRecordBytes is the cache's size as its records count it;
 	// VariantBlobBytes the size of the variant blobs in the store.
 	VariantRecordBytes int64 `json:"variantRecordBytes"`
@@ -68,7 +75,7 @@ type CheckReport struct {
 
 func (r *CheckReport) findings() []*Findings {
 	return []*Findings{&r.ImagesWithoutBlob, &r.OrphanImageBlobs, &r.VariantsOfDeletedImages,
-		&r.VariantsWithoutBlob, &r.OrphanVariantBlobs}
+		&r.VariantsWithoutBlob, &r.OrphanVariantBlobs, &r.VariationsWithoutBlob, &r.OrphanVariationBlobs}
 }
 
 // Clean reports whether the check found nothing to fix. (The cache's
@@ -118,7 +125,7 @@ func Check(ctx context.Context, db *DB, blobs *Blobs, opts CheckOptions) (*Check
 	}
 	c := &checker{db: db, blobs: blobs, opts: opts, r: &CheckReport{}, cutoff: time.Now().Add(-opts.Grace)}
 	for _, phase := range []func(context.Context) error{
-		c.imageRows, c.imageBlobs, c.variantRows, c.variantBlobs,
+		c.imageRows, c.imageBlobs, c.variantRows, c.variantBlobs, c.variationRows, c.variationBlobs,
 	} {
 		if err := phase(ctx); err != nil {
 			return c.r, err
@@ -219,8 +226,10 @@ func (c *checker) imageRows(ctx context.Context) error {
 // parsedKey is a blob key split into its parts.
 type parsedKey struct{ user, id, token, hash string }
 
-// parseKey splits images/<user>/<id>[.<token>] (hash empty) or
-// variants/<user>/<id>[.<token>]/<hash>; ok is false for any other key.
+// parseKey splits images/<user>/<id>[.<token>] (hash empty),
+// variants/<user>/<id>[.<token>]/<hash> or
+// variations/<user>/<id>[.<token>]/<width>.<ext> (hash the last part); ok
+// is false for any other key.
 func parseKey(key string) (p parsedKey, ok bool) {
 	kind, rest, _ := strings.Cut(key, "/")
 	user, rest, ok := strings.Cut(rest, "/")
@@ -232,7 +241,7 @@ func parseKey(key string) (p parsedKey, ok bool) {
 	case "images":
 		p.id, p.token, _ = strings.Cut(rest, ".")
 		return p, p.id != "" && !strings.Contains(rest, "/")
-	case "variants":
+	case "variants", "variations":
 		idTok, hash, ok := strings.Cut(rest, "/")
 		if !ok || hash == "" {
 			return p, false

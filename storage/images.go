@@ -92,7 +92,8 @@ func (db *DB) InsertImage(ctx context.Context, img *Image) (created bool, err er
 //
 // When (img.User, img.Identifier) already exists nothing is written: res is
 // released (its blob is not needed), img is overwritten with the stored
-// record and created is false. Concurrent commits of one image leave one
+// record and created is false. An image that VariationsConfig.Wants gets
+// a variation job in the same transaction. Concurrent commits of one image leave one
 // row and report created once. When a collector took res first (the
 // write overran its lease), nothing is written and the error is
 // ErrReservationLost.
@@ -139,6 +140,11 @@ func (db *DB) CommitImage(ctx context.Context, img *Image, res Reservation) (cre
 		}
 		if err := db.claim(ctx, tx, res); err != nil {
 			return err
+		}
+		if db.variations.Wants(img.Width, img.Height, img.Size) {
+			if err := db.addVariationJob(ctx, tx, img.User, img.Identifier); err != nil {
+				return err
+			}
 		}
 		if len(img.Metadata) > 0 {
 			if err := db.writeMetadata(ctx, tx, img.User, img.Identifier, img.Metadata); err != nil {
@@ -190,8 +196,9 @@ func (db *DB) Image(ctx context.Context, user, id string) (Image, error) {
 }
 
 // DeleteImage deletes an image's record, its metadata, its short URLs and
-// its cached variants' records in one transaction, which also queues the
-// deletion of the image's blob and its variants' blobs (queue.go): the
+// its cached variants' and stored variations' records in one transaction,
+// which also queues the deletion of the image's blob and its variants' and
+// variations' blobs (queue.go): the
 // blobs go once a collector gets to them, and a failure to delete them is
 // retried until it succeeds. ErrNotExist when there is no such image.
 func (db *DB) DeleteImage(ctx context.Context, user, id string) error {
@@ -230,6 +237,9 @@ func (db *DB) DeleteImage(ctx context.Context, user, id string) error {
 			return err
 		}
 		if err := db.dropVariants(ctx, tx, user, id); err != nil {
+			return err
+		}
+		if err := db.dropVariations(ctx, tx, user, id); err != nil {
 			return err
 		}
 		if row.BlobToken == "" {

@@ -64,6 +64,9 @@ func TestDBWithSecret(t *testing.T, open func(t *testing.T) *storage.DB, openSec
 		{"PendingAnalysis", testPendingAnalysis},
 		{"Similar", testSimilar},
 		{"SimilarMany", testSimilarMany},
+		{"Variations", testVariations},
+		{"VariationsFailures", testVariationsFailures},
+		{"VariationsCheck", testVariationsCheck},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

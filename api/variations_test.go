@@ -1,0 +1,90 @@
+package api_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/vitrine/vitrine/api"
+	"github.com/vitrine/vitrine/engine"
+	"github.com/vitrine/vitrine/storage"
+)
+
+// withVariations serves e's stores through a server that builds stored
+// variations with a real engine (drained by the test) and picks them.
+func withVariations(t *testing.T, e *env) *storage.VariationBuilder {
+	t.Helper()
+	eng, err := engine.New(engine.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	build := func(ctx context.Context, src []byte, widths []int) ([]storage.BuiltVariation, error) {
+		vs, err := eng.BuildVariations(ctx, src, widths)
+		out := make([]storage.BuiltVariation, len(vs))
+		for i, v := range vs {
+			out[i] = storage.BuiltVariation(v)
+		}
+		return out, err
+	}
+	b, err := storage.NewVariationBuilder(e.db, e.blobs, storage.VariationsConfig{}, build)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := api.New(testConfig(), api.Deps{DB: e.db, Blobs: e.blobs, Engine: eng, Collector: e.coll, Variations: b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	e.url, e.srv = hs.URL, srv
+	return b
+}
+
+// TestStoredVariations: an upload queues its variations, the builder makes
+// them; a reducing chain is served from the smallest that holds enough
+// pixels and says so (X-Service-Source, replayed on a cache hit), a crop
+// first or a lossless output from the original; deleting the image
+// deletes the variations' blobs through the blob queue.
+func TestStoredVariations(t *testing.T) {
+	e := newEnv(t, testConfig())
+	b := withVariations(t, e)
+	id := e.upload(jpegImage(t, 2400, 1800))
+	if n, err := b.Drain(t.Context()); err != nil || n != 1 {
+		t.Fatalf("Drain = %d, %v; want 1", n, err)
+	}
+	img, err := e.db.Image(t.Context(), "alice", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs, err := e.db.Variations(t.Context(), img)
+	if err != nil || len(vs) != 2 || vs[0].Width != 600 || vs[1].Width != 1200 {
+		t.Fatalf("variations %+v, %v; want 600 and 1200", vs, err)
+	}
+	path := "/users/alice/images/" + id
+	for _, c := range []struct{ query, want, cache string }{
+		{".jpg?t[]=resize:width=500", "variation-600", "Miss"},
+		{".jpg?t[]=resize:width=500", "variation-600", "Hit"},
+		{".jpg?t[]=thumbnail:width=1000,height=700", "variation-1200", "Miss"},
+		{".jpg?t[]=resize:width=2000", "original", "Miss"},
+		{".jpg?t[]=crop:width=100,height=100", "original", "Miss"},
+		{".png?t[]=resize:width=500", "original", "Miss"},
+		{".jpg?t[]=resize:width=500&t[]=histogram", "original", "Miss"},
+	} {
+		r := e.get(e.tokenURL(path+c.query, userPriv))
+		if r.StatusCode != http.StatusOK || r.Header.Get("X-Service-Source") != c.want ||
+			r.Header.Get("X-Service-TransformationCache") != c.cache {
+			t.Fatalf("GET %s: %d, source %q cache %q; want %s, %s (%s)", c.query, r.StatusCode,
+				r.Header.Get("X-Service-Source"), r.Header.Get("X-Service-TransformationCache"), c.want, c.cache, r.body)
+		}
+	}
+	if r := e.signed(http.MethodDelete, path, userKey, userPriv, nil); r.StatusCode != http.StatusOK {
+		t.Fatalf("delete: %d %s", r.StatusCode, r.body)
+	}
+	e.drain()
+	for _, v := range vs {
+		if ok, err := e.blobs.Exists(t.Context(), v.Key); err != nil || ok {
+			t.Fatalf("variation blob %s exists = %v, %v after the delete", v.Key, ok, err)
+		}
+	}
+}

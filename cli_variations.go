@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/vitrine/vitrine/engine"
+	"github.com/vitrine/vitrine/storage"
+)
+
+// newVariationBuilder returns the builder of stored variations over st
+// with eng's BuildVariations, or nil when variations are off.
+func newVariationBuilder(st *stores, eng *engine.Engine) (*storage.VariationBuilder, error) {
+	cfg := st.cfg.Variations
+	if !cfg.On() {
+		return nil, nil
+	}
+	build := func(ctx context.Context, src []byte, widths []int) ([]storage.BuiltVariation, error) {
+		vs, err := eng.BuildVariations(ctx, src, widths)
+		out := make([]storage.BuiltVariation, len(vs))
+		for i, v := range vs {
+			out[i] = storage.BuiltVariation(v)
+		}
+		return out, err
+	}
+	return storage.NewVariationBuilder(st.db, st.blobs, cfg, build)
+}
+
+// startVariations runs the builder of stored variations in the background
+// until ctx ends, and returns it (nil when variations are off).
+func startVariations(ctx context.Context, st *stores, eng *engine.Engine, log *slog.Logger) (*storage.VariationBuilder, error) {
+	b, err := newVariationBuilder(st, eng)
+	if err != nil || b == nil {
+		return nil, err
+	}
+	go b.Run(ctx, func(err error) { log.Warn("stored variations", "err", err) })
+	return b, nil
+}
+
+// variationsSummary is what `vitrine variations` reports.
+type variationsSummary struct {
+	Images     int64 `json:"images"`
+	Built      int64 `json:"built"`
+	Skipped    int64 `json:"skipped"`
+	Failed     int64 `json:"failed"`
+	Variations int64 `json:"variations"`
+	Bytes      int64 `json:"bytes"`
+}
+
+const variationsUsage = `usage:
+  vitrine variations [--user U] [--config FILE] [--data DIR]
+builds the stored variations of images stored before they were on
+`
+
+// runVariations is `vitrine variations`: it builds the stored variations
+// of images stored before variations were on (README "Stored variations").
+// It walks the images that have none, so a run that stops resumes where it
+// was; a failed image is reported and left for the next run.
+func runVariations(ctx context.Context, args []string) error {
+	cmd := newCommand("variations", variationsUsage)
+	var f commonFlags
+	f.register(cmd.FlagSet)
+	user := cmd.String("user", "", "only this user's images")
+	if _, err := cmd.parse(args, 0, 0); err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	st, err := open(ctx, f)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	eng, err := engine.New(st.cfg.Engine)
+	if err != nil {
+		return err
+	}
+	b, err := newVariationBuilder(st, eng)
+	if err != nil {
+		return err
+	}
+	if b == nil {
+		return errors.New("variations: stored variations are off (variations.enabled: false)")
+	}
+	total, err := st.db.CountVariationCandidates(ctx, *user)
+	if err != nil {
+		return err
+	}
+	var show func(string, int64, int64)
+	if isTerminal(os.Stderr) {
+		show = progress(os.Stderr)
+	}
+	sum, err := buildAll(ctx, st.db, b, *user, total, show)
+	if show != nil {
+		fmt.Fprintln(os.Stderr)
+	}
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", "  ")
+	if eerr := enc.Encode(sum); eerr != nil {
+		return eerr
+	}
+	if err == nil && sum.Failed > 0 {
+		err = fmt.Errorf("variations: %d images failed (run again to retry)", sum.Failed)
+	}
+	return err
+}
+
+// buildAll builds the variations of every image of user (every user's
+// when empty) that has none, a page at a time.
+func buildAll(ctx context.Context, db *storage.DB, b *storage.VariationBuilder, user string, total int64, show func(string, int64, int64)) (variationsSummary, error) {
+	var sum variationsSummary
+	afterUser, afterID := "", ""
+	for {
+		page, err := db.VariationCandidates(ctx, user, afterUser, afterID, 100)
+		if err != nil || len(page) == 0 {
+			return sum, err
+		}
+		for _, img := range page {
+			if err := ctx.Err(); err != nil {
+				return sum, err
+			}
+			sum.Images++
+			r, err := b.BuildImage(ctx, img.User, img.Identifier)
+			switch {
+			case err != nil:
+				sum.Failed++
+				fmt.Fprintf(os.Stderr, "\nvariations: %s/%s: %v\n", img.User, img.Identifier, err)
+			case r.Variations == 0:
+				sum.Skipped++
+			default:
+				sum.Built++
+				sum.Variations += int64(r.Variations)
+				sum.Bytes += r.Bytes
+			}
+			if show != nil {
+				show("variations", sum.Images, total)
+			}
+		}
+		last := page[len(page)-1]
+		afterUser, afterID = last.User, last.Identifier
+	}
+}
