@@ -141,26 +141,7 @@ func (db *DB) CommitImage(ctx context.Context, img *Image, res Reservation) (cre
 		if err := db.claim(ctx, tx, res); err != nil {
 			return err
 		}
-		if db.variations.Wants(img.Width, img.Height, img.Size) {
-			if err := db.addVariationJob(ctx, tx, img.User, img.Identifier); err != nil {
-				return err
-			}
-		}
-		if len(img.Metadata) > 0 {
-			if err := db.writeMetadata(ctx, tx, img.User, img.Identifier, img.Metadata); err != nil {
-				return err
-			}
-		}
-		if err := db.audit(ctx, tx, auditEvent{"image.create", img.User + "/" + img.Identifier,
-			map[string]any{"bytes": img.Size, "mime": img.Mime, "width": img.Width, "height": img.Height}}); err != nil {
-			return err
-		}
-		if img.Properties != nil {
-			if err := db.writeProperties(ctx, tx, img.User, img.Identifier, img.Properties); err != nil {
-				return err
-			}
-		}
-		return db.addCount(ctx, tx, img.User, 1, img.Size)
+		return db.recordNewImage(ctx, tx, img)
 	})
 	if errors.Is(err, ErrReservationLost) {
 		err = errors.Join(err, db.requeue(ctx, res))
@@ -178,6 +159,32 @@ func (db *DB) CommitImage(ctx context.Context, img *Image, res Reservation) (cre
 	}
 	*img = existing
 	return false, nil
+}
+
+// recordNewImage writes, in tx, what goes with a new image row: its
+// variation job, metadata, properties, the audit entry and the user's
+// counts.
+func (db *DB) recordNewImage(ctx context.Context, tx bun.Tx, img *Image) error {
+	if db.variations.Wants(img.Width, img.Height, img.Size) {
+		if err := db.addVariationJob(ctx, tx, img.User, img.Identifier); err != nil {
+			return err
+		}
+	}
+	if len(img.Metadata) > 0 {
+		if err := db.writeMetadata(ctx, tx, img.User, img.Identifier, img.Metadata); err != nil {
+			return err
+		}
+	}
+	if img.Properties != nil {
+		if err := db.writeProperties(ctx, tx, img.User, img.Identifier, img.Properties); err != nil {
+			return err
+		}
+	}
+	if err := db.audit(ctx, tx, auditEvent{"image.create", img.User + "/" + img.Identifier,
+		map[string]any{"bytes": img.Size, "mime": img.Mime, "width": img.Width, "height": img.Height}}); err != nil {
+		return err
+	}
+	return db.addCount(ctx, tx, img.User, 1, img.Size)
 }
 
 // Image returns one image's record (without metadata).

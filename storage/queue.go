@@ -262,19 +262,7 @@ func (c *Collector) Wake() {
 // Run drains every Interval, and when woken, until ctx ends; errors go to
 // onError.
 func (c *Collector) Run(ctx context.Context, onError func(error)) {
-	t := time.NewTicker(c.cfg.Interval)
-	defer t.Stop()
-	for {
-		if _, err := c.Drain(ctx); err != nil && ctx.Err() == nil && onError != nil {
-			onError(err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-c.wake:
-		}
-	}
+	runEvery(ctx, c.cfg.Interval, c.wake, c.Drain, onError)
 }
 
 // CollectorStats counts what this collector did.
@@ -290,33 +278,7 @@ func (c *Collector) Stats() CollectorStats {
 // store or database that failed (rows whose blob could not be deleted are
 // retried later; the others go on).
 func (c *Collector) Drain(ctx context.Context) (done int, firstErr error) {
-	seen := map[int64]bool{}
-	for {
-		var rows []queueRow
-		err := c.db.bun.NewSelect().Model(&rows).Where("due <= ?", time.Now().UnixMicro()).
-			OrderExpr("due ASC").Limit(64).Scan(ctx)
-		if err != nil {
-			return done, fmt.Errorf("storage: due blob deletions: %w", err)
-		}
-		progress := false
-		for _, r := range rows {
-			if seen[r.ID] {
-				continue
-			}
-			seen[r.ID] = true
-			progress = true
-			ok, err := c.process(ctx, r)
-			if err != nil && firstErr == nil {
-				firstErr = err
-			}
-			if ok {
-				done++
-			}
-		}
-		if !progress || len(rows) < 64 {
-			return done, firstErr
-		}
-	}
+	return drainDue(ctx, c.db, "blob deletions", 64, c.process)
 }
 
 // process takes one row and deletes its blob; ok when the row is done.

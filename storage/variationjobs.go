@@ -87,19 +87,7 @@ func (b *VariationBuilder) Run(ctx context.Context, onError func(error)) {
 		return
 	}
 	cc := CollectorConfig{Interval: b.cfg.Interval}.withDefaults()
-	t := time.NewTicker(cc.Interval)
-	defer t.Stop()
-	for {
-		if _, err := b.Drain(ctx); err != nil && ctx.Err() == nil && onError != nil {
-			onError(err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-b.wake:
-		}
-	}
+	runEvery(ctx, cc.Interval, b.wake, b.Drain, onError)
 }
 
 // BuilderStats counts what a builder did: images whose variations it
@@ -115,33 +103,7 @@ func (b *VariationBuilder) Stats() BuilderStats {
 // finished and the first error (a failed job is retried later; the others
 // go on).
 func (b *VariationBuilder) Drain(ctx context.Context) (done int, firstErr error) {
-	seen := map[int64]bool{}
-	for {
-		var rows []variationJobRow
-		err := b.db.bun.NewSelect().Model(&rows).Where("due <= ?", time.Now().UnixMicro()).
-			OrderExpr("due ASC").Limit(16).Scan(ctx)
-		if err != nil {
-			return done, fmt.Errorf("storage: due variation jobs: %w", err)
-		}
-		progress := false
-		for _, r := range rows {
-			if seen[r.ID] {
-				continue
-			}
-			seen[r.ID] = true
-			progress = true
-			ok, err := b.take(ctx, r)
-			if err != nil && firstErr == nil {
-				firstErr = err
-			}
-			if ok {
-				done++
-			}
-		}
-		if !progress || len(rows) < 16 {
-			return done, firstErr
-		}
-	}
+	return drainDue(ctx, b.db, "variation jobs", 16, b.take)
 }
 
 // take claims one job (a compare-and-swap on attempts that also pushes its
