@@ -99,7 +99,7 @@ var followers = map[string]string{
 	"progressive": "progressive", "resize": "resize:width=300", "rotate": "rotate:angle=90", "sepia": "sepia",
 	"sharpen": "sharpen", "smartSize": "smartSize:width=200,height=200", "strip": "strip",
 	"thumbnail": "thumbnail", "transpose": "transpose", "transverse": "transverse", "vignette": "vignette",
-	"watermark": "watermark:img=wm",
+	"text": "text:text=Hello,size=20", "watermark": "watermark:img=wm",
 }
 
 // ladder halves w while the result is at least 384 px (storage's default).
