@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"slices"
 	"sort"
@@ -53,13 +54,17 @@ func (s *Server) putKey(c *call) error {
 	}
 	var body struct {
 		PrivateKey any `json:"privateKey"`
+		Access     any `json:"access"`
 	}
-	if err := c.readJSON(64<<10, &body); err != nil {
+	if err := c.readJSON(256<<10, &body); err != nil {
 		return err
 	}
 	priv, ok := body.PrivateKey.(string)
 	if !ok || priv == "" {
 		return errorf(http.StatusBadRequest, "No privateKey provided")
+	}
+	if body.Access != nil {
+		return s.createKey(c, storage.Key{PublicKey: pk, PrivateKey: priv}, body.Access)
 	}
 	created, err := s.keys.PutKey(c.ctx(), storage.Key{PublicKey: pk, PrivateKey: priv})
 	if err != nil {
@@ -70,6 +75,28 @@ func (s *Server) putKey(c *call) error {
 		status = http.StatusCreated
 	}
 	return c.writeJSON(map[string]string{"publicKey": pk}, out{status: status})
+}
+
+// createKey is PUT /keys/<pk> with access: it creates the key together with
+// its first rules, in one transaction, or nothing (409 when the key exists,
+// whose private key is left alone; 400 for a rule the API refuses).
+func (s *Server) createKey(c *call, k storage.Key, access any) error {
+	rules, err := s.parseRules(c.ctx(), access)
+	if err != nil {
+		return err
+	}
+	added, err := s.keys.CreateKey(c.ctx(), k, rules)
+	if errors.Is(err, storage.ErrExist) {
+		return errorf(http.StatusConflict, "Public key %s exists already; PUT without access changes its private key", k.PublicKey)
+	}
+	if err != nil {
+		return err
+	}
+	views := make([]object, len(added))
+	for i, r := range added {
+		views[i] = ruleView(r, nil)
+	}
+	return c.writeJSON(map[string]any{"publicKey": k.PublicKey, "access": views}, out{status: http.StatusCreated})
 }
 
 func (s *Server) deleteKey(c *call) error {
@@ -256,33 +283,13 @@ func (s *Server) postRules(c *call) error {
 	if err != nil {
 		return err
 	}
-	noData := errorf(http.StatusBadRequest, "No access rule data provided")
 	var doc any
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if dec.Decode(&doc) != nil {
-		return noData
+	if json.NewDecoder(bytes.NewReader(data)).Decode(&doc) != nil {
+		doc = nil
 	}
-	var items []any
-	switch t := doc.(type) {
-	case map[string]any:
-		items = []any{t}
-	case []any:
-		items = t
-	}
-	if len(items) == 0 {
-		return noData
-	}
-	rules := make([]storage.Rule, 0, len(items))
-	for _, it := range items {
-		obj, ok := it.(map[string]any)
-		if !ok {
-			return noData
-		}
-		r, err := s.parseRule(c.ctx(), obj)
-		if err != nil {
-			return err
-		}
-		rules = append(rules, r)
+	rules, err := s.parseRules(c.ctx(), doc)
+	if err != nil {
+		return err
 	}
 	added, err := s.rules.AddRules(c.ctx(), pk, rules)
 	if err != nil {
@@ -293,6 +300,35 @@ func (s *Server) postRules(c *call) error {
 		views[i] = ruleView(r, nil)
 	}
 	return c.writeJSON(views, out{})
+}
+
+// parseRules validates one rule object or an array of them, as POST
+// /keys/<pk>/access and PUT /keys/<pk>'s access take them.
+func (s *Server) parseRules(ctx context.Context, doc any) ([]storage.Rule, error) {
+	noData := errorf(http.StatusBadRequest, "No access rule data provided")
+	var items []any
+	switch t := doc.(type) {
+	case map[string]any:
+		items = []any{t}
+	case []any:
+		items = t
+	}
+	if len(items) == 0 {
+		return nil, noData
+	}
+	rules := make([]storage.Rule, 0, len(items))
+	for _, it := range items {
+		obj, ok := it.(map[string]any)
+		if !ok {
+			return nil, noData
+		}
+		r, err := s.parseRule(ctx, obj)
+		if err != nil {
+			return nil, err
+		}
+		rules = append(rules, r)
+	}
+	return rules, nil
 }
 
 // parseRule validates one rule, checking in this order (the first failure

@@ -219,3 +219,41 @@ func TestGroupSources(t *testing.T) {
 		}
 	}
 }
+
+// TestCreateKeyWithAccess: PUT /keys/<pk> with access stores the key and
+// its rules together, or nothing: a refused rule leaves no key, and an
+// existing key answers 409 with its private key unchanged.
+func TestCreateKeyWithAccess(t *testing.T) {
+	e := newEnv(t, mutableConfig())
+	exists := func(pk string) int {
+		return e.get(e.tokenURL("/keys/"+pk+"/access?publicKey=admin", adminPriv)).StatusCode
+	}
+	r := e.signed(http.MethodPut, "/keys/dave", adminKey, adminPriv,
+		[]byte(`{"privateKey":"d","access":{"resources":["image.gett"],"users":"*"}}`))
+	if r.StatusCode != 400 || r.errMessage(t) != "Resource 'image.gett' does not exist" {
+		t.Fatalf("bad rule: %d %s", r.StatusCode, r.body)
+	}
+	if st := exists("dave"); st != 404 {
+		t.Fatalf("a key whose rule was refused exists: HEAD %d", st)
+	}
+	r = e.signed(http.MethodPut, "/keys/dave", adminKey, adminPriv,
+		[]byte(`{"privateKey":"d","access":[{"group":"read-only","users":["alice"]},{"resources":["images.post"],"users":["alice"]}]}`))
+	if r.StatusCode != 201 {
+		t.Fatalf("create with access: %d %s", r.StatusCode, r.body)
+	}
+	m := r.json(t)
+	if m["publicKey"] != "dave" || len(m["access"].([]any)) != 2 {
+		t.Fatalf("create with access answered %s", r.body)
+	}
+	r = e.signed(http.MethodPut, "/keys/dave", adminKey, adminPriv,
+		[]byte(`{"privateKey":"other","access":{"group":"read-only","users":["bob"]}}`))
+	if r.StatusCode != 409 {
+		t.Fatalf("existing key: %d %s", r.StatusCode, r.body)
+	}
+	// The private key is still d: a read signed with it works.
+	r = e.get(e.tokenURL("/keys/dave/access?publicKey=dave", "d"))
+	var rules []any
+	if r.StatusCode != 200 || json.Unmarshal(r.body, &rules) != nil || len(rules) != 2 {
+		t.Fatalf("rules after the 409: %d %s", r.StatusCode, r.body)
+	}
+}

@@ -65,6 +65,7 @@ type aclReader interface {
 // keyWriter changes key pairs.
 type keyWriter interface {
 	PutKey(ctx context.Context, k storage.Key) (created bool, err error)
+	CreateKey(ctx context.Context, k storage.Key, rules []storage.Rule) ([]storage.Rule, error)
 	DeleteKey(ctx context.Context, publicKey string) error
 }
 

@@ -127,10 +127,9 @@ func (u *UI) keys(q *request) error {
 	return q.render(http.StatusOK, keysPage(v))
 }
 
-// createKey creates a key pair (PUT /keys/<pk>) and, when given, its first
-// rule; when the API refuses the rule the key is deleted again, so no key
-// is left without the access it was made for. The private key is shown
-// once, on the key's page.
+// createKey creates a key pair and, when given, its first rule, in one
+// request (PUT /keys/<pk> with access), so the API stores both or neither.
+// The private key is shown once, on the key's page.
 func (u *UI) createKey(q *request) error {
 	ctx := q.r.Context()
 	f := ruleForm(q.r)
@@ -141,26 +140,30 @@ func (u *UI) createKey(q *request) error {
 		priv = randomToken()
 	}
 	keyPath := "/keys/" + url.PathEscape(f.PublicKey)
-	body, _ := json.Marshal(map[string]string{"privateKey": priv})
+	req := map[string]any{"privateKey": priv}
+	if f.Group != "" || len(f.Resources) > 0 {
+		req["access"] = f.rule()
+	}
+	body, _ := json.Marshal(req)
 	status := http.StatusBadRequest
-	// Why the HEAD first: PUT on an existing key replaces its private key,
-	// which a form meant to create keys must never do by accident.
+	// Why the HEAD first: PUT without access on an existing key replaces
+	// its private key, which a form meant to create keys must never do by
+	// accident (with access, the API answers 409 instead).
 	if r, err := q.api.do(ctx, http.MethodHead, keyPath, nil, nil, ""); err != nil {
 		return err
 	} else if r.Status == http.StatusOK {
 		v.Form.KeyError = "Key " + f.PublicKey + " exists already; rotate its private key on its own page."
 	} else if _, err := q.api.send(ctx, http.MethodPut, keyPath, body, ""); err != nil {
-		if v.Form.KeyError, status, err = refusal(err); err != nil {
+		msg, st, err := refusal(err)
+		if err != nil {
 			return err
 		}
-	} else if f.Group != "" || len(f.Resources) > 0 {
-		if _, err := q.api.send(ctx, http.MethodPost, keyPath+"/access", f.ruleBody(), ""); err != nil {
-			if _, derr := q.api.send(ctx, http.MethodDelete, keyPath, nil, ""); derr != nil {
-				return errors.Join(err, derr)
-			}
-			if v.Form.RuleError, status, err = refusal(err); err != nil {
-				return err
-			}
+		status = st
+		// A refusal that is not about the key is about the rule.
+		if req["access"] != nil && st == http.StatusBadRequest && !strings.Contains(strings.ToLower(msg), "key") {
+			v.Form.RuleError = msg
+		} else {
+			v.Form.KeyError = msg
 		}
 	}
 	if err := q.loadKeys(&v); err != nil {

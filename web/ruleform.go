@@ -21,6 +21,12 @@ func ruleForm(r *http.Request) keyForm {
 
 // ruleBody is the JSON of the form's access rule; the API validates it.
 func (f keyForm) ruleBody() []byte {
+	b, _ := json.Marshal(f.rule())
+	return b
+}
+
+// rule is the form's access rule as the API takes it.
+func (f keyForm) rule() map[string]any {
 	rule := map[string]any{}
 	if f.Group != "" {
 		rule["group"] = f.Group
@@ -33,8 +39,7 @@ func (f keyForm) ruleBody() []byte {
 	} else {
 		rule["users"] = splitFields(f.Users)
 	}
-	b, _ := json.Marshal(rule)
-	return b
+	return rule
 }
 
 func splitFields(s string) []string {
