@@ -10,6 +10,7 @@ import (
 	"image/jpeg"
 	"image/png"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -103,6 +104,22 @@ func TestAdminImageAnalysis(t *testing.T) {
 	b.submit("#similar a", "similar-image")
 	if !strings.HasSuffix(b.location(), "/images/"+copyID) {
 		t.Errorf("following the similar image led to %s", b.location())
+	}
+
+	// The playground: thumbnail with a gravity, then a two-line text.
+	chain := url.Values{"user": {"alice"}, "image": {camera}, "ext": {"jpg"}, "s0": {"thumbnail"}, "s0.width": {"480"},
+		"s0.height": {"320"}, "s0.gravity": {"attention"}, "s1": {"text"}, "s1.text": {"Sunset <b>over</b> the hills\nsecond line"},
+		"s1.size": {"28"}, "s1.color": {"ffffff"}, "s1.gravity": {"southwest"}, "s1.x": {"16"}, "s1.y": {"16"},
+		"s1.background": {"000000"}, "s1.padding": {"8"}, "s1.opacity": {"80"}}
+	b.open(ui+"/playground?"+chain.Encode(), "playground-text")
+	if size := b.text("#pg-size"); !strings.HasSuffix(size, "480 × 320 px") {
+		t.Errorf("playground output: %q (error %q)", size, b.text("#pg-error"))
+	}
+	if v := eval[string](b, `document.getElementById("s1-text").value`); v != "Sunset <b>over</b> the hills\nsecond line" {
+		t.Errorf("text field holds %q", v)
+	}
+	if w := eval[float64](b, `document.getElementById("s1-text").getBoundingClientRect().width / document.querySelector(".step .params").getBoundingClientRect().width`); w < .95 {
+		t.Errorf("the text field takes %.0f%% of its step's width, want all of it", w*100)
 	}
 }
 
