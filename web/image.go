@@ -37,6 +37,10 @@ type imageView struct {
 	Variants     []variantView
 	VariantsNote string
 	Base         string // this page's path
+	// Analysis is what the analysis at upload learnt, with the original's
+	// EXIF; Similar are the nearest images by perceptual hash.
+	Analysis *analysisView
+	Similar  []thumbView
 	// What the key may do with the image.
 	CanEditMetadata, CanShorten, CanDeleteShort, CanDelete bool
 }
@@ -93,19 +97,23 @@ func (q *request) loadImage(v *imageView) error {
 	if err := q.loadVariants(ctx, v); err != nil {
 		return err
 	}
-	if v.Metadata == "" {
-		var md json.RawMessage
-		if err := q.api.getJSON(ctx, apiPath+"/metadata", nil, &md); err != nil {
-			msg, denied := denial(err)
-			if !denied {
-				return err
-			}
-			v.MetadataNote = "Your key may not read this image's metadata: " + msg
-		} else {
-			if pretty, err := prettyJSON(md); err == nil {
-				v.Metadata = pretty
-			}
+	var md json.RawMessage
+	note := ""
+	if err := q.api.getJSON(ctx, apiPath+"/metadata", nil, &md); err != nil {
+		msg, denied := denial(err)
+		if !denied {
+			return err
 		}
+		md, note = nil, "Your key may not read this image's metadata: "+msg
+		if v.Metadata == "" {
+			v.MetadataNote = note
+		}
+	} else if pretty, err := prettyJSON(md); err == nil && v.Metadata == "" {
+		v.Metadata = pretty
+	}
+	v.Analysis = analysis(im, md, note)
+	if err := q.loadSimilar(ctx, v, im); err != nil {
+		return err
 	}
 	return nil
 }

@@ -20,6 +20,14 @@ type imageEntry struct {
 	OriginalChecksum string `json:"originalChecksum"`
 	Added            string `json:"added"`
 	Updated          string `json:"updated"`
+	// What the analysis at upload learnt (absent for images not analysed;
+	// see README "Image analysis").
+	BlurHash     string   `json:"blurhash"`
+	AverageColor string   `json:"averageColor"`
+	Palette      []string `json:"palette"`
+	PHash        string   `json:"phash"`
+	// Distance is set in similar-image listings only.
+	Distance *int `json:"distance"`
 }
 
 // listing is the API's answer to an image listing.
@@ -36,6 +44,10 @@ type listing struct {
 // thumbView is an image tile: a signed thumbnail and where it links.
 type thumbView struct {
 	User, ID, Alt, Src, Href, Caption string
+	// Color (#rrggbb) fills the tile while the thumbnail loads; BlurHash
+	// is drawn over it by app.js, at the original's aspect Ratio
+	// (width/height).
+	Color, BlurHash, Ratio string
 }
 
 // thumbSize is the side of a grid thumbnail in CSS pixels; twice that is
@@ -58,6 +70,10 @@ func (q *request) thumbs(imgs []imageEntry) []thumbView {
 			Src:     q.thumbURL(im.User, im.ID),
 			Href:    q.path("/users/" + url.PathEscape(im.User) + "/images/" + url.PathEscape(im.ID)),
 			Caption: fmt.Sprintf("%d×%d · %s", im.Width, im.Height, humanBytes(im.Size)),
+			Color:   hexColor(im.AverageColor), BlurHash: blurHash(im.BlurHash),
+		}
+		if im.Width > 0 && im.Height > 0 {
+			out[i].Ratio = strconv.FormatFloat(float64(im.Width)/float64(im.Height), 'f', 3, 64)
 		}
 	}
 	return out

@@ -29,6 +29,9 @@ type fieldView struct {
 	Min, Max, Step                     string
 	Values                             []string
 	Default                            string
+	// Multiline is a text to write (the text transformation's): a
+	// textarea across the step's width, new lines allowed.
+	Multiline bool
 }
 
 // playgroundView is the transformation playground.
@@ -270,6 +273,7 @@ func field(step int, p api.TransformationParam, value string) fieldView {
 	if p.Max != nil {
 		f.Max = strconv.FormatFloat(*p.Max, 'f', -1, 64)
 	}
+	f.Multiline = p.Type == "string" && p.Name == "text"
 	f.Step = "1"
 	if p.Type == "number" {
 		f.Step = "any"

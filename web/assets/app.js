@@ -1,6 +1,6 @@
 // vitrine admin UI enhancements. Every page works without this file; it
-// adds copy buttons, the playground's live preview, and drag-and-drop
-// uploads with progress.
+// adds copy buttons, the playground's live preview, drag-and-drop
+// uploads with progress, and BlurHash placeholders behind loading images.
 (function () {
   "use strict";
   document.documentElement.classList.add("js");
@@ -180,7 +180,85 @@
     });
   }
 
+  // BlurHash (https://blurha.sh): base-83 digits, a DC colour and AC
+  // cosine components, decoded into w×h RGBA pixels.
+  var B83 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz#$%*+,-.:;=?@[]^_{|}~";
+  function b83(s, from, to) {
+    var v = 0;
+    for (var i = from; i < to; i++) {
+      var d = B83.indexOf(s.charAt(i));
+      if (d < 0) throw new Error("not a BlurHash");
+      v = v * 83 + d;
+    }
+    return v;
+  }
+  function toLinear(c) { c /= 255; return c <= 0.04045 ? c / 12.92 : Math.pow((c + 0.055) / 1.055, 2.4); }
+  function toSRGB(v) {
+    v = Math.max(0, Math.min(1, v));
+    return Math.round(v <= 0.0031308 ? v * 12.92 * 255 : (1.055 * Math.pow(v, 1 / 2.4) - 0.055) * 255);
+  }
+  function signPow(v, e) { return (v < 0 ? -1 : 1) * Math.pow(Math.abs(v), e); }
+  function decodeBlurHash(hash, w, h) {
+    var size = b83(hash, 0, 1), nx = size % 9 + 1, ny = Math.floor(size / 9) + 1;
+    if (hash.length !== 4 + 2 * nx * ny) throw new Error("BlurHash of the wrong length");
+    var maxAC = (b83(hash, 1, 2) + 1) / 166, dc = b83(hash, 2, 6);
+    var comps = [[toLinear(dc >> 16), toLinear((dc >> 8) & 255), toLinear(dc & 255)]];
+    for (var i = 1; i < nx * ny; i++) {
+      var v = b83(hash, 4 + 2 * i, 6 + 2 * i);
+      comps.push([Math.floor(v / 361), Math.floor(v / 19) % 19, v % 19].map(function (q) {
+        return signPow((q - 9) / 9, 2) * maxAC;
+      }));
+    }
+    var px = new Uint8ClampedArray(w * h * 4);
+    for (var y = 0; y < h; y++) {
+      for (var x = 0; x < w; x++) {
+        var rgb = [0, 0, 0];
+        for (var j = 0; j < ny; j++) {
+          for (var k = 0; k < nx; k++) {
+            var basis = Math.cos(Math.PI * x * k / w) * Math.cos(Math.PI * y * j / h), c = comps[k + j * nx];
+            rgb[0] += c[0] * basis; rgb[1] += c[1] * basis; rgb[2] += c[2] * basis;
+          }
+        }
+        var p = 4 * (x + y * w);
+        px[p] = toSRGB(rgb[0]); px[p + 1] = toSRGB(rgb[1]); px[p + 2] = toSRGB(rgb[2]); px[p + 3] = 255;
+      }
+    }
+    return px;
+  }
+  window.vitrine = { decodeBlurHash: decodeBlurHash };
+
+  // Placeholders: every element with data-blurhash (and data-ratio, the
+  // original's width/height) gets its BlurHash as background, drawn on a
+  // canvas and passed as a blob: URL (the Content-Security-Policy refuses
+  // data: URLs). An image drops it once loaded.
+  function setupPlaceholders() {
+    document.querySelectorAll("[data-blurhash]").forEach(function (el) {
+      if (el.tagName === "IMG" && el.complete && el.naturalWidth > 0) return;
+      var ratio = parseFloat(el.getAttribute("data-ratio")) || 1;
+      var w = ratio >= 1 ? 32 : Math.max(4, Math.round(32 * ratio));
+      var h = ratio >= 1 ? Math.max(4, Math.round(32 / ratio)) : 32;
+      var canvas = document.createElement("canvas");
+      canvas.width = w;
+      canvas.height = h;
+      try {
+        var ctx = canvas.getContext("2d"), data = ctx.createImageData(w, h);
+        data.data.set(decodeBlurHash(el.getAttribute("data-blurhash"), w, h));
+        ctx.putImageData(data, 0, 0);
+      } catch (e) { return; }
+      canvas.toBlob(function (blob) {
+        if (!blob || (el.tagName === "IMG" && el.complete && el.naturalWidth > 0)) return;
+        var u = URL.createObjectURL(blob);
+        el.style.backgroundImage = "url(" + u + ")";
+        el.setAttribute("data-placeholder", "blurhash");
+        if (el.tagName !== "IMG") return;
+        var done = function () { el.style.backgroundImage = ""; URL.revokeObjectURL(u); };
+        el.addEventListener("load", done, { once: true });
+      });
+    });
+  }
+
   ready(function () {
+    setupPlaceholders();
     setupCopy();
     setupPlayground();
     setupUpload();

@@ -1,0 +1,47 @@
+package web
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// TestPlaceholderValuesChecked: only well-formed colours and BlurHash
+// strings reach the page (app.js decodes what the server vouched for).
+func TestPlaceholderValuesChecked(t *testing.T) {
+	for in, want := range map[string]string{"#A0b1C2": "#a0b1c2", "#abc": "", "red": "", "#a0b1c2\"": "", "": ""} {
+		if got := hexColor(in); got != want {
+			t.Errorf("hexColor(%q) = %q, want %q", in, got, want)
+		}
+	}
+	for in, want := range map[string]string{
+		"LEHV6nWB2yk8pyo0adR*.7kCMdnj":  "LEHV6nWB2yk8pyo0adR*.7kCMdnj", // 4×3 components, 28 characters
+		"LEHV6nWB2yk8pyo0adR*.7kCMdn":   "",                             // one short
+		"LEHV6nWB2yk8pyo0adR*.7kCMd\"j": "",                             // not base 83
+		"00000":                         "",
+	} {
+		if got := blurHash(in); got != want {
+			t.Errorf("blurHash(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestEXIFSummary: exposure is written as photographers read it, and the
+// analysis view says why there is no EXIF.
+func TestEXIFSummary(t *testing.T) {
+	var x map[string]any
+	_ = json.Unmarshal([]byte(`{"ExposureTime": 2, "FNumber": 1.8, "ISOSpeedRatings": [100, 200], "Model": "X100V", "Make": "FUJIFILM"}`), &x)
+	rows := exifSummary(x)
+	want := []kv{{"Camera", "FUJIFILM X100V"}, {"Exposure", "2 s · f/1.8 · ISO 100, 200"}}
+	if len(rows) != len(want) {
+		t.Fatalf("summary %v, want %v", rows, want)
+	}
+	for i := range want {
+		if rows[i] != want[i] {
+			t.Errorf("row %d: %v, want %v", i, rows[i], want[i])
+		}
+	}
+	a := analysis(imageEntry{}, nil, "Your key may not read this image's metadata: no.")
+	if a.Analysed || a.EXIFNote != "Your key may not read this image's metadata: no." {
+		t.Errorf("unanalysed image without readable metadata: %+v", a)
+	}
+}
