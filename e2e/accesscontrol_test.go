@@ -191,18 +191,19 @@ func accessControlLifecycle(t *testing.T, database string) {
 		}
 	}
 
-	// Groups: PUT creates (201) and replaces (200); GET reads it back.
+	// Groups: PUT creates (201) and replaces (200); GET reads it back. Each
+	// answer says where the group lives (a stored group may change).
 	r = s.writeJSON(t, http.MethodPut, "/groups/viewers", []string{"image.get", "metadata.get"}, admin)
 	if checkStatus(t, "PUT new group", r, http.StatusCreated) {
-		wantJSON(t, "PUT new group", r, map[string]any{"name": "viewers", "resources": []any{"image.get", "metadata.get"}})
+		wantJSON(t, "PUT new group", r, map[string]any{"name": "viewers", "resources": []any{"image.get", "metadata.get"}, "source": "database", "mutable": true})
 	}
 	r = s.writeJSON(t, http.MethodPut, "/groups/viewers", []string{"image.get"}, admin)
 	if checkStatus(t, "PUT changed group", r, http.StatusOK) {
-		wantJSON(t, "PUT changed group", r, map[string]any{"name": "viewers", "resources": []any{"image.get"}})
+		wantJSON(t, "PUT changed group", r, map[string]any{"name": "viewers", "resources": []any{"image.get"}, "source": "database", "mutable": true})
 	}
 	r = s.get(t, "/groups/viewers", admin)
 	if checkStatus(t, "GET group", r, http.StatusOK) {
-		wantJSON(t, "GET group", r, map[string]any{"name": "viewers", "resources": []any{"image.get"}})
+		wantJSON(t, "GET group", r, map[string]any{"name": "viewers", "resources": []any{"image.get"}, "source": "database", "mutable": true})
 	}
 	s.checkError(t, "GET missing group", s.get(t, "/groups/nope", admin), http.StatusNotFound, "Group not found")
 
@@ -216,7 +217,7 @@ func accessControlLifecycle(t *testing.T, database string) {
 	checkStatus(t, "read through the group", s.get(t, imagePath, reader), http.StatusOK)
 	r = s.write(t, http.MethodDelete, "/groups/viewers", nil, admin)
 	if checkStatus(t, "DELETE group", r, http.StatusOK) {
-		wantJSON(t, "DELETE group", r, map[string]any{"name": "viewers", "resources": []any{"image.get"}})
+		wantJSON(t, "DELETE group", r, map[string]any{"name": "viewers", "resources": []any{"image.get"}, "source": "database", "mutable": true})
 	}
 	s.checkError(t, "GET rule of the deleted group", s.get(t, "/keys/reader/access/"+string(groupRule[0].ID), admin),
 		http.StatusNotFound, "Access rule not found")
