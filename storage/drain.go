@@ -2,7 +2,9 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 )
 
@@ -66,4 +68,52 @@ func drainDue[R dueRow](ctx context.Context, db *DB, what string, batch int, pro
 			return done, firstErr
 		}
 	}
+}
+
+// dueJob is how runDue handles one row: its table's model, what it is
+// (for errors), the backoff bounds of its retries, and the counter a
+// failed try adds to.
+type dueJob struct {
+	model              any
+	what               string
+	retryMin, retryMax time.Duration
+	failed             *atomic.Int64
+}
+
+// runDue claims the row id, tried attempts times before, by a
+// compare-and-swap on attempts that also pushes its due time past the
+// backoff (so a crash retries it), runs work, and then deletes the row, or
+// records work's error in last_error for a later try. ok when the row is
+// done; false and no error when another instance took it first.
+func runDue(ctx context.Context, db *DB, j dueJob, id int64, attempts int, work func() error) (ok bool, err error) {
+	backoff := j.retryMin << min(attempts, 20)
+	if backoff > j.retryMax || backoff <= 0 {
+		backoff = j.retryMax
+	}
+	res, err := db.bun.NewUpdate().Model(j.model).
+		Set("attempts = attempts + 1").
+		Set("due = ?", time.Now().Add(backoff).UnixMicro()).
+		Where("id = ? AND attempts = ?", id, attempts).Exec(ctx)
+	if err != nil {
+		return false, fmt.Errorf("storage: take %s: %w", j.what, err)
+	}
+	if n, err := affected(res); err != nil || n == 0 {
+		return false, err // taken by another instance (or claimed by its writer)
+	}
+	if err := work(); err != nil {
+		j.failed.Add(1)
+		msg := err.Error()
+		if len(msg) > 1000 {
+			msg = msg[:1000]
+		}
+		if _, uerr := db.bun.NewUpdate().Model(j.model).Set("last_error = ?", msg).
+			Where("id = ?", id).Exec(ctx); uerr != nil {
+			return false, errors.Join(err, uerr)
+		}
+		return false, err
+	}
+	if _, err := db.bun.NewDelete().Model(j.model).Where("id = ?", id).Exec(ctx); err != nil {
+		return false, fmt.Errorf("storage: finish %s: %w", j.what, err)
+	}
+	return true, nil
 }

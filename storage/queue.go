@@ -283,40 +283,15 @@ func (c *Collector) Drain(ctx context.Context) (done int, firstErr error) {
 
 // process takes one row and deletes its blob; ok when the row is done.
 func (c *Collector) process(ctx context.Context, r queueRow) (ok bool, err error) {
-	backoff := c.cfg.RetryMin << min(r.Attempts, 20)
-	if backoff > c.cfg.RetryMax || backoff <= 0 {
-		backoff = c.cfg.RetryMax
-	}
-	res, err := c.db.bun.NewUpdate().Model((*queueRow)(nil)).
-		Set("attempts = attempts + 1").
-		Set("due = ?", time.Now().Add(backoff).UnixMicro()).
-		Where("id = ? AND attempts = ?", r.ID, r.Attempts).Exec(ctx)
-	if err != nil {
-		return false, fmt.Errorf("storage: take blob deletion: %w", err)
-	}
-	if n, err := affected(res); err != nil || n == 0 {
-		return false, err // claimed by its writer, or taken by another collector
-	}
-	if r.Prefix == 1 {
-		err = c.blobs.DeletePrefix(ctx, r.Key)
-	} else {
-		err = c.blobs.Delete(ctx, r.Key)
-	}
-	if err != nil {
-		c.failed.Add(1)
-		msg := err.Error()
-		if len(msg) > 1000 {
-			msg = msg[:1000]
+	j := dueJob{model: (*queueRow)(nil), what: "blob deletion", retryMin: c.cfg.RetryMin, retryMax: c.cfg.RetryMax, failed: &c.failed}
+	ok, err = runDue(ctx, c.db, j, r.ID, r.Attempts, func() error {
+		if r.Prefix == 1 {
+			return c.blobs.DeletePrefix(ctx, r.Key)
 		}
-		if _, uerr := c.db.bun.NewUpdate().Model((*queueRow)(nil)).Set("last_error = ?", msg).
-			Where("id = ?", r.ID).Exec(ctx); uerr != nil {
-			return false, errors.Join(err, uerr)
-		}
-		return false, err
+		return c.blobs.Delete(ctx, r.Key)
+	})
+	if ok {
+		c.deleted.Add(1)
 	}
-	if _, err := c.db.bun.NewDelete().Model((*queueRow)(nil)).Where("id = ?", r.ID).Exec(ctx); err != nil {
-		return false, fmt.Errorf("storage: finish blob deletion: %w", err)
-	}
-	c.deleted.Add(1)
-	return true, nil
+	return ok, err
 }

@@ -106,40 +106,15 @@ func (b *VariationBuilder) Drain(ctx context.Context) (done int, firstErr error)
 	return drainDue(ctx, b.db, "variation jobs", 16, b.take)
 }
 
-// take claims one job (a compare-and-swap on attempts that also pushes its
-// due time past the backoff, so a crash retries it) and runs it.
+// take claims one job (runDue: a compare-and-swap on attempts that also
+// pushes its due time past the backoff, so a crash retries it) and runs it.
 func (b *VariationBuilder) take(ctx context.Context, r variationJobRow) (ok bool, err error) {
 	cc := CollectorConfig{RetryMin: b.cfg.RetryMin, RetryMax: b.cfg.RetryMax}.withDefaults()
-	backoff := cc.RetryMin << min(r.Attempts, 20)
-	if backoff > cc.RetryMax || backoff <= 0 {
-		backoff = cc.RetryMax
-	}
-	res, err := b.db.bun.NewUpdate().Model((*variationJobRow)(nil)).
-		Set("attempts = attempts + 1").
-		Set("due = ?", time.Now().Add(backoff).UnixMicro()).
-		Where("id = ? AND attempts = ?", r.ID, r.Attempts).Exec(ctx)
-	if err != nil {
-		return false, fmt.Errorf("storage: take variation job: %w", err)
-	}
-	if n, err := affected(res); err != nil || n == 0 {
-		return false, err // taken by another builder
-	}
-	if _, err := b.BuildImage(ctx, r.User, r.Identifier); err != nil {
-		b.failed.Add(1)
-		msg := err.Error()
-		if len(msg) > 1000 {
-			msg = msg[:1000]
-		}
-		if _, uerr := b.db.bun.NewUpdate().Model((*variationJobRow)(nil)).Set("last_error = ?", msg).
-			Where("id = ?", r.ID).Exec(ctx); uerr != nil {
-			return false, errors.Join(err, uerr)
-		}
-		return false, err
-	}
-	if _, err := b.db.bun.NewDelete().Model((*variationJobRow)(nil)).Where("id = ?", r.ID).Exec(ctx); err != nil {
-		return false, fmt.Errorf("storage: finish variation job: %w", err)
-	}
-	return true, nil
+	j := dueJob{model: (*variationJobRow)(nil), what: "variation job", retryMin: cc.RetryMin, retryMax: cc.RetryMax, failed: &b.failed}
+	return runDue(ctx, b.db, j, r.ID, r.Attempts, func() error {
+		_, err := b.BuildImage(ctx, r.User, r.Identifier)
+		return err
+	})
 }
 
 // BuildImage builds and stores the variations of one image that has none
