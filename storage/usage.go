@@ -194,7 +194,9 @@ func (u *Usage) Flush(ctx context.Context) error {
 }
 
 // Run flushes every cfg.Flush and purges the audit log every hour until
-// ctx ends, then flushes once more (with a short deadline of its own).
+// ctx ends. It does not flush at the end: counts added while the server
+// drains come later, so the owner calls Flush once requests have stopped
+// and before the database closes.
 func (u *Usage) Run(ctx context.Context, onError func(error)) {
 	flush := time.NewTicker(u.cfg.Flush)
 	defer flush.Stop()
@@ -204,11 +206,6 @@ func (u *Usage) Run(ctx context.Context, onError func(error)) {
 	for {
 		select {
 		case <-ctx.Done():
-			fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			if err := u.Flush(fctx); err != nil {
-				onError(err)
-			}
 			return
 		case <-flush.C:
 			if err := u.Flush(ctx); err != nil {
