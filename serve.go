@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -333,4 +334,20 @@ func (s *server) bootstrapAdmin(ctx context.Context) error {
 	fmt.Printf("Created an admin key pair (shown only this once; it can read and write every user):\n"+
 		"  public key:  %s\n  private key: %s\n", k.PublicKey, k.PrivateKey)
 	return nil
+}
+
+// webSessions keeps the admin UI's sessions in the database, so every
+// instance shares them.
+type webSessions struct{ *storage.DB }
+
+func (s webSessions) CreateSession(ctx context.Context, x web.Session) error {
+	return s.DB.CreateSession(ctx, storage.Session(x))
+}
+
+func (s webSessions) Session(ctx context.Context, idHash string) (web.Session, error) {
+	x, err := s.DB.Session(ctx, idHash)
+	if errors.Is(err, storage.ErrNotExist) {
+		return web.Session{}, web.ErrNoSession
+	}
+	return web.Session(x), err
 }
