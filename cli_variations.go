@@ -21,8 +21,8 @@ func newVariationBuilder(st *stores, eng *engine.Engine) (*storage.VariationBuil
 	if !cfg.On() {
 		return nil, nil
 	}
-	build := func(ctx context.Context, src []byte, widths []int) ([]storage.BuiltVariation, error) {
-		vs, err := eng.BuildVariations(ctx, src, widths)
+	build := func(ctx context.Context, src []byte, scales []int) ([]storage.BuiltVariation, error) {
+		vs, err := eng.BuildVariations(ctx, src, scales)
 		out := make([]storage.BuiltVariation, len(vs))
 		for i, v := range vs {
 			out[i] = storage.BuiltVariation(v)

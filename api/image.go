@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -182,7 +183,7 @@ func (s *Server) render(ctx context.Context, img storage.Image, chain engine.Cha
 		Env:    engine.Env{Metadata: md, LoadImage: s.loadOther(img)},
 	}
 	source := "original"
-	v, ok := s.pickVariation(ctx, img, chain, format, req.Env)
+	v, ok := s.pickVariation(ctx, img, chain, req.Env)
 	var res *engine.Result
 	err := fs.ErrNotExist
 	if ok {
@@ -222,7 +223,7 @@ func (s *Server) render(ctx context.Context, img storage.Image, chain engine.Cha
 // pickVariation returns the stored variation of img the chain may render
 // from (engine.Chain.PickVariation), when variations are on and one fits.
 // A failure to list them is logged and the original is used.
-func (s *Server) pickVariation(ctx context.Context, img storage.Image, chain engine.Chain, format string, env engine.Env) (storage.Variation, bool) {
+func (s *Server) pickVariation(ctx context.Context, img storage.Image, chain engine.Chain, env engine.Env) (storage.Variation, bool) {
 	if s.variations == nil || chain.Len() == 0 {
 		return storage.Variation{}, false
 	}
@@ -231,6 +232,9 @@ func (s *Server) pickVariation(ctx context.Context, img storage.Image, chain eng
 		s.log.Warn("stored variations", "user", img.User, "image", img.Identifier, "err", err)
 		return storage.Variation{}, false
 	}
+	// Only lossless copies (TIFF) hold the decode's exact pixels; JPEG and
+	// WebP copies made by earlier versions are not picked.
+	vs = slices.DeleteFunc(vs, func(v storage.Variation) bool { return v.Ext != "tif" })
 	if len(vs) == 0 {
 		return storage.Variation{}, false
 	}
@@ -238,7 +242,7 @@ func (s *Server) pickVariation(ctx context.Context, img storage.Image, chain eng
 	for i, v := range vs {
 		sizes[i] = engine.Variation{Width: v.Width, Height: v.Height}
 	}
-	i := chain.PickVariation(vs[0].OrigWidth, vs[0].OrigHeight, format, img.Extension, env, sizes)
+	i := chain.PickVariation(vs[0].OrigWidth, vs[0].OrigHeight, img.Extension, env, sizes)
 	if i < 0 {
 		return storage.Variation{}, false
 	}

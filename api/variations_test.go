@@ -19,8 +19,8 @@ func withVariations(t *testing.T, e *env) *storage.VariationBuilder {
 	if err != nil {
 		t.Fatal(err)
 	}
-	build := func(ctx context.Context, src []byte, widths []int) ([]storage.BuiltVariation, error) {
-		vs, err := eng.BuildVariations(ctx, src, widths)
+	build := func(ctx context.Context, src []byte, scales []int) ([]storage.BuiltVariation, error) {
+		vs, err := eng.BuildVariations(ctx, src, scales)
 		out := make([]storage.BuiltVariation, len(vs))
 		for i, v := range vs {
 			out[i] = storage.BuiltVariation(v)
@@ -42,10 +42,12 @@ func withVariations(t *testing.T, e *env) *storage.VariationBuilder {
 }
 
 // TestStoredVariations: an upload queues its variations, the builder makes
-// them; a reducing chain is served from the smallest that holds enough
-// pixels and says so (X-Service-Source, replayed on a cache hit), a crop
-// first or a lossless output from the original; deleting the image
-// deletes the variations' blobs through the blob queue.
+// them (1/2, 1/4, 1/8); a reducing chain is served from the one at the
+// scale a render from the original decodes at, whatever follows or is
+// asked for (histogram, PNG), and says so (X-Service-Source, replayed on a
+// cache hit); a crop first, or a size only the full decode gives, from the
+// original; deleting the image deletes the variations' blobs through the
+// blob queue.
 func TestStoredVariations(t *testing.T) {
 	e := newEnv(t, testConfig())
 	b := withVariations(t, e)
@@ -58,8 +60,8 @@ func TestStoredVariations(t *testing.T) {
 		t.Fatal(err)
 	}
 	vs, err := e.db.Variations(t.Context(), img)
-	if err != nil || len(vs) != 2 || vs[0].Width != 600 || vs[1].Width != 1200 {
-		t.Fatalf("variations %+v, %v; want 600 and 1200", vs, err)
+	if err != nil || len(vs) != 3 || vs[0].Width != 300 || vs[1].Width != 600 || vs[2].Width != 1200 {
+		t.Fatalf("variations %+v, %v; want 300, 600 and 1200", vs, err)
 	}
 	path := "/users/alice/images/" + id
 	for _, c := range []struct{ query, want, cache string }{
@@ -68,8 +70,9 @@ func TestStoredVariations(t *testing.T) {
 		{".jpg?t[]=thumbnail:width=1000,height=700", "variation-1200", "Miss"},
 		{".jpg?t[]=resize:width=2000", "original", "Miss"},
 		{".jpg?t[]=crop:width=100,height=100", "original", "Miss"},
-		{".png?t[]=resize:width=500", "original", "Miss"},
-		{".jpg?t[]=resize:width=500&t[]=histogram", "original", "Miss"},
+		{".jpg?t[]=resize:width=250", "variation-300", "Miss"},
+		{".png?t[]=resize:width=500", "variation-600", "Miss"},
+		{".jpg?t[]=resize:width=500&t[]=histogram", "variation-600", "Miss"},
 	} {
 		r := e.get(e.tokenURL(path+c.query, userPriv))
 		if r.StatusCode != http.StatusOK || r.Header.Get("X-Service-Source") != c.want ||

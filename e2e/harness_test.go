@@ -20,7 +20,7 @@ import (
 	"image"
 	"image/color"
 	_ "image/gif"  // decodeSize reads GIF
-	_ "image/jpeg" // decodeSize reads JPEG
+	"image/jpeg"
 	"image/png"
 	"io"
 	"net"
@@ -469,17 +469,31 @@ func (s *server) checkError(t *testing.T, what string, r *response, status int, 
 // different seeds give different identifiers.
 func testPNG(t *testing.T, w, h int, seed byte) []byte {
 	t.Helper()
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, testPicture(w, h, seed)); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// testJPEG is testPNG's picture as a q90 JPEG.
+func testJPEG(t *testing.T, w, h int, seed byte) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := jpeg.Encode(&buf, testPicture(w, h, seed), &jpeg.Options{Quality: 90}); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+func testPicture(w, h int, seed byte) *image.NRGBA {
 	img := image.NewNRGBA(image.Rect(0, 0, w, h))
 	for y := range h {
 		for x := range w {
 			img.Set(x, y, color.NRGBA{R: byte(x * 255 / w), G: byte(y * 255 / h), B: seed, A: 255})
 		}
 	}
-	var buf bytes.Buffer
-	if err := png.Encode(&buf, img); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return img
 }
 
 // decodeSize decodes an image body and returns its format and size.

@@ -20,9 +20,9 @@ func TestCLIVariations(t *testing.T) {
 	k := key{Public: user, Private: "private-" + user}
 	data := t.TempDir()
 	s := startServerData(t, readWriteKey(k, user)+"variations:\n  enabled: false\n", data)
-	png := testPNG(t, 1600, 1200, 3)
-	id := md5Hex(png)
-	wantStatus(t, "upload", s.write(t, http.MethodPost, "/users/"+user+"/images", png, k), http.StatusCreated)
+	jpg := testJPEG(t, 1600, 1200, 3)
+	id := md5Hex(jpg)
+	wantStatus(t, "upload", s.write(t, http.MethodPost, "/users/"+user+"/images", jpg, k), http.StatusCreated)
 	r := s.get(t, "/users/"+user+"/images/"+id+".jpg?t[]=resize:width=300", k)
 	wantStatus(t, "get", r, http.StatusOK)
 	if got := r.Header.Get("X-Service-Source"); got != "original" {
@@ -37,7 +37,7 @@ func TestCLIVariations(t *testing.T) {
 	var sum struct{ Images, Built, Variations, Bytes int }
 	out, errOut, err := runCLI(t, nil, "variations", "--data", data, "--user", user)
 	if err != nil || json.Unmarshal([]byte(out), &sum) != nil || sum.Images != 1 || sum.Built != 1 ||
-		sum.Variations != 2 || sum.Bytes <= 0 {
+		sum.Variations != 3 || sum.Bytes <= 0 {
 		t.Fatalf("variations: %v %+v\n%s%s", err, sum, out, errOut)
 	}
 	out, _, err = runCLI(t, nil, "variations", "--data", data)
@@ -46,15 +46,15 @@ func TestCLIVariations(t *testing.T) {
 	}
 
 	s = startServerData(t, readWriteKey(k, user), data)
-	// A PNG's copies are resampled: one serves an output at most half its size.
-	r = s.get(t, "/users/"+user+"/images/"+id+".jpg?t[]=resize:width=200", k)
+	// Width 250 of 1600 decodes at 1/4: the 400 px copy.
+	r = s.get(t, "/users/"+user+"/images/"+id+".jpg?t[]=resize:width=250", k)
 	wantStatus(t, "get", r, http.StatusOK)
 	if got := r.Header.Get("X-Service-Source"); got != "variation-400" {
 		t.Fatalf("Source %q, want variation-400", got)
 	}
 	dir := filepath.Join(data, "images", "variations", user)
-	if files, _ := filepath.Glob(filepath.Join(dir, "*", "*")); len(files) != 2 {
-		t.Fatalf("variation blobs %v, want 2", files)
+	if files, _ := filepath.Glob(filepath.Join(dir, "*", "*")); len(files) != 3 {
+		t.Fatalf("variation blobs %v, want 3", files)
 	}
 	wantStatus(t, "delete", s.write(t, http.MethodDelete, "/users/"+user+"/images/"+id, nil, k), http.StatusOK)
 	deadline := time.Now().Add(20 * time.Second)

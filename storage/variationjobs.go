@@ -45,9 +45,10 @@ type BuiltVariation struct {
 }
 
 // BuildFunc makes the variations of one image from its stored bytes, at
-// the given widths (largest first). It returns none for an image it does
-// not make variations of (an animation, a format it does not decode fast).
-type BuildFunc func(ctx context.Context, src []byte, widths []int) ([]BuiltVariation, error)
+// the given decoder scales (2, 4, 8: largest copy first). It returns none
+// for an image it does not make variations of (an animation, a format
+// whose decoder does not scale).
+type BuildFunc func(ctx context.Context, src []byte, scales []int) ([]BuiltVariation, error)
 
 // VariationBuilder drains variation_jobs: for each due job it reads the
 // image, builds its variations, writes their blobs (reserved first, so a
@@ -131,8 +132,7 @@ func (b *VariationBuilder) BuildImage(ctx context.Context, user, id string) (Bui
 	if have, err := b.db.Variations(ctx, img); err != nil || len(have) > 0 {
 		return BuildResult{}, err
 	}
-	widths := b.cfg.Ladder(img.Width)
-	if !b.cfg.Wants(img.Width, img.Height, img.Size) || len(widths) == 0 {
+	if !b.cfg.Wants(img.Width, img.Height, img.Size) {
 		return BuildResult{}, nil
 	}
 	src, err := b.blobs.Get(ctx, img.Key())
@@ -142,7 +142,7 @@ func (b *VariationBuilder) BuildImage(ctx context.Context, user, id string) (Bui
 	if err != nil {
 		return BuildResult{}, fmt.Errorf("storage: variations of %s/%s: %w", user, id, err)
 	}
-	built, err := b.build(ctx, src, widths)
+	built, err := b.build(ctx, src, b.cfg.Ladder())
 	if err != nil {
 		return BuildResult{}, fmt.Errorf("storage: variations of %s/%s: %w", user, id, err)
 	}

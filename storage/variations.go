@@ -18,9 +18,9 @@ import (
 // are counted in no user's image count or bytes, and are deleted with their
 // image through blob_queue.
 
-// VariationsConfig chooses which images get variations and at which widths.
-// The zero value is the default: on, for images at least 1024 px wide or
-// high, a ladder halving the width down to about 512 px.
+// VariationsConfig chooses which images get variations and at which
+// scales. The zero value is the default: on, for images at least 1024 px
+// wide or high, copies at 1/2, 1/4 and 1/8 of the size.
 type VariationsConfig struct {
 	// Enabled turns variations on (default true); false builds none and
 	// makes the picker use the original always.
@@ -31,10 +31,11 @@ type VariationsConfig struct {
 	// MinBytes: an image of at least MinBytes bytes gets variations too,
 	// whatever its size (0: size alone decides).
 	MinBytes int64 `yaml:"minBytes"`
-	// Widths are the variation widths; an image gets those under its own
-	// width. Empty: halve the width while the result is at least 384 px
-	// (4000 px: 2000, 1000, 500; 1920 px: 960, 480).
-	Widths []int `yaml:"widths"`
+	// Scales are the decoder's scales kept as copies: 2, 4 and/or 8 for
+	// 1/2, 1/4 and 1/8 of the size (empty: all three; 4000 px: 2000, 1000
+	// and 500 px). A copy is the JPEG or WebP decoder's own scaled decode,
+	// so only those scales give a render the original's pixels.
+	Scales []int `yaml:"scales"`
 	// Interval is how often every instance looks for due jobs (default
 	// 10s); an upload on this instance wakes it at once.
 	Interval time.Duration `yaml:"interval"`
@@ -44,21 +45,18 @@ type VariationsConfig struct {
 	RetryMax time.Duration `yaml:"retryMax"`
 }
 
-// minLadderWidth is the narrowest variation of the default ladder: about
-// 512 px, the narrowest working copy worth a stored blob.
-const minLadderWidth = 384
-
 // On reports whether variations are enabled.
 func (c VariationsConfig) On() bool { return c.Enabled == nil || *c.Enabled }
 
-// Validate reports negative sizes or durations, and widths under 16 px.
+// Validate reports negative sizes or durations, and scales other than 2,
+// 4 and 8.
 func (c VariationsConfig) Validate() error {
 	if c.MinWidth < 0 || c.MinBytes < 0 || c.Interval < 0 || c.RetryMin < 0 || c.RetryMax < 0 {
 		return fmt.Errorf("storage: variations: sizes and durations must not be negative: %w", ErrInvalid)
 	}
-	for _, w := range c.Widths {
-		if w < 16 {
-			return fmt.Errorf("storage: variations: width %d is under 16: %w", w, ErrInvalid)
+	for _, f := range c.Scales {
+		if f != 2 && f != 4 && f != 8 {
+			return fmt.Errorf("storage: variations: scale %d is not 2, 4 or 8: %w", f, ErrInvalid)
 		}
 	}
 	return nil
@@ -77,24 +75,14 @@ func (c VariationsConfig) Wants(w, h int, size int64) bool {
 	return max(w, h) >= minW || (c.MinBytes > 0 && size >= c.MinBytes)
 }
 
-// Ladder returns the variation widths for an image w pixels wide, largest
-// first.
-func (c VariationsConfig) Ladder(w int) []int {
-	var out []int
-	if len(c.Widths) > 0 {
-		for _, v := range c.Widths {
-			if v < w {
-				out = append(out, v)
-			}
-		}
-		slices.Sort(out)
-		slices.Reverse(out)
-		return out
+// Ladder returns the scales to keep copies at, largest copy first.
+func (c VariationsConfig) Ladder() []int {
+	if len(c.Scales) == 0 {
+		return []int{2, 4, 8}
 	}
-	for v := w / 2; v >= minLadderWidth; v /= 2 {
-		out = append(out, v)
-	}
-	return out
+	out := slices.Clone(c.Scales)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // variationRow is the variations table (migration step 15).
@@ -119,7 +107,8 @@ type Variation struct {
 	// EXIF orientation), OrigWidth and OrigHeight the original's, alike.
 	Width, Height         int
 	OrigWidth, OrigHeight int
-	// Ext is its format (jpg or webp), Size its bytes.
+	// Ext is its format (tif; jpg or webp for copies made before they
+	// were lossless), Size its bytes.
 	Ext  string
 	Size int64
 	// Key is its blob key.

@@ -11,14 +11,16 @@ import (
 )
 
 // fakeBuild stands in for the engine (which storage may not import): it
-// makes one small blob per width, recording the widths it was asked for.
+// makes one small blob per scale of a 4000x3000 image, recording the
+// scales it was asked for.
 func fakeBuild(asked *[]int) storage.BuildFunc {
-	return func(_ context.Context, src []byte, widths []int) ([]storage.BuiltVariation, error) {
+	return func(_ context.Context, src []byte, scales []int) ([]storage.BuiltVariation, error) {
 		var out []storage.BuiltVariation
-		for _, w := range widths {
-			*asked = append(*asked, w)
+		for _, f := range scales {
+			*asked = append(*asked, f)
+			w := 4000 / f
 			out = append(out, storage.BuiltVariation{Width: w, Height: w * 3 / 4, OrigWidth: 4000, OrigHeight: 3000,
-				Ext: "jpg", Data: fmt.Appendf(nil, "%s@%d", src, w)})
+				Ext: "tif", Data: fmt.Appendf(nil, "%s@%d", src, w)})
 		}
 		return out, nil
 	}
@@ -58,8 +60,8 @@ func testVariations(t *testing.T, db *storage.DB) {
 	if n, err := b.Drain(ctx(t)); err != nil || n != 1 {
 		t.Fatalf("Drain = %d, %v; want 1 job done", n, err)
 	}
-	if fmt.Sprint(asked) != "[2000 1000 500]" {
-		t.Fatalf("widths built %v; want [2000 1000 500]", asked)
+	if fmt.Sprint(asked) != "[2 4 8]" {
+		t.Fatalf("scales built %v; want [2 4 8]", asked)
 	}
 	vs, err := db.Variations(ctx(t), *big)
 	if err != nil || len(vs) != 3 || vs[0].Width != 500 || vs[2].Width != 2000 || vs[0].OrigWidth != 4000 {
@@ -67,7 +69,7 @@ func testVariations(t *testing.T, db *storage.DB) {
 	}
 	for _, v := range vs {
 		wantBlob(t, blobs, v.Key, true)
-		if v.Key != storage.VariationKey("u", "big", big.BlobToken, v.Width, "jpg") {
+		if v.Key != storage.VariationKey("u", "big", big.BlobToken, v.Width, "tif") {
 			t.Fatalf("key %s is not the upload's", v.Key)
 		}
 	}
@@ -128,8 +130,8 @@ func testVariationsFailures(t *testing.T, db *storage.DB) {
 		t.Fatalf("Variations = %+v, %v; want none", vs, err)
 	}
 	drain(t, db, blobs)
-	for _, w := range asked {
-		wantBlob(t, blobs, storage.VariationKey("u", "a", img.BlobToken, w, "jpg"), false)
+	for _, f := range asked {
+		wantBlob(t, blobs, storage.VariationKey("u", "a", img.BlobToken, 4000/f, "tif"), false)
 	}
 	if len(asked) == 0 {
 		t.Fatal("the racing build built nothing")
@@ -154,11 +156,11 @@ func testVariationsCheck(t *testing.T, db *storage.DB) {
 	if err != nil || r.Variations != 3 || r.VariationBlobs != 3 || !r.Clean() {
 		t.Fatalf("Check = %+v, %v; want 3 variations, clean", r, err)
 	}
-	lost := storage.VariationKey("u", "c", img.BlobToken, 1000, "jpg")
+	lost := storage.VariationKey("u", "c", img.BlobToken, 1000, "tif")
 	if err := blobs.Delete(ctx(t), lost); err != nil {
 		t.Fatal(err)
 	}
-	orphan := storage.VariationKey("u", "c", "feedface", 1000, "jpg")
+	orphan := storage.VariationKey("u", "c", "feedface", 1000, "tif")
 	if err := blobs.Put(ctx(t), orphan, []byte("x")); err != nil {
 		t.Fatal(err)
 	}
