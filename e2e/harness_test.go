@@ -19,7 +19,7 @@ import (
 	"fmt"
 	"image"
 	"image/color"
-	_ "image/gif"  // decodeSize reads GIF
+	_ "image/gif" // decodeSize reads GIF
 	"image/jpeg"
 	"image/png"
 	"io"
