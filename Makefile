@@ -3,14 +3,15 @@
 #   make test   run the whole test suite
 # Both install what is missing first (Debian/Ubuntu, with apt): libvips-dev and
 # fonts-dejavu-core (the text transformation's default font) for both; for the tests also chromium and npm (the admin UI's browser tests and
-# axe-core) and clang, lld, wasi-libc and compiler-rt for wasm32 (wasm-sdk's C
-# example), and the pinned emulators of the GCS and Azure blob tests
+# axe-core), clang, lld, wasi-libc and compiler-rt for wasm32 (wasm-sdk's C
+# example), imagemagick and mate-backgrounds (the stored variations' fidelity
+# test: the benchmark's sources, real photographs), and the pinned emulators of the GCS and Azure blob tests
 # (fake-gcs-server with go install, Azurite with npm; see TOOLS).
 
 GO ?= go
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test deps test-deps build vet templ-check fuzz asan bench load load-mixed
+.PHONY: run test deps test-deps build vet templ-check fuzz asan bench load load-mixed load-upload
 
 deps:
 	@pkg-config --exists vips 2>/dev/null || { \
@@ -39,6 +40,8 @@ test-deps: deps
 	command -v clang >/dev/null || need="$$need clang"; \
 	command -v wasm-ld >/dev/null || need="$$need lld"; \
 	command -v exiftool >/dev/null || need="$$need libimage-exiftool-perl"; \
+	[ -x /usr/bin/convert ] || need="$$need imagemagick"; \
+	[ -d /usr/share/backgrounds/mate/nature ] || need="$$need mate-backgrounds"; \
 	[ -f /usr/lib/wasm32-wasi/libc.a ] || need="$$need wasi-libc"; \
 	ls /usr/lib/llvm-*/lib/clang/*/lib/wasi/libclang_rt.builtins-wasm32.a >/dev/null 2>&1 || need="$$need libclang-rt-dev-wasm32"; \
 	if [ -n "$$need" ]; then \
@@ -131,3 +134,7 @@ load: build
 # URL" replays the same list against an imgproxy on loopback.
 load-mixed: build
 	VITRINE_BIN=$(CURDIR)/vitrine e2e/load/mixed.sh $(ARGS)
+
+# Upload latency with stored variations on and off (p50/p90/p99 per size).
+load-upload: build
+	VITRINE_BIN=$(CURDIR)/vitrine e2e/load/upload.sh

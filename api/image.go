@@ -221,10 +221,11 @@ func (s *Server) render(ctx context.Context, img storage.Image, chain engine.Cha
 }
 
 // pickVariation returns the stored variation of img the chain may render
-// from (engine.Chain.PickVariation), when variations are on and one fits.
-// A failure to list them is logged and the original is used.
+// from (engine.Chain.PickVariation), when variations are on and one fits;
+// it looks them up only for a chain that could use one. A failure to list
+// them is logged and the original is used.
 func (s *Server) pickVariation(ctx context.Context, img storage.Image, chain engine.Chain, env engine.Env) (storage.Variation, bool) {
-	if s.variations == nil || chain.Len() == 0 {
+	if s.variations == nil || chain.VariationScale(img.Width, img.Height, img.Extension, env) == 0 {
 		return storage.Variation{}, false
 	}
 	vs, err := s.variations.Variations(ctx, img)

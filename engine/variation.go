@@ -42,16 +42,8 @@ type VariationSource struct {
 // source whose decoder does not scale (PNG, TIFF, AVIF, GIF), and a
 // missing scale.
 func (c Chain) PickVariation(origW, origH int, srcExt string, env Env, vs []Variation) int {
-	if len(c.steps) == 0 || origW <= 0 || origH <= 0 || !scalesOnLoad(srcExt) {
-		return -1
-	}
-	lh, ok := c.steps[0].(loadHinter)
-	if !ok {
-		return -1
-	}
-	minW, minH := lh.loadHint(&State{OrigWidth: origW, OrigHeight: origH, Env: env})
-	shrink := pickShrink(origW, origH, minW, minH)
-	if shrink == 1 {
+	shrink := c.VariationScale(origW, origH, srcExt, env)
+	if shrink == 0 {
 		return -1
 	}
 	for i, v := range vs {
@@ -60,6 +52,25 @@ func (c Chain) PickVariation(origW, origH int, srcExt string, env Env, vs []Vari
 		}
 	}
 	return -1
+}
+
+// VariationScale returns the decoder scale (2, 4 or 8) whose variation
+// PickVariation would take for an origW x origH original of type srcExt,
+// or 0 when the chain renders from the original whatever is stored: a
+// caller need not look the variations up then.
+func (c Chain) VariationScale(origW, origH int, srcExt string, env Env) int {
+	if len(c.steps) == 0 || origW <= 0 || origH <= 0 || !scalesOnLoad(srcExt) {
+		return 0
+	}
+	lh, ok := c.steps[0].(loadHinter)
+	if !ok {
+		return 0
+	}
+	minW, minH := lh.loadHint(&State{OrigWidth: origW, OrigHeight: origH, Env: env})
+	if shrink := pickShrink(origW, origH, minW, minH); shrink > 1 {
+		return shrink
+	}
+	return 0
 }
 
 // scalesOnLoad reports whether the decoder of type ext decodes at 1/2,

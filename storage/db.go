@@ -212,6 +212,12 @@ func openSQLite(rest string) (*sql.DB, error) {
 		sqldb.SetMaxIdleConns(1)
 		sqldb.SetConnMaxLifetime(0)
 		sqldb.SetConnMaxIdleTime(0)
+	} else {
+		// database/sql keeps 2 idle connections by default: under a few
+		// dozen concurrent requests the rest were closed after each query
+		// and reopened (the PRAGMAs above, WAL set-up) by the next,
+		// which showed as tail latency.
+		sqldb.SetMaxIdleConns(16)
 	}
 	return sqldb, nil
 }

@@ -28,7 +28,8 @@
 # Environment: IMAGES (default 200), COUNT (default 100000), ZIPF_S (default
 # 1.0), SEED (default 1), DURATION (seconds per mode, default 15),
 # CONCURRENCY (default 16), THREADS (wrk threads, default 2), MODES
-# (default "off on"), CORPUS (the sources, generated where missing and kept;
+# (default "off on"), VARIATIONS (stored variations, built before the modes
+# run; default true, false turns them off), CORPUS (the sources, generated where missing and kept;
 # default ~/.cache/vitrine-load-mixed), KEEP, VITRINE_BIN as in run.sh.
 # Traffic goes to 127.0.0.1 only; the server is killed on exit.
 set -euo pipefail
@@ -41,6 +42,7 @@ DURATION=${DURATION:-15}
 CONCURRENCY=${CONCURRENCY:-16}
 THREADS=${THREADS:-2}
 MODES=${MODES:-"off on"}
+VARIATIONS=${VARIATIONS:-true}
 CORPUS=${CORPUS:-${XDG_CACHE_HOME:-$HOME/.cache}/vitrine-load-mixed}
 KEEP=${KEEP:-0}
 imgproxy=""
@@ -66,14 +68,19 @@ fi
 . "$here/lib.sh"
 load_init vitrine-mixed
 (cd "$root" && go build -o "$tmp/mixed" ./e2e/load/mixed)
-write_config "$tmp/off.yaml" false
-write_config "$tmp/on.yaml" true
+write_config "$tmp/off.yaml" false "variations:
+  enabled: $VARIATIONS"
+write_config "$tmp/on.yaml" true "variations:
+  enabled: $VARIATIONS"
 wrk_script=$here/mixed.lua
 
 start_server "$tmp/off.yaml"
 summary=$("$tmp/mixed" -url "$base" -user load -pub load -priv "$priv" -corpus "$CORPUS" -n "$IMAGES" \
 	-count "$COUNT" -s "$ZIPF_S" -seed "$SEED" -imgproxy-prefix "${IMGPROXY_PREFIX:-}" -out "$tmp/paths")
 stop_server
+# The stored variations of the corpus, as the background builder leaves them
+# seconds after an upload (the modes measure the steady state).
+[ "$VARIATIONS" = false ] || "$tmp/vitrine" variations --config "$tmp/off.yaml" --data "$tmp/data" >/dev/null
 cp "$tmp/paths/imgproxy.paths" "$CORPUS/imgproxy.paths"
 mv "$tmp/data" "$tmp/data.uploaded"
 echo "$summary" >&2
@@ -118,7 +125,7 @@ for c in $CONCURRENCY; do
 done
 
 echo
-echo "vitrine mixed workload: $summary; ${DURATION}s per mode, wrk -t$THREADS, $(nproc) CPUs"
+echo "vitrine mixed workload: $summary; stored variations $VARIATIONS; ${DURATION}s per mode, wrk -t$THREADS, $(nproc) CPUs"
 echo
 echo "| server | variant cache | c | req/s | p50 ms | p99 ms | hit rate | repeats | peak RSS MB | errors |"
 echo "|---|---|---|---|---|---|---|---|---|---|"

@@ -4,6 +4,9 @@
 // (path and query with accessToken), one per line, for wrk to cycle through.
 //
 //	gen -url http://127.0.0.1:PORT -user load -pub load -priv SECRET -n 32 -out DIR
+//	gen -url ... -priv SECRET -n 16 -upload-latency
+//	                   uploads n sources per size one after another and prints
+//	                   the uploads' latency percentiles (e2e/load/upload.sh)
 //	gen -free-port     prints a free TCP port on 127.0.0.1
 //	gen -wait URL      waits up to 30 s for URL to answer 200
 //
@@ -29,6 +32,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -43,6 +47,7 @@ func main() {
 	out := flag.String("out", "", "directory for the <workload>.paths files")
 	freePort := flag.Bool("free-port", false, "print a free TCP port on 127.0.0.1 and exit")
 	wait := flag.String("wait", "", "wait until this URL answers 200, then exit")
+	latency := flag.Bool("upload-latency", false, "upload n sources per size one by one and print latency percentiles")
 	flag.Parse()
 
 	switch {
@@ -65,6 +70,10 @@ func main() {
 		}
 		fmt.Fprintln(os.Stderr, "gen: server did not come up:", *wait)
 		os.Exit(1)
+	}
+	if *latency && *base != "" && *priv != "" && *n > 0 {
+		uploadLatency(strings.TrimSuffix(*base, "/"), *user, *pub, *priv, *n)
+		return
 	}
 	if *base == "" || *priv == "" || *out == "" || *n < 1 {
 		flag.Usage()
@@ -103,6 +112,27 @@ func main() {
 			}
 			check(os.WriteFile(filepath.Join(*out, wl.name+"-"+size.name+".paths"), []byte(b.String()), 0o644))
 		}
+	}
+}
+
+// uploadLatency uploads n distinct 1920x1080 and n 4000x3000 JPEGs,
+// alternating, each as soon as the one before is answered, and prints the
+// median, 90th and 99th percentile of their latency per size.
+func uploadLatency(base, user, pub, priv string, n int) {
+	seed := uint32(time.Now().UnixNano())
+	small, large := generate(1920, 1080, n, seed), generate(4000, 3000, n, seed+uint32(n))
+	var ms [2][]float64
+	for i := range n {
+		for k, src := range [][]byte{small[i], large[i]} {
+			start := time.Now()
+			upload(base, user, pub, priv, src)
+			ms[k] = append(ms[k], float64(time.Since(start).Microseconds())/1000)
+		}
+	}
+	for k, name := range []string{"1920x1080", "4000x3000"} {
+		slices.Sort(ms[k])
+		pct := func(p float64) float64 { return ms[k][min(len(ms[k])-1, int(p*float64(len(ms[k]))))] }
+		fmt.Printf("%s uploads %d p50 %.1f ms p90 %.1f ms p99 %.1f ms\n", name, n, pct(0.5), pct(0.9), pct(0.99))
 	}
 }
 
