@@ -213,10 +213,9 @@ func openSQLite(rest string) (*sql.DB, error) {
 		sqldb.SetConnMaxLifetime(0)
 		sqldb.SetConnMaxIdleTime(0)
 	} else {
-		// database/sql keeps 2 idle connections by default: under a few
-		// dozen concurrent requests the rest were closed after each query
-		// and reopened (the PRAGMAs above, WAL set-up) by the next,
-		// which showed as tail latency.
+		// database/sql keeps 2 idle connections by default: under
+		// concurrent requests the others would be closed after each query
+		// and opened again (the PRAGMAs above) by the next.
 		sqldb.SetMaxIdleConns(16)
 	}
 	return sqldb, nil
