@@ -14,7 +14,13 @@ import (
 // written as a CMYK JPEG, with the profile embedded or not.
 func cmykJPEG(t *testing.T, c color.NRGBA, embed bool) []byte {
 	t.Helper()
-	ref, err := vips.NewImageFromGoImage(fxSolid(32, 24, c))
+	return cmykJPEGOf(t, fxSolid(32, 24, c), embed)
+}
+
+// cmykJPEGOf is img converted to CMYK as cmykJPEG converts its colour.
+func cmykJPEGOf(t *testing.T, img image.Image, embed bool) []byte {
+	t.Helper()
+	ref, err := vips.NewImageFromGoImage(img)
 	if err != nil {
 		t.Fatal(err)
 	}

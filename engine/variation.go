@@ -108,7 +108,7 @@ type BuiltVariation struct {
 // original's to 0.98-0.993 on photographs. Of the lossless formats,
 // rendering a 12 MP JPEG's 1000 px copy to an 800 px JPEG took (one core)
 // 17 ms from TIFF zstd (1.33 MB), 15 ms from an uncompressed PNG (2.25 MB),
-// 24-27 ms from TIFF LZW or deflate and PNG deflate (1.4-1.6 MB), 35 ms
+// 24-28 ms from TIFF LZW or deflate and PNG deflate (1.4-1.6 MB), 35 ms
 // from lossless WebP, against 63 ms from the 4.6 MB original and 22 ms
 // from the q98 JPEG. TIFF keeps the orientation and ICC profile, so the
 // output policy treats the copy as it treats the original.

@@ -67,8 +67,8 @@ func scenePicture(w, h int) *image.NRGBA {
 }
 
 // variationSources are the fidelity test's synthetic images: a
-// photograph-like JPEG and WebP, a portrait JPEG with an ICC profile and
-// EXIF orientation 6, a PNG screenshot with text, a PNG with alpha, and
+// photograph-like JPEG and WebP, a CMYK JPEG with its profile, a portrait
+// JPEG with an ICC profile and EXIF orientation 6, a PNG screenshot with text, a PNG with alpha, and
 // noise.jpg, per-pixel independent noise, the worst case for a copy that
 // is not exact.
 func variationSources(t *testing.T) map[string][]byte {
@@ -79,6 +79,7 @@ func variationSources(t *testing.T) map[string][]byte {
 			append([]byte{0xFF, 0xE1}, exifAPP1(6)...),
 			append([]byte{0xFF, 0xE2}, append([]byte("ICC_PROFILE\x00\x01\x01"), iccProfile(adobeRGB)...)...)),
 		"scene.webp":     encodePicture(t, scenePicture(2400, 1800), "webp"),
+		"cmyk.jpg":       cmykJPEGOf(t, scenePicture(2400, 1800), true),
 		"screenshot.png": encodePicture(t, screenshotPicture(1600, 1000), "png"),
 		"alpha.png":      encodePicture(t, testPicture(2000, 1500, true), "png"),
 	}
