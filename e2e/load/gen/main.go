@@ -18,15 +18,9 @@ package main
 
 import (
 	"bytes"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"flag"
 	"fmt"
-	"image"
 	"image/jpeg"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -36,6 +30,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/vitrine/vitrine/e2e/load/loadkit"
 )
 
 func main() {
@@ -140,41 +136,18 @@ func uploadLatency(base, user, pub, priv string, n int) {
 // access token over the full URL.
 func signedPath(base, user, priv, id, spec string) string {
 	path := "/users/" + user + "/images/" + id + ".jpg?t[]=" + spec
-	return path + "&accessToken=" + hmacHex(priv, base+path)
+	return path + "&accessToken=" + loadkit.HMACHex(priv, base+path)
 }
 
-func hmacHex(key, data string) string {
-	m := hmac.New(sha256.New, []byte(key))
-	m.Write([]byte(data))
-	return hex.EncodeToString(m.Sum(nil))
-}
-
-// upload POSTs data with a signature and returns the image identifier.
+// upload POSTs data with a signature and returns the image identifier;
+// it exits on a failure.
 func upload(base, user, pub, priv string, data []byte) string {
-	u := base + "/users/" + user + "/images"
-	ts := time.Now().UTC().Format("2006-01-02T15:04:05Z")
-	req, err := http.NewRequest(http.MethodPost, u, bytes.NewReader(data))
-	check(err)
-	req.Header.Set("X-Service-PublicKey", pub)
-	req.Header.Set("X-Service-Authenticate-Timestamp", ts)
-	req.Header.Set("X-Service-Authenticate-Signature", hmacHex(priv, "POST|"+u+"|"+pub+"|"+ts))
-	res, err := http.DefaultClient.Do(req)
-	check(err)
-	defer res.Body.Close()
-	body, err := io.ReadAll(res.Body)
-	check(err)
-	if res.StatusCode != http.StatusCreated && res.StatusCode != http.StatusOK {
-		fmt.Fprintf(os.Stderr, "gen: upload: %d %s\n", res.StatusCode, body)
+	id, err := loadkit.Upload(base, user, pub, priv, data)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "gen: upload:", err)
 		os.Exit(1)
 	}
-	var r struct {
-		ImageIdentifier string `json:"imageIdentifier"`
-	}
-	if err := json.Unmarshal(body, &r); err != nil || r.ImageIdentifier == "" {
-		fmt.Fprintf(os.Stderr, "gen: upload: no imageIdentifier in %s\n", body)
-		os.Exit(1)
-	}
-	return r.ImageIdentifier
+	return id
 }
 
 // generate makes n distinct JPEGs of w x h in parallel.
@@ -193,30 +166,12 @@ func generate(w, h, n int, seed0 uint32) [][]byte {
 	return out
 }
 
-// noisyJPEG is the source of api/bench_test.go: a gradient with +-8 of
-// noise, shifted per seed, q90.
+// noisyJPEG is loadkit.Photo as a q90 JPEG.
 func noisyJPEG(w, h int, seed uint32) []byte {
-	img := image.NewRGBA(image.Rect(0, 0, w, h))
-	s := seed * 2654435761
-	shift := int(seed * 37 % 64)
-	for y := 0; y < h; y++ {
-		row := img.Pix[y*img.Stride:]
-		for x := 0; x < w; x++ {
-			s = s*1664525 + 1013904223
-			n := int(s>>28) - 8
-			p := row[4*x:]
-			p[0] = clamp8(x*255/w + n + shift - 32)
-			p[1] = clamp8(y*255/h + n)
-			p[2] = clamp8((x+y)*127/(w+h) + 64 - n)
-			p[3] = 255
-		}
-	}
 	var buf bytes.Buffer
-	check(jpeg.Encode(&buf, img, &jpeg.Options{Quality: 90}))
+	check(jpeg.Encode(&buf, loadkit.Photo(w, h, seed), &jpeg.Options{Quality: 90}))
 	return buf.Bytes()
 }
-
-func clamp8(v int) uint8 { return uint8(min(max(v, 0), 255)) }
 
 func check(err error) {
 	if err != nil {

@@ -13,6 +13,8 @@ import (
 	"sync"
 
 	"github.com/davidbyttow/govips/v2/vips"
+
+	"github.com/vitrine/vitrine/e2e/load/loadkit"
 )
 
 // kind is one sort of source in the corpus.
@@ -91,7 +93,7 @@ func source(i int) ([]byte, error) {
 		}
 		return buf.Bytes(), nil
 	case "webp":
-		if err := jpeg.Encode(&buf, photo(k.w, k.h, seed), &jpeg.Options{Quality: 95}); err != nil {
+		if err := jpeg.Encode(&buf, loadkit.Photo(k.w, k.h, seed), &jpeg.Options{Quality: 95}); err != nil {
 			return nil, fmt.Errorf("jpeg: %w", err)
 		}
 		img, err := vips.NewImageFromBuffer(buf.Bytes())
@@ -107,32 +109,11 @@ func source(i int) ([]byte, error) {
 		}
 		return out, nil
 	default:
-		if err := jpeg.Encode(&buf, photo(k.w, k.h, seed), &jpeg.Options{Quality: 90}); err != nil {
+		if err := jpeg.Encode(&buf, loadkit.Photo(k.w, k.h, seed), &jpeg.Options{Quality: 90}); err != nil {
 			return nil, fmt.Errorf("jpeg: %w", err)
 		}
 		return buf.Bytes(), nil
 	}
-}
-
-// photo is the source of e2e/load/gen: a gradient with +-8 of noise,
-// shifted per seed, so every source is distinct.
-func photo(w, h int, seed uint32) *image.RGBA {
-	img := image.NewRGBA(image.Rect(0, 0, w, h))
-	s := seed * 2654435761
-	shift := int(seed * 37 % 64)
-	for y := range h {
-		row := img.Pix[y*img.Stride:]
-		for x := range w {
-			s = s*1664525 + 1013904223
-			n := int(s>>28) - 8
-			p := row[4*x:]
-			p[0] = clamp8(x*255/w + n + shift - 32)
-			p[1] = clamp8(y*255/h + n)
-			p[2] = clamp8((x+y)*127/(w+h) + 64 - n)
-			p[3] = 255
-		}
-	}
-	return img
 }
 
 // screenshot is flat panels and thin text-like rules, as a page or an
@@ -156,5 +137,3 @@ func screenshot(w, h int, seed uint32) *image.RGBA {
 	}
 	return img
 }
-
-func clamp8(v int) uint8 { return uint8(min(max(v, 0), 255)) }

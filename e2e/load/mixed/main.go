@@ -24,6 +24,8 @@ import (
 	"strings"
 
 	"github.com/davidbyttow/govips/v2/vips"
+
+	"github.com/vitrine/vitrine/e2e/load/loadkit"
 )
 
 func main() {
@@ -69,7 +71,7 @@ func main() {
 		for _, it := range seq {
 			c := chains[it.chain]
 			path := "/users/" + *user + "/images/" + ids[it.src] + "." + c.ext + "?" + c.vitrine
-			lines = append(lines, path+"&accessToken="+hmacHex(*priv, *base+path))
+			lines = append(lines, path+"&accessToken="+loadkit.HMACHex(*priv, *base+path))
 		}
 		check(writeLines(filepath.Join(*out, "vitrine.paths"), lines))
 	}
