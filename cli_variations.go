@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -30,17 +29,6 @@ func newVariationBuilder(st *stores, eng *engine.Engine) (*storage.VariationBuil
 		return out, err
 	}
 	return storage.NewVariationBuilder(st.db, st.blobs, cfg, build)
-}
-
-// startVariations runs the builder of stored variations in the background
-// until ctx ends, and returns it (nil when variations are off).
-func startVariations(ctx context.Context, st *stores, eng *engine.Engine, log *slog.Logger) (*storage.VariationBuilder, error) {
-	b, err := newVariationBuilder(st, eng)
-	if err != nil || b == nil {
-		return nil, err
-	}
-	go b.Run(ctx, func(err error) { log.Warn("stored variations", "err", err) })
-	return b, nil
 }
 
 // variationsSummary is what `vitrine variations` reports.

@@ -75,6 +75,9 @@ type serviceConfig struct {
 	// ShutdownTimeout is how long a stopping server (SIGTERM, SIGINT) lets
 	// in-flight requests finish (default 30s).
 	ShutdownTimeout time.Duration `yaml:"shutdownTimeout"`
+	// RequestTimeout bounds each request: its context ends then, and the
+	// renders, queries and blob reads it started stop (default 60s).
+	RequestTimeout time.Duration `yaml:"requestTimeout"`
 	// ShutdownDelay is how long a stopping server keeps accepting requests
 	// with /readyz at 503 before it stops accepting, so that load balancers
 	// take it out of rotation first (default 0).

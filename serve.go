@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"net/url"
 	"os"
 	"os/signal"
 	"runtime"
@@ -17,8 +17,6 @@ import (
 	"time"
 
 	"github.com/vitrine/vitrine/api"
-	"github.com/vitrine/vitrine/engine"
-	"github.com/vitrine/vitrine/filters"
 	"github.com/vitrine/vitrine/storage"
 	"github.com/vitrine/vitrine/web"
 )
@@ -29,9 +27,7 @@ serves the API, the admin UI under /admin and, when configured, the metrics; SIG
 drains and stops it, SIGHUP reloads the filters
 `
 
-// serve is `vitrine serve`: it opens the stores, starts each part of the
-// server in order, serves until SIGTERM or SIGINT, then drains and stops
-// the parts in the reverse order.
+// serve is `vitrine serve`: New, then Run until SIGTERM or SIGINT.
 func serve(ctx context.Context, args []string) error {
 	cmd := newCommand("serve", serveUsage)
 	var f commonFlags
@@ -40,206 +36,101 @@ func serve(ctx context.Context, args []string) error {
 	if _, err := cmd.parse(args, 0, 0); err != nil {
 		return err
 	}
+	cfg, err := loadConfig(f.config, f.data)
+	if err != nil {
+		return err
+	}
+	if *listen != "" {
+		cfg.Listen = *listen
+	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	st, err := open(ctx, f)
+	return New(cfg, f.data, slog.New(slog.NewJSONHandler(os.Stderr, nil)), os.Stdout).Run(ctx)
+}
+
+// raiseGOMAXPROCS lets the Go scheduler run at least n goroutines at once,
+// unless the operator set GOMAXPROCS. Why: a goroutine in a cgo call (a
+// libvips pipeline) or running guest code keeps its P until the runtime's
+// monitor takes it back, which can be milliseconds, so with one P per CPU
+// and every P held by a render, the HTTP code and the next request's
+// database lookups wait. On 2 CPUs with 4 pipelines, 200 px thumbnails from
+// stored variations at 16 concurrent requests: p99 224 ms with GOMAXPROCS
+// 2, 72 ms with 4, at the same throughput (README, Performance).
+func raiseGOMAXPROCS(n int) {
+	if os.Getenv("GOMAXPROCS") == "" && n > runtime.GOMAXPROCS(0) {
+		runtime.GOMAXPROCS(n)
+	}
+}
+
+// startCaches makes the variant cache, the blob queue's collector and the
+// usage counters; their loops start with the workers.
+func (a *App) startCaches(context.Context) error {
+	variants, err := storage.NewVariantCache(a.st.db, a.st.blobs, a.cfg.Cache)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	if *listen != "" {
-		st.cfg.Listen = *listen
-	}
-	s := &server{st: st, cfg: st.cfg, dataDir: f.data, log: slog.New(slog.NewJSONHandler(os.Stderr, nil))}
-	defer s.stop()
-	for _, step := range []func(context.Context) error{
-		s.bootstrapAdmin, s.startEngine, s.startCaches, s.startMetrics, s.startFilters, s.startAPI, s.startPprof,
-	} {
-		if err := step(ctx); err != nil {
-			return err
-		}
-	}
-	return s.serve(ctx)
-}
-
-// server is a running `vitrine serve`: the parts each start step adds, and
-// what stops them.
-type server struct {
-	st      *stores
-	cfg     *fileConfig
-	dataDir string
-	log     *slog.Logger
-
-	eng       *engine.Engine
-	fh        *filters.Host
-	variants  *storage.VariantCache
-	collector *storage.Collector
-	deps      api.Deps
-	metricsLn net.Listener // the metrics' own listener, when metrics.listen is set
-	api       *api.Server
-	http      *http.Server
-	ln        net.Listener
-
-	// stops run in reverse order when serve returns.
-	stops []func()
-}
-
-// onStop registers fn to run when the server stops.
-func (s *server) onStop(fn func()) { s.stops = append(s.stops, fn) }
-
-// stop runs the registered stops, last registered first.
-func (s *server) stop() {
-	for i := len(s.stops) - 1; i >= 0; i-- {
-		s.stops[i]()
-	}
-}
-
-// startEngine starts the image engine (libvips).
-func (s *server) startEngine(context.Context) error {
-	ecfg := s.cfg.Engine
-	ecfg.Logger = s.log
-	eng, err := engine.New(ecfg)
-	if err != nil {
+	a.variants = variants
+	if a.collector, err = storage.NewCollector(a.st.db, a.st.blobs, a.cfg.BlobQueue); err != nil {
 		return err
 	}
-	s.eng = eng
-	raiseGOMAXPROCS(eng.Config().Concurrency)
+	a.usage = storage.NewUsage(a.st.db, a.cfg.Audit)
+	a.deps = api.Deps{DB: a.st.db, Blobs: a.st.blobs, Engine: a.eng, Logger: a.log, Variants: variants,
+		Collector: a.collector, Usage: a.usage}
+	if a.deps.Variations, err = newVariationBuilder(a.st, a.eng); err != nil {
+		return err
+	}
+	if boolOrTrue(a.cfg.AccessLog) {
+		a.deps.AccessLog = a.log
+	}
 	return nil
 }
 
-// raiseGOMAXPROCS lets the Go scheduler run as many goroutines at once as
-// the engine runs libvips pipelines, unless GOMAXPROCS is set. Why: a
-// goroutine in a cgo call keeps its P until the runtime's monitor takes it
-// back, which can be milliseconds, so with one P per CPU and every P held
-// by a render, the HTTP code and the next request's database lookups wait.
-// On 2 CPUs with 4 pipelines, 200 px thumbnails from stored variations at
-// 16 concurrent requests: p99 224 ms with GOMAXPROCS 2, 72 ms with 4, at
-// the same throughput (README, Performance).
-func raiseGOMAXPROCS(pipelines int) {
-	if os.Getenv("GOMAXPROCS") == "" && pipelines > runtime.GOMAXPROCS(0) {
-		runtime.GOMAXPROCS(pipelines)
+// startWorkers starts the background work: the variant cache's, the blob
+// queue's, the usage counters' and the variation builder's loops, and the
+// filter reload on SIGHUP.
+func (a *App) startWorkers(ctx context.Context) error {
+	warn := func(what string) func(error) { return func(err error) { a.log.Warn(what, "err", err) } }
+	a.workers.start(ctx, func(ctx context.Context) { a.variants.Run(ctx, warn("variant cache")) })
+	a.workers.start(ctx, func(ctx context.Context) { a.collector.Run(ctx, warn("blob queue")) })
+	a.workers.start(ctx, func(ctx context.Context) { a.usage.Run(ctx, warn("usage counters")) })
+	if b := a.deps.Variations; b != nil {
+		a.workers.start(ctx, func(ctx context.Context) { b.Run(ctx, warn("stored variations")) })
 	}
-}
-
-// startCaches starts the variant cache, the blob queue's collector and the
-// usage counters (flushed once more when the server stops).
-func (s *server) startCaches(ctx context.Context) error {
-	variants, err := storage.NewVariantCache(s.st.db, s.st.blobs, s.cfg.Cache)
-	if err != nil {
-		return err
-	}
-	s.variants = variants
-	s.onStop(func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := variants.Close(cctx); err != nil {
-			s.log.Error("variant cache", "err", err)
-		}
-	})
-	go variants.Run(ctx, func(err error) { s.log.Warn("variant cache", "err", err) })
-	if s.collector, err = storage.NewCollector(s.st.db, s.st.blobs, s.cfg.BlobQueue); err != nil {
-		return err
-	}
-	go s.collector.Run(ctx, func(err error) { s.log.Warn("blob queue", "err", err) })
-	usage := storage.NewUsage(s.st.db, s.cfg.Audit)
-	go usage.Run(ctx, func(err error) { s.log.Warn("usage counters", "err", err) })
-	s.onStop(func() {
-		fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := usage.Flush(fctx); err != nil {
-			s.log.Error("usage counters", "err", err)
-		}
-	})
-	s.deps = api.Deps{DB: s.st.db, Blobs: s.st.blobs, Engine: s.eng, Logger: s.log, Variants: variants, Collector: s.collector, Usage: usage}
-	if s.deps.Variations, err = startVariations(ctx, s.st, s.eng, s.log); err != nil {
-		return err
-	}
-	if boolOrTrue(s.cfg.AccessLog) {
-		s.deps.AccessLog = s.log
-	}
+	a.workers.start(ctx, func(ctx context.Context) { reloadOnHUP(ctx, a.fh, a.log) })
 	return nil
 }
 
 // startMetrics collects the Prometheus metrics when metrics.enabled, and
 // serves them on metrics.listen when that is set.
-func (s *server) startMetrics(context.Context) error {
-	if !s.cfg.Metrics.Enabled {
+func (a *App) startMetrics(context.Context) error {
+	if !a.cfg.Metrics.Enabled {
 		return nil
 	}
 	m := api.NewMetrics()
-	s.eng.SetObserver(m)
-	s.st.db.Observe(m.ObserveDB)
-	s.st.blobs.Observe(m.ObserveBlob)
-	m.WatchCache(s.variants.Stats)
-	m.WatchBlobQueue(s.collector.Stats)
-	m.WatchEngine(s.eng.Load)
-	s.deps.Metrics = m
-	if s.cfg.Metrics.Listen == "" {
+	a.eng.SetObserver(m)
+	a.st.db.Observe(m.ObserveDB)
+	a.st.blobs.Observe(m.ObserveBlob)
+	m.WatchCache(a.variants.Stats)
+	m.WatchBlobQueue(a.collector.Stats)
+	m.WatchEngine(a.eng.Load)
+	a.deps.Metrics = m
+	if a.cfg.Metrics.Listen == "" {
 		return nil
 	}
-	ln, err := net.Listen("tcp", s.cfg.Metrics.Listen)
+	ln, err := net.Listen("tcp", a.cfg.Metrics.Listen)
 	if err != nil {
 		return fmt.Errorf("metrics: %w", err)
 	}
-	s.metricsLn = ln
-	ms := &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = ms.Serve(ln) }()
-	s.onStop(func() { ms.Close() })
-	s.log.Info("metrics listening", "addr", "http://"+ln.Addr().String()+"/metrics")
-	return nil
-}
-
-// startFilters starts loading the WebAssembly filters in the background.
-func (s *server) startFilters(ctx context.Context) error {
-	var observer filters.Observer // metrics, when on
-	if s.deps.Metrics != nil {
-		observer = s.deps.Metrics
-	}
-	fh, err := openFilters(ctx, s.cfg, s.dataDir, s.eng, observer, s.log)
-	if err != nil {
-		return err
-	}
-	if s.cfg.Filters.Dir != "" {
-		// Guest code keeps its Go processor while it runs (filters.runner):
-		// as many more processors as guest calls may run keep the server's
-		// own goroutines from waiting behind them.
-		runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + s.cfg.Filters.MaxRunningCalls())
-	}
-	s.onStop(func() { _ = fh.Close() })
-	s.deps.Filters = filterAdmin{h: fh, wait: cmp.Or(s.cfg.Filters.CompileTimeout, filters.DefaultCompileTimeout)}
-	s.fh = fh
-	return nil
-}
-
-// startAPI builds the API and the admin UI and listens on listen.
-func (s *server) startAPI(ctx context.Context) error {
-	srv, err := api.New(s.cfg.API, s.deps)
-	if err != nil {
-		return err
-	}
-	s.api = srv
-	wireFilters(ctx, s.fh, s.eng, srv, s.log)
-	ui, err := web.New(web.Config{TrustedProxies: s.cfg.API.TrustedProxies, Logger: s.log}, srv, webSessions{s.st.db})
-	if err != nil {
-		return err
-	}
-	var metricsHandler http.Handler
-	if s.deps.Metrics != nil && s.metricsLn == nil {
-		metricsHandler = s.deps.Metrics.Handler()
-	}
-	if s.ln, err = net.Listen("tcp", s.cfg.Listen); err != nil {
-		return err
-	}
-	s.http = &http.Server{Handler: routes(srv, ui, metricsHandler), ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout: 120 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
-	s.log.Info("vitrine listening", "addr", "http://"+s.ln.Addr().String(), "database", redact(s.cfg.Database),
-		"storage", redact(s.cfg.Storage))
+	a.metricsLn = ln
+	a.metrics = &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = a.metrics.Serve(ln) }()
+	a.log.Info("metrics listening", "addr", "http://"+ln.Addr().String()+"/metrics")
 	return nil
 }
 
 // startPprof serves net/http/pprof on debug.pprofListen, when set.
-func (s *server) startPprof(context.Context) error {
-	addr := s.cfg.Debug.PprofListen
+func (a *App) startPprof(context.Context) error {
+	addr := a.cfg.Debug.PprofListen
 	if addr == "" {
 		return nil
 	}
@@ -247,51 +138,22 @@ func (s *server) startPprof(context.Context) error {
 	if err != nil {
 		return fmt.Errorf("debug.pprofListen: %w", err)
 	}
-	ps := &http.Server{Handler: pprofMux(), ReadHeaderTimeout: 10 * time.Second}
-	s.onStop(func() { ps.Close() })
-	s.log.Info("pprof listening", "addr", "http://"+pln.Addr().String()+"/debug/pprof/")
-	go func() { _ = ps.Serve(pln) }()
-	return nil
-}
-
-// serve serves until ctx ends, then stops accepting and lets in-flight
-// requests finish; the registered stops then flush the variant cache, and
-// libvips stops only once every request has drained.
-func (s *server) serve(ctx context.Context) error {
-	errc := make(chan error, 1)
-	go func() { errc <- s.http.Serve(s.ln) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	timeout := s.cfg.ShutdownTimeout
-	if timeout <= 0 {
-		timeout = 30 * time.Second
-	}
-	s.log.Info("shutting down: draining requests", "timeout", timeout.String())
-	s.api.Drain()
-	if d := s.cfg.ShutdownDelay; d > 0 {
-		s.log.Info("shutting down: not ready, still serving", "delay", d.String())
-		time.Sleep(d)
-	}
-	sctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	if err := s.http.Shutdown(sctx); err != nil {
-		return fmt.Errorf("shutdown: requests still running after %s: %w", timeout, err)
-	}
-	// Why only once drained: libvips must not stop under a request. It is
-	// registered first, so it runs after every other stop.
-	s.stops = append([]func(){engine.Shutdown}, s.stops...)
-	s.log.Info("stopped")
+	a.pprof = &http.Server{Handler: pprofMux(), ReadHeaderTimeout: 10 * time.Second}
+	a.log.Info("pprof listening", "addr", "http://"+pln.Addr().String()+"/debug/pprof/")
+	go func() { _ = a.pprof.Serve(pln) }()
 	return nil
 }
 
 // routes serves the admin UI under /admin, the metrics at GET /metrics when
 // metrics is not nil, and everything else from the API. Why not a ServeMux:
 // it would clean and redirect paths the API must see as sent.
-func routes(apiHandler, ui, metrics http.Handler) http.Handler {
+// Every request's context ends after timeout (requestTimeout): the
+// renders, queries and blob reads it started stop with it.
+func routes(apiHandler, ui, metrics http.Handler, timeout time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), timeout)
+		defer cancel()
+		r = r.WithContext(ctx)
 		switch {
 		case r.URL.Path == "/admin" || strings.HasPrefix(r.URL.Path, "/admin/"):
 			ui.ServeHTTP(w, r)
@@ -318,35 +180,63 @@ func pprofMux() *http.ServeMux {
 // boolOrTrue reads an optional boolean that defaults to true.
 func boolOrTrue(p *bool) bool { return p == nil || *p }
 
-// redact hides credentials in a URL for the log.
+// redact hides credentials in a store URL for the log: the user
+// information, and the value of every query parameter whose name says it
+// holds a secret (password=, sslpassword=, secret_access_key=, token=...).
 func redact(u string) string {
-	if at := strings.Index(u, "@"); at > 0 {
-		if scheme := strings.Index(u, "://"); scheme > 0 && scheme < at {
-			return u[:scheme+3] + "***" + u[at:]
+	p, err := url.Parse(u)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	if p.User != nil {
+		p.User = url.User("***")
+	}
+	if p.RawQuery != "" {
+		q := p.Query()
+		for k := range q {
+			if secretParam(k) {
+				q[k] = []string{"***"}
+			}
+		}
+		p.RawQuery = q.Encode()
+	}
+	return strings.Replace(p.String(), "%2A%2A%2A", "***", -1)
+}
+
+// secretParam reports whether a URL query parameter's name says it holds a
+// secret.
+func secretParam(name string) bool {
+	n := strings.ToLower(name)
+	for _, w := range []string{"pass", "pwd", "secret", "token", "credential", "signature"} {
+		if strings.Contains(n, w) {
+			return true
 		}
 	}
-	return u
+	return false
 }
 
 // bootstrapAdmin creates an admin key pair with every resource on every
-// user on a first start with no keys at all, and prints it once.
-func (s *server) bootstrapAdmin(ctx context.Context) error {
-	st := s.st
-	if len(st.cfg.API.AccessControl.Keys) > 0 {
+// user on a first start with no keys at all, and prints it once. Instances
+// starting together on a new database race for it: the one whose key is
+// stored prints it, the others find it there and go on.
+func (a *App) bootstrapAdmin(ctx context.Context) error {
+	if len(a.cfg.API.AccessControl.Keys) > 0 {
 		return nil
 	}
-	keys, err := st.db.Keys(ctx)
+	keys, err := a.st.db.Keys(ctx)
+	if err != nil || len(keys) > 0 {
+		return err
+	}
+	k := storage.Key{PublicKey: "admin", PrivateKey: randomHex(32)}
+	err = createKey(ctx, a.st, k, &storage.Rule{Group: "all", Users: []string{"*"}})
+	if errors.Is(err, storage.ErrExist) {
+		a.log.Info("another instance created the first admin key")
+		return nil
+	}
 	if err != nil {
 		return err
 	}
-	if len(keys) > 0 {
-		return nil
-	}
-	k := storage.Key{PublicKey: "admin", PrivateKey: randomHex(32)}
-	if err := createKey(ctx, st, k, &storage.Rule{Group: "all", Users: []string{"*"}}); err != nil {
-		return err
-	}
-	fmt.Printf("Created an admin key pair (shown only this once; it can read and write every user):\n"+
+	fmt.Fprintf(a.out, "Created an admin key pair (shown only this once; it can read and write every user):\n"+
 		"  public key:  %s\n  private key: %s\n", k.PublicKey, k.PrivateKey)
 	return nil
 }

@@ -21,6 +21,9 @@ type stores struct {
 }
 
 func (s *stores) Close() {
+	if s == nil {
+		return
+	}
 	if s.blobs != nil {
 		s.blobs.Close()
 	}
@@ -31,13 +34,27 @@ func (s *stores) Close() {
 
 // open loads the configuration and opens the database and blob store.
 func open(ctx context.Context, f commonFlags) (*stores, error) {
-	st, err := openDB(ctx, f)
+	cfg, err := loadConfig(f.config, f.data)
 	if err != nil {
 		return nil, err
 	}
-	if st.blobs, err = storage.OpenBlobs(ctx, st.cfg.Storage); err != nil {
+	st, err := openStores(ctx, cfg, f.data)
+	if err != nil {
 		st.Close()
-		return nil, fmt.Errorf("storage: %w", err)
+		return nil, err
+	}
+	return st, nil
+}
+
+// openStores opens (and migrates) the database and opens the blob store
+// of cfg. On an error it returns what it opened, for the caller to close.
+func openStores(ctx context.Context, cfg *fileConfig, dataDir string) (*stores, error) {
+	st, err := openDBConfig(ctx, cfg, dataDir)
+	if err != nil {
+		return st, err
+	}
+	if st.blobs, err = storage.OpenBlobs(ctx, st.cfg.Storage); err != nil {
+		return st, fmt.Errorf("storage: %w", err)
 	}
 	st.blobs.SetTimeout(st.cfg.StorageTimeout)
 	return st, nil
@@ -49,14 +66,25 @@ func openDB(ctx context.Context, f commonFlags) (*stores, error) {
 	if err != nil {
 		return nil, err
 	}
-	secret, err := loadSecret(cfg, f.data)
+	st, err := openDBConfig(ctx, cfg, f.data)
 	if err != nil {
+		st.Close()
 		return nil, err
 	}
+	return st, nil
+}
+
+// openDBConfig opens (and migrates) the database of cfg.
+func openDBConfig(ctx context.Context, cfg *fileConfig, dataDir string) (*stores, error) {
 	st := &stores{cfg: cfg}
+	secret, err := loadSecret(cfg, dataDir)
+	if err != nil {
+		return st, err
+	}
 	if st.db, err = storage.Open(ctx, cfg.Database, storage.Options{Secret: secret, MaxOpenConns: cfg.DatabaseMaxConns,
 		QueryTimeout: cfg.DatabaseTimeout, ReservationLease: cfg.BlobQueue.ReservationLease, Variations: cfg.Variations}); err != nil {
-		return nil, fmt.Errorf("database: %w", err)
+		st.db = nil
+		return st, fmt.Errorf("database: %w", err)
 	}
 	return st, nil
 }

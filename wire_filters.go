@@ -37,27 +37,28 @@ func openFilters(ctx context.Context, cfg *fileConfig, dataDir string, eng *engi
 }
 
 // wireFilters hands the filters to the engine (transformations) and the
-// api (listeners, stats_add counters in GET /stats) and reloads them on
-// SIGHUP.
-func wireFilters(ctx context.Context, fh *filters.Host, eng *engine.Engine, srv *api.Server, log *slog.Logger) {
+// api (listeners, stats_add counters in GET /stats).
+func wireFilters(fh *filters.Host, eng *engine.Engine, srv *api.Server) {
 	eng.Registry().SetGuests(guestSource{fh})
 	srv.Bus.AddSource(filterListeners{fh})
 	srv.Bus.On("stats.get", 0, statsCounters(fh))
+}
+
+// reloadOnHUP reloads the filters on every SIGHUP until ctx ends.
+func reloadOnHUP(ctx context.Context, fh *filters.Host, log *slog.Logger) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
-	go func() {
-		defer signal.Stop(hup)
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-hup:
-				if err := fh.StartReload(); err != nil {
-					log.Error("filter reload", "err", err)
-				}
+	defer signal.Stop(hup)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			if err := fh.StartReload(); err != nil {
+				log.Error("filter reload", "err", err)
 			}
 		}
-	}()
+	}
 }
 
 // statsCounters is the stats.get listener that shows every filter's

@@ -30,27 +30,44 @@ func (s *Server) Drain() { s.draining.Store(true) }
 
 // serveProbe answers the orchestrator probes, outside routing, access
 // control and events: GET /healthz (liveness: the process serves HTTP) and
-// GET /readyz (readiness: 503 while draining). It reports whether it
-// answered.
+// GET /readyz (readiness: 503 while starting, while a filter a request may
+// need has failed, and while draining, with the reasons one a line). It
+// reports whether it answered.
 func (s *Server) serveProbe(w http.ResponseWriter, r *http.Request) bool {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		return false
 	}
-	status := http.StatusOK
+	var why []string
 	switch r.URL.Path {
 	case "/healthz":
 	case "/readyz":
-		if s.draining.Load() {
-			status = http.StatusServiceUnavailable
-		}
+		why = s.unready()
 	default:
 		return false
+	}
+	status := http.StatusOK
+	if len(why) > 0 {
+		status = http.StatusServiceUnavailable
 	}
 	w.Header().Set("Cache-Control", cacheNone)
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(status)
 	if r.Method == http.MethodGet {
 		_, _ = w.Write([]byte(http.StatusText(status) + "\n"))
+		for _, line := range why {
+			_, _ = w.Write([]byte(line + "\n"))
+		}
 	}
 	return true
+}
+
+// unready returns why the instance is not ready; none when it is.
+func (s *Server) unready() []string {
+	if s.draining.Load() {
+		return []string{"shutting down"}
+	}
+	if s.readiness != nil {
+		return s.readiness()
+	}
+	return nil
 }

@@ -39,6 +39,10 @@ type Deps struct {
 	// enough pixels). Default: none, and every image renders from its
 	// original.
 	Variations *storage.VariationBuilder
+	// Readiness, when set, says why the instance is not ready yet (filters
+	// still loading, a filter failed): /readyz answers 503 with those
+	// reasons while it returns any. Default: ready from the start.
+	Readiness func() []string
 	// Metrics, when set, receives request and cache metrics.
 	Metrics *Metrics
 	// AccessLog, when set, gets one line per request (with its X-Request-Id).
@@ -63,6 +67,7 @@ type Server struct {
 	variations variationStore
 	flight     flight
 	draining   atomic.Bool
+	readiness  func() []string
 	metrics    *Metrics
 	accessLog  *slog.Logger
 	usage      *storage.Usage
@@ -99,6 +104,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		engine: d.Engine, filters: d.Filters, log: d.Logger, now: d.Now, Bus: &Bus{},
 		metrics: d.Metrics, accessLog: d.AccessLog, usage: d.Usage, ids: newRequestIDs()}
 	s.acl = newAccessControl(cfg.AccessControl, d.DB)
+	s.readiness = d.Readiness
 	s.collector = noWaker{}
 	if d.Collector != nil {
 		s.collector = d.Collector

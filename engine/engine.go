@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -206,7 +207,13 @@ type Engine struct {
 	sem      chan struct{}
 	waiting  atomic.Int64 // callers blocked in acquire
 	observer Observer     // stage timings; nil when off
+	// closed is closed by Close once it holds every slot.
+	closed    chan struct{}
+	closeOnce sync.Once
 }
+
+// ErrClosed is the error of work asked of an engine after Close.
+var ErrClosed = errors.New("engine: closed")
 
 // New validates cfg, applies its defaults and returns an engine holding every
 // native transformation. The first call starts libvips for the process.
@@ -219,12 +226,25 @@ func New(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	pixels.configure(cfg.PixelPool.MaxIdleMB<<20, cfg.PixelPool.IdleTimeout)
-	return &Engine{cfg: cfg, reg: NewRegistry(), sem: make(chan struct{}, cfg.Concurrency)}, nil
+	return &Engine{cfg: cfg, reg: NewRegistry(), sem: make(chan struct{}, cfg.Concurrency), closed: make(chan struct{})}, nil
 }
 
-// Close releases the engine. It does not stop libvips, which is shared by the
-// process; main calls Shutdown once.
-func (e *Engine) Close() error { return nil }
+// Close waits until no render, analysis or variation build runs, by taking
+// every pipeline slot (a render whose clients all left included), and keeps
+// them: later work fails with ErrClosed. It returns ctx's error when the
+// slots are not all free by then. It does not stop libvips, which is shared
+// by the process: the caller calls Shutdown once Close has returned nil.
+func (e *Engine) Close(ctx context.Context) error {
+	for range cap(e.sem) {
+		select {
+		case e.sem <- struct{}{}:
+		case <-ctx.Done():
+			return fmt.Errorf("engine: close: renders still running: %w", ctx.Err())
+		}
+	}
+	e.closeOnce.Do(func() { close(e.closed) })
+	return nil
+}
 
 // Config returns the engine's configuration with defaults applied.
 func (e *Engine) Config() Config { return e.cfg }

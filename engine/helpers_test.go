@@ -19,7 +19,7 @@ func newTestEngine(t testing.TB, cfg Config) *Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { e.Close() })
+	t.Cleanup(func() { _ = e.Close(context.Background()) })
 	return e
 }
 

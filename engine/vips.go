@@ -75,6 +75,8 @@ func (e *Engine) acquire(ctx context.Context) error {
 	select {
 	case e.sem <- struct{}{}:
 		return nil
+	case <-e.closed:
+		return ErrClosed
 	case <-ctx.Done():
 		return ctx.Err()
 	}

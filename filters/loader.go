@@ -213,11 +213,15 @@ func (h *Host) finish(j *job, f *Filter, err error, took time.Duration) {
 		}
 		err = loadErr(j.name, err)
 		next.failures[j.name] = err.Error()
+		if m := old.loading[j.name]; m != nil {
+			next.failedManifests[j.name] = m
+		}
 		h.cfg.Logger.Error("filter refused", "filter", j.name, "reason", err, "keeps", next.filters[j.name] != nil,
 			"took", took.Round(time.Millisecond).String())
 	} else {
 		next.filters[j.name] = f
 		delete(next.failures, j.name)
+		delete(next.failedManifests, j.name)
 		delete(h.failed, j.name)
 		h.cfg.Logger.Info("filter loaded", "filter", j.name, "kind", f.manifest.Kind, "version", f.manifest.Version,
 			"hash", f.hash, "took", took.Round(time.Millisecond).String())

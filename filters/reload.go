@@ -47,6 +47,9 @@ type Host struct {
 	// job (and uses the compilation cache).
 	working, compiling bool
 	closed             bool
+	// initial is closed once the loads Start queued have finished (or the
+	// host closed): see Initial.
+	initial chan struct{}
 }
 
 // Start validates cfg, opens the compilation cache, reads every filter
@@ -94,8 +97,18 @@ func start(ctx context.Context, cfg Config) (*Host, []*job, error) {
 		h.Close()
 		return nil, nil, err
 	}
+	h.initial = make(chan struct{})
+	go func() {
+		defer close(h.initial)
+		wait(h.ctx, jobs)
+	}()
 	return h, jobs, nil
 }
+
+// Initial is closed once every filter Start found has loaded or failed
+// (each within Config.CompileTimeout), or the host closed: what an
+// instance waits for before it says it is ready.
+func (h *Host) Initial() <-chan struct{} { return h.initial }
 
 // sweep closes the instances of the current filters that have been idle
 // for longer than Config.IdleTimeout, until stop is closed.
@@ -204,6 +217,9 @@ func (h *Host) scan() ([]*job, error) {
 				delete(h.jobs, name) // back to the version serving
 			case h.failed[name] == src.hash:
 				next.failures[name] = old.failures[name]
+				if fm := old.failedManifests[name]; fm != nil {
+					next.failedManifests[name] = fm
+				}
 				delete(h.jobs, name)
 			default:
 				j := &job{name: name, src: src, done: make(chan struct{})}
@@ -324,19 +340,24 @@ type Set struct {
 	failures map[string]string
 	// loading maps folder names whose current files are loading to their
 	// manifest (the old version, if any, is still in filters).
-	loading   map[string]*Manifest
-	listeners []Listener
+	loading map[string]*Manifest
+	// failedManifests maps folder names in failures whose manifest was
+	// read before they failed to that manifest.
+	failedManifests map[string]*Manifest
+	listeners       []Listener
 	// pendingListeners are the fatal listeners with no version yet.
 	pendingListeners []Pending
 }
 
 func emptySet() *Set {
-	return &Set{filters: map[string]*Filter{}, failures: map[string]string{}, loading: map[string]*Manifest{}}
+	return &Set{filters: map[string]*Filter{}, failures: map[string]string{}, loading: map[string]*Manifest{},
+		failedManifests: map[string]*Manifest{}}
 }
 
 // clone copies the maps of s; the index is built again by publish.
 func (s *Set) clone() *Set {
-	return &Set{filters: maps.Clone(s.filters), failures: maps.Clone(s.failures), loading: maps.Clone(s.loading)}
+	return &Set{filters: maps.Clone(s.filters), failures: maps.Clone(s.failures), loading: maps.Clone(s.loading),
+		failedManifests: maps.Clone(s.failedManifests)}
 }
 
 // index builds the listener lists, highest priority first, then by name.
@@ -411,6 +432,27 @@ func (s *Set) TransformationNames() []string {
 		if f.manifest.Kind == KindTransformation {
 			out = append(out, n)
 		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Unready lists why an instance serving s cannot answer everything it
+// advertises: every filter folder that failed with no version serving,
+// unless its manifest makes it an optional (non-fatal) listener, whose
+// failure no request sees. Folders still loading are not listed: their
+// requests answer 503 until they load, and Host.Initial covers the first
+// load.
+func (s *Set) Unready() []string {
+	var out []string
+	for name, reason := range s.failures {
+		if _, serving := s.filters[name]; serving {
+			continue
+		}
+		if m := s.failedManifests[name]; m != nil && m.Kind == KindListener && !m.IsFatal() {
+			continue
+		}
+		out = append(out, reason)
 	}
 	sort.Strings(out)
 	return out

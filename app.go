@@ -1,0 +1,293 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/vitrine/vitrine/api"
+	"github.com/vitrine/vitrine/engine"
+	"github.com/vitrine/vitrine/filters"
+	"github.com/vitrine/vitrine/storage"
+	"github.com/vitrine/vitrine/web"
+)
+
+// App is one vitrine server: New builds it from a configuration, Run
+// starts its parts in order, serves until its context ends, and stops the
+// parts in the reverse order, each stop waited for. `vitrine serve` is New
+// then Run; a test drives the same value without building the binary.
+//
+// Start: stores (opened and migrated), the first admin key, the engine,
+// the variant cache and counters, metrics, the filters' initial load (in
+// the background), the API and its listener (so /healthz and /status
+// answer at once), the background workers. /readyz answers 200 only once
+// the initial filter load has finished and no filter a request may need
+// has failed.
+//
+// Stop (stop): not ready, requests drained, every worker cancelled and
+// joined, counters and caches flushed, every engine slot taken and libvips
+// shut down, filters closed, stores closed. A start that fails part way
+// stops exactly the parts it had started.
+type App struct {
+	cfg     *fileConfig
+	dataDir string
+	log     *slog.Logger
+	// out receives the first admin key, printed once.
+	out io.Writer
+	// listening, when set, is called with the API's address once it
+	// listens (tests read it instead of probing for a free port).
+	listening func(net.Addr)
+
+	st        *stores
+	eng       *engine.Engine
+	fh        *filters.Host
+	variants  *storage.VariantCache
+	usage     *storage.Usage
+	collector *storage.Collector
+	deps      api.Deps
+	api       *api.Server
+	ready     readiness
+
+	http      *http.Server
+	ln        net.Listener
+	metrics   *http.Server // the metrics' own listener, when metrics.listen is set
+	metricsLn net.Listener
+	pprof     *http.Server
+	workers   workers
+	// shutdownVips stops libvips for the process once the engine closed:
+	// engine.Shutdown (a test that starts several Apps keeps it running).
+	shutdownVips func()
+}
+
+// New returns the server for cfg, whose data directory is dataDir; it
+// opens nothing (Run does).
+func New(cfg *fileConfig, dataDir string, log *slog.Logger, out io.Writer) *App {
+	return &App{cfg: cfg, dataDir: dataDir, log: log, out: out, shutdownVips: engine.Shutdown}
+}
+
+// Run starts the server, serves until ctx ends (SIGTERM or SIGINT for
+// `vitrine serve`), then drains and stops it. It returns the error that
+// stopped the start or the serving, joined with any error of the stop.
+func (a *App) Run(ctx context.Context) (err error) {
+	defer func() { err = errors.Join(err, a.stop()) }()
+	for _, step := range []func(context.Context) error{
+		a.openStores, a.bootstrapAdmin, a.startEngine, a.startCaches, a.startMetrics, a.startFilters,
+		a.startAPI, a.startWorkers, a.startPprof,
+	} {
+		if err := step(ctx); err != nil {
+			return err
+		}
+	}
+	return a.serve(ctx)
+}
+
+// openStores opens (and migrates) the database and the blob store.
+func (a *App) openStores(ctx context.Context) error {
+	st, err := openStores(ctx, a.cfg, a.dataDir)
+	a.st = st
+	return err
+}
+
+// startEngine starts the image engine (libvips).
+func (a *App) startEngine(context.Context) error {
+	ecfg := a.cfg.Engine
+	ecfg.Logger = a.log
+	eng, err := engine.New(ecfg)
+	if err != nil {
+		return err
+	}
+	a.eng = eng
+	raiseGOMAXPROCS(eng.Config().Concurrency)
+	return nil
+}
+
+// startFilters starts loading the WebAssembly filters in the background;
+// readiness waits for that first load.
+func (a *App) startFilters(ctx context.Context) error {
+	var observer filters.Observer // metrics, when on
+	if a.deps.Metrics != nil {
+		observer = a.deps.Metrics
+	}
+	fh, err := openFilters(ctx, a.cfg, a.dataDir, a.eng, observer, a.log)
+	if err != nil {
+		return err
+	}
+	a.fh = fh
+	if a.cfg.Filters.Dir != "" {
+		// Guest code keeps its Go processor while it runs (filters.runner):
+		// as many more processors as guest calls may run keep the server's
+		// own goroutines from waiting behind them.
+		raiseGOMAXPROCS(a.eng.Config().Concurrency + a.cfg.Filters.MaxRunningCalls())
+	}
+	a.deps.Filters = filterAdmin{h: fh, wait: cmp.Or(a.cfg.Filters.CompileTimeout, filters.DefaultCompileTimeout)}
+	a.ready.filters = fh
+	return nil
+}
+
+// startAPI builds the API and the admin UI and listens on cfg.Listen; the
+// listener serves from here on (liveness and /status at once, readiness
+// once the filters have loaded).
+func (a *App) startAPI(context.Context) error {
+	a.deps.Readiness = a.ready.reasons
+	srv, err := api.New(a.cfg.API, a.deps)
+	if err != nil {
+		return err
+	}
+	a.api = srv
+	wireFilters(a.fh, a.eng, srv)
+	ui, err := web.New(web.Config{TrustedProxies: a.cfg.API.TrustedProxies, Logger: a.log}, srv, webSessions{a.st.db})
+	if err != nil {
+		return err
+	}
+	var metricsHandler http.Handler
+	if a.deps.Metrics != nil && a.metricsLn == nil {
+		metricsHandler = a.deps.Metrics.Handler()
+	}
+	if a.ln, err = net.Listen("tcp", a.cfg.Listen); err != nil {
+		return err
+	}
+	a.http = &http.Server{Handler: routes(srv, ui, metricsHandler, requestTimeout(a.cfg)), ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout: 120 * time.Second, ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
+	a.log.Info("vitrine listening", "addr", "http://"+a.ln.Addr().String(), "database", redact(a.cfg.Database),
+		"storage", redact(a.cfg.Storage))
+	if a.listening != nil {
+		a.listening(a.ln.Addr())
+	}
+	return nil
+}
+
+// requestTimeout is requestTimeout with its default.
+func requestTimeout(cfg *fileConfig) time.Duration {
+	if cfg.RequestTimeout > 0 {
+		return cfg.RequestTimeout
+	}
+	return 60 * time.Second
+}
+
+// serve serves until ctx ends, then makes the instance unready (for
+// shutdownDelay, still serving) and lets in-flight requests finish within
+// shutdownTimeout.
+func (a *App) serve(ctx context.Context) error {
+	errc := make(chan error, 1)
+	go func() { errc <- a.http.Serve(a.ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	timeout := cmp.Or(a.cfg.ShutdownTimeout, 30*time.Second)
+	a.log.Info("shutting down: draining requests", "timeout", timeout.String())
+	a.api.Drain()
+	if d := a.cfg.ShutdownDelay; d > 0 {
+		a.log.Info("shutting down: not ready, still serving", "delay", d.String())
+		time.Sleep(d)
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	err := a.http.Shutdown(sctx)
+	<-errc // Serve has returned http.ErrServerClosed
+	a.http = nil
+	if err != nil {
+		return fmt.Errorf("shutdown: requests still running after %s: %w", timeout, err)
+	}
+	return nil
+}
+
+// stop stops every part that started, in the reverse order of the start,
+// each step waited for. The flushes and the engine's stop are bounded by
+// shutdownTimeout.
+func (a *App) stop() error {
+	var errs []error
+	for _, s := range []*http.Server{a.http, a.pprof, a.metrics} {
+		if s != nil {
+			errs = append(errs, s.Close())
+		}
+	}
+	if a.ln != nil && a.http == nil {
+		_ = a.ln.Close() // listening but never served (a later step failed): Serve did not take it
+	}
+	a.workers.stop()
+	ctx, cancel := context.WithTimeout(context.Background(), cmp.Or(a.cfg.ShutdownTimeout, 30*time.Second))
+	defer cancel()
+	if a.usage != nil {
+		errs = append(errs, a.usage.Flush(ctx))
+	}
+	if a.variants != nil {
+		errs = append(errs, a.variants.Close(ctx))
+	}
+	if a.eng != nil {
+		// Why only now: libvips must not stop under a render, and a render
+		// whose clients all left runs on without a request (api's flights).
+		if err := a.eng.Close(ctx); err != nil {
+			errs = append(errs, err)
+		} else {
+			a.shutdownVips()
+		}
+	}
+	if a.fh != nil {
+		errs = append(errs, a.fh.Close())
+	}
+	if a.st != nil {
+		a.st.Close()
+	}
+	err := errors.Join(errs...)
+	if err != nil {
+		a.log.Error("stop", "err", err)
+	} else if a.st != nil {
+		a.log.Info("stopped")
+	}
+	return err
+}
+
+// workers are the server's background goroutines: each runs until the
+// workers' context ends, and stop waits for every one of them.
+type workers struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// start runs fn in the background until stop. The first start makes the
+// context every worker shares, from parent without its cancellation: the
+// workers end when stop says, after requests have drained, not when the
+// signal arrives.
+func (w *workers) start(parent context.Context, fn func(context.Context)) {
+	if w.ctx == nil {
+		w.ctx, w.cancel = context.WithCancel(context.WithoutCancel(parent))
+	}
+	w.wg.Go(func() { fn(w.ctx) })
+}
+
+// stop cancels every worker and waits for each to return.
+func (w *workers) stop() {
+	if w.cancel != nil {
+		w.cancel()
+	}
+	w.wg.Wait()
+}
+
+// readiness says what keeps the instance from being ready: the filters'
+// initial load still running, or a filter a request may need that failed.
+type readiness struct {
+	filters *filters.Host
+}
+
+// reasons returns why the instance is not ready; none when it is.
+func (r *readiness) reasons() []string {
+	if r.filters == nil {
+		return []string{"starting"}
+	}
+	select {
+	case <-r.filters.Initial():
+	default:
+		return []string{"filters are still loading"}
+	}
+	return r.filters.Current().Unready()
+}
