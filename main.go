@@ -14,8 +14,9 @@
 // Package main is the wiring only, one job a file: main.go dispatches the
 // subcommands and holds their shared flag parsing, config.go the
 // configuration file and environment, stores.go opening the stores,
-// serve.go start and stop (with the admin UI's session store),
-// wire_filters.go the adapters between filters and engine/api, and
+// app.go the application value (New, Run: the ordered start and stop, the
+// background workers, readiness), serve.go `vitrine serve` and the start
+// steps, wire_filters.go the adapters between filters and engine/api, and
 // cli_<command>.go each subcommand. The service itself is
 // package api; the signing `vitrine sign` prints is api.SignRead and
 // api.SignWrite.

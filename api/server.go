@@ -26,12 +26,12 @@ type Deps struct {
 	// Filters serves GET /filters and POST /filters/reload; nil lists none.
 	Filters FilterAdmin
 	// Variants is the shared variant cache; default an unbounded one on DB
-	// and Blobs whose last-use times are never flushed (main.go passes one
+	// and Blobs whose last-use times are never flushed (the App in package main passes one
 	// it runs and closes).
 	Variants *storage.VariantCache
 	// Collector deletes queued blobs; the server wakes it after a delete.
 	// Default: none, and the queue waits for whichever collector runs on
-	// the database (main.go runs one in every instance).
+	// the database (the App in package main runs one in every instance).
 	Collector *storage.Collector
 	// Variations builds stored variations; the server wakes it after an
 	// upload, and its presence turns the variation picker on (GET of a

@@ -32,7 +32,7 @@ type Config struct {
 	Allow []string `yaml:"allow"`
 	// MaxRunning bounds the guest calls that run at once across every
 	// filter (default: the number of CPUs); calls beyond it wait in their
-	// filter's queue. main.go raises GOMAXPROCS by as much, so that running
+	// filter's queue. package main (app.go) raises GOMAXPROCS by as much, so that running
 	// guests never hold the processors the server's own work needs.
 	MaxRunning int `yaml:"maxRunning"`
 	// MaxQueue caps how many calls may wait for one filter (default 64); a
@@ -71,7 +71,7 @@ type Config struct {
 	// is dropped.
 	CompileTimeout time.Duration `yaml:"compileTimeout"`
 	// CacheDir keeps compiled modules across restarts (wazero's compilation
-	// cache); main.go puts it under the data directory. Empty keeps them in
+	// cache); package main (wire_filters.go) puts it under the data directory. Empty keeps them in
 	// memory only.
 	CacheDir string `yaml:"-"`
 	// MaxWidth, MaxHeight and MaxPixels bound what pixels_write accepts:

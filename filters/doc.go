@@ -12,7 +12,7 @@
 //
 // A loaded filter is a plain value: a Transformation works on *image.NRGBA
 // pixels, a Listener on an Event. The package imports nothing of vitrine;
-// main.go hands transformations to the engine's registry and listeners to the
+// package main (wire_filters.go) hands transformations to the engine's registry and listeners to the
 // api's event bus, which define the small interfaces these satisfy.
 //
 // Filters load in the background, one at a time, each within

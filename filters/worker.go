@@ -49,7 +49,7 @@ func (w *worker) stop() { close(w.jobs) }
 // host (Config.MaxRunning). Why: wazero runs guest code on the calling
 // goroutine, which keeps its Go processor (P) until the call returns, so
 // without a bound enough looping guests would hold every P and starve the
-// server's own goroutines; main.go raises GOMAXPROCS by this bound.
+// server's own goroutines; package main (app.go) raises GOMAXPROCS by this bound.
 type runner struct {
 	slots chan struct{}
 }
