@@ -1,12 +1,14 @@
 package storage
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"time"
 
@@ -176,16 +178,13 @@ func (b *Blobs) Put(ctx context.Context, key string, data []byte) (err error) {
 		return err
 	}
 	defer cancel()
-	w, err := b.bucket.NewWriter(wctx, key, nil)
-	if err != nil {
-		return wrap(err)
-	}
-	if _, err := w.Write(data); err != nil {
-		cancel() // aborts the write: Close then discards it
-		_ = w.Close()
-		return wrap(err)
-	}
-	return wrap(w.Close())
+	// Why Upload rather than NewWriter, Write and Close: the data is whole
+	// already, and gocloud.dev v0.47's Azure writer dereferences a nil pipe
+	// in Close after a failed or cancelled upload when written through
+	// Write; Upload hands the driver the reader in one call. The content
+	// type is what NewWriter would have sniffed.
+	opts := &blob.WriterOptions{ContentType: http.DetectContentType(data)}
+	return wrap(b.bucket.Upload(wctx, key, bytes.NewReader(data), opts))
 }
 
 // Get reads the blob at key; ErrNotExist when there is none.
