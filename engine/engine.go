@@ -207,6 +207,8 @@ type Engine struct {
 	sem      chan struct{}
 	waiting  atomic.Int64 // callers blocked in acquire
 	observer Observer     // stage timings; nil when off
+	// renders counts the renders between takeSlot and slot.end.
+	renders sync.WaitGroup
 	// closed is closed by Close once it holds every slot.
 	closed    chan struct{}
 	closeOnce sync.Once
@@ -231,19 +233,36 @@ func New(cfg Config) (*Engine, error) {
 
 // Close waits until no render, analysis or variation build runs, by taking
 // every pipeline slot (a render whose clients all left included), and keeps
-// them: later work fails with ErrClosed. It returns ctx's error when the
-// slots are not all free by then. It does not stop libvips, which is shared
-// by the process: the caller calls Shutdown once Close has returned nil.
+// them: later work fails with ErrClosed. A render that gave its slot up for
+// a guest step fails with ErrClosed when it asks for it again, and Close
+// waits for it to end too. It returns ctx's error when that has not all
+// happened by then. It does not stop libvips, which is shared by the
+// process: the caller calls Shutdown once Close has returned nil.
 func (e *Engine) Close(ctx context.Context) error {
-	for range cap(e.sem) {
+	select {
+	case <-e.closed:
+		return nil // closed before
+	default:
+	}
+	for taken := range cap(e.sem) {
 		select {
 		case e.sem <- struct{}{}:
 		case <-ctx.Done():
+			for range taken {
+				e.release()
+			}
 			return fmt.Errorf("engine: close: renders still running: %w", ctx.Err())
 		}
 	}
 	e.closeOnce.Do(func() { close(e.closed) })
-	return nil
+	ended := make(chan struct{})
+	go func() { e.renders.Wait(); close(ended) }()
+	select {
+	case <-ended:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("engine: close: renders in guest steps still running: %w", ctx.Err())
+	}
 }
 
 // Config returns the engine's configuration with defaults applied.
@@ -286,7 +305,7 @@ func (e *Engine) Process(ctx context.Context, src []byte, req Request) (*Result,
 	if err != nil {
 		return nil, err
 	}
-	defer sl.release()
+	defer sl.end()
 	return e.render(ctx, src, req)
 }
 
@@ -317,7 +336,7 @@ func (e *Engine) ProcessSource(ctx context.Context, load func(context.Context) (
 	if err != nil {
 		return nil, err
 	}
-	defer sl.release()
+	defer sl.end()
 	src, err := load(ctx)
 	if err != nil {
 		return nil, err

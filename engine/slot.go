@@ -16,13 +16,22 @@ type slot struct {
 
 type slotKey struct{}
 
-// takeSlot waits for a pipeline slot; the caller ends with s.release.
+// takeSlot waits for a pipeline slot; the caller ends with s.end. The
+// render counts as running (Close waits for it) until then, whether it
+// holds the slot or gave it up for a guest step.
 func (e *Engine) takeSlot(ctx context.Context) (*slot, context.Context, error) {
 	if err := e.acquire(ctx); err != nil {
 		return nil, ctx, err
 	}
+	e.renders.Add(1)
 	s := &slot{e: e, held: true}
 	return s, context.WithValue(ctx, slotKey{}, s), nil
+}
+
+// end gives the slot up for good: the render is over.
+func (s *slot) end() {
+	s.release()
+	s.e.renders.Done()
 }
 
 // slotOf returns the render's slot; nil outside a render (a step applied

@@ -124,7 +124,7 @@ func (e *Engine) BuildVariations(ctx context.Context, src []byte, scales []int) 
 	if err != nil {
 		return nil, err
 	}
-	defer sl.release()
+	defer sl.end()
 	var out []BuiltVariation
 	for _, f := range scales {
 		if err := ctx.Err(); err != nil {
