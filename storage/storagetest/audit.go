@@ -13,46 +13,8 @@ import (
 // records nothing), and that the log filters, pages and purges.
 func testAudit(t *testing.T, db *storage.DB) {
 	start := time.Now().Add(-time.Second)
+	steps := auditSteps(t, db)
 	api := storage.WithActor(ctx(t), storage.Actor{Key: "admin", Addr: "192.0.2.7"})
-	cli := storage.WithActor(ctx(t), storage.Actor{Key: "cli"})
-	steps := []struct {
-		action, target string
-		run            func() error
-	}{
-		{"key.create", "k1", func() error { _, err := db.PutKey(cli, storage.Key{PublicKey: "k1", PrivateKey: "p"}); return err }},
-		{"key.update", "k1", func() error { _, err := db.PutKey(api, storage.Key{PublicKey: "k1", PrivateKey: "q"}); return err }},
-		{"group.create", "g1", func() error {
-			_, err := db.PutGroup(cli, storage.Group{Name: "g1", Resources: []string{"image.get"}})
-			return err
-		}},
-		{"group.update", "g1", func() error {
-			_, err := db.PutGroup(api, storage.Group{Name: "g1", Resources: []string{"image.head"}})
-			return err
-		}},
-		{"rule.create", "k1", func() error {
-			_, err := db.AddRules(api, "k1", []storage.Rule{{Group: "g1", Users: []string{"u"}}})
-			return err
-		}},
-		{"rule.delete", "k1", func() error {
-			rules, err := db.Rules(api, "k1")
-			if err != nil {
-				return err
-			}
-			return db.DeleteRule(cli, "k1", rules[0].ID)
-		}},
-		{"image.create", "u/img1", func() error { _, err := db.InsertImage(api, image("u", "img1", base)); return err }},
-		{"metadata.set", "u/img1", func() error { return db.SetMetadata(api, "u", "img1", map[string]any{"a": 1}) }},
-		{"metadata.merge", "u/img1", func() error { _, err := db.MergeMetadata(cli, "u", "img1", map[string]any{"b": 2}); return err }},
-		{"metadata.delete", "u/img1", func() error { return db.DeleteMetadata(api, "u", "img1") }},
-		{"shorturl.create", "u/img1", func() error {
-			return db.InsertShortURL(api, storage.ShortURL{ID: "s1", User: "u", Image: "img1", Extension: "png"})
-		}},
-		{"shorturl.delete", "u/img1", func() error { return db.DeleteShortURL(cli, "u", "img1", "s1") }},
-		{"filters.reload", "filters", func() error { return db.RecordAudit(cli, "filters.reload", "filters", map[string]any{"loaded": 2}) }},
-		{"image.delete", "u/img1", func() error { return db.DeleteImage(cli, "u", "img1") }},
-		{"group.delete", "g1", func() error { return db.DeleteGroup(api, "g1") }},
-		{"key.delete", "k1", func() error { return db.DeleteKey(api, "k1") }},
-	}
 	for _, s := range steps {
 		if err := s.run(); err != nil {
 			t.Fatalf("%s %s: %v", s.action, s.target, err)
@@ -92,6 +54,54 @@ func testAudit(t *testing.T, db *storage.DB) {
 		t.Errorf("details: %+v, %+v", all[2].Detail, all[7].Detail)
 	}
 	auditFilters(t, db, start)
+}
+
+// auditStep is one change testAudit makes and the entry it expects.
+type auditStep struct {
+	action, target string
+	run            func() error
+}
+
+// auditSteps are the changes testAudit makes, one of each kind, by the
+// API's actor or the CLI's.
+func auditSteps(t *testing.T, db *storage.DB) []auditStep {
+	api := storage.WithActor(ctx(t), storage.Actor{Key: "admin", Addr: "192.0.2.7"})
+	cli := storage.WithActor(ctx(t), storage.Actor{Key: "cli"})
+	return []auditStep{
+		{"key.create", "k1", func() error { _, err := db.PutKey(cli, storage.Key{PublicKey: "k1", PrivateKey: "p"}); return err }},
+		{"key.update", "k1", func() error { _, err := db.PutKey(api, storage.Key{PublicKey: "k1", PrivateKey: "q"}); return err }},
+		{"group.create", "g1", func() error {
+			_, err := db.PutGroup(cli, storage.Group{Name: "g1", Resources: []string{"image.get"}})
+			return err
+		}},
+		{"group.update", "g1", func() error {
+			_, err := db.PutGroup(api, storage.Group{Name: "g1", Resources: []string{"image.head"}})
+			return err
+		}},
+		{"rule.create", "k1", func() error {
+			_, err := db.AddRules(api, "k1", []storage.Rule{{Group: "g1", Users: []string{"u"}}})
+			return err
+		}},
+		{"rule.delete", "k1", func() error {
+			rules, err := db.Rules(api, "k1")
+			if err != nil {
+				return err
+			}
+			return db.DeleteRule(cli, "k1", rules[0].ID)
+		}},
+		{"image.create", "u/img1", func() error { _, err := db.InsertImage(api, image("u", "img1", base)); return err }},
+		{"metadata.set", "u/img1", func() error { return db.SetMetadata(api, "u", "img1", map[string]any{"a": 1}) }},
+		{"metadata.merge", "u/img1", func() error { _, err := db.MergeMetadata(cli, "u", "img1", map[string]any{"b": 2}); return err }},
+		{"metadata.delete", "u/img1", func() error { return db.DeleteMetadata(api, "u", "img1") }},
+		{"shorturl.create", "u/img1", func() error {
+			return db.InsertShortURL(api, storage.ShortURL{ID: "s1", User: "u", Image: "img1", Extension: "png"})
+		}},
+		{"shorturl.delete", "u/img1", func() error { return db.DeleteShortURL(cli, "u", "img1", "s1") }},
+		{"filters.reload", "filters", func() error { return db.RecordAudit(cli, "filters.reload", "filters", map[string]any{"loaded": 2}) }},
+		{"image.delete", "u/img1", func() error { return db.DeleteImage(cli, "u", "img1") }},
+		{"group.delete", "g1", func() error { return db.DeleteGroup(api, "g1") }},
+		{"key.delete", "k1", func() error { return db.DeleteKey(api, "k1") }},
+	}
 }
 
 // auditFilters checks AuditLog's filters, paging and PurgeAudit on the log
