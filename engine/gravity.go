@@ -29,19 +29,13 @@ func parseGravity(p *Params) gravity {
 	return gravity(p.Enum("gravity"))
 }
 
-// compass gives, per compass gravity, the horizontal and vertical anchor:
-// 0 the left/top edge, 1 the centre, 2 the right/bottom edge.
-var compass = map[gravity][2]int{
-	"centre": {1, 1}, "north": {1, 0}, "northeast": {2, 0}, "east": {2, 1}, "southeast": {2, 2},
-	"south": {1, 2}, "southwest": {0, 2}, "west": {0, 1}, "northwest": {0, 0},
-}
-
 // place returns the top-left corner, in chain geometry, of the w x h area
 // of the state's current image (s.Size(), at least w x h) that g keeps.
 func (g gravity) place(s *State, w, h int) (int, int, error) {
 	W, H := s.Size()
-	if a, ok := compass[g]; ok {
-		return a[0] * (W - w) / 2, a[1] * (H - h) / 2, nil
+	if a, ok := compassAnchor(g); ok {
+		x, y := a.offset(W, H, w, h)
+		return x, y, nil
 	}
 	if g == "faces" {
 		if cx, cy, ok := poiCentre(s, W, H); ok {
