@@ -9,29 +9,6 @@
 
 #include "blur.h"
 
-void vt_copy_meta(VipsImage *in, VipsImage *out) {
-	static const char *builtin[] = {"width", "height", "bands", "format", "coding", "interpretation",
-		"xres", "yres", "xoffset", "yoffset", "filename", "mode", "scale", "offset", NULL};
-	gchar **fields = vips_image_get_fields(in);
-	int i, j;
-
-	out->Type = in->Type;
-	out->Xres = in->Xres;
-	out->Yres = in->Yres;
-	out->Xoffset = in->Xoffset;
-	out->Yoffset = in->Yoffset;
-	for (i = 0; fields[i]; i++) {
-		GValue v = {0};
-		for (j = 0; builtin[j] && strcmp(builtin[j], fields[i]) != 0; j++)
-			;
-		if (builtin[j] || vips_image_get(in, fields[i], &v))
-			continue;
-		vips_image_set(out, fields[i], &v);
-		g_value_unset(&v);
-	}
-	g_strfreev(fields);
-}
-
 // Row loops are compiled for AVX-512 and AVX2 as well as the baseline, the
 // copy chosen at load time by the CPU (GCC's function multiversioning,
 // x86-64 only).

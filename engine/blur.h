@@ -9,10 +9,6 @@
 #include <stdint.h>
 #include <vips/vips.h>
 
-// vt_copy_meta gives out in's header fields and metadata (EXIF, ICC and
-// the rest), as an operation on in would.
-void vt_copy_meta(VipsImage *in, VipsImage *out);
-
 // vt_motion_u8: out(x, y) = sum of w[i] * in(x + dx[i], y + dy[i]) over the
 // n taps, the weights normalised (in 256ths), positions outside the image
 // taking the nearest edge pixel. in is 8-bit.
