@@ -1,7 +1,8 @@
-// The blur kernels of blur.c: each reads the pixels of a width x height
-// image with bands interleaved samples a pixel and writes its result, of the
-// same size and format, into dst (the engine's pooled pixel buffers), on
-// the calling thread.
+// The blur kernels of blur_motion.c, blur_radial.c and blur_adaptive.c
+// (their shared row spans are blur_span.c's): each reads the pixels of a
+// width x height image with bands interleaved samples a pixel and writes
+// its result, of the same size and format, into dst (the engine's pooled
+// pixel buffers), on the calling thread.
 
 #ifndef VITRINE_BLUR_H
 #define VITRINE_BLUR_H
