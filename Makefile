@@ -107,8 +107,9 @@ fuzz: deps
 	$(FUZZ) $(call fuzzfor,100000x) -fuzz '^FuzzInspect$$'
 	$(FUZZ) $(call fuzzfor,8000x) -fuzz '^FuzzAnimated$$'
 	$(FUZZ) $(call fuzzfor,20000x) -fuzz '^FuzzBlur$$'
+	$(FUZZ) $(call fuzzfor,200000x) -fuzz '^FuzzReadEXIF$$'
 
-# The engine's C kernels (blur.c, the guest pixel copies) under
+# The engine's C kernels (blur_*.c, the guest pixel copies) under
 # AddressSanitizer: their pixel buffers become exact-size allocations
 # (pixelpool_asan.go), so a read or write past an image fails the test.
 asan: deps

@@ -10,7 +10,7 @@ import (
 // blur is one of ImageMagick's blurs, as Imbo offers them; `type` and `mode`
 // are synonyms naming the kind (older clients send mode). The non-gaussian kinds are composed from
 // libvips operations or, where libvips has none that fits, computed
-// directly in blur.c (see each method).
+// directly in C (blur_*.c; see each method).
 type blur struct {
 	kind                 string
 	radius, sigma, angle float64
@@ -99,7 +99,7 @@ func (b blur) Apply(s *State) error {
 	return nil
 }
 
-// streams: every kind reads its input top to bottom. blur.c's kernels
+// streams: every kind reads its input top to bottom. The C kernels
 // render it strip by strip (kernelInPlace); libvips' convolutions ask for
 // rows a mask's height at a time, which the line cache of a sequential
 // decode grows to hold.
@@ -164,7 +164,7 @@ func (b blur) minAmpl() float64 {
 // grey image, blurred a little and scaled to 0..1, mixes the original (edges)
 // with the gaussian blur (flat areas): out = blurred + (orig-blurred)*edge.
 // 8-bit sRGB and grey images (the usual case: no alpha) take one fused pass
-// in blur.c (vt_adaptive_u8); others the same steps as libvips operations.
+// in blur_adaptive.c (vt_adaptive_u8); others the same steps as libvips operations.
 func (b blur) adaptive(img *vips.ImageRef) error {
 	if b.sigma == 0 {
 		return nil
@@ -223,7 +223,7 @@ func (b blur) adaptiveOps(img *vips.ImageRef) error {
 // motion is ImageMagick's one-sided motion blur: the weighted average of the
 // image shifted by i pixels along angle, for i in 0..2*ceil(radius), with
 // gaussian weights exp(-i^2/2sigma^2), at the rounded offsets. An 8-bit
-// image (the usual case: no alpha) goes through vt_motion_u8 (blur.c), one
+// image (the usual case: no alpha) goes through vt_motion_u8 (blur_motion.c), one
 // vectorised pass over a source row per tap with the weights in 256ths;
 // others through one libvips convolution with a mask holding the weights
 // (vt_conv). Taps whose weight is negligible are dropped; beyond maxTaps
@@ -285,7 +285,7 @@ func (b blur) motion(s *State) error {
 // resampling the image once per angle, it maps the image to polar
 // coordinates, where a rotation is a shift along the angle axis, averages
 // a box of angles there and maps back, a ring of radii at a time
-// (vt_radial in blur.c). Positions outside the image take the nearest edge
+// (vt_radial in blur_radial.c). Positions outside the image take the nearest edge
 // pixel, so corners stay bright.
 func (b blur) radial(s *State) error {
 	cx, cy, na, nr, k, ok := radialGrid(s.Image.Width(), s.Image.Height(), b.angle)

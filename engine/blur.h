@@ -1,17 +1,14 @@
-// The blur kernels of blur.c: each reads the pixels of a width x height
-// image with bands interleaved samples a pixel and writes its result, of the
-// same size and format, into dst (the engine's pooled pixel buffers), on
-// the calling thread.
+// The blur kernels of blur_motion.c, blur_radial.c and blur_adaptive.c
+// (their shared row spans are blur_span.c's): each reads the pixels of a
+// width x height image with bands interleaved samples a pixel and writes
+// its result, of the same size and format, into dst (the engine's pooled
+// pixel buffers), on the calling thread.
 
 #ifndef VITRINE_BLUR_H
 #define VITRINE_BLUR_H
 
 #include <stdint.h>
 #include <vips/vips.h>
-
-// vt_copy_meta gives out in's header fields and metadata (EXIF, ICC and
-// the rest), as an operation on in would.
-void vt_copy_meta(VipsImage *in, VipsImage *out);
 
 // vt_motion_u8: out(x, y) = sum of w[i] * in(x + dx[i], y + dy[i]) over the
 // n taps, the weights normalised (in 256ths), positions outside the image

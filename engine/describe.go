@@ -117,7 +117,7 @@ func numParam(name string, min, max float64, doc string) ParamDesc {
 	return ParamDesc{Name: name, Type: ParamNumber, Min: bound(min), Max: bound(max), Description: doc}
 }
 
-// colorParam describes a hex colour (rgb or rrggbb).
+// colorParam describes a hex colour (rgb, rrggbb or rrggbbaa; ParseColor).
 func colorParam(name, doc string) ParamDesc {
 	return ParamDesc{Name: name, Type: ParamColor, Description: doc}
 }

@@ -8,15 +8,15 @@ import (
 	"github.com/davidbyttow/govips/v2/vips"
 )
 
-// drawPois draws the points of interest from the image's metadata `poi`:
-// a box {x,y,width,height} as a rectangle outline
-// borderSize thick outside the box, a point {cx,cy} as an antialiased circle
-// of diameter pointSize with a borderSize stroke.
+// drawPois draws the points of interest from the image's metadata `poi`
+// (read by parsePOI): a box {x,y,width,height} as a rectangle outline
+// borderSize thick outside the box, a point {cx,cy} or {x,y} as an
+// antialiased circle of diameter pointSize with a borderSize stroke.
 //
 // Coordinates are those of the original image. Unlike Imbo, they are
 // scaled when earlier steps resized the image, so the marks stay on their
-// subjects (borderSize and pointSize are in output pixels). Entries with
-// neither a box nor a centre, or with non-numeric values, are skipped.
+// subjects (borderSize and pointSize are in output pixels). Malformed
+// entries (parsePOI) are skipped.
 type drawPois struct {
 	color      Color
 	borderSize int
@@ -44,8 +44,8 @@ func parseDrawPois(p *Params) (Step, error) {
 }
 
 func (d drawPois) Apply(s *State) error {
-	list, _ := s.Env.Metadata["poi"].([]any)
-	if len(list) == 0 {
+	pois := metadataPOIs(s.Env.Metadata)
+	if len(pois) == 0 {
 		return nil
 	}
 	if err := toSRGB8(s.Image); err != nil {
@@ -63,12 +63,12 @@ func (d drawPois) Apply(s *State) error {
 	}
 	swapImage(s, canvas)
 	ink := vips.ColorRGBA{R: d.color.R, G: d.color.G, B: d.color.B, A: 255}
-	for _, entry := range list {
-		poi, _ := entry.(map[string]any)
-		if x, y, w, h, ok := poiNumbers(poi, "x", "y", "width", "height"); ok {
-			err = d.box(s.Image, ink, int(x*sx), int(y*sy), int(math.Round(w*sx)), int(math.Round(h*sy)))
-		} else if cx, cy, _, _, ok := poiNumbers(poi, "cx", "cy", "cx", "cy"); ok {
-			err = d.circle(s.Image, cx*sx, cy*sy)
+	for _, p := range pois {
+		x, y := float64(p.X)*sx, float64(p.Y)*sy
+		if p.Box {
+			err = d.box(s.Image, ink, int(x), int(y), int(math.Round(float64(p.W)*sx)), int(math.Round(float64(p.H)*sy)))
+		} else {
+			err = d.circle(s.Image, x, y)
 		}
 		if err != nil {
 			return fmt.Errorf("drawPois: %w", err)
@@ -141,49 +141,6 @@ func (d drawPois) circle(img *vips.ImageRef, cx, cy float64) error {
 		}
 	}
 	return castTo(img, vips.BandFormatUchar)
-}
-
-// poiNumbers reads four numeric fields of a metadata object (JSON numbers
-// arrive as float64; numeric strings are accepted too).
-func poiNumbers(m map[string]any, a, b, c, d string) (va, vb, vc, vd float64, ok bool) {
-	if m == nil {
-		return 0, 0, 0, 0, false
-	}
-	var out [4]float64
-	for i, k := range []string{a, b, c, d} {
-		v, found := poiNumber(m[k])
-		if !found {
-			return 0, 0, 0, 0, false
-		}
-		out[i] = v
-	}
-	return out[0], out[1], out[2], out[3], true
-}
-
-func poiNumber(v any) (float64, bool) {
-	var f float64
-	switch n := v.(type) {
-	case float64:
-		f = n
-	case float32:
-		f = float64(n)
-	case int:
-		f = float64(n)
-	case int64:
-		f = float64(n)
-	case interface{ Float64() (float64, error) }: // json.Number
-		var err error
-		if f, err = n.Float64(); err != nil {
-			return 0, false
-		}
-	case string:
-		if _, err := fmt.Sscanf(n, "%g", &f); err != nil {
-			return 0, false
-		}
-	default:
-		return 0, false
-	}
-	return f, !math.IsNaN(f) && !math.IsInf(f, 0)
 }
 
 var _ Step = drawPois{}

@@ -29,19 +29,13 @@ func parseGravity(p *Params) gravity {
 	return gravity(p.Enum("gravity"))
 }
 
-// compass gives, per compass gravity, the horizontal and vertical anchor:
-// 0 the left/top edge, 1 the centre, 2 the right/bottom edge.
-var compass = map[gravity][2]int{
-	"centre": {1, 1}, "north": {1, 0}, "northeast": {2, 0}, "east": {2, 1}, "southeast": {2, 2},
-	"south": {1, 2}, "southwest": {0, 2}, "west": {0, 1}, "northwest": {0, 0},
-}
-
 // place returns the top-left corner, in chain geometry, of the w x h area
 // of the state's current image (s.Size(), at least w x h) that g keeps.
 func (g gravity) place(s *State, w, h int) (int, int, error) {
 	W, H := s.Size()
-	if a, ok := compass[g]; ok {
-		return a[0] * (W - w) / 2, a[1] * (H - h) / 2, nil
+	if a, ok := compassAnchor(g); ok {
+		x, y := a.offset(W, H, w, h)
+		return x, y, nil
 	}
 	if g == "faces" {
 		if cx, cy, ok := poiCentre(s, W, H); ok {
@@ -88,47 +82,21 @@ func smartOffset(s *State, w, h int, interesting vips.Interesting) (int, int, er
 }
 
 // poiCentre returns the centre of the box that holds every point of
-// interest of the image's metadata, scaled from the stored image's size to
-// W x H; ok is false when the metadata has none.
+// interest of the image's metadata (metadataPOIs, a point counting as an
+// empty box), scaled from the stored image's size to W x H; ok is false
+// when the metadata has none.
 func poiCentre(s *State, W, H int) (cx, cy float64, ok bool) {
-	list, _ := s.Env.Metadata["poi"].([]any)
-	x0, y0, x1, y1 := math.Inf(1), math.Inf(1), math.Inf(-1), math.Inf(-1)
-	for _, e := range list {
-		m, _ := e.(map[string]any)
-		bx, by, bw, bh, found := poiBox(m)
-		if !found {
-			continue
-		}
-		ok = true
-		x0, y0 = math.Min(x0, bx), math.Min(y0, by)
-		x1, y1 = math.Max(x1, bx+bw), math.Max(y1, by+bh)
-	}
-	if !ok || s.OrigWidth <= 0 || s.OrigHeight <= 0 {
+	pois := metadataPOIs(s.Env.Metadata)
+	if len(pois) == 0 || s.OrigWidth <= 0 || s.OrigHeight <= 0 {
 		return 0, 0, false
 	}
+	x0, y0, x1, y1 := pois[0].X, pois[0].Y, pois[0].X+pois[0].W, pois[0].Y+pois[0].H
+	for _, p := range pois[1:] {
+		x0, y0 = min(x0, p.X), min(y0, p.Y)
+		x1, y1 = max(x1, p.X+p.W), max(y1, p.Y+p.H)
+	}
 	sx, sy := float64(W)/float64(s.OrigWidth), float64(H)/float64(s.OrigHeight)
-	return (x0 + x1) / 2 * sx, (y0 + y1) / 2 * sy, true
-}
-
-// poiBox reads one metadata poi entry as a box: {x,y,width,height}, or a
-// point {cx,cy} or {x,y} as an empty box.
-func poiBox(m map[string]any) (x, y, w, h float64, ok bool) {
-	if cx, okx := poiNumber(m["cx"]); okx {
-		if cy, oky := poiNumber(m["cy"]); oky {
-			return cx, cy, 0, 0, true
-		}
-	}
-	x, okx := poiNumber(m["x"])
-	y, oky := poiNumber(m["y"])
-	if !okx || !oky {
-		return 0, 0, 0, 0, false
-	}
-	w, okw := poiNumber(m["width"])
-	h, okh := poiNumber(m["height"])
-	if !okw || !okh || w < 0 || h < 0 {
-		w, h = 0, 0
-	}
-	return x, y, w, h, true
+	return float64(x0+x1) / 2 * sx, float64(y0+y1) / 2 * sy, true
 }
 
 // facesThumbnail and facesCrop are thumbnail and crop with gravity=faces:

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// Pixel buffers for guest transformations and the blur kernels (blur.c,
+// Pixel buffers for guest transformations and the blur kernels (blur_*.c,
 // kernelInPlace): a kernel reads its source from one and writes its result
 // into another, which libvips then reads in place. A guest step moves its image
 // through two buffers of 4 bytes a pixel: libvips renders into one before

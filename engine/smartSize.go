@@ -3,8 +3,6 @@ package engine
 import (
 	"image"
 	"math"
-	"strconv"
-	"strings"
 )
 
 // smartSize crops around a point of interest (the `poi` parameter or the
@@ -14,7 +12,7 @@ import (
 // POIs-Used response header.
 type smartSize struct {
 	w, h   int
-	poi    *[2]float64 // from the parameter, nil when not given
+	poi    *POI // from the parameter, nil when not given
 	growth float64
 	thresh float64
 }
@@ -44,18 +42,11 @@ func parseSmartSize(p *Params) (Step, error) {
 	t.w = p.Int("width")
 	t.h = p.Int("height")
 	if p.Has("poi") {
-		parts := strings.Split(p.String("poi"), ",")
-		var xy [2]float64
-		ok := len(parts) >= 2
-		for i := 0; ok && i < 2; i++ {
-			v, err := strconv.ParseFloat(strings.TrimSpace(parts[i]), 64)
-			ok = err == nil && !math.IsNaN(v) && !math.IsInf(v, 0)
-			xy[i] = v
-		}
+		poi, ok := parsePOIParam(p.String("poi"))
 		if !ok {
 			p.Fail("Invalid POI format, expected format `<x>,<y>`")
 		}
-		t.poi = &xy
+		t.poi = &poi
 	}
 	c, ok := closeness[p.String("crop")]
 	if !ok {
@@ -65,33 +56,23 @@ func parseSmartSize(p *Params) (Step, error) {
 	return t, p.Err()
 }
 
-// point returns the POI: the parameter, else metadata poi[0] as {cx,cy},
-// a box {x,y,width,height} (its centre) or a point {x,y}.
+// point returns the POI: the parameter, else the centre of the metadata's
+// first poi entry (parsePOI); ok is false when neither is there or that
+// entry is malformed.
 func (t *smartSize) point(env Env) (float64, float64, bool) {
 	if t.poi != nil {
-		return t.poi[0], t.poi[1], true
+		x, y := t.poi.Centre()
+		return x, y, true
 	}
 	list, _ := env.Metadata["poi"].([]any)
 	if len(list) == 0 {
 		return 0, 0, false
 	}
-	m, _ := list[0].(map[string]any)
-	num := func(k string) (float64, bool) { return poiNumber(m[k]) }
-	if cx, ok := num("cx"); ok {
-		if cy, ok := num("cy"); ok {
-			return math.Trunc(cx), math.Trunc(cy), true
-		}
-	}
-	x, okx := num("x")
-	y, oky := num("y")
-	if !okx || !oky {
+	p, ok := parsePOI(list[0])
+	if !ok {
 		return 0, 0, false
 	}
-	if bw, ok := num("width"); ok {
-		if bh, ok := num("height"); ok {
-			return math.Trunc(x) + bw/2, math.Trunc(y) + bh/2, true
-		}
-	}
+	x, y := p.Centre()
 	return x, y, true
 }
 

@@ -130,10 +130,10 @@ func (t *text) Apply(s *State) error {
 	}
 	W, H := s.Image.Width(), s.Image.Height()
 	w, h := layer.Width(), layer.Height()
-	a := compass[t.gravity]
+	a, _ := compassAnchor(t.gravity)
 	sign := [3]int{1, 1, -1} // offsets point inwards from the edge
-	x := a[0]*(W-w)/2 + sign[a[0]]*t.x
-	y := a[1]*(H-h)/2 + sign[a[1]]*t.y
+	x, y := a.offset(W, H, w, h)
+	x, y = x+sign[a.h]*t.x, y+sign[a.v]*t.y
 	bands := s.Image.Bands()
 	if err := s.Image.Composite(layer, vips.BlendModeOver, x, y); err != nil {
 		return fmt.Errorf("text: %w", err)

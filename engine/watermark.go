@@ -125,34 +125,15 @@ func (w watermark) prepare(mark *vips.ImageRef) error {
 	return nil
 }
 
-// place returns the watermark's top-left corner per Imbo's table;
-// halves are computed in floating point and truncated, as PHP's (int) does.
+// place returns the watermark's top-left corner per Imbo's table (the
+// position's anchor, placement.go, plus x and y): halves are computed in
+// floating point, x and y added, and only then truncated, as PHP's (int)
+// does (anchor.offset truncates the half first: the two can differ by one
+// pixel when the space left is odd and x or y is not zero).
 func (w watermark) place(iw, ih, ww, wh int) (int, int) {
-	x, y := float64(w.x), float64(w.y)
-	centreX := float64(iw)/2 - float64(ww)/2 + x
-	centreY := float64(ih)/2 - float64(wh)/2 + y
-	right, bottom := float64(iw-ww)+x, float64(ih-wh)+y
-	var px, py float64
-	switch w.position {
-	case "top-left":
-		px, py = x, y
-	case "top-right":
-		px, py = right, y
-	case "bottom-left":
-		px, py = x, bottom
-	case "bottom-right":
-		px, py = right, bottom
-	case "center":
-		px, py = centreX, centreY
-	case "top":
-		px, py = centreX, y
-	case "bottom":
-		px, py = centreX, bottom
-	case "left":
-		px, py = x, centreY
-	case "right":
-		px, py = right, centreY
-	}
+	a, _ := positionAnchor(w.position)
+	px := float64(a.h*(iw-ww))/2 + float64(w.x)
+	py := float64(a.v*(ih-wh))/2 + float64(w.y)
 	return int(math.Trunc(px)), int(math.Trunc(py))
 }
 
