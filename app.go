@@ -51,6 +51,7 @@ type App struct {
 	variants  *storage.VariantCache
 	usage     *storage.Usage
 	collector *storage.Collector
+	loops     []*worker // the background loops, made by startCaches
 	deps      api.Deps
 	api       *api.Server
 	ready     readiness

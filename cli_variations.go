@@ -13,24 +13,6 @@ import (
 	"github.com/vitrine/vitrine/storage"
 )
 
-// newVariationBuilder returns the builder of stored variations over st
-// with eng's BuildVariations, or nil when variations are off.
-func newVariationBuilder(st *stores, eng *engine.Engine) (*storage.VariationBuilder, error) {
-	cfg := st.cfg.Variations
-	if !cfg.On() {
-		return nil, nil
-	}
-	build := func(ctx context.Context, src []byte, scales []int) ([]storage.BuiltVariation, error) {
-		vs, err := eng.BuildVariations(ctx, src, scales)
-		out := make([]storage.BuiltVariation, len(vs))
-		for i, v := range vs {
-			out[i] = storage.BuiltVariation(v)
-		}
-		return out, err
-	}
-	return storage.NewVariationBuilder(st.db, st.blobs, cfg, build)
-}
-
 // variationsSummary is what `vitrine variations` reports.
 type variationsSummary struct {
 	Images     int64 `json:"images"`
@@ -101,7 +83,7 @@ func runVariations(ctx context.Context, args []string) error {
 
 // buildAll builds the variations of every image of user (every user's
 // when empty) that has none, a page at a time.
-func buildAll(ctx context.Context, db *storage.DB, b *storage.VariationBuilder, user string, total int64, show func(string, int64, int64)) (variationsSummary, error) {
+func buildAll(ctx context.Context, db *storage.DB, b *variationBuilder, user string, total int64, show func(string, int64, int64)) (variationsSummary, error) {
 	var sum variationsSummary
 	afterUser, afterID := "", ""
 	for {
@@ -114,17 +96,17 @@ func buildAll(ctx context.Context, db *storage.DB, b *storage.VariationBuilder, 
 				return sum, err
 			}
 			sum.Images++
-			r, err := b.BuildImage(ctx, img.User, img.Identifier)
+			r, err := b.buildImage(ctx, img.User, img.Identifier)
 			switch {
 			case err != nil:
 				sum.Failed++
 				fmt.Fprintf(os.Stderr, "\nvariations: %s/%s: %v\n", img.User, img.Identifier, err)
-			case r.Variations == 0:
+			case r.variations == 0:
 				sum.Skipped++
 			default:
 				sum.Built++
-				sum.Variations += int64(r.Variations)
-				sum.Bytes += r.Bytes
+				sum.Variations += int64(r.variations)
+				sum.Bytes += r.bytes
 			}
 			if show != nil {
 				show("variations", sum.Images, total)

@@ -44,7 +44,7 @@ type fileConfig struct {
 	// often usage counters are written (audit.flush).
 	Audit storage.UsageConfig `yaml:"audit"`
 	// Variations configures stored variations (README "Stored variations").
-	Variations storage.VariationsConfig `yaml:"variations"`
+	Variations VariationsConfig `yaml:"variations"`
 }
 
 // limits is the file's `limits` section: api's request limits and engine's

@@ -62,8 +62,9 @@ func raiseGOMAXPROCS(n int) {
 	}
 }
 
-// startCaches makes the variant cache, the blob queue's collector and the
-// usage counters; their loops start with the workers.
+// startCaches makes the variant cache, the blob queue's collector, the
+// usage counters and the variation builder, and the workers that run
+// them (worker_*.go), which start with startWorkers.
 func (a *App) startCaches(context.Context) error {
 	variants, err := storage.NewVariantCache(a.st.db, a.st.blobs, a.cfg.Cache)
 	if err != nil {
@@ -74,10 +75,18 @@ func (a *App) startCaches(context.Context) error {
 		return err
 	}
 	a.usage = storage.NewUsage(a.st.db, a.cfg.Audit)
+	collect := blobQueueWorker(a.collector, a.cfg.BlobQueue, a.log)
+	a.loops = []*worker{collect, variantCacheWorker(variants, a.cfg.Cache, a.log),
+		usageWorker(a.usage, a.cfg.Audit, a.log), auditWorker(a.usage, a.log)}
 	a.deps = api.Deps{DB: a.st.db, Blobs: a.st.blobs, Engine: a.eng, Logger: a.log, Variants: variants,
-		Collector: a.collector, Usage: a.usage}
-	if a.deps.Variations, err = newVariationBuilder(a.st, a.eng); err != nil {
+		Collector: collect, Usage: a.usage}
+	b, err := newVariationBuilder(a.st, a.eng)
+	if err != nil {
 		return err
+	}
+	if b != nil {
+		a.loops = append(a.loops, b.worker(a.log))
+		a.deps.Variations = b
 	}
 	if boolOrTrue(a.cfg.AccessLog) {
 		a.deps.AccessLog = a.log
@@ -85,16 +94,11 @@ func (a *App) startCaches(context.Context) error {
 	return nil
 }
 
-// startWorkers starts the background work: the variant cache's, the blob
-// queue's, the usage counters' and the variation builder's loops, and the
-// filter reload on SIGHUP.
+// startWorkers starts the background work: the loops startCaches made
+// and the filter reload on SIGHUP.
 func (a *App) startWorkers(ctx context.Context) error {
-	warn := func(what string) func(error) { return func(err error) { a.log.Warn(what, "err", err) } }
-	a.workers.start(ctx, func(ctx context.Context) { a.variants.Run(ctx, warn("variant cache")) })
-	a.workers.start(ctx, func(ctx context.Context) { a.collector.Run(ctx, warn("blob queue")) })
-	a.workers.start(ctx, func(ctx context.Context) { a.usage.Run(ctx, warn("usage counters")) })
-	if b := a.deps.Variations; b != nil {
-		a.workers.start(ctx, func(ctx context.Context) { b.Run(ctx, warn("stored variations")) })
+	for _, w := range a.loops {
+		a.workers.start(ctx, w.run)
 	}
 	a.workers.start(ctx, func(ctx context.Context) { reloadOnHUP(ctx, a.fh, a.log) })
 	return nil

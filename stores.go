@@ -82,7 +82,7 @@ func openDBConfig(ctx context.Context, cfg *fileConfig, dataDir string) (*stores
 		return st, err
 	}
 	if st.db, err = storage.Open(ctx, cfg.Database, storage.Options{Secret: secret, MaxOpenConns: cfg.DatabaseMaxConns,
-		QueryTimeout: cfg.DatabaseTimeout, ReservationLease: cfg.BlobQueue.ReservationLease, Variations: cfg.Variations}); err != nil {
+		QueryTimeout: cfg.DatabaseTimeout, ReservationLease: cfg.BlobQueue.ReservationLease}); err != nil {
 		st.db = nil
 		return st, fmt.Errorf("database: %w", err)
 	}

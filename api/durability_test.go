@@ -91,7 +91,7 @@ func newPair(t *testing.T, dsn, blobURL string) (a, b *instance) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv, err := api.New(testConfig(), api.Deps{DB: db, Blobs: blobs, Engine: eng, Collector: coll})
+		srv, err := api.New(testConfig(), api.Deps{DB: db, Blobs: blobs, Engine: eng})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -106,7 +106,7 @@ func newEnv(t *testing.T, cfg api.Config) *env {
 		t.Fatal(err)
 	}
 	usage := storage.NewUsage(db, storage.UsageConfig{})
-	srv, err := api.New(cfg, api.Deps{DB: db, Blobs: blobs, Engine: eng, Collector: coll, Usage: usage})
+	srv, err := api.New(cfg, api.Deps{DB: db, Blobs: blobs, Engine: eng, Usage: usage})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -226,7 +226,7 @@ func (s *Server) storeImage(ctx context.Context, img *storage.Image, data []byte
 		s.release(ctx, res)
 		return false, fmt.Errorf("store image %s/%s: %w", img.User, img.Identifier, err)
 	}
-	created, err := s.images.CommitImage(ctx, img, res)
+	created, err := s.images.CommitImage(ctx, img, res, s.builder.Wants(img.Width, img.Height, img.Size))
 	if err != nil {
 		s.release(ctx, res)
 		return false, err

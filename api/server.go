@@ -32,13 +32,14 @@ type Deps struct {
 	// Collector deletes queued blobs; the server wakes it after a delete.
 	// Default: none, and the queue waits for whichever collector runs on
 	// the database (the App in package main runs one in every instance).
-	Collector *storage.Collector
-	// Variations builds stored variations; the server wakes it after an
-	// upload, and its presence turns the variation picker on (GET of a
-	// transformed image decodes the smallest stored variation that holds
-	// enough pixels). Default: none, and every image renders from its
-	// original.
-	Variations *storage.VariationBuilder
+	Collector Waker
+	// Variations builds stored variations: it says which uploads get them
+	// (their job is queued in the upload's transaction), the server wakes
+	// it after such an upload, and its presence turns the variation picker
+	// on (GET of a transformed image decodes the smallest stored variation
+	// that holds enough pixels). Default: none, and every image renders
+	// from its original.
+	Variations VariationBuilder
 	// Readiness, when set, says why the instance is not ready yet (filters
 	// still loading, a filter failed): /readyz answers 503 with those
 	// reasons while it returns any. Default: ready from the start.
@@ -52,6 +53,18 @@ type Deps struct {
 	Usage *storage.Usage
 }
 
+// Waker is a background worker that the server tells when it queued work
+// for it.
+type Waker interface{ Wake() }
+
+// VariationBuilder builds stored variations in the background: Wants says
+// whether an upload of width x height pixels and size bytes gets them,
+// and Wake that one was queued.
+type VariationBuilder interface {
+	Waker
+	Wants(width, height int, size int64) bool
+}
+
 // Server is the REST interface as an http.Handler.
 type Server struct {
 	cfg Config
@@ -60,10 +73,11 @@ type Server struct {
 	dbHealth   pinger
 	blobHealth pinger
 	variants   variantCache
-	collector  waker
-	// builder is woken after an upload; variations, when set, lists the
-	// stored variations the picker chooses from.
-	builder    waker
+	collector  Waker
+	// builder decides which uploads get variations and is woken after
+	// one; variations, when set, lists the stored variations the picker
+	// chooses from.
+	builder    VariationBuilder
 	variations variationStore
 	flight     flight
 	draining   atomic.Bool
@@ -109,7 +123,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if d.Collector != nil {
 		s.collector = d.Collector
 	}
-	s.builder = noWaker{}
+	s.builder = noBuilder{}
 	if d.Variations != nil {
 		s.builder, s.variations = d.Variations, d.DB
 	}
@@ -136,6 +150,12 @@ func New(cfg Config, d Deps) (*Server, error) {
 type noWaker struct{}
 
 func (noWaker) Wake() {}
+
+// noBuilder stands in when no variation builder was given: no upload gets
+// variations.
+type noBuilder struct{ noWaker }
+
+func (noBuilder) Wants(int, int, int64) bool { return false }
 
 func (s *Server) buildRoutes() []*route {
 	r := func(name, path string, jsonExt bool, h map[string]handler) *route {

@@ -16,7 +16,7 @@ type imageStore interface {
 	Image(ctx context.Context, user, id string) (storage.Image, error)
 	Reserve(ctx context.Context, key string) (storage.Reservation, error)
 	Release(ctx context.Context, res storage.Reservation) error
-	CommitImage(ctx context.Context, img *storage.Image, res storage.Reservation) (created bool, err error)
+	CommitImage(ctx context.Context, img *storage.Image, res storage.Reservation, variations bool) (created bool, err error)
 	DeleteImage(ctx context.Context, user, id string) error
 }
 
@@ -96,10 +96,6 @@ type blobStore interface {
 type variationStore interface {
 	Variations(ctx context.Context, img storage.Image) ([]storage.Variation, error)
 }
-
-// waker is told that blob deletions were queued; *storage.Collector
-// satisfies it.
-type waker interface{ Wake() }
 
 // stores groups the consumer views of one database.
 type stores struct {

@@ -43,9 +43,6 @@ type Options struct {
 	// busy instance does not reconnect for every query. Size it so that
 	// instances x MaxOpenConns stays under the server's connection limit.
 	MaxOpenConns int
-	// Variations says which committed images get a variation job
-	// (variations.go); its zero value is the default.
-	Variations VariationsConfig
 }
 
 // DefaultQueryTimeout bounds each statement unless Options.QueryTimeout
@@ -75,8 +72,6 @@ type DB struct {
 	// inserted is the last images.inserted value this DB wrote
 	// (insertedNow).
 	inserted atomic.Int64
-	// variations decides which committed images get a variation job.
-	variations VariationsConfig
 }
 
 // Open connects to the database named by dsn and applies any pending schema
@@ -88,10 +83,7 @@ type DB struct {
 //	postgres://user@host:5432/db?sslmode=disable   (also postgresql://)
 //	mysql://user:pass@host:3306/db
 func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
-	if err := opts.Variations.Validate(); err != nil {
-		return nil, err
-	}
-	db := &DB{lease: opts.ReservationLease, variations: opts.Variations}
+	db := &DB{lease: opts.ReservationLease}
 	if db.lease <= 0 {
 		db.lease = DefaultReservationLease
 	}

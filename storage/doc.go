@@ -26,20 +26,22 @@
 //   - A delete removes the row and, in the same transaction, queues the
 //     deletion of the blobs it named (DeleteImage, VariantCache.Purge,
 //     eviction). The request answers once that commits; a Collector, which
-//     every instance runs, deletes the blobs with retries and backoff. Two
-//     collectors never take one queue row at once: taking a row is a
-//     compare-and-swap on its attempts.
+//     every instance drains (package main's workers), deletes the blobs
+//     with retries and backoff. Two collectors never take one queue row at
+//     once: taking a row is a compare-and-swap on its attempts.
 //   - A variant is recorded in a transaction that locks its image's row and
 //     checks the image's token, so a variant rendered from an image deleted
 //     meanwhile is never recorded, and its reserved blob is collected.
 //   - Stored variations (variations.go) follow the same pattern: the job to
 //     build them is a variation_jobs row written in the transaction that
-//     commits the image; a VariationBuilder, which every instance runs,
-//     takes due jobs by compare-and-swap, writes the copies under
-//     reservations at variations/<user>/<id>.<token>/<width>.<ext>, and
-//     records them in a transaction that checks the image's token. A
-//     delete drops their rows and queues their blobs; fsck checks them as
-//     it checks variants (fsck_variations.go).
+//     commits the image (CommitImage, when its caller wants them);
+//     DrainVariationJobs, which every instance runs, takes due jobs by
+//     compare-and-swap and hands each to its caller's build, and
+//     StoreVariations writes the copies under reservations at
+//     variations/<user>/<id>.<token>/<width>.<ext> and records them in a
+//     transaction that checks the image's token. A delete drops their rows
+//     and queues their blobs; fsck checks them as it checks variants
+//     (fsck_variations.go).
 //
 // `vitrine fsck` (Check) compares the two sides and reports (and with
 // --repair, fixes) whatever breaks the invariant: a lost blob, a blob no

@@ -8,26 +8,29 @@ import (
 	"time"
 )
 
-// The blob queue's collector and the variation builder work the same way:
-// a table of rows due at a time, drained in batches by any instance, on a
-// ticker and when woken. These two functions are that loop.
+// The blob queue and the variation jobs work the same way: a table of rows
+// due at a time, drained in batches by any instance. drainDue is one pass
+// over such a table and runDue the take of one row; the loops that call
+// them live with their workers (package main).
 
-// runEvery calls drain at once, then every interval and whenever wake
-// fires, until ctx ends; errors go to onError.
-func runEvery(ctx context.Context, interval time.Duration, wake <-chan struct{}, drain func(context.Context) (int, error), onError func(error)) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		if _, err := drain(ctx); err != nil && ctx.Err() == nil && onError != nil {
-			onError(err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-wake:
-		}
+// JobPass bounds one pass over a job table: how many jobs it takes, and
+// how long a job whose try failed waits before the next.
+type JobPass struct {
+	// Limit is the most jobs the pass takes (0: every job due).
+	Limit int
+	// RetryMin is the wait after a first failed try; each further failure
+	// doubles it, up to RetryMax. It is also how long a taken job stays
+	// hidden from other instances. Both must be positive.
+	RetryMin, RetryMax time.Duration
+}
+
+// Validate reports a bound that is not positive, RetryMax under RetryMin,
+// or a negative Limit.
+func (p JobPass) Validate() error {
+	if p.Limit < 0 || p.RetryMin <= 0 || p.RetryMax < p.RetryMin {
+		return fmt.Errorf("storage: job pass %+v: want Limit >= 0 and 0 < RetryMin <= RetryMax: %w", p, ErrInvalid)
 	}
+	return nil
 }
 
 // dueRow is a row of a table drained by drainDue.
@@ -37,11 +40,14 @@ func (r queueRow) rowID() int64        { return r.ID }
 func (r variationJobRow) rowID() int64 { return r.ID }
 
 // drainDue takes the rows of R's table due now, batch at a time in due
-// order, and hands each to process once. It returns how many process
-// finished (ok) and the first error; a row that fails is left for a later
-// drain and the others go on.
-func drainDue[R dueRow](ctx context.Context, db *DB, what string, batch int, process func(context.Context, R) (bool, error)) (done int, firstErr error) {
+// order, and hands each to process once, up to limit rows (0: every one).
+// It returns how many process finished (ok) and the first error; a row
+// that fails is left for a later drain and the others go on.
+func drainDue[R dueRow](ctx context.Context, db *DB, what string, batch, limit int, process func(context.Context, R) (bool, error)) (done int, firstErr error) {
 	seen := map[int64]bool{}
+	if limit > 0 {
+		batch = min(batch, limit)
+	}
 	for {
 		var rows []R
 		err := db.bun.NewSelect().Model(&rows).Where("due <= ?", time.Now().UnixMicro()).
@@ -63,6 +69,9 @@ func drainDue[R dueRow](ctx context.Context, db *DB, what string, batch int, pro
 			if ok {
 				done++
 			}
+			if limit > 0 && len(seen) >= limit {
+				return done, firstErr
+			}
 		}
 		if !progress || len(rows) < batch {
 			return done, firstErr
@@ -72,7 +81,7 @@ func drainDue[R dueRow](ctx context.Context, db *DB, what string, batch int, pro
 
 // dueJob is how runDue handles one row: its table's model, what it is
 // (for errors), the backoff bounds of its retries, and the counter a
-// failed try adds to.
+// failed try adds to (none when nil).
 type dueJob struct {
 	model              any
 	what               string
@@ -101,7 +110,9 @@ func runDue(ctx context.Context, db *DB, j dueJob, id int64, attempts int, work 
 		return false, err // taken by another instance (or claimed by its writer)
 	}
 	if err := work(); err != nil {
-		j.failed.Add(1)
+		if j.failed != nil {
+			j.failed.Add(1)
+		}
 		msg := err.Error()
 		if len(msg) > 1000 {
 			msg = msg[:1000]

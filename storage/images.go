@@ -78,10 +78,11 @@ func validateImage(img *Image) error {
 	return nil
 }
 
-// InsertImage adds img with no reservation: for images whose blob is
-// written by other means (tests, imports); see CommitImage.
+// InsertImage adds img with no reservation and no variation job: for
+// images whose blob is written by other means (tests, imports); see
+// CommitImage.
 func (db *DB) InsertImage(ctx context.Context, img *Image) (created bool, err error) {
-	return db.CommitImage(ctx, img, Reservation{})
+	return db.CommitImage(ctx, img, Reservation{}, false)
 }
 
 // CommitImage adds img, whose blob was written at res.Key (reserved with
@@ -92,12 +93,13 @@ func (db *DB) InsertImage(ctx context.Context, img *Image) (created bool, err er
 //
 // When (img.User, img.Identifier) already exists nothing is written: res is
 // released (its blob is not needed), img is overwritten with the stored
-// record and created is false. An image that VariationsConfig.Wants gets
-// a variation job in the same transaction. Concurrent commits of one image leave one
-// row and report created once. When a collector took res first (the
-// write overran its lease), nothing is written and the error is
-// ErrReservationLost.
-func (db *DB) CommitImage(ctx context.Context, img *Image, res Reservation) (created bool, err error) {
+// record and created is false. With variations, a new image gets a
+// variation job in the same transaction (the caller decides which images
+// get stored variations; DrainVariationJobs). Concurrent commits of one
+// image leave one row and report created once. When a collector took res
+// first (the write overran its lease), nothing is written and the error
+// is ErrReservationLost.
+func (db *DB) CommitImage(ctx context.Context, img *Image, res Reservation, variations bool) (created bool, err error) {
 	if err := validateImage(img); err != nil {
 		return false, err
 	}
@@ -141,7 +143,7 @@ func (db *DB) CommitImage(ctx context.Context, img *Image, res Reservation) (cre
 		if err := db.claim(ctx, tx, res); err != nil {
 			return err
 		}
-		return db.recordNewImage(ctx, tx, img)
+		return db.recordNewImage(ctx, tx, img, variations)
 	})
 	if errors.Is(err, ErrReservationLost) {
 		err = errors.Join(err, db.requeue(ctx, res))
@@ -162,10 +164,10 @@ func (db *DB) CommitImage(ctx context.Context, img *Image, res Reservation) (cre
 }
 
 // recordNewImage writes, in tx, what goes with a new image row: its
-// variation job, metadata, properties, the audit entry and the user's
-// counts.
-func (db *DB) recordNewImage(ctx context.Context, tx bun.Tx, img *Image) error {
-	if db.variations.Wants(img.Width, img.Height, img.Size) {
+// variation job (with variations), metadata, properties, the audit entry
+// and the user's counts.
+func (db *DB) recordNewImage(ctx context.Context, tx bun.Tx, img *Image, variations bool) error {
+	if variations {
 		if err := db.addVariationJob(ctx, tx, img.User, img.Identifier); err != nil {
 			return err
 		}

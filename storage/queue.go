@@ -191,7 +191,8 @@ func (db *DB) Queued(ctx context.Context, keys []string) (map[string]bool, error
 // value is the default.
 type CollectorConfig struct {
 	// Interval is how often every instance looks for due rows (default
-	// 10s); a delete on this instance wakes it at once.
+	// 10s); a delete on this instance wakes it at once. The loop that
+	// calls Drain reads it (package main's workers) and owns its default.
 	Interval time.Duration `yaml:"interval"`
 	// RetryMin is the wait after a first failed try (default 30s); each
 	// further failure doubles it, up to RetryMax (default 30m). It is also
@@ -217,9 +218,6 @@ func (c CollectorConfig) Validate() error {
 }
 
 func (c CollectorConfig) withDefaults() CollectorConfig {
-	if c.Interval == 0 {
-		c.Interval = 10 * time.Second
-	}
 	if c.RetryMin == 0 {
 		c.RetryMin = 30 * time.Second
 	}
@@ -230,15 +228,14 @@ func (c CollectorConfig) withDefaults() CollectorConfig {
 	return c
 }
 
-// Collector drains blob_queue: it deletes the blobs of due rows, retrying
-// failures with exponential backoff. Every instance runs one; two draining
-// at once never take the same row at the same time, and a blob deleted
-// twice is no error.
+// Collector drains blob_queue: each Drain deletes the blobs of due rows,
+// retrying failures with exponential backoff. Every instance drains it
+// (package main's workers); two draining at once never take the same row
+// at the same time, and a blob deleted twice is no error.
 type Collector struct {
 	db    *DB
 	blobs *Blobs
 	cfg   CollectorConfig
-	wake  chan struct{}
 
 	deleted, failed atomic.Int64
 }
@@ -248,21 +245,7 @@ func NewCollector(db *DB, blobs *Blobs, cfg CollectorConfig) (*Collector, error)
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Collector{db: db, blobs: blobs, cfg: cfg.withDefaults(), wake: make(chan struct{}, 1)}, nil
-}
-
-// Wake makes Run drain now instead of at its next tick.
-func (c *Collector) Wake() {
-	select {
-	case c.wake <- struct{}{}:
-	default:
-	}
-}
-
-// Run drains every Interval, and when woken, until ctx ends; errors go to
-// onError.
-func (c *Collector) Run(ctx context.Context, onError func(error)) {
-	runEvery(ctx, c.cfg.Interval, c.wake, c.Drain, onError)
+	return &Collector{db: db, blobs: blobs, cfg: cfg.withDefaults()}, nil
 }
 
 // CollectorStats counts what this collector did.
@@ -278,7 +261,7 @@ func (c *Collector) Stats() CollectorStats {
 // store or database that failed (rows whose blob could not be deleted are
 // retried later; the others go on).
 func (c *Collector) Drain(ctx context.Context) (done int, firstErr error) {
-	return drainDue(ctx, c.db, "blob deletions", 64, c.process)
+	return drainDue(ctx, c.db, "blob deletions", 64, 0, c.process)
 }
 
 // process takes one row and deletes its blob; ok when the row is done.

@@ -3,7 +3,7 @@ package storage
 // Step 14 adds variation_jobs, the durable list of images whose stored
 // variations (variations.go) are still to be built: a row is written in the
 // transaction that commits the image, and any instance drains the due rows
-// (VariationBuilder), retrying failures with backoff.
+// (DrainVariationJobs), retrying failures with backoff.
 func init() {
 	register(Migration{
 		Version: 14,

@@ -12,9 +12,9 @@ import (
 
 // Per-day usage counters (migration step 10): one row per day, metric and
 // label (such as "key.requests" and a public key, or "requests" and a
-// status code), whose value adds up. Counting happens in memory; Usage
-// flushes the sums every few seconds with one upsert per row, so a request
-// never waits on an extra write.
+// status code), whose value adds up. Counting happens in memory; each
+// Usage.Flush writes the sums with one upsert per row (a worker calls it
+// every few seconds), so a request never waits on an extra write.
 
 // Metric names the server counts.
 const (
@@ -117,9 +117,11 @@ func (db *DB) UsageSince(ctx context.Context, metric, since string) ([]UsageCoun
 // usage counters are kept.
 type UsageConfig struct {
 	// Retention is how long audit entries are kept (default 2160h, 90
-	// days); older ones are deleted once an hour.
+	// days); older ones are deleted once an hour (Usage.PurgeAudit).
 	Retention time.Duration `yaml:"retention"`
-	// Flush is how often counted usage is written (default 5s).
+	// Flush is how often counted usage is written (default 5s). The loop
+	// that calls Usage.Flush reads it (package main's workers) and owns
+	// its default.
 	Flush time.Duration `yaml:"flush"`
 }
 
@@ -143,15 +145,12 @@ type Usage struct {
 
 type usageKey struct{ day, metric, label string }
 
-// NewUsage returns a Usage on db; Run flushes it. A zero or negative
-// duration in cfg (which Validate reports) takes its default, so a wrong
-// setting can neither purge the whole audit log nor stop the flushes.
+// NewUsage returns a Usage on db. A zero or negative Retention (which
+// Validate reports) takes its default, so a wrong setting cannot purge the
+// whole audit log.
 func NewUsage(db *DB, cfg UsageConfig) *Usage {
 	if cfg.Retention <= 0 {
 		cfg.Retention = 90 * 24 * time.Hour
-	}
-	if cfg.Flush <= 0 {
-		cfg.Flush = 5 * time.Second
 	}
 	return &Usage{db: db, cfg: cfg, pending: map[usageKey]int64{}}
 }
@@ -193,34 +192,10 @@ func (u *Usage) Flush(ctx context.Context) error {
 	return nil
 }
 
-// Run flushes every cfg.Flush and purges the audit log every hour until
-// ctx ends. It does not flush at the end: counts added while the server
-// drains come later, so the owner calls Flush once requests have stopped
-// and before the database closes.
-func (u *Usage) Run(ctx context.Context, onError func(error)) {
-	flush := time.NewTicker(u.cfg.Flush)
-	defer flush.Stop()
-	purge := time.NewTicker(time.Hour)
-	defer purge.Stop()
-	u.purge(ctx, onError)
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-flush.C:
-			if err := u.Flush(ctx); err != nil {
-				onError(err)
-			}
-		case <-purge.C:
-			u.purge(ctx, onError)
-		}
-	}
-}
-
-func (u *Usage) purge(ctx context.Context, onError func(error)) {
-	if _, err := u.db.PurgeAudit(ctx, time.Now().Add(-u.cfg.Retention)); err != nil && ctx.Err() == nil {
-		onError(err)
-	}
+// PurgeAudit deletes the audit entries older than the retention.
+func (u *Usage) PurgeAudit(ctx context.Context) error {
+	_, err := u.db.PurgeAudit(ctx, time.Now().Add(-u.cfg.Retention))
+	return err
 }
 
 // UsageLast returns, per label of metric, the time of the latest flush

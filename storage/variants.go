@@ -25,8 +25,9 @@ type CacheConfig struct {
 	// up to FlushInterval late.
 	MaxAge time.Duration `yaml:"maxAge"`
 	// FlushInterval is how often last-use times gathered in memory are
-	// written to the database, and expired and over-cap variants evicted.
-	// Default 5s.
+	// written to the database, and expired and over-cap variants evicted
+	// (Flush). Default 5s. The loop that calls Flush reads it (package
+	// main's workers) and owns its default.
 	FlushInterval time.Duration `yaml:"flushInterval"`
 	// Now is the clock; default time.Now. Tests set it.
 	Now func() time.Time `yaml:"-"`
@@ -72,7 +73,7 @@ type variantID struct{ user, id, hash string }
 // VariantCache keeps transformed variants in the blob store and their sizes
 // and last use in the database, so that every instance sharing both sees
 // one cache with one size cap. A hit is one blob read; its last use is
-// remembered in memory and written in batches (Flush, Run). It is safe for
+// remembered in memory and written in batches (Flush). It is safe for
 // concurrent use.
 type VariantCache struct {
 	db    *DB
@@ -90,14 +91,11 @@ type VariantCache struct {
 	evicted   atomic.Int64 // bytes
 }
 
-// NewVariantCache returns the cache over db and blobs. Call Run to flush
-// and evict in the background, and Close at the end.
+// NewVariantCache returns the cache over db and blobs. Call Flush every
+// FlushInterval to write last uses and evict, and Close at the end.
 func NewVariantCache(db *DB, blobs *Blobs, cfg CacheConfig) (*VariantCache, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
-	}
-	if cfg.FlushInterval == 0 {
-		cfg.FlushInterval = 5 * time.Second
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -234,7 +232,9 @@ func (db *DB) dropVariants(ctx context.Context, tx bun.Tx, user, id string) erro
 }
 
 // Flush writes the remembered last-use times and evicts expired and
-// over-cap variants.
+// over-cap variants. On failure the last-use times are kept for the next
+// flush (merged with those remembered since: the later time of a variant
+// wins).
 func (c *VariantCache) Flush(ctx context.Context) error {
 	c.mu.Lock()
 	batch := c.pending
@@ -252,6 +252,7 @@ func (c *VariantCache) Flush(ctx context.Context) error {
 			return nil
 		})
 		if err != nil {
+			c.keep(batch)
 			return fmt.Errorf("storage: flush variant last use: %w", err)
 		}
 	}
@@ -261,18 +262,17 @@ func (c *VariantCache) Flush(ctx context.Context) error {
 	return nil
 }
 
-// Run flushes every FlushInterval until ctx ends; errors go to onError.
-func (c *VariantCache) Run(ctx context.Context, onError func(error)) {
-	t := time.NewTicker(c.cfg.FlushInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := c.Flush(ctx); err != nil && ctx.Err() == nil && onError != nil {
-				onError(err)
-			}
+// keep puts back the last-use times of a flush that failed: a variant
+// used since keeps the later time, and no variant is added past
+// maxPending.
+func (c *VariantCache) keep(batch map[variantID]int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for v, t := range batch {
+		if have, ok := c.pending[v]; ok {
+			c.pending[v] = max(have, t)
+		} else if len(c.pending) < maxPending {
+			c.pending[v] = t
 		}
 	}
 }

@@ -53,6 +53,7 @@ func TestDBWithSecret(t *testing.T, open func(t *testing.T) *storage.DB, openSec
 		{"VariantList", testVariantList},
 		{"VariantCacheShared", testVariantCacheShared},
 		{"VariantCacheMaxAge", testVariantCacheMaxAge},
+		{"VariantCacheFlushFailure", testVariantCacheFlushFailure},
 		{"QueueUpload", testQueueUpload},
 		{"QueueReservationLost", testQueueReservationLost},
 		{"QueueDelete", testQueueDelete},

@@ -50,6 +50,12 @@ func wantQueue(t *testing.T, db *storage.DB, pending int64) {
 // commit the row.
 func upload(t *testing.T, db *storage.DB, blobs *storage.Blobs, img *storage.Image, data []byte) (storage.Reservation, bool) {
 	t.Helper()
+	return commitUpload(t, db, blobs, img, data, false)
+}
+
+// commitUpload is upload, with a variation job when variations.
+func commitUpload(t *testing.T, db *storage.DB, blobs *storage.Blobs, img *storage.Image, data []byte, variations bool) (storage.Reservation, bool) {
+	t.Helper()
 	img.BlobToken = storage.NewBlobToken()
 	res, err := db.Reserve(ctx(t), img.Key())
 	if err != nil {
@@ -58,7 +64,7 @@ func upload(t *testing.T, db *storage.DB, blobs *storage.Blobs, img *storage.Ima
 	if err := blobs.Put(ctx(t), res.Key, data); err != nil {
 		t.Fatal(err)
 	}
-	created, err := db.CommitImage(ctx(t), img, res)
+	created, err := db.CommitImage(ctx(t), img, res, variations)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +122,7 @@ func testQueueReservationLost(t *testing.T, db *storage.DB) {
 	if err := blobs.Put(ctx(t), res.Key, []byte("x")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.CommitImage(ctx(t), img, res); !errors.Is(err, storage.ErrReservationLost) {
+	if _, err := db.CommitImage(ctx(t), img, res, false); !errors.Is(err, storage.ErrReservationLost) {
 		t.Fatalf("commit after the reservation was collected = %v; want ErrReservationLost", err)
 	}
 	// The key is queued again, so the late bytes go too.

@@ -2,6 +2,7 @@ package storagetest
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -276,5 +277,52 @@ func testVariantList(t *testing.T, db *storage.DB) {
 	}
 	if got, err := db.Variants(ctx(t), "u", "img"); err != nil || len(got) != 0 {
 		t.Fatalf("Variants after Purge = %+v, %v", got, err)
+	}
+}
+
+// testVariantCacheFlushFailure: a flush that fails (its context is
+// cancelled) keeps the last-use times it took; the next flush writes them,
+// and a variant used again meanwhile gets its later time.
+func testVariantCacheFlushFailure(t *testing.T, db *storage.DB) {
+	blobs := memBlobs(t)
+	clk := &clock{t: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)}
+	c := newCache(t, db, blobs, storage.CacheConfig{Now: clk.now})
+	img := storedImage(t, db, "u", "img")
+	start := clk.now()
+	for _, h := range []string{"h1", "h2"} {
+		if _, err := c.Put(ctx(t), img, h, []byte(h)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	get := func(h string) {
+		t.Helper()
+		if _, err := c.Get(ctx(t), img, h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clk.add(time.Minute)
+	get("h1")
+	get("h2")
+	cancelled, cancel := context.WithCancel(ctx(t))
+	cancel()
+	if err := c.Flush(cancelled); err == nil {
+		t.Fatal("Flush with a cancelled context succeeded")
+	}
+	clk.add(time.Minute)
+	get("h1")
+	if err := c.Flush(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.Variants(ctx(t), "u", "img")
+	if err != nil || len(got) != 2 {
+		t.Fatalf("Variants = %+v, %v; want 2", got, err)
+	}
+	for i, want := range []struct {
+		hash string
+		last time.Time
+	}{{"h1", start.Add(2 * time.Minute)}, {"h2", start.Add(time.Minute)}} {
+		if got[i].Hash != want.hash || !got[i].LastUsed.Equal(want.last) {
+			t.Fatalf("variant %d = %s last used %v; want %s at %v", i, got[i].Hash, got[i].LastUsed, want.hash, want.last)
+		}
 	}
 }

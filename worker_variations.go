@@ -1,0 +1,220 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/vitrine/vitrine/engine"
+	"github.com/vitrine/vitrine/storage"
+)
+
+// A stored variation is a downscaled working copy of an image, kept in the
+// blob store beside it (README "Stored variations"). What storage keeps of
+// them is its tables (variation_jobs, variations) and the transactions
+// that write them; which images get them, at which scales, how they are
+// built and how often, is here: VariationsConfig is the policy, the API
+// asks it which uploads get a job (api.Deps.Variations), and the builder's
+// worker takes the due jobs.
+
+// VariationsConfig chooses which images get variations and at which
+// scales, and how the builder runs. The zero value is the default: on,
+// for images at least 1024 px wide or high, copies at 1/2, 1/4 and 1/8 of
+// the size.
+type VariationsConfig struct {
+	// Enabled turns variations on (default true); false builds none and
+	// makes the picker use the original always.
+	Enabled *bool `yaml:"enabled"`
+	// MinWidth: an image whose larger side is at least MinWidth pixels gets
+	// variations (default 1024).
+	MinWidth int `yaml:"minWidth"`
+	// MinBytes: an image of at least MinBytes bytes gets variations too,
+	// whatever its size (0: size alone decides).
+	MinBytes int64 `yaml:"minBytes"`
+	// Scales are the decoder's scales kept as copies: 2, 4 and/or 8 for
+	// 1/2, 1/4 and 1/8 of the size (empty: all three; 4000 px: 2000, 1000
+	// and 500 px). A copy is the JPEG or WebP decoder's own scaled decode
+	// (engine.BuildVariations), so only those scales give a render the
+	// original's pixels.
+	Scales []int `yaml:"scales"`
+	// Interval is how often every instance looks for due jobs (default
+	// 10s); an upload on this instance wakes it at once.
+	Interval time.Duration `yaml:"interval"`
+	// RetryMin and RetryMax bound the backoff after a failed build
+	// (defaults 30s and 30m): RetryMin after the first failure, doubling
+	// up to RetryMax.
+	RetryMin time.Duration `yaml:"retryMin"`
+	RetryMax time.Duration `yaml:"retryMax"`
+}
+
+// On reports whether variations are enabled.
+func (c VariationsConfig) On() bool { return c.Enabled == nil || *c.Enabled }
+
+// Validate reports negative sizes or durations, RetryMax under RetryMin,
+// and scales other than 2, 4 and 8.
+func (c VariationsConfig) Validate() error {
+	if c.MinWidth < 0 || c.MinBytes < 0 || c.Interval < 0 || c.RetryMin < 0 || c.RetryMax < 0 {
+		return errors.New("variations: sizes and durations must not be negative")
+	}
+	if c.RetryMin > 0 && c.RetryMax > 0 && c.RetryMax < c.RetryMin {
+		return errors.New("variations: retryMax is under retryMin")
+	}
+	for _, f := range c.Scales {
+		if f != 2 && f != 4 && f != 8 {
+			return fmt.Errorf("variations: scale %d is not 2, 4 or 8", f)
+		}
+	}
+	return nil
+}
+
+// withDefaults fills the builder's interval (10s) and backoff (30s to
+// 30m): its own, whatever the blob queue's are.
+func (c VariationsConfig) withDefaults() VariationsConfig {
+	if c.Interval <= 0 {
+		c.Interval = 10 * time.Second
+	}
+	if c.RetryMin <= 0 {
+		c.RetryMin = 30 * time.Second
+	}
+	if c.RetryMax <= 0 {
+		c.RetryMax = 30 * time.Minute
+	}
+	c.RetryMax = max(c.RetryMax, c.RetryMin)
+	return c
+}
+
+// Wants reports whether an image of w x h pixels and size bytes gets
+// variations.
+func (c VariationsConfig) Wants(w, h int, size int64) bool {
+	if !c.On() {
+		return false
+	}
+	minW := c.MinWidth
+	if minW == 0 {
+		minW = 1024
+	}
+	return max(w, h) >= minW || (c.MinBytes > 0 && size >= c.MinBytes)
+}
+
+// Ladder returns the scales to keep copies at, largest copy first.
+func (c VariationsConfig) Ladder() []int {
+	if len(c.Scales) == 0 {
+		return []int{2, 4, 8}
+	}
+	out := slices.Clone(c.Scales)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// variationBuilder builds the stored variations of images: the server's
+// worker takes due jobs one at a time, paced (worker.go); `vitrine
+// variations` builds images that have none, flat out. It is the API's
+// api.VariationBuilder: Wants decides which uploads get a job, Wake tells
+// the worker one was queued.
+type variationBuilder struct {
+	db    *storage.DB
+	blobs *storage.Blobs
+	eng   *engine.Engine
+	cfg   VariationsConfig // with its defaults
+	loop  *worker          // the server's worker; nil in `vitrine variations`
+}
+
+// newVariationBuilder returns the builder of stored variations over st
+// with eng, or nil when variations are off.
+func newVariationBuilder(st *stores, eng *engine.Engine) (*variationBuilder, error) {
+	cfg := st.cfg.Variations
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if !cfg.On() {
+		return nil, nil
+	}
+	return &variationBuilder{db: st.db, blobs: st.blobs, eng: eng, cfg: cfg.withDefaults()}, nil
+}
+
+// Wants reports whether an upload of w x h pixels and size bytes gets
+// variations (VariationsConfig.Wants).
+func (b *variationBuilder) Wants(w, h int, size int64) bool { return b.cfg.Wants(w, h, size) }
+
+// Wake makes the worker look for due jobs now.
+func (b *variationBuilder) Wake() {
+	if b.loop != nil {
+		b.loop.Wake()
+	}
+}
+
+// worker returns the builder's worker: every variations.interval, and
+// when an upload wakes it, it builds the due jobs one a pass, resting
+// after each as long as it took (restAfter).
+func (b *variationBuilder) worker(log *slog.Logger) *worker {
+	b.loop = newWorker("stored variations", b.cfg.Interval, b.cfg.Interval, b.pass, log)
+	b.loop.paced = true
+	return b.loop
+}
+
+// pass takes one due job and builds it; it returns 1 when it took one
+// (built or failed: the paced worker rests, then passes again), 0 when
+// none was due.
+func (b *variationBuilder) pass(ctx context.Context) (int, error) {
+	taken := 0
+	p := storage.JobPass{Limit: 1, RetryMin: b.cfg.RetryMin, RetryMax: b.cfg.RetryMax}
+	_, err := b.db.DrainVariationJobs(ctx, p, func(ctx context.Context, user, id string) error {
+		taken++
+		_, err := b.buildImage(ctx, user, id)
+		return err
+	})
+	return taken, err
+}
+
+// buildResult is what buildImage added.
+type buildResult struct {
+	variations int
+	bytes      int64
+}
+
+// buildImage builds and stores the variations of one image that has none
+// yet, and returns what it added (nothing for an image that is gone, wants
+// none, has them already, or was deleted or replaced while they were
+// built).
+func (b *variationBuilder) buildImage(ctx context.Context, user, id string) (buildResult, error) {
+	img, err := b.db.Image(ctx, user, id)
+	if errors.Is(err, storage.ErrNotExist) {
+		return buildResult{}, nil
+	}
+	if err != nil {
+		return buildResult{}, err
+	}
+	if have, err := b.db.Variations(ctx, img); err != nil || len(have) > 0 {
+		return buildResult{}, err
+	}
+	if !b.cfg.Wants(img.Width, img.Height, img.Size) {
+		return buildResult{}, nil
+	}
+	src, err := b.blobs.Get(ctx, img.Key())
+	if errors.Is(err, storage.ErrNotExist) {
+		return buildResult{}, nil // deleted meanwhile
+	}
+	if err != nil {
+		return buildResult{}, fmt.Errorf("variations of %s/%s: %w", user, id, err)
+	}
+	vs, err := b.eng.BuildVariations(ctx, src, b.cfg.Ladder())
+	if err != nil {
+		return buildResult{}, fmt.Errorf("variations of %s/%s: %w", user, id, err)
+	}
+	if len(vs) == 0 {
+		return buildResult{}, nil
+	}
+	built := make([]storage.BuiltVariation, len(vs))
+	r := buildResult{variations: len(vs)}
+	for i, v := range vs {
+		built[i] = storage.BuiltVariation(v)
+		r.bytes += int64(len(v.Data))
+	}
+	if stored, err := b.db.StoreVariations(ctx, b.blobs, img, built); err != nil || !stored {
+		return buildResult{}, err
+	}
+	return r, nil
+}
