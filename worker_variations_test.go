@@ -7,6 +7,8 @@ import (
 	"image"
 	"image/color"
 	"image/jpeg"
+	"io"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -90,7 +92,7 @@ func TestVariationsConfig(t *testing.T) {
 // TestVariationBuilderPass: an upload the policy wants gets a job, and a
 // pass of the builder's worker takes it and stores the copies at 1/2, 1/4
 // and 1/8 (one job a pass: a second pass finds none); an upload it does
-// not want gets no job.
+// not want gets no job; the running worker, woken, builds a later upload's.
 func TestVariationBuilderPass(t *testing.T) {
 	dir := t.TempDir()
 	cfg, err := loadConfig("", dir)
@@ -122,6 +124,27 @@ func TestVariationBuilderPass(t *testing.T) {
 	if err != nil || len(vs) != 3 || vs[0].Width != 200 || vs[2].Width != 800 {
 		t.Fatalf("variations %+v, %v; want 200, 400 and 800 px", vs, err)
 	}
+	t.Run("worker", func(t *testing.T) {
+		var ws workers
+		ws.start(t.Context(), b.worker(slog.New(slog.NewTextHandler(io.Discard, nil))).run)
+		defer ws.stop()
+		later := commitJPEG(t, st, b, "later", 1600, 1200)
+		b.Wake()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			vs, err := st.db.Variations(t.Context(), later)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(vs) == 3 {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("variations of an upload the running worker was woken for: %+v", vs)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
 }
 
 // commitJPEG stores a w x h JPEG as user u's image id, with a variation
