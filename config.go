@@ -163,10 +163,10 @@ func (c *fileConfig) validate() error {
 	if storageTimeout <= 0 {
 		storageTimeout = storage.DefaultBlobTimeout
 	}
-	if c.StorageTimeout < 0 || c.DatabaseTimeout < 0 || lease <= 2*storageTimeout {
-		return fmt.Errorf("storageTimeout and databaseTimeout must not be negative, and blobQueue.reservationLease (%s) must be longer than twice storageTimeout (%s)", lease, storageTimeout)
+	if c.StorageTimeout < 0 || c.DatabaseTimeout < 0 || c.RequestTimeout < 0 || lease <= 2*storageTimeout {
+		return fmt.Errorf("storageTimeout, databaseTimeout and requestTimeout must not be negative, and blobQueue.reservationLease (%s) must be longer than twice storageTimeout (%s)", lease, storageTimeout)
 	}
-	return c.Audit.Validate()
+	return errors.Join(c.Audit.Validate(), c.Variations.Validate())
 }
 
 // compose hands the shared `limits` section to the packages that own its

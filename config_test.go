@@ -210,6 +210,15 @@ func TestLoadConfigFile(t *testing.T) {
 		!strings.Contains(err.Error(), "maxDepth") {
 		t.Errorf("unknown key: %v", err)
 	}
+	// Every command refuses these when it loads the file, not only serve.
+	for _, bad := range []struct{ yaml, want string }{
+		{"variations:\n  scales: [3]\n", "scale 3"},
+		{"requestTimeout: -1s\n", "requestTimeout"},
+	} {
+		if _, err := loadConfig(write("bad.yaml", bad.yaml), dir); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%q: %v, want an error naming %q", bad.yaml, err, bad.want)
+		}
+	}
 }
 
 // TestREADMEConfigTable checks README's configuration tables against the
