@@ -11,32 +11,35 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/vitrine/vitrine/engine/schema"
 )
 
-// The parameter types of a schema (ABI.md section 2).
+// The parameter types of a schema (ABI.md section 2): those of the one
+// parameter schema the engine's native transformations use too.
 const (
-	TypeInt    = "int"
-	TypeNumber = "number"
-	TypeBool   = "bool"
-	TypeString = "string"
-	TypeColor  = "color"
-	TypeEnum   = "enum"
+	TypeInt    = schema.TypeInt
+	TypeNumber = schema.TypeNumber
+	TypeBool   = schema.TypeBool
+	TypeString = schema.TypeString
+	TypeColor  = schema.TypeColor
+	TypeEnum   = schema.TypeEnum
 )
 
 // DefaultMaxLength is the most bytes a string parameter takes when its
 // schema does not say.
 const DefaultMaxLength = 256
 
-// Param is one entry of a transformation's parameter schema.
+// Param is one entry of a transformation's parameter schema: the one
+// parameter schema (schema.Param, whose name is the entry's key in
+// `params`; a manifest need not repeat it) and maxLength, which only a
+// guest's strings have. Once the manifest is validated, Default has the
+// parameter's JSON type, normalised (an int's default is a number, as a
+// native transformation's), so the engine describes a guest with
+// Param.Param as it is.
 type Param struct {
-	Type        string          `json:"type"`
-	Required    bool            `json:"required,omitempty"`
-	Default     json.RawMessage `json:"default,omitempty"`
-	Min         *float64        `json:"min,omitempty"`
-	Max         *float64        `json:"max,omitempty"`
-	MaxLength   int             `json:"maxLength,omitempty"`
-	Values      []string        `json:"values,omitempty"`
-	Description string          `json:"description,omitempty"`
+	schema.Param
+	MaxLength int `json:"maxLength,omitempty"`
 
 	// def is the default normalised as the guest reads it; hasDef reports
 	// that there is one.
@@ -48,8 +51,13 @@ type Param struct {
 // there is one.
 func (p *Param) DefaultValue() (string, bool) { return p.def, p.hasDef }
 
-// validate checks the schema entry and normalises its default.
-func (p *Param) validate() error {
+// validate checks the schema entry of the parameter called name and
+// normalises its default.
+func (p *Param) validate(name string) error {
+	if p.Name != "" && p.Name != name {
+		return fmt.Errorf("name: %q is not the parameter's key", p.Name)
+	}
+	p.Name = name
 	switch p.Type {
 	case TypeInt, TypeNumber:
 		if p.Min != nil && p.Max != nil && *p.Min > *p.Max {
@@ -90,7 +98,13 @@ func (p *Param) validate() error {
 	} else if len(p.Values) > 0 {
 		return fmt.Errorf("values is for enum, not %s", p.Type)
 	}
-	if len(p.Default) == 0 || string(p.Default) == "null" {
+	return p.validateDefault()
+}
+
+// validateDefault normalises the default, if any, and gives it its JSON
+// type.
+func (p *Param) validateDefault() error {
+	if p.Default == nil {
 		return nil
 	}
 	if p.Required {
@@ -104,21 +118,29 @@ func (p *Param) validate() error {
 		return fmt.Errorf("default: %w", err)
 	}
 	p.hasDef = true
+	switch p.Type {
+	case TypeInt:
+		v, _ := strconv.ParseInt(p.def, 10, 64)
+		p.Default = int(v)
+	case TypeNumber:
+		p.Default, _ = strconv.ParseFloat(p.def, 64)
+	case TypeBool:
+		p.Default = p.def == "true"
+	default:
+		p.Default = p.def
+	}
 	return nil
 }
 
-// defaultText turns the JSON default into the text a request would carry;
-// it must have the parameter's JSON type (a number for int and number, a
-// boolean for bool, a string otherwise).
+// defaultText turns the JSON default (decoded with numbers as json.Number)
+// into the text a request would carry; it must have the parameter's JSON
+// type (a number for int and number, a boolean for bool, a string
+// otherwise).
 func (p *Param) defaultText() (string, error) {
-	var v any
-	if err := json.Unmarshal(p.Default, &v); err != nil {
-		return "", fmt.Errorf("default: %w", err)
-	}
-	switch t := v.(type) {
-	case float64:
+	switch t := p.Default.(type) {
+	case json.Number:
 		if p.Type == TypeInt || p.Type == TypeNumber {
-			return string(p.Default), nil
+			return t.String(), nil
 		}
 	case bool:
 		if p.Type == TypeBool {
@@ -129,7 +151,8 @@ func (p *Param) defaultText() (string, error) {
 			return t, nil
 		}
 	}
-	return "", fmt.Errorf("default: %s is not of type %s", p.Default, p.Type)
+	b, _ := json.Marshal(p.Default)
+	return "", fmt.Errorf("default: %s is not of type %s", b, p.Type)
 }
 
 // decimal is what a `number` accepts: no hex, no inf or nan, no underscores.
@@ -174,8 +197,8 @@ func (p *Param) normalise(raw string) (string, error) {
 		}
 		return raw, nil
 	case TypeColor:
-		if c, ok := normaliseColor(raw); ok {
-			return c, nil
+		if c, ok := schema.ParseColor(raw, false); ok {
+			return c.Hex(), nil
 		}
 		return "", fmt.Errorf("%q is not a hex colour (rgb, rrggbb or rrggbbaa)", raw)
 	case TypeEnum:
@@ -200,26 +223,6 @@ func (p *Param) inRange(v float64, raw string) error {
 		return fmt.Errorf("must be between %s and %s, got %s", lo, hi, raw)
 	}
 	return nil
-}
-
-// normaliseColor turns rgb, rrggbb or rrggbbaa (with or without #, any
-// case) into lower-case rrggbbaa.
-func normaliseColor(s string) (string, bool) {
-	s = strings.ToLower(strings.TrimPrefix(s, "#"))
-	for i := 0; i < len(s); i++ {
-		if !(s[i] >= '0' && s[i] <= '9' || s[i] >= 'a' && s[i] <= 'f') {
-			return "", false
-		}
-	}
-	switch len(s) {
-	case 3:
-		return string([]byte{s[0], s[0], s[1], s[1], s[2], s[2], 'f', 'f'}), true
-	case 6:
-		return s + "ff", true
-	case 8:
-		return s, true
-	}
-	return "", false
 }
 
 // Normalise validates the raw parameters of one `t[]` step against the
