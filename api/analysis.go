@@ -9,6 +9,7 @@ import (
 	"path"
 
 	"github.com/vitrine/vitrine/engine"
+	"github.com/vitrine/vitrine/engine/schema"
 	"github.com/vitrine/vitrine/storage"
 )
 
@@ -74,6 +75,12 @@ func (a Analysis) options() engine.AnalyzeOptions {
 		PaletteSize: a.PaletteSize, PHash: boolOr(a.PerceptualHash, true),
 	}
 }
+
+// ParseColor parses a colour of vitrine's one colour syntax
+// (schema.ParseColor: hex of 3, 6 or 8 digits, with or without `#`,
+// either case), as the engine's and the filters' colour parameters take
+// it; the admin UI checks the analysis's colours with it.
+func ParseColor(s string) (schema.Color, bool) { return schema.ParseColor(s, false) }
 
 // EXIFKey is the metadata key the EXIF, IPTC and XMP tags are copied to.
 const EXIFKey = "exif"
