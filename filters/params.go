@@ -15,17 +15,6 @@ import (
 	"github.com/vitrine/vitrine/engine/schema"
 )
 
-// The parameter types of a schema (ABI.md section 2): those of the one
-// parameter schema the engine's native transformations use too.
-const (
-	TypeInt    = schema.TypeInt
-	TypeNumber = schema.TypeNumber
-	TypeBool   = schema.TypeBool
-	TypeString = schema.TypeString
-	TypeColor  = schema.TypeColor
-	TypeEnum   = schema.TypeEnum
-)
-
 // DefaultMaxLength is the most bytes a string parameter takes when its
 // schema does not say.
 const DefaultMaxLength = 256
@@ -59,34 +48,34 @@ func (p *Param) validate(name string) error {
 	}
 	p.Name = name
 	switch p.Type {
-	case TypeInt, TypeNumber:
+	case schema.TypeInt, schema.TypeNumber:
 		if p.Min != nil && p.Max != nil && *p.Min > *p.Max {
 			return fmt.Errorf("min %g is larger than max %g", *p.Min, *p.Max)
 		}
-		if p.Type == TypeInt {
+		if p.Type == schema.TypeInt {
 			for _, b := range []*float64{p.Min, p.Max} {
 				if b != nil && *b != math.Trunc(*b) {
 					return fmt.Errorf("min and max of an int must be integers, got %g", *b)
 				}
 			}
 		}
-	case TypeBool, TypeString, TypeColor, TypeEnum:
+	case schema.TypeBool, schema.TypeString, schema.TypeColor, schema.TypeEnum:
 		if p.Min != nil || p.Max != nil {
 			return fmt.Errorf("min and max are for int and number, not %s", p.Type)
 		}
 	default:
 		return fmt.Errorf("type: want int, number, bool, string, color or enum, got %q", p.Type)
 	}
-	if p.MaxLength != 0 && p.Type != TypeString {
+	if p.MaxLength != 0 && p.Type != schema.TypeString {
 		return fmt.Errorf("maxLength is for string, not %s", p.Type)
 	}
 	if p.MaxLength < 0 {
 		return fmt.Errorf("maxLength: must be positive, got %d", p.MaxLength)
 	}
-	if p.Type == TypeString && p.MaxLength == 0 {
+	if p.Type == schema.TypeString && p.MaxLength == 0 {
 		p.MaxLength = DefaultMaxLength
 	}
-	if p.Type == TypeEnum {
+	if p.Type == schema.TypeEnum {
 		if len(p.Values) == 0 {
 			return errors.New("values: an enum needs at least one value")
 		}
@@ -119,12 +108,12 @@ func (p *Param) validateDefault() error {
 	}
 	p.hasDef = true
 	switch p.Type {
-	case TypeInt:
+	case schema.TypeInt:
 		v, _ := strconv.ParseInt(p.def, 10, 64)
 		p.Default = int(v)
-	case TypeNumber:
+	case schema.TypeNumber:
 		p.Default, _ = strconv.ParseFloat(p.def, 64)
-	case TypeBool:
+	case schema.TypeBool:
 		p.Default = p.def == "true"
 	default:
 		p.Default = p.def
@@ -139,15 +128,15 @@ func (p *Param) validateDefault() error {
 func (p *Param) defaultText() (string, error) {
 	switch t := p.Default.(type) {
 	case json.Number:
-		if p.Type == TypeInt || p.Type == TypeNumber {
+		if p.Type == schema.TypeInt || p.Type == schema.TypeNumber {
 			return t.String(), nil
 		}
 	case bool:
-		if p.Type == TypeBool {
+		if p.Type == schema.TypeBool {
 			return strconv.FormatBool(t), nil
 		}
 	case string:
-		if p.Type == TypeString || p.Type == TypeColor || p.Type == TypeEnum {
+		if p.Type == schema.TypeString || p.Type == schema.TypeColor || p.Type == schema.TypeEnum {
 			return t, nil
 		}
 	}
@@ -162,7 +151,7 @@ var decimal = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9
 // error is a public sentence without the parameter's name.
 func (p *Param) normalise(raw string) (string, error) {
 	switch p.Type {
-	case TypeInt:
+	case schema.TypeInt:
 		v, err := strconv.ParseInt(raw, 10, 64)
 		if err != nil {
 			return "", fmt.Errorf("%q is not an integer", raw)
@@ -171,7 +160,7 @@ func (p *Param) normalise(raw string) (string, error) {
 			return "", err
 		}
 		return strconv.FormatInt(v, 10), nil
-	case TypeNumber:
+	case schema.TypeNumber:
 		v, err := strconv.ParseFloat(raw, 64)
 		if !decimal.MatchString(raw) || err != nil || math.IsInf(v, 0) {
 			return "", fmt.Errorf("%q is not a number", raw)
@@ -180,7 +169,7 @@ func (p *Param) normalise(raw string) (string, error) {
 			return "", err
 		}
 		return strconv.FormatFloat(v, 'g', -1, 64), nil
-	case TypeBool:
+	case schema.TypeBool:
 		switch raw {
 		case "true", "1":
 			return "true", nil
@@ -188,7 +177,7 @@ func (p *Param) normalise(raw string) (string, error) {
 			return "false", nil
 		}
 		return "", fmt.Errorf("%q is not a boolean (true, false, 1 or 0)", raw)
-	case TypeString:
+	case schema.TypeString:
 		if !utf8.ValidString(raw) {
 			return "", errors.New("the text is not valid UTF-8")
 		}
@@ -196,12 +185,12 @@ func (p *Param) normalise(raw string) (string, error) {
 			return "", fmt.Errorf("the text is longer than %d bytes", p.MaxLength)
 		}
 		return raw, nil
-	case TypeColor:
+	case schema.TypeColor:
 		if c, ok := schema.ParseColor(raw, false); ok {
 			return c.Hex(), nil
 		}
 		return "", fmt.Errorf("%q is not a hex colour (rgb, rrggbb or rrggbbaa)", raw)
-	case TypeEnum:
+	case schema.TypeEnum:
 		if slices.Contains(p.Values, raw) {
 			return raw, nil
 		}
