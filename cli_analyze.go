@@ -15,8 +15,11 @@ import (
 
 // analyzeSummary is what `vitrine analyze` reports.
 type analyzeSummary struct {
-	Analyzed    int      `json:"analyzed"`
-	EXIFWritten int      `json:"exifWritten"`
+	Analyzed    int `json:"analyzed"`
+	EXIFWritten int `json:"exifWritten"`
+	// EXIFLeftOut counts images whose tags would have passed the metadata
+	// limits (limits.maxMetadataBytes, limits.maxMetadataDepth).
+	EXIFLeftOut int      `json:"exifLeftOut,omitempty"`
 	Failed      int      `json:"failed"`
 	Seconds     float64  `json:"seconds"`
 	Errors      []string `json:"errors,omitempty"`
@@ -76,7 +79,8 @@ func runAnalyze(ctx context.Context, args []string) error {
 			return err
 		}
 	} else {
-		fmt.Printf("analysed %d images (EXIF copied for %d), %d failed, in %.1fs\n", sum.Analyzed, sum.EXIFWritten, sum.Failed, sum.Seconds)
+		fmt.Printf("analysed %d images (EXIF copied for %d, left out of %d for the metadata limits), %d failed, in %.1fs\n",
+			sum.Analyzed, sum.EXIFWritten, sum.EXIFLeftOut, sum.Failed, sum.Seconds)
 		for _, e := range sum.Errors {
 			fmt.Println("  " + e)
 		}
@@ -112,6 +116,10 @@ func analyzeAll(ctx context.Context, st *stores, eng *engine.Engine, user string
 		for _, img := range imgs {
 			after = storage.ImageRef{User: img.User, Identifier: img.Identifier}
 			exif, err := analyzeOne(ctx, st, eng, cfg, img)
+			if errors.Is(err, api.ErrEXIFLeftOut) {
+				sum.EXIFLeftOut++
+				err = nil
+			}
 			if err != nil {
 				sum.Failed++
 				if len(sum.Errors) < 20 {
@@ -132,9 +140,11 @@ func analyzeAll(ctx context.Context, st *stores, eng *engine.Engine, user string
 	return sum, nil
 }
 
-// analyzeOne analyses one stored image; it copies the EXIF tags into the
-// metadata when the metadata has no `exif` key yet, and reports whether
-// it did.
+// analyzeOne analyses one stored image and copies its EXIF tags into its
+// metadata by the rule of uploads (api.StoreEXIF: not over an `exif` key
+// already there, within the metadata limits, merged atomically); it
+// reports whether it did. Tags left out for the limits are no failure:
+// the error wraps api.ErrEXIFLeftOut beside written false.
 func analyzeOne(ctx context.Context, st *stores, eng *engine.Engine, cfg api.Analysis, img storage.Image) (bool, error) {
 	data, err := st.blobs.Get(ctx, img.Key())
 	if err != nil {
@@ -150,18 +160,5 @@ func analyzeOne(ctx context.Context, st *stores, eng *engine.Engine, cfg api.Ana
 	if err := st.db.SetProperties(ctx, img.User, img.Identifier, *props); err != nil {
 		return false, err
 	}
-	if tags == nil {
-		return false, nil
-	}
-	md, err := st.db.Metadata(ctx, img.User, img.Identifier)
-	if err != nil && !errors.Is(err, storage.ErrNotExist) {
-		return false, err
-	}
-	if _, ok := md[api.EXIFKey]; ok {
-		return false, nil
-	}
-	if _, err := st.db.MergeMetadata(ctx, img.User, img.Identifier, map[string]any{api.EXIFKey: tags}); err != nil {
-		return false, err
-	}
-	return true, nil
+	return api.StoreEXIF(ctx, st.db, st.cfg.API.Limits, img.User, img.Identifier, tags)
 }

@@ -100,20 +100,16 @@ func (g guestSource) Guest(name string) (engine.Guest, bool) {
 
 func (g guestSource) GuestNames() []string { return g.h.Current().TransformationNames() }
 
-// guest is a transformation filter described from its manifest.
+// guest is a transformation filter described from its manifest, whose
+// parameters are the one schema native transformations are described with
+// (schema.Param): a guest's int default is a number, as a native one's.
 type guest struct{ filters.Transformation }
 
 func (g guest) Describe() engine.Description {
 	m := g.Manifest()
-	d := engine.Description{Name: m.Name, Kind: "wasm", Description: m.Description}
+	d := engine.Description{Name: m.Name, Kind: "wasm", Description: m.Description, Params: []engine.ParamDesc{}}
 	for _, name := range m.ParamNames() {
-		p := m.Params[name]
-		pd := engine.ParamDesc{Name: name, Type: engine.ParamType(p.Type), Required: p.Required,
-			Min: p.Min, Max: p.Max, Values: p.Values, Description: p.Description}
-		if v, ok := p.DefaultValue(); ok {
-			pd.Default = v
-		}
-		d.Params = append(d.Params, pd)
+		d.Params = append(d.Params, engine.ParamDesc(m.Params[name].Param))
 	}
 	return d
 }

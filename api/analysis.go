@@ -3,12 +3,14 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
 	"path"
 
 	"github.com/vitrine/vitrine/engine"
+	"github.com/vitrine/vitrine/engine/schema"
 	"github.com/vitrine/vitrine/storage"
 )
 
@@ -75,6 +77,12 @@ func (a Analysis) options() engine.AnalyzeOptions {
 	}
 }
 
+// ParseColor parses a colour of vitrine's one colour syntax
+// (schema.ParseColor: hex of 3, 6 or 8 digits, with or without `#`,
+// either case), as the engine's and the filters' colour parameters take
+// it; the admin UI checks the analysis's colours with it.
+func ParseColor(s string) (schema.Color, bool) { return schema.ParseColor(s, false) }
+
 // EXIFKey is the metadata key the EXIF, IPTC and XMP tags are copied to.
 const EXIFKey = "exif"
 
@@ -112,37 +120,88 @@ func (s *Server) Analyze(ctx context.Context, data []byte) (*storage.Properties,
 // analyzeUpload sets the properties and the `exif` metadata of an upload
 // about to be stored. Analysis is a courtesy: when it fails the image is
 // stored without properties (vitrine analyze retries), and tags that would
-// push the metadata over its limits are dropped. A listener's own `exif`
-// key wins.
+// push the metadata over its limits are dropped (withEXIF).
 func (s *Server) analyzeUpload(ctx context.Context, img *storage.Image, data []byte) {
 	props, tags, err := s.Analyze(ctx, data)
 	if err != nil {
 		s.log.Warn("analysis failed; the image is stored without properties", "user", img.User, "image", img.Identifier, "err", err)
 	}
 	img.Properties = props
-	if tags == nil {
-		return
-	}
-	if _, taken := img.Metadata[EXIFKey]; taken {
-		return
-	}
-	md := maps.Clone(img.Metadata)
-	if md == nil {
-		md = map[string]any{}
-	}
-	md[EXIFKey] = tags
-	doc, err := json.Marshal(md)
-	if err == nil && int64(len(doc)) > s.cfg.Limits.MaxMetadataBytes {
-		err = fmt.Errorf("%d bytes, more than limits.maxMetadataBytes", len(doc))
-	}
-	if err == nil {
-		err = validateMetadata(md, 1, s.cfg.Limits.MaxMetadataDepth)
-	}
+	md, err := withEXIF(img.Metadata, tags, s.cfg.Limits)
 	if err != nil {
-		s.log.Warn("EXIF tags left out: the metadata would exceed its limits", "user", img.User, "image", img.Identifier, "err", err)
-		return
+		s.log.Warn("EXIF tags left out", "user", img.User, "image", img.Identifier, "err", err)
+	} else if md != nil {
+		img.Metadata = md
 	}
-	img.Metadata = md
+}
+
+// ErrEXIFLeftOut is why an image's EXIF tags were not copied into its
+// metadata: the document would pass limits.maxMetadataBytes or
+// limits.maxMetadataDepth.
+var ErrEXIFLeftOut = errors.New("EXIF tags left out: the metadata would exceed its limits")
+
+// withEXIF is the one rule by which EXIF tags join an image's metadata md,
+// at upload and in `vitrine analyze`: it returns a copy of md with tags
+// under `exif`, nil when there are no tags or md has an `exif` key of its
+// own (a listener's or the client's wins), or ErrEXIFLeftOut when the
+// document would pass the metadata limits that any client's document
+// must keep (its size and depth).
+func withEXIF(md, tags map[string]any, lim Limits) (map[string]any, error) {
+	if tags == nil {
+		return nil, nil
+	}
+	if _, taken := md[EXIFKey]; taken {
+		return nil, nil
+	}
+	out := maps.Clone(md)
+	if out == nil {
+		out = map[string]any{}
+	}
+	out[EXIFKey] = tags
+	doc, err := json.Marshal(out)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrEXIFLeftOut, err)
+	}
+	if int64(len(doc)) > lim.MaxMetadataBytes {
+		return nil, fmt.Errorf("%w: %d bytes, more than limits.maxMetadataBytes (%d)", ErrEXIFLeftOut, len(doc), lim.MaxMetadataBytes)
+	}
+	if err := validateMetadata(out, 1, lim.MaxMetadataDepth); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrEXIFLeftOut, err)
+	}
+	return out, nil
+}
+
+// EXIFStore is what StoreEXIF needs of the metadata store; *storage.DB
+// has it.
+type EXIFStore interface {
+	Metadata(ctx context.Context, user, id string) (map[string]any, error)
+	MergeMetadata(ctx context.Context, user, id string, md map[string]any) (map[string]any, error)
+}
+
+// StoreEXIF copies the EXIF tags of an image already stored into its
+// metadata by the rule of uploads (withEXIF, with lim's defaults filled):
+// `vitrine analyze` does, for images stored before analysis. Only the
+// `exif` key is written, by the store's atomic merge (MergeMetadata
+// locks the image, reads and writes in one transaction), so keys written
+// meanwhile are kept. It reports whether the tags were written; an error
+// wrapping ErrEXIFLeftOut says they would pass the limits.
+func StoreEXIF(ctx context.Context, st EXIFStore, lim Limits, user, id string, tags map[string]any) (bool, error) {
+	if tags == nil {
+		return false, nil
+	}
+	lim.defaults()
+	md, err := st.Metadata(ctx, user, id)
+	if err != nil {
+		return false, err
+	}
+	merged, err := withEXIF(md, tags, lim)
+	if merged == nil || err != nil {
+		return false, err
+	}
+	if _, err := st.MergeMetadata(ctx, user, id, map[string]any{EXIFKey: tags}); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // checkNearDuplicate answers 409 when analysis.rejectNearDuplicates is

@@ -2,9 +2,13 @@ package api_test
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"fmt"
 	"image"
 	"image/color"
 	"image/jpeg"
+	"maps"
 	"net/http"
 	"net/url"
 	"os"
@@ -14,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/vitrine/vitrine/api"
+	"github.com/vitrine/vitrine/storage"
 )
 
 // scene is a w x h JPEG picture with shapes; variant flips its colours so
@@ -199,5 +204,68 @@ func TestRejectNearDuplicates(t *testing.T) {
 	r = e.get(e.tokenURL("/users/alice/images", userPriv))
 	if n := len(r.json(t)["images"].([]any)); n != 2 {
 		t.Fatalf("%d images stored, want 2 (the refused one left nothing)", n)
+	}
+}
+
+// interleaved is a real store where another writer sets the key
+// `meanwhile` right after every read: between StoreEXIF's read and its
+// write, where a read-modify-write would lose it.
+type interleaved struct{ *storage.DB }
+
+func (s interleaved) Metadata(ctx context.Context, user, id string) (map[string]any, error) {
+	md, err := s.DB.Metadata(ctx, user, id)
+	if err == nil {
+		_, err = s.DB.MergeMetadata(ctx, user, id, map[string]any{"meanwhile": true})
+	}
+	return md, err
+}
+
+// TestStoreEXIF: `vitrine analyze` stores EXIF tags by the rule of uploads
+// (an `exif` key already there wins; the size and depth limits hold) and
+// writes only its key, so a key written concurrently is kept.
+func TestStoreEXIF(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	db, err := storage.Open(ctx, "sqlite://"+filepath.Join(t.TempDir(), "vitrine.db"), storage.Options{Secret: []byte("s")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	tags := map[string]any{"Make": "Nikon", "Lens": map[string]any{"Model": "50mm"}}
+	for i, tc := range []struct {
+		name    string
+		md      map[string]any
+		lim     api.Limits
+		written bool
+		leftOut bool
+	}{
+		{"Defaults", map[string]any{"title": "t"}, api.Limits{}, true, false},
+		{"ExifTaken", map[string]any{"exif": "mine"}, api.Limits{}, false, false},
+		{"OverMaxMetadataBytes", map[string]any{"title": "t"}, api.Limits{MaxMetadataBytes: 60}, false, true},
+		{"OverMaxMetadataDepth", map[string]any{"title": "t"}, api.Limits{MaxMetadataDepth: 2}, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			id := fmt.Sprintf("img%d", i)
+			img := storage.Image{User: "u", Identifier: id, Size: 1, Extension: "png", Mime: "image/png", Width: 1, Height: 1, Metadata: tc.md}
+			if _, err := db.InsertImage(ctx, &img); err != nil {
+				t.Fatal(err)
+			}
+			written, err := api.StoreEXIF(ctx, interleaved{db}, tc.lim, "u", id, tags)
+			if written != tc.written || errors.Is(err, api.ErrEXIFLeftOut) != tc.leftOut || (err != nil && !tc.leftOut) {
+				t.Fatalf("StoreEXIF = %v, %v; want %v, left out %v", written, err, tc.written, tc.leftOut)
+			}
+			md, err := db.Metadata(ctx, "u", id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := maps.Clone(tc.md)
+			want["meanwhile"] = true
+			if tc.written {
+				want["exif"] = tags
+			}
+			if fmt.Sprint(md) != fmt.Sprint(want) {
+				t.Errorf("metadata %v, want %v", md, want)
+			}
+		})
 	}
 }

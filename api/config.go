@@ -145,16 +145,21 @@ func (c *Config) Defaults() {
 	if c.Authentication.Protocol == "" {
 		c.Authentication.Protocol = "incoming"
 	}
-	if c.Limits.MaxBodyBytes == 0 {
-		c.Limits.MaxBodyBytes = 64 << 20
-	}
-	if c.Limits.MaxMetadataBytes == 0 {
-		c.Limits.MaxMetadataBytes = 64 << 10
-	}
+	c.Limits.defaults()
 	c.CORS.defaults()
 	c.Analysis.defaults()
-	if c.Limits.MaxMetadataDepth == 0 {
-		c.Limits.MaxMetadataDepth = 16
+}
+
+// defaults fills unset limits.
+func (l *Limits) defaults() {
+	if l.MaxBodyBytes == 0 {
+		l.MaxBodyBytes = 64 << 20
+	}
+	if l.MaxMetadataBytes == 0 {
+		l.MaxMetadataBytes = 64 << 10
+	}
+	if l.MaxMetadataDepth == 0 {
+		l.MaxMetadataDepth = 16
 	}
 }
 

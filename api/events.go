@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/vitrine/vitrine/engine/schema"
 )
 
 // Event is what listeners receive: the event name (`image.get`,
@@ -66,7 +68,9 @@ type subscription struct {
 }
 
 // Bus dispatches events to listeners subscribed by name (`image.get`), by
-// prefix (`image.*`) or to everything (`*`). Higher priority runs first;
+// resource (`image.*`), by method (`*.get`) or to everything (`*`), as
+// schema.MatchEvent matches them (the filters check a listener's manifest
+// with it too). Higher priority runs first;
 // equal priorities run in subscription order.
 type Bus struct {
 	mu      sync.RWMutex
@@ -104,25 +108,12 @@ func (b *Bus) On(pattern string, priority int, fn Listener) {
 	b.subs = append(b.subs, subscription{pattern: pattern, priority: priority, seq: len(b.subs), fn: fn})
 }
 
-func patternMatches(pattern, name string) bool {
-	if pattern == "*" || pattern == name {
-		return true
-	}
-	if p, ok := strings.CutSuffix(pattern, ".*"); ok {
-		return strings.HasPrefix(name, p+".")
-	}
-	if p, ok := strings.CutPrefix(pattern, "*."); ok {
-		return strings.HasSuffix(name, "."+p)
-	}
-	return false
-}
-
 // Fire runs every listener of ev.Name in order and returns the first error.
 func (b *Bus) Fire(ctx context.Context, ev *Event) error {
 	b.mu.RLock()
 	var run []subscription
 	for _, s := range b.subs {
-		if patternMatches(s.pattern, ev.Name) {
+		if schema.MatchEvent(s.pattern, ev.Name) {
 			run = append(run, s)
 		}
 	}
@@ -132,7 +123,7 @@ func (b *Bus) Fire(ctx context.Context, ev *Event) error {
 	for _, src := range sources {
 		for _, sub := range src.Subscriptions() {
 			for _, p := range sub.Patterns {
-				if patternMatches(p, ev.Name) {
+				if schema.MatchEvent(p, ev.Name) {
 					seq++
 					run = append(run, subscription{pattern: p, priority: sub.Priority, seq: 1<<30 + seq, fn: sub.Listener})
 					break

@@ -109,3 +109,46 @@ func TestEventsFired(t *testing.T) {
 		})
 	}
 }
+
+// TestBusPatterns: the bus selects listeners by schema.MatchEvent, the
+// matcher the filters check listeners' manifests with, for listeners given
+// to On and those of a ListenerSource alike.
+func TestBusPatterns(t *testing.T) {
+	t.Parallel()
+	patterns := []string{"image.get", "image.*", "*.get", "*", "images.get", "image*", "*.*"}
+	for name, want := range map[string][]string{
+		"image.get":   {"image.get", "image.*", "*.get", "*"},
+		"image.head":  {"image.*", "*"},
+		"images.post": {"*"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var bus api.Bus
+			var ran, ranSource []string
+			for _, p := range patterns {
+				bus.On(p, 0, func(context.Context, *api.Event) error { ran = append(ran, p); return nil })
+			}
+			bus.AddSource(patternSource{patterns, &ranSource})
+			if err := bus.Fire(context.Background(), &api.Event{Name: name}); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(ran, want) || !slices.Equal(ranSource, want) {
+				t.Errorf("ran %v and %v from the source, want %v", ran, ranSource, want)
+			}
+		})
+	}
+}
+
+// patternSource subscribes one listener per pattern.
+type patternSource struct {
+	patterns []string
+	ran      *[]string
+}
+
+func (s patternSource) Subscriptions() []api.Subscription {
+	var subs []api.Subscription
+	for _, p := range s.patterns {
+		subs = append(subs, api.Subscription{Patterns: []string{p},
+			Listener: func(context.Context, *api.Event) error { *s.ran = append(*s.ran, p); return nil }})
+	}
+	return subs
+}

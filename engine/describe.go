@@ -1,34 +1,29 @@
 package engine
 
-// ParamType is the type of a transformation parameter, as clients see it.
-type ParamType string
+import "github.com/vitrine/vitrine/engine/schema"
 
-// The parameter types a description can name. They match the types of a WASM
-// filter's parameter schema (wasm-sdk/ABI.md), so native and guest
-// transformations describe themselves alike.
+// ParamType is the type of a transformation parameter, as clients see it
+// (schema.Type).
+type ParamType = schema.Type
+
+// The parameter types a description can name: those of the one parameter
+// schema (package schema), which a WASM filter's manifest uses too
+// (wasm-sdk/ABI.md), so native and guest transformations describe
+// themselves alike.
 const (
-	ParamInt    ParamType = "int"
-	ParamNumber ParamType = "number"
-	ParamBool   ParamType = "bool"
-	ParamString ParamType = "string"
-	ParamColor  ParamType = "color"
-	ParamEnum   ParamType = "enum"
+	ParamInt    = schema.TypeInt
+	ParamNumber = schema.TypeNumber
+	ParamBool   = schema.TypeBool
+	ParamString = schema.TypeString
+	ParamColor  = schema.TypeColor
+	ParamEnum   = schema.TypeEnum
 )
 
-// ParamDesc describes one parameter of a transformation.
-type ParamDesc struct {
-	Name        string    `json:"name"`
-	Type        ParamType `json:"type"`
-	Required    bool      `json:"required,omitempty"`
-	Default     any       `json:"default,omitempty"`
-	Min         *float64  `json:"min,omitempty"`
-	Max         *float64  `json:"max,omitempty"`
-	Values      []string  `json:"values,omitempty"`
-	Description string    `json:"description,omitempty"`
-	// allowNone is set on a colour parameter that also takes none
-	// (transparent).
-	allowNone bool
-}
+// ParamDesc describes one parameter of a transformation: the one
+// parameter schema (schema.Param), with the builder methods the native
+// transformations declare their parameters through (def, orNone,
+// required). A guest's description converts its manifest's schema.Param.
+type ParamDesc schema.Param
 
 // Description is the machine-readable description of a transformation: what
 // `GET /transformations` serves and what the admin UI builds its forms from.
@@ -136,7 +131,7 @@ func stringParam(name, doc string) ParamDesc {
 func (p ParamDesc) def(v any) ParamDesc { p.Default = v; return p }
 
 // orNone returns the colour parameter p also taking none (transparent).
-func (p ParamDesc) orNone() ParamDesc { p.allowNone = true; return p }
+func (p ParamDesc) orNone() ParamDesc { p.AllowNone = true; return p }
 
 // required returns p marked as required.
 func (p ParamDesc) required() ParamDesc { p.Required = true; return p }

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/vitrine/vitrine/engine/schema"
 )
 
 // paramStart matches the start of one `name=` pair inside a parameter string.
@@ -214,55 +216,21 @@ func number(v any) float64 {
 	return 0
 }
 
-// Color is an sRGB colour. A is its opacity: 255 opaque (every colour of
-// 3 or 6 digits), 0 fully transparent (`none`), or the last two digits of
-// an 8-digit colour. Transformations that only draw opaquely use R, G, B.
-type Color struct{ R, G, B, A uint8 }
+// Color is an sRGB colour (schema.Color). A is its opacity: 255 opaque
+// (every colour of 3 or 6 digits), 0 fully transparent (`none`), or the
+// last two digits of an 8-digit colour. Transformations that only draw
+// opaquely use R, G, B.
+type Color schema.Color
 
 // Floats returns the colour as libvips band values (R, G, B).
 func (c Color) Floats() []float64 { return []float64{float64(c.R), float64(c.G), float64(c.B)} }
 
-// ParseColor parses the one colour syntax of vitrine: hexadecimal `rgb`
-// (each digit doubled), `rrggbb` or `rrggbbaa`, with or without a leading
-// `#`, digits in either case; and, when allowNone is set, `none` (or its
-// synonym `transparent`, in any case) for transparent black, Color{}.
-// Nothing else is accepted: no other digit count, no surrounding spaces,
-// no signs or separators. ok is false for anything else.
+// ParseColor parses vitrine's one colour syntax (schema.ParseColor): hex
+// of 3, 6 or 8 digits, with or without `#`, either case, and `none`
+// (transparent) when allowNone is set.
 func ParseColor(s string, allowNone bool) (Color, bool) {
-	if allowNone && (strings.EqualFold(s, "none") || strings.EqualFold(s, "transparent")) {
-		return Color{}, true
-	}
-	s = strings.TrimPrefix(s, "#")
-	var v [8]byte
-	for i := range len(s) {
-		d, ok := hexDigit(s[i])
-		if !ok || i >= len(v) {
-			return Color{}, false
-		}
-		v[i] = d
-	}
-	switch len(s) {
-	case 3:
-		return Color{R: v[0] * 17, G: v[1] * 17, B: v[2] * 17, A: 255}, true
-	case 6:
-		return Color{R: v[0]<<4 | v[1], G: v[2]<<4 | v[3], B: v[4]<<4 | v[5], A: 255}, true
-	case 8:
-		return Color{R: v[0]<<4 | v[1], G: v[2]<<4 | v[3], B: v[4]<<4 | v[5], A: v[6]<<4 | v[7]}, true
-	}
-	return Color{}, false
-}
-
-// hexDigit returns the value of one hexadecimal digit, either case.
-func hexDigit(c byte) (byte, bool) {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0', true
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10, true
-	case 'A' <= c && c <= 'F':
-		return c - 'A' + 10, true
-	}
-	return 0, false
+	c, ok := schema.ParseColor(s, allowNone)
+	return Color(c), ok
 }
 
 // Color returns the value of a declared colour parameter (ParseColor, the
@@ -273,10 +241,10 @@ func (p *Params) Color(name string) Color {
 	d := p.declared(name, ParamColor)
 	def, _ := d.Default.(string)
 	raw := p.String(name)
-	c, ok := ParseColor(strings.TrimSpace(raw), d.allowNone)
+	c, ok := ParseColor(strings.TrimSpace(raw), d.AllowNone)
 	if !ok {
 		p.Fail("Invalid value for %s: %q is not a hex colour (rgb, rrggbb or rrggbbaa)", name, raw)
-		c, _ = ParseColor(def, d.allowNone)
+		c, _ = ParseColor(def, d.AllowNone)
 	}
 	return c
 }

@@ -11,9 +11,12 @@
 // past its memory cap or calls proc_exit is closed and never reused.
 //
 // A loaded filter is a plain value: a Transformation works on *image.NRGBA
-// pixels, a Listener on an Event. The package imports nothing of vitrine;
-// package main (wire_filters.go) hands transformations to the engine's registry and listeners to the
-// api's event bus, which define the small interfaces these satisfy.
+// pixels, a Listener on an Event. The package imports nothing of vitrine but
+// engine/schema (standard library only: the parameter schema, the colour
+// syntax and event patterns it shares with the engine and the api); package
+// main (wire_filters.go) hands transformations to the engine's registry and
+// listeners to the api's event bus, which define the small interfaces these
+// satisfy.
 //
 // Filters load in the background, one at a time, each within
 // Config.CompileTimeout: Start returns at once, and until a filter's first

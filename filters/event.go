@@ -3,7 +3,8 @@ package filters
 import (
 	"context"
 	"slices"
-	"strings"
+
+	"github.com/vitrine/vitrine/engine/schema"
 )
 
 // Event is the event a listener call works on, as the service gives it. It
@@ -94,24 +95,10 @@ var eventNames = []string{
 // EventNames returns the name of every event the host fires, sorted.
 func EventNames() []string { return slices.Clone(eventNames) }
 
-// eventMatches reports whether the manifest pattern p (a name,
-// `resource.*`, `*.method` or `*`) selects the event name, as the service's
-// event bus matches it.
-func eventMatches(p, name string) bool {
-	if p == "*" || p == name {
-		return true
-	}
-	if resource, ok := strings.CutSuffix(p, ".*"); ok {
-		return strings.HasPrefix(name, resource+".")
-	}
-	if method, ok := strings.CutPrefix(p, "*."); ok {
-		return strings.HasSuffix(name, "."+method)
-	}
-	return false
-}
-
-// knownEvent reports whether the pattern p selects at least one event the
-// host fires: a listener subscribed to nothing is a typo, not a choice.
+// knownEvent reports whether the pattern p (a name, `resource.*`,
+// `*.method` or `*`) selects at least one event the host fires, matched as
+// the service's event bus matches it (schema.MatchEvent): a listener
+// subscribed to nothing is a typo, not a choice.
 func knownEvent(p string) bool {
-	return slices.ContainsFunc(eventNames, func(name string) bool { return eventMatches(p, name) })
+	return slices.ContainsFunc(eventNames, func(name string) bool { return schema.MatchEvent(p, name) })
 }

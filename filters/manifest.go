@@ -79,6 +79,8 @@ const (
 func ParseManifest(data []byte) (*Manifest, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
+	// Why numbers: a parameter's default keeps its text ("6.0" is no int).
+	dec.UseNumber()
 	// Why preset: a limit the manifest leaves out takes its default, but a
 	// limit it gives as 0 is refused; decoding overwrites only the limits
 	// that are there.
@@ -159,7 +161,7 @@ func (m *Manifest) validate() error {
 		if p == nil {
 			return fmt.Errorf("params.%s: want an object", n)
 		}
-		if err := p.validate(); err != nil {
+		if err := p.validate(n); err != nil {
 			return fmt.Errorf("params.%s: %w", n, err)
 		}
 	}

@@ -73,6 +73,10 @@ func TestParseManifest(t *testing.T) {
 		{"default not in enum", `{` + head + `"kind":"transformation","params":{"a":{"type":"enum","values":["x"],"default":"y"}}}`, `default: "y" is not one of x`},
 		{"bad colour default", `{` + head + `"kind":"transformation","params":{"a":{"type":"color","default":"red"}}}`, "not a hex colour"},
 		{"fractional int default", `{` + head + `"kind":"transformation","params":{"a":{"type":"int","default":1.5}}}`, "not an integer"},
+		{"int default written as a decimal", `{` + head + `"kind":"transformation","params":{"a":{"type":"int","default":6.0}}}`, `"6.0" is not an integer`},
+		{"param named as its key", `{` + head + `"kind":"transformation","params":{"a":{"name":"a","type":"int"}}}`, ""},
+		{"param named otherwise", `{` + head + `"kind":"transformation","params":{"a":{"name":"b","type":"int"}}}`, `params.a: name: "b" is not the parameter's key`},
+		{"allowNone is no manifest field", `{` + head + `"kind":"transformation","params":{"a":{"type":"color","AllowNone":true}}}`, `unknown field "AllowNone"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

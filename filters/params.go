@@ -11,32 +11,24 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
-)
 
-// The parameter types of a schema (ABI.md section 2).
-const (
-	TypeInt    = "int"
-	TypeNumber = "number"
-	TypeBool   = "bool"
-	TypeString = "string"
-	TypeColor  = "color"
-	TypeEnum   = "enum"
+	"github.com/vitrine/vitrine/engine/schema"
 )
 
 // DefaultMaxLength is the most bytes a string parameter takes when its
 // schema does not say.
 const DefaultMaxLength = 256
 
-// Param is one entry of a transformation's parameter schema.
+// Param is one entry of a transformation's parameter schema: the one
+// parameter schema (schema.Param, whose name is the entry's key in
+// `params`; a manifest need not repeat it) and maxLength, which only a
+// guest's strings have. Once the manifest is validated, Default has the
+// parameter's JSON type, normalised (an int's default is a number, as a
+// native transformation's), so the engine describes a guest with
+// Param.Param as it is.
 type Param struct {
-	Type        string          `json:"type"`
-	Required    bool            `json:"required,omitempty"`
-	Default     json.RawMessage `json:"default,omitempty"`
-	Min         *float64        `json:"min,omitempty"`
-	Max         *float64        `json:"max,omitempty"`
-	MaxLength   int             `json:"maxLength,omitempty"`
-	Values      []string        `json:"values,omitempty"`
-	Description string          `json:"description,omitempty"`
+	schema.Param
+	MaxLength int `json:"maxLength,omitempty"`
 
 	// def is the default normalised as the guest reads it; hasDef reports
 	// that there is one.
@@ -48,37 +40,42 @@ type Param struct {
 // there is one.
 func (p *Param) DefaultValue() (string, bool) { return p.def, p.hasDef }
 
-// validate checks the schema entry and normalises its default.
-func (p *Param) validate() error {
+// validate checks the schema entry of the parameter called name and
+// normalises its default.
+func (p *Param) validate(name string) error {
+	if p.Name != "" && p.Name != name {
+		return fmt.Errorf("name: %q is not the parameter's key", p.Name)
+	}
+	p.Name = name
 	switch p.Type {
-	case TypeInt, TypeNumber:
+	case schema.TypeInt, schema.TypeNumber:
 		if p.Min != nil && p.Max != nil && *p.Min > *p.Max {
 			return fmt.Errorf("min %g is larger than max %g", *p.Min, *p.Max)
 		}
-		if p.Type == TypeInt {
+		if p.Type == schema.TypeInt {
 			for _, b := range []*float64{p.Min, p.Max} {
 				if b != nil && *b != math.Trunc(*b) {
 					return fmt.Errorf("min and max of an int must be integers, got %g", *b)
 				}
 			}
 		}
-	case TypeBool, TypeString, TypeColor, TypeEnum:
+	case schema.TypeBool, schema.TypeString, schema.TypeColor, schema.TypeEnum:
 		if p.Min != nil || p.Max != nil {
 			return fmt.Errorf("min and max are for int and number, not %s", p.Type)
 		}
 	default:
 		return fmt.Errorf("type: want int, number, bool, string, color or enum, got %q", p.Type)
 	}
-	if p.MaxLength != 0 && p.Type != TypeString {
+	if p.MaxLength != 0 && p.Type != schema.TypeString {
 		return fmt.Errorf("maxLength is for string, not %s", p.Type)
 	}
 	if p.MaxLength < 0 {
 		return fmt.Errorf("maxLength: must be positive, got %d", p.MaxLength)
 	}
-	if p.Type == TypeString && p.MaxLength == 0 {
+	if p.Type == schema.TypeString && p.MaxLength == 0 {
 		p.MaxLength = DefaultMaxLength
 	}
-	if p.Type == TypeEnum {
+	if p.Type == schema.TypeEnum {
 		if len(p.Values) == 0 {
 			return errors.New("values: an enum needs at least one value")
 		}
@@ -90,7 +87,13 @@ func (p *Param) validate() error {
 	} else if len(p.Values) > 0 {
 		return fmt.Errorf("values is for enum, not %s", p.Type)
 	}
-	if len(p.Default) == 0 || string(p.Default) == "null" {
+	return p.validateDefault()
+}
+
+// validateDefault normalises the default, if any, and gives it its JSON
+// type.
+func (p *Param) validateDefault() error {
+	if p.Default == nil {
 		return nil
 	}
 	if p.Required {
@@ -104,32 +107,41 @@ func (p *Param) validate() error {
 		return fmt.Errorf("default: %w", err)
 	}
 	p.hasDef = true
+	switch p.Type {
+	case schema.TypeInt:
+		v, _ := strconv.ParseInt(p.def, 10, 64)
+		p.Default = int(v)
+	case schema.TypeNumber:
+		p.Default, _ = strconv.ParseFloat(p.def, 64)
+	case schema.TypeBool:
+		p.Default = p.def == "true"
+	default:
+		p.Default = p.def
+	}
 	return nil
 }
 
-// defaultText turns the JSON default into the text a request would carry;
-// it must have the parameter's JSON type (a number for int and number, a
-// boolean for bool, a string otherwise).
+// defaultText turns the JSON default (decoded with numbers as json.Number)
+// into the text a request would carry; it must have the parameter's JSON
+// type (a number for int and number, a boolean for bool, a string
+// otherwise).
 func (p *Param) defaultText() (string, error) {
-	var v any
-	if err := json.Unmarshal(p.Default, &v); err != nil {
-		return "", fmt.Errorf("default: %w", err)
-	}
-	switch t := v.(type) {
-	case float64:
-		if p.Type == TypeInt || p.Type == TypeNumber {
-			return string(p.Default), nil
+	switch t := p.Default.(type) {
+	case json.Number:
+		if p.Type == schema.TypeInt || p.Type == schema.TypeNumber {
+			return t.String(), nil
 		}
 	case bool:
-		if p.Type == TypeBool {
+		if p.Type == schema.TypeBool {
 			return strconv.FormatBool(t), nil
 		}
 	case string:
-		if p.Type == TypeString || p.Type == TypeColor || p.Type == TypeEnum {
+		if p.Type == schema.TypeString || p.Type == schema.TypeColor || p.Type == schema.TypeEnum {
 			return t, nil
 		}
 	}
-	return "", fmt.Errorf("default: %s is not of type %s", p.Default, p.Type)
+	b, _ := json.Marshal(p.Default)
+	return "", fmt.Errorf("default: %s is not of type %s", b, p.Type)
 }
 
 // decimal is what a `number` accepts: no hex, no inf or nan, no underscores.
@@ -139,7 +151,7 @@ var decimal = regexp.MustCompile(`^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9
 // error is a public sentence without the parameter's name.
 func (p *Param) normalise(raw string) (string, error) {
 	switch p.Type {
-	case TypeInt:
+	case schema.TypeInt:
 		v, err := strconv.ParseInt(raw, 10, 64)
 		if err != nil {
 			return "", fmt.Errorf("%q is not an integer", raw)
@@ -148,7 +160,7 @@ func (p *Param) normalise(raw string) (string, error) {
 			return "", err
 		}
 		return strconv.FormatInt(v, 10), nil
-	case TypeNumber:
+	case schema.TypeNumber:
 		v, err := strconv.ParseFloat(raw, 64)
 		if !decimal.MatchString(raw) || err != nil || math.IsInf(v, 0) {
 			return "", fmt.Errorf("%q is not a number", raw)
@@ -157,7 +169,7 @@ func (p *Param) normalise(raw string) (string, error) {
 			return "", err
 		}
 		return strconv.FormatFloat(v, 'g', -1, 64), nil
-	case TypeBool:
+	case schema.TypeBool:
 		switch raw {
 		case "true", "1":
 			return "true", nil
@@ -165,7 +177,7 @@ func (p *Param) normalise(raw string) (string, error) {
 			return "false", nil
 		}
 		return "", fmt.Errorf("%q is not a boolean (true, false, 1 or 0)", raw)
-	case TypeString:
+	case schema.TypeString:
 		if !utf8.ValidString(raw) {
 			return "", errors.New("the text is not valid UTF-8")
 		}
@@ -173,12 +185,12 @@ func (p *Param) normalise(raw string) (string, error) {
 			return "", fmt.Errorf("the text is longer than %d bytes", p.MaxLength)
 		}
 		return raw, nil
-	case TypeColor:
-		if c, ok := normaliseColor(raw); ok {
-			return c, nil
+	case schema.TypeColor:
+		if c, ok := schema.ParseColor(raw, false); ok {
+			return c.Hex(), nil
 		}
 		return "", fmt.Errorf("%q is not a hex colour (rgb, rrggbb or rrggbbaa)", raw)
-	case TypeEnum:
+	case schema.TypeEnum:
 		if slices.Contains(p.Values, raw) {
 			return raw, nil
 		}
@@ -200,26 +212,6 @@ func (p *Param) inRange(v float64, raw string) error {
 		return fmt.Errorf("must be between %s and %s, got %s", lo, hi, raw)
 	}
 	return nil
-}
-
-// normaliseColor turns rgb, rrggbb or rrggbbaa (with or without #, any
-// case) into lower-case rrggbbaa.
-func normaliseColor(s string) (string, bool) {
-	s = strings.ToLower(strings.TrimPrefix(s, "#"))
-	for i := 0; i < len(s); i++ {
-		if !(s[i] >= '0' && s[i] <= '9' || s[i] >= 'a' && s[i] <= 'f') {
-			return "", false
-		}
-	}
-	switch len(s) {
-	case 3:
-		return string([]byte{s[0], s[0], s[1], s[1], s[2], s[2], 'f', 'f'}), true
-	case 6:
-		return s + "ff", true
-	case 8:
-		return s, true
-	}
-	return "", false
 }
 
 // Normalise validates the raw parameters of one `t[]` step against the

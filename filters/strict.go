@@ -22,13 +22,7 @@ func checkKeys(data []byte, t reflect.Type, path string) error {
 			return nil // the decoder reports type errors
 		}
 		fields := map[string]reflect.Type{}
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if name != "" && name != "-" {
-				fields[name] = f.Type
-			}
-		}
+		jsonFields(t, fields)
 		for k, v := range obj {
 			ft, ok := fields[k]
 			if !ok {
@@ -50,4 +44,20 @@ func checkKeys(data []byte, t reflect.Type, path string) error {
 		}
 	}
 	return nil
+}
+
+// jsonFields adds the JSON names of struct t's fields to fields, those of
+// an embedded struct without a name of its own as encoding/json does
+// (Param embeds schema.Param).
+func jsonFields(t reflect.Type, fields map[string]reflect.Type) {
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct:
+			jsonFields(f.Type, fields)
+		case name != "" && name != "-":
+			fields[name] = f.Type
+		}
+	}
 }

@@ -8,10 +8,11 @@ import (
 	"math"
 	"net/http"
 	"net/url"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/vitrine/vitrine/api"
 )
 
 // What the analysis at upload learnt about an image (README "Image
@@ -41,14 +42,18 @@ const (
 	similarDistance = 10
 )
 
-var hexColorRE = regexp.MustCompile(`^#[0-9a-fA-F]{6}$`)
-
-// hexColor is s when it is a #rrggbb colour, else "".
+// hexColor is s as a CSS colour, #rrggbb (or #rrggbbaa when not opaque),
+// when it is a colour of the one colour syntax (api.ParseColor), else "".
 func hexColor(s string) string {
-	if hexColorRE.MatchString(s) {
-		return strings.ToLower(s)
+	c, ok := api.ParseColor(s)
+	if !ok {
+		return ""
 	}
-	return ""
+	h := c.Hex()
+	if c.A == 255 {
+		h = h[:6]
+	}
+	return "#" + h
 }
 
 // blurHashChars are BlurHash's base-83 digits.

@@ -2,13 +2,17 @@ package web
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
+
+	"github.com/vitrine/vitrine/engine/schema/schematest"
 )
 
 // TestPlaceholderValuesChecked: only well-formed colours and BlurHash
 // strings reach the page (app.js decodes what the server vouched for).
 func TestPlaceholderValuesChecked(t *testing.T) {
-	for in, want := range map[string]string{"#A0b1C2": "#a0b1c2", "#abc": "", "red": "", "#a0b1c2\"": "", "": ""} {
+	for in, want := range map[string]string{"#A0b1C2": "#a0b1c2", "#abc": "#aabbcc", "a0b1c280": "#a0b1c280",
+		"red": "", "#a0b1c2\"": "", "": ""} {
 		if got := hexColor(in); got != want {
 			t.Errorf("hexColor(%q) = %q, want %q", in, got, want)
 		}
@@ -23,6 +27,19 @@ func TestPlaceholderValuesChecked(t *testing.T) {
 			t.Errorf("blurHash(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// TestColorSyntax: the admin UI takes the one colour syntax (without
+// none), as the engine and the filters do, and writes it for CSS.
+func TestColorSyntax(t *testing.T) {
+	t.Parallel()
+	schematest.TestColors(t, false, func(s string, _ bool) (string, bool) {
+		h := strings.TrimPrefix(hexColor(s), "#")
+		if len(h) == 6 {
+			h += "ff"
+		}
+		return h, h != ""
+	})
 }
 
 // TestEXIFSummary: exposure is written as photographers read it, and the
