@@ -1,7 +1,9 @@
 package web
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/a-h/templ"
@@ -53,10 +55,18 @@ func (q *request) render(status int, c templ.Component) error {
 	return writePage(q.w, q.r, status, c)
 }
 
+// writePage renders c before it writes anything, so a page that fails to
+// render leaves the response untouched for the caller's error page (a
+// clean 500) instead of half a page under status.
 func writePage(w http.ResponseWriter, r *http.Request, status int, c templ.Component) error {
+	var b bytes.Buffer
+	if err := c.Render(r.Context(), &b); err != nil {
+		return fmt.Errorf("web: rendering %s: %w", r.URL.Path, err)
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
-	return c.Render(r.Context(), w)
+	_, err := b.WriteTo(w)
+	return err
 }
 
 // redirect sends the browser to p (under the prefix) after a successful
