@@ -12,6 +12,39 @@ import (
 // TestResponseTypes checks that every field the API sends has its place
 // here.
 
+// Status is GET /status: whether the database and the blob store answer.
+type Status struct {
+	Timestamp string `json:"timestamp"`
+	Date      string `json:"date"`
+	Database  bool   `json:"database"`
+	Storage   bool   `json:"storage"`
+}
+
+// Stats is GET /stats.
+type Stats struct {
+	// Users holds each user's counts, by name.
+	Users map[string]UserStats `json:"users"`
+	Total StatsTotal           `json:"total"`
+	// Custom is what stats.get listeners added.
+	Custom    map[string]any `json:"custom"`
+	NumImages int64          `json:"numImages"`
+	NumUsers  int64          `json:"numUsers"`
+	NumBytes  int64          `json:"numBytes"`
+}
+
+// UserStats are one user's counts in GET /stats.
+type UserStats struct {
+	NumImages int64 `json:"numImages"`
+	NumBytes  int64 `json:"numBytes"`
+}
+
+// StatsTotal are the totals of GET /stats.
+type StatsTotal struct {
+	NumImages int64 `json:"numImages"`
+	NumUsers  int64 `json:"numUsers"`
+	NumBytes  int64 `json:"numBytes"`
+}
+
 // Search is the paging block of a listing.
 type Search struct {
 	Hits  int `json:"hits"`

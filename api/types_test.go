@@ -56,6 +56,8 @@ func TestResponseTypes(t *testing.T) {
 		{"short URLs", img + "/shorturls", &shortURLs},
 		{"variants", img + "/variants", &api.VariantList{}},
 		{"filters", "/filters", &api.FilterList{}},
+		{"status", "/status", &api.Status{}},
+		{"stats", "/stats", &api.Stats{}},
 		{"error", "/users/alice/images/nope/metadata", &api.ErrorBody{}},
 	}
 	for _, tc := range cases {

@@ -76,11 +76,7 @@ func (r response) err() *apiError {
 	if r.Status < 400 {
 		return nil
 	}
-	var b struct {
-		Error struct {
-			Message string `json:"message"`
-		} `json:"error"`
-	}
+	var b api.ErrorBody
 	if json.Unmarshal(r.Body, &b) == nil && b.Error.Message != "" {
 		return &apiError{Status: r.Status, Message: b.Error.Message}
 	}

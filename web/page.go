@@ -7,6 +7,8 @@ import (
 	"net/http"
 
 	"github.com/a-h/templ"
+
+	"github.com/vitrine/vitrine/api"
 )
 
 // request is one signed-in page request.
@@ -17,7 +19,7 @@ type request struct {
 	sess Session
 	api  *apiClient
 	// rules are the key's own rules, once read (ownRules).
-	rules *[]rule
+	rules *[]api.Rule
 }
 
 // pageView is what the layout needs from every page.
