@@ -94,3 +94,55 @@ func strictDecode(t *testing.T, body []byte, v any) {
 		t.Fatalf("%T cannot hold %s: %v", v, body, err)
 	}
 }
+
+// TestMetadataIfMatch: a PUT of metadata with If-Match replaces it only
+// while GET still answers that ETag, so a change made between a client's
+// read and its write is not lost: the write is refused with 412.
+func TestMetadataIfMatch(t *testing.T) {
+	e := newEnv(t, testConfig())
+	path := "/users/alice/images/" + e.upload(pngImage(t, 10, 10, 4)) + "/metadata"
+	put := func(body, ifMatch string) response {
+		t.Helper()
+		var h []string
+		if ifMatch != "" {
+			h = []string{"If-Match", ifMatch}
+		}
+		return e.signed(http.MethodPut, path, userKey, userPriv, []byte(body), h...)
+	}
+	read := func() (string, string) {
+		t.Helper()
+		r := e.get(e.tokenURL(path, userPriv))
+		return string(r.body), r.Header.Get("ETag")
+	}
+	put(`{"a":1,"gone":true}`, "")
+	_, stale := read()
+	if r := e.signed(http.MethodPost, path, userKey, userPriv, []byte(`{"b":2}`)); r.StatusCode != 200 {
+		t.Fatalf("concurrent merge: %d %s", r.StatusCode, r.body)
+	}
+	doc, fresh := read()
+	steps := []struct {
+		name, body, ifMatch string
+		status              int
+		want                string // the metadata after the step
+	}{
+		{"stale ETag", `{"a":1}`, stale, http.StatusPreconditionFailed, doc},
+		{"one of several ETags", `{"a":1,"b":2}`, `"nope", ` + fresh, http.StatusOK, `{"a":1,"b":2}`},
+		{"the ETag just used is stale now", `{}`, fresh, http.StatusPreconditionFailed, `{"a":1,"b":2}`},
+		{"any", `{"c":3}`, "*", http.StatusOK, `{"c":3}`},
+		{"unconditional", `{"d":4}`, "", http.StatusOK, `{"d":4}`},
+	}
+	for _, s := range steps {
+		t.Run(s.name, func(t *testing.T) {
+			r := put(s.body, s.ifMatch)
+			if r.StatusCode != s.status {
+				t.Fatalf("PUT: %d %s, want %d", r.StatusCode, r.body, s.status)
+			}
+			if s.status == http.StatusPreconditionFailed && r.errMessage(t) != "Metadata changed since it was read" {
+				t.Errorf("message %q", r.errMessage(t))
+			}
+			if got, _ := read(); got != s.want {
+				t.Errorf("metadata %s, want %s", got, s.want)
+			}
+		})
+	}
+}
