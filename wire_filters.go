@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"image"
 	"log/slog"
 	"os"
@@ -155,11 +156,29 @@ type filterAdmin struct {
 	wait time.Duration
 }
 
-func (a filterAdmin) Filters() any { return a.h.Current().Status() }
+func (a filterAdmin) Filters() []api.FilterStatus { return filterStatuses(a.h.Current().Status()) }
 
-func (a filterAdmin) ReloadFilters(ctx context.Context) (any, error) {
+func (a filterAdmin) ReloadFilters(ctx context.Context) ([]api.FilterStatus, error) {
 	ctx, cancel := context.WithTimeout(ctx, a.wait)
 	defer cancel()
 	set, err := a.h.Reload(ctx)
-	return set.Status(), err
+	return filterStatuses(set.Status()), err
+}
+
+// filterStatuses is the filters' own status in the api's terms.
+func filterStatuses(list []filters.Status) []api.FilterStatus {
+	out := make([]api.FilterStatus, len(list))
+	for i, f := range list {
+		out[i] = api.FilterStatus{Name: f.Name, State: f.State, Loaded: f.Loaded, ContentHash: f.ContentHash,
+			Error: f.Error, Counters: f.Counters}
+		if f.Manifest != nil {
+			out[i].Manifest, _ = json.Marshal(f.Manifest) // a parsed manifest always marshals
+		}
+		if s := f.Stats; s != nil {
+			out[i].Stats = &api.FilterStats{Calls: s.Calls, Errors: s.Errors, Timeouts: s.Timeouts,
+				Rejections: s.Rejections, P50Ms: s.P50Ms, P99Ms: s.P99Ms, Busy: s.Busy, Instances: s.Instances,
+				Waiting: s.Waiting}
+		}
+	}
+	return out
 }

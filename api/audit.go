@@ -55,17 +55,6 @@ func (s *Server) countVariant(hit bool, d time.Duration) {
 	s.usage.Add(storage.MetricRenderMicros, "", d.Microseconds())
 }
 
-// auditEntry is an audit entry as GET /audit lists it.
-type auditEntry struct {
-	ID      int64          `json:"id"`
-	Time    string         `json:"time"`
-	Actor   string         `json:"actor"`
-	Address string         `json:"address,omitempty"`
-	Action  string         `json:"action"`
-	Target  string         `json:"target"`
-	Detail  map[string]any `json:"detail"`
-}
-
 // getAudit serves GET /audit (resource audit.get, in the built-in group
 // all): the audit log, newest first, filtered by actor, action (a trailing
 // "." matches a prefix), user, since and until (RFC 3339 or YYYY-MM-DD),
@@ -89,9 +78,9 @@ func (s *Server) getAudit(c *call) error {
 	if err != nil {
 		return err
 	}
-	list := make([]auditEntry, len(entries))
+	list := make([]AuditEntry, len(entries))
 	for i, e := range entries {
-		list[i] = auditEntry{ID: e.ID, Time: e.Time.Format(time.RFC3339Nano), Actor: e.Actor, Address: e.Addr,
+		list[i] = AuditEntry{ID: e.ID, Time: e.Time.Format(time.RFC3339Nano), Actor: e.Actor, Address: e.Addr,
 			Action: e.Action, Target: e.Target, Detail: e.Detail}
 		if list[i].Detail == nil {
 			list[i].Detail = map[string]any{}
@@ -128,14 +117,9 @@ func (s *Server) getUsage(c *call) error {
 	if err != nil {
 		return err
 	}
-	type row struct {
-		Day   string `json:"day"`
-		Label string `json:"label"`
-		Value int64  `json:"value"`
-	}
-	list := make([]row, len(rows))
+	list := make([]UsageDay, len(rows))
 	for i, r := range rows {
-		list[i] = row{r.Day, r.Label, r.Value}
+		list[i] = UsageDay{r.Day, r.Label, r.Value}
 	}
 	body := map[string]any{"metric": metric, "since": since, "days": list}
 	if metric == storage.MetricKeyRequests {

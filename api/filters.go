@@ -6,24 +6,24 @@ import (
 )
 
 // FilterAdmin is what the filters resources need from the WebAssembly host;
-// package main (wire_filters.go) adapts package filters to it. Both results are JSON values.
+// package main (wire_filters.go) adapts package filters to it.
 type FilterAdmin interface {
 	// Filters lists every filter folder: state (loading, ready, failed),
 	// manifest, content hash, load error, counters.
-	Filters() any
+	Filters() []FilterStatus
 	// ReloadFilters loads changed, added and removed filters and returns
 	// the new list; a filter whose load outlasts the wait is listed as
 	// loading.
-	ReloadFilters(ctx context.Context) (any, error)
+	ReloadFilters(ctx context.Context) ([]FilterStatus, error)
 }
 
 // listFilters serves GET /filters.
 func (s *Server) listFilters(c *call) error {
-	var list any = []any{}
+	list := []FilterStatus{}
 	if s.filters != nil {
 		list = s.filters.Filters()
 	}
-	return c.writeJSON(map[string]any{"filters": list}, out{cache: cacheNone})
+	return c.writeJSON(FilterList{Filters: nonNil(list)}, out{cache: cacheNone})
 }
 
 // reloadFilters serves POST /filters/reload: a filter refused by the reload
@@ -31,7 +31,7 @@ func (s *Server) listFilters(c *call) error {
 // still loading with its state; only an unreadable filters directory fails
 // the request.
 func (s *Server) reloadFilters(c *call) error {
-	var list any = []any{}
+	list := []FilterStatus{}
 	if s.filters != nil {
 		var err error
 		// Why without cancel: a client that goes away must not abort
@@ -43,5 +43,5 @@ func (s *Server) reloadFilters(c *call) error {
 			return err
 		}
 	}
-	return c.writeJSON(map[string]any{"filters": list}, out{cache: cacheNone})
+	return c.writeJSON(FilterList{Filters: nonNil(list)}, out{cache: cacheNone})
 }

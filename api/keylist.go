@@ -19,19 +19,14 @@ type keyLister interface {
 // through the API at all (top-level mutable, accessControl.database).
 // Private keys are never listed.
 func (s *Server) listKeys(c *call) error {
-	type keyView struct {
-		PublicKey string `json:"publicKey"`
-		Source    string `json:"source"`
-		Mutable   bool   `json:"mutable"`
-	}
-	list := []keyView{}
+	list := []KeyEntry{}
 	configured := make([]string, 0, len(s.acl.keys))
 	for pk := range s.acl.keys {
 		configured = append(configured, pk)
 	}
 	sort.Strings(configured)
 	for _, pk := range configured {
-		list = append(list, keyView{PublicKey: pk, Source: "config"})
+		list = append(list, KeyEntry{PublicKey: pk, Source: "config"})
 	}
 	names, err := s.keyNames.KeyNames(c.ctx())
 	if err != nil {
@@ -39,7 +34,7 @@ func (s *Server) listKeys(c *call) error {
 	}
 	for _, pk := range names {
 		if !slices.Contains(configured, pk) {
-			list = append(list, keyView{PublicKey: pk, Source: "database", Mutable: s.acl.mutable})
+			list = append(list, KeyEntry{PublicKey: pk, Source: "database", Mutable: s.acl.mutable})
 		}
 	}
 	return c.writeJSON(map[string]any{"keys": list, "mutable": s.acl.mutable}, out{cache: cacheNone})

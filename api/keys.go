@@ -156,7 +156,7 @@ func (s *Server) putGroup(c *call) error {
 	if created {
 		status = http.StatusCreated
 	}
-	v := groupView{Name: name, Resources: res}
+	v := Group{Name: name, Resources: res}
 	v.Source, v.Mutable = s.groupSource(name)
 	return c.writeJSON(v, out{status: status})
 }
@@ -176,7 +176,7 @@ func (s *Server) deleteGroup(c *call) error {
 	if err := s.groups.DeleteGroup(c.ctx(), name); err != nil && !isNotExist(err) {
 		return err
 	}
-	v := groupView{Name: g.Name, Resources: nonNil(g.Resources)}
+	v := Group{Name: g.Name, Resources: nonNil(g.Resources)}
 	v.Source, v.Mutable = s.groupSource(g.Name)
 	return c.writeJSON(v, out{})
 }

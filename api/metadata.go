@@ -2,6 +2,9 @@ package api
 
 import (
 	"context"
+	"crypto/md5"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -81,12 +84,28 @@ func validateMetadata(v any, depth, max int) error {
 	return nil
 }
 
+// putMetadata serves PUT .../metadata. With If-Match, the document
+// replaces the stored one only while that still answers GET with one of
+// the ETags given (or with "*", while the image exists), so a client that
+// read, changed and writes back the metadata loses no change made
+// meanwhile: it gets a 412 and reads again.
 func (s *Server) putMetadata(c *call) error {
 	md, err := c.metadataDocument()
 	if err != nil {
 		return err
 	}
-	if err := s.metadata.SetMetadata(c.ctx(), c.params["user"], c.params["image"], md); err != nil {
+	user, id := c.params["user"], c.params["image"]
+	if match := c.r.Header.Get("If-Match"); match != "" {
+		err = s.metadata.UpdateMetadata(c.ctx(), user, id, func(cur map[string]any) (map[string]any, error) {
+			if !etagMatches(match, cur) {
+				return nil, errorf(http.StatusPreconditionFailed, "Metadata changed since it was read")
+			}
+			return md, nil
+		})
+	} else {
+		err = s.metadata.SetMetadata(c.ctx(), user, id, md)
+	}
+	if err != nil {
 		return metadataErr(err)
 	}
 	s.purgeVariants(context.WithoutCancel(c.ctx()), c.params["user"], c.params["image"])
@@ -112,6 +131,23 @@ func (s *Server) deleteMetadata(c *call) error {
 	}
 	s.purgeVariants(context.WithoutCancel(c.ctx()), c.params["user"], c.params["image"])
 	return c.writeJSON(map[string]any{}, out{})
+}
+
+// etagMatches reports whether an If-Match header names the ETag GET
+// answers for the document cur (the MD5 of its JSON), or is "*".
+func etagMatches(header string, cur map[string]any) bool {
+	body, err := json.Marshal(cur)
+	if err != nil {
+		return false
+	}
+	sum := md5.Sum(body)
+	etag := `"` + hex.EncodeToString(sum[:]) + `"`
+	for _, t := range strings.Split(header, ",") {
+		if t = strings.TrimSpace(t); t == "*" || t == etag {
+			return true
+		}
+	}
+	return false
 }
 
 func metadataErr(err error) error {

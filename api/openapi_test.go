@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -150,5 +151,62 @@ func TestOpenAPICheckerRejects(t *testing.T) {
 		Header: jsonHeader, ResponseBody: []byte(`{"user":"alice","numImages":3,"lastModified":"Tue, 24 Nov 2026 05:00:00 GMT"}`)}
 	if err := c.Check(ok); err != nil {
 		t.Errorf("a conforming exchange: %v", err)
+	}
+}
+
+// tbRecorder is a testing.TB that keeps the errors reported to it, so a
+// test can check that the validating middleware fails a test.
+type tbRecorder struct {
+	testing.TB
+	errs []string
+}
+
+func (r *tbRecorder) Error(args ...any) { r.errs = append(r.errs, fmt.Sprint(args...)) }
+
+// TestOpenAPIMiddlewareStrict: the validating middleware the api tests
+// wrap their server with fails the test on a response field the document
+// does not describe and on a /filters entry whose stat has the wrong type,
+// and passes a /filters answer the document describes.
+func TestOpenAPIMiddlewareStrict(t *testing.T) {
+	c, err := openapitest.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	filter := func(stats string) string {
+		return `{"filters":[{"name":"sepia","state":"ready","loaded":true,"contentHash":"9f86d081884c7d659a2feaa0c55ad015",` +
+			`"manifest":{"name":"sepia","version":"1.0.0","abi":1,"kind":"transformation",` +
+			`"params":{"amount":{"type":"number","min":0,"max":1,"default":0.5}},"settings":{"tone":{"r":1}},` +
+			`"limits":{"memoryMB":64,"timeoutMs":2000,"instances":2,"queue":8,"queueMs":2000}},` +
+			`"stats":` + stats + `,"counters":{"sepia.frames":3}}]}`
+	}
+	const goodStats = `{"calls":12,"errors":0,"timeouts":0,"rejections":1,"p50Ms":3.2,"p99Ms":9.8,"busy":0,"instances":2,"waiting":1}`
+	cases := []struct {
+		name, path, body string
+		want             string // "" for a conforming exchange
+	}{
+		{"undocumented field", "/users/alice",
+			`{"user":"alice","numImages":3,"lastModified":"Tue, 24 Nov 2026 05:00:00 GMT","secret":"leaked"}`, "secret"},
+		{"undocumented nested field", "/filters",
+			filter(`{"calls":12,"errors":0,"timeouts":0,"rejections":1,"p50Ms":3.2,"p99Ms":9.8,"busy":0,"instances":2,"waiting":1,"extra":1}`), "extra"},
+		{"wrongly typed stat", "/filters", filter(strings.Replace(goodStats, `"busy":0`, `"busy":"none"`, 1)), "busy"},
+		{"missing stat", "/filters", filter(strings.Replace(goodStats, `,"waiting":1`, "", 1)), "waiting"},
+		{"conforming filters", "/filters", filter(goodStats), ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			h := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = io.WriteString(w, tc.body)
+			})
+			rec := &tbRecorder{TB: t}
+			c.Handler(rec, h).ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, tc.path, nil))
+			got := strings.Join(rec.errs, "\n")
+			switch {
+			case tc.want == "" && got != "":
+				t.Errorf("a conforming exchange failed the test: %s", got)
+			case tc.want != "" && !strings.Contains(got, tc.want):
+				t.Errorf("the middleware reported %q, want an error mentioning %q", got, tc.want)
+			}
+		})
 	}
 }

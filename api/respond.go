@@ -162,17 +162,6 @@ func (c *call) notModified(etag string, lastModified time.Time) bool {
 	return false
 }
 
-// errorBody is the JSON error model.
-type errorBody struct {
-	Error struct {
-		Code             int    `json:"code"`
-		Message          string `json:"message"`
-		Date             string `json:"date"`
-		ServiceErrorCode int    `json:"serviceErrorCode"`
-	} `json:"error"`
-	ImageIdentifier string `json:"imageIdentifier,omitempty"`
-}
-
 // writeError writes err in the error model. Server errors are logged with
 // their cause; clients see only the public message.
 func (c *call) writeError(err error) {
@@ -191,7 +180,7 @@ func (c *call) writeError(err error) {
 		h[k] = v
 	}
 	now := httpDate(c.s.now())
-	var b errorBody
+	var b ErrorBody
 	b.Error.Code, b.Error.Message, b.Error.Date, b.Error.ServiceErrorCode = e.Status, e.Msg, now, e.Code
 	if c.params != nil && c.route != nil && c.route.name != "globalshorturl" {
 		b.ImageIdentifier = c.params["image"]

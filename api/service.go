@@ -104,25 +104,15 @@ func (s *Server) lastModified(ctx context.Context, users []string) (time.Time, e
 	return t, nil
 }
 
-// groupView is a group as the API shows it.
-type groupView struct {
-	Name      string   `json:"name"`
-	Resources []string `json:"resources"`
-	// Source is where the group is defined: "builtin", "config" or
-	// "database"; Mutable says whether PUT and DELETE may change it.
-	Source  string `json:"source,omitempty"`
-	Mutable bool   `json:"mutable"`
-}
-
 // allGroups merges built-in, configured and database groups by name.
-func (s *Server) allGroups(ctx context.Context) ([]groupView, error) {
-	byName := map[string]groupView{}
+func (s *Server) allGroups(ctx context.Context) ([]Group, error) {
+	byName := map[string]Group{}
 	for n, r := range s.acl.groups {
 		src := "config"
 		if _, ok := builtinGroups[n]; ok {
 			src = "builtin"
 		}
-		byName[n] = groupView{Name: n, Resources: nonNil(r), Source: src}
+		byName[n] = Group{Name: n, Resources: nonNil(r), Source: src}
 	}
 	dbGroups, _, err := s.groups.Groups(ctx, 1, 0)
 	if err != nil {
@@ -130,10 +120,10 @@ func (s *Server) allGroups(ctx context.Context) ([]groupView, error) {
 	}
 	for _, g := range dbGroups {
 		if _, ok := byName[g.Name]; !ok {
-			byName[g.Name] = groupView{Name: g.Name, Resources: nonNil(g.Resources), Source: "database", Mutable: s.acl.mutable}
+			byName[g.Name] = Group{Name: g.Name, Resources: nonNil(g.Resources), Source: "database", Mutable: s.acl.mutable}
 		}
 	}
-	out := make([]groupView, 0, len(byName))
+	out := make([]Group, 0, len(byName))
 	for _, g := range byName {
 		out = append(out, g)
 	}
@@ -141,9 +131,11 @@ func (s *Server) allGroups(ctx context.Context) ([]groupView, error) {
 	return out, nil
 }
 
-func nonNil(s []string) []string {
+// nonNil is s, or an empty slice for nil, so it encodes as [] rather than
+// null.
+func nonNil[T any](s []T) []T {
 	if s == nil {
-		return []string{}
+		return []T{}
 	}
 	return s
 }
@@ -176,7 +168,7 @@ func (s *Server) getGroup(c *call) error {
 	if !ok {
 		return errorf(http.StatusNotFound, "Group not found")
 	}
-	v := groupView{Name: c.params["group"], Resources: nonNil(res)}
+	v := Group{Name: c.params["group"], Resources: nonNil(res)}
 	v.Source, v.Mutable = s.groupSource(v.Name)
 	return c.writeJSON(v, out{cache: cacheJSON})
 }

@@ -31,6 +31,9 @@ type listingStore interface {
 type metadataStore interface {
 	Metadata(ctx context.Context, user, id string) (map[string]any, error)
 	SetMetadata(ctx context.Context, user, id string, md map[string]any) error
+	// UpdateMetadata replaces the metadata with what change returns for
+	// the current document, with no other change in between.
+	UpdateMetadata(ctx context.Context, user, id string, change func(cur map[string]any) (map[string]any, error)) error
 	MergeMetadata(ctx context.Context, user, id string, md map[string]any) (map[string]any, error)
 	DeleteMetadata(ctx context.Context, user, id string) error
 }

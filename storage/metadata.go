@@ -107,6 +107,34 @@ func (db *DB) SetMetadata(ctx context.Context, user, id string, md map[string]an
 	})
 }
 
+// UpdateMetadata replaces an image's metadata with what change returns
+// for the current document, read and written in one transaction with the
+// image locked, so no other change comes between; an error from change
+// leaves the metadata as it was and is returned. It sets the image's
+// Updated time to now. ErrNotExist when the image does not exist.
+func (db *DB) UpdateMetadata(ctx context.Context, user, id string, change func(cur map[string]any) (map[string]any, error)) error {
+	return db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		if err := db.lockImage(ctx, tx, user, id); err != nil {
+			return err
+		}
+		cur, err := db.readMetadata(ctx, tx, user, id)
+		if err != nil {
+			return err
+		}
+		md, err := change(cur)
+		if err != nil {
+			return err
+		}
+		if err := db.writeMetadata(ctx, tx, user, id, md); err != nil {
+			return err
+		}
+		if err := db.audit(ctx, tx, auditEvent{"metadata.set", user + "/" + id, metadataDetail(md)}); err != nil {
+			return err
+		}
+		return db.touchImage(ctx, tx, user, id)
+	})
+}
+
 // MergeMetadata sets md's top-level keys in an image's metadata, keeping the
 // others, sets the image's Updated time to now and returns the merged
 // document. ErrNotExist when the image does not exist.

@@ -41,7 +41,7 @@ func (u *UI) access(q *request) error {
 	in := q.r.URL.Query()
 	v := accessView{Page: q.page("Effective access", "keys"), Action: q.path("/access"),
 		Key: strings.TrimSpace(in.Get("key")), User: strings.TrimSpace(in.Get("user"))}
-	var keys keyList
+	var keys api.KeyList
 	if q.mayAny("keys.get") {
 		if err := q.api.getJSON(ctx, "/keys", nil, &keys); err == nil {
 			for _, k := range keys.Keys {
@@ -53,7 +53,7 @@ func (u *UI) access(q *request) error {
 		v.Key = q.sess.PublicKey
 	}
 	all := api.Resources()
-	var rules []rule
+	var rules []api.Rule
 	err := q.api.getJSON(ctx, "/keys/"+url.PathEscape(v.Key)+"/access", url.Values{"expandGroups": {"1"}}, &rules)
 	if msg, denied := denial(err); denied {
 		v.Page.Denied = append(v.Page.Denied, "reading the access rules of "+v.Key+" ("+msg+")")
@@ -66,7 +66,7 @@ func (u *UI) access(q *request) error {
 	}
 	granted := map[string]bool{}
 	for _, r := range rules {
-		if !r.Users.covers(v.User) {
+		if !r.Users.Covers(v.User) {
 			continue
 		}
 		for _, res := range r.Resources {

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/vitrine/vitrine/api"
 )
 
 // auditView is the audit log page: filters, one page of entries, pager.
@@ -55,13 +57,7 @@ func (u *UI) audit(q *request) error {
 			args.Set(k, val)
 		}
 	}
-	var res struct {
-		Search  struct{ Hits int } `json:"search"`
-		Entries []struct {
-			Time, Actor, Address, Action, Target string
-			Detail                               map[string]any
-		} `json:"entries"`
-	}
+	var res api.AuditList
 	if err := q.api.getJSON(q.r.Context(), "/audit", args, &res); err != nil {
 		msg, denied := denial(err)
 		if denied {

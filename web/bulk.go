@@ -1,8 +1,10 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -116,7 +118,7 @@ func failure(s selected, err error) (string, error) {
 	return shortID(s.ID) + " of " + s.User + ": " + refusalMessage(ae), nil
 }
 
-// bulkMetadata sets (POST merges it in) or removes (read, drop, PUT) one
+// bulkMetadata sets (POST merges it in) or removes (removeMetadataKey) one
 // top-level metadata key on each ticked image. A value that is JSON (a
 // number, true, "quoted") is stored as such, anything else as text.
 func (q *request) bulkMetadata(sel []selected, back string, set bool) error {
@@ -137,14 +139,9 @@ func (q *request) bulkMetadata(sel []selected, back string, set bool) error {
 			body, _ := json.Marshal(map[string]any{key: value})
 			_, err = q.api.send(ctx, http.MethodPost, path, body, "")
 		} else {
-			var doc map[string]json.RawMessage
-			if err = q.api.getJSON(ctx, path, nil, &doc); err == nil {
-				if _, ok := doc[key]; !ok {
-					continue
-				}
-				delete(doc, key)
-				body, _ := json.Marshal(doc)
-				_, err = q.api.send(ctx, http.MethodPut, path, body, "")
+			var had bool
+			if had, err = q.removeMetadataKey(ctx, path, key); err == nil && !had {
+				continue
 			}
 		}
 		if err != nil {
@@ -162,6 +159,42 @@ func (q *request) bulkMetadata(sel []selected, back string, set bool) error {
 		done = "Removed " + key + " from"
 	}
 	return q.finish(back, done, n, failures)
+}
+
+// removeTries is how often removeMetadataKey reads again after the
+// metadata changed between its read and its write.
+const removeTries = 3
+
+// removeMetadataKey drops key from the metadata at path (read, drop, PUT
+// with If-Match the ETag read), so a change another client makes between
+// the read and the write is not overwritten: the API refuses the write and
+// the key is dropped from the changed document instead. had says whether
+// the key was there.
+func (q *request) removeMetadataKey(ctx context.Context, path, key string) (had bool, err error) {
+	for range removeTries {
+		r, err := q.api.do(ctx, http.MethodGet, path, nil, nil, "")
+		if err != nil {
+			return false, err
+		}
+		if e := r.err(); e != nil {
+			return false, e
+		}
+		var doc map[string]json.RawMessage
+		if err := json.Unmarshal(r.Body, &doc); err != nil {
+			return false, fmt.Errorf("web: metadata of %s: %w", path, err)
+		}
+		if _, ok := doc[key]; !ok {
+			return false, nil
+		}
+		delete(doc, key)
+		body, _ := json.Marshal(doc)
+		_, err = q.api.sendIfMatch(ctx, http.MethodPut, path, body, r.Header.Get("ETag"))
+		var ae *apiError
+		if !errors.As(err, &ae) || ae.Status != http.StatusPreconditionFailed {
+			return err == nil, err
+		}
+	}
+	return false, &apiError{Status: http.StatusConflict, Message: "its metadata kept changing meanwhile; try again"}
 }
 
 // bulkDeleteView asks before the ticked images are deleted.

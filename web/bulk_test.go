@@ -190,3 +190,45 @@ func TestBulkReadOnly(t *testing.T) {
 		t.Fatalf("a read-only key deleted an image: %v", err)
 	}
 }
+
+// TestBulkRemoveKeepsConcurrentChange: removing a metadata key in bulk
+// reads each image's metadata and writes it back without the key; a change
+// another client makes between that read and write is kept (the write is
+// conditional, refused and done again on the changed document).
+func TestBulkRemoveKeepsConcurrentChange(t *testing.T) {
+	var interleaved int
+	e := newEnvWith(t, web.Config{}, func(db *storage.DB, h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodPut && strings.HasSuffix(r.URL.Path, "/metadata") && interleaved == 0 {
+				interleaved++
+				parts := strings.Split(r.URL.Path, "/") // /users/<user>/images/<id>/metadata
+				if _, err := db.MergeMetadata(r.Context(), parts[2], parts[4], map[string]any{"other": "concurrent"}); err != nil {
+					t.Errorf("concurrent change: %v", err)
+				}
+			}
+			h.ServeHTTP(w, r)
+		})
+	})
+	b := e.browser(t)
+	b.signIn("admin", adminPriv)
+	data := pngBytes(t, 77)
+	b.uploadForm("alice", data)
+	id := md5Hex(data)
+	ctx := context.Background()
+	if err := e.db.SetMetadata(ctx, "alice", id, map[string]any{"tag": 1, "keep": true}); err != nil {
+		t.Fatal(err)
+	}
+	f := url.Values{"csrf": {b.token("/admin/search")}, "action": {"md-remove"}, "mdkey": {"tag"},
+		"sel": {"alice/" + id}, "back": {"/admin/search"}}
+	p := b.follow(b.do(http.MethodPost, "/admin/bulk", f, nil))
+	if !strings.Contains(p.body, "Removed tag from 1 image.") {
+		t.Fatalf("no notice after removing:\n%s", p.body)
+	}
+	md, err := e.db.Metadata(ctx, "alice", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if interleaved != 1 || md["other"] != "concurrent" || md["keep"] != true || md["tag"] != nil {
+		t.Fatalf("after a change between read and write (%d): metadata %v, want other and keep without tag", interleaved, md)
+	}
+}

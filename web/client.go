@@ -76,11 +76,7 @@ func (r response) err() *apiError {
 	if r.Status < 400 {
 		return nil
 	}
-	var b struct {
-		Error struct {
-			Message string `json:"message"`
-		} `json:"error"`
-	}
+	var b api.ErrorBody
 	if json.Unmarshal(r.Body, &b) == nil && b.Error.Message != "" {
 		return &apiError{Status: r.Status, Message: b.Error.Message}
 	}
@@ -131,8 +127,8 @@ func (c *apiClient) original(ctx context.Context, path string) (response, error)
 }
 
 // request sends one signed request to the API; accept is the Accept
-// header, none when empty.
-func (c *apiClient) request(ctx context.Context, method, path string, q url.Values, body []byte, contentType, accept string) (response, error) {
+// header, none when empty; extra are further headers.
+func (c *apiClient) request(ctx context.Context, method, path string, q url.Values, body []byte, contentType, accept string, extra ...api.HeaderField) (response, error) {
 	raw := c.target(path, q)
 	var hdr []api.HeaderField
 	switch method {
@@ -160,7 +156,7 @@ func (c *apiClient) request(ctx context.Context, method, path string, q url.Valu
 			req.Header.Set(h, v)
 		}
 	}
-	for _, h := range hdr {
+	for _, h := range append(hdr, extra...) {
 		req.Header.Set(h.Name, h.Value)
 	}
 	if contentType != "" {
@@ -193,6 +189,20 @@ func (c *apiClient) send(ctx context.Context, method, path string, body []byte, 
 		contentType = "application/json"
 	}
 	r, err := c.do(ctx, method, path, nil, body, contentType)
+	if err != nil {
+		return r, err
+	}
+	if e := r.err(); e != nil {
+		return r, e
+	}
+	return r, nil
+}
+
+// sendIfMatch is send for a body made from what the API answered with
+// etag: the API refuses it (412) when the resource changed since.
+func (c *apiClient) sendIfMatch(ctx context.Context, method, path string, body []byte, etag string) (response, error) {
+	r, err := c.request(ctx, method, path, nil, body, "application/json", "application/json",
+		api.HeaderField{Name: "If-Match", Value: etag})
 	if err != nil {
 		return r, err
 	}

@@ -5,29 +5,9 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
+
+	"github.com/vitrine/vitrine/api"
 )
-
-// filterStatus mirrors one entry of GET /filters.
-type filterStatus struct {
-	Name        string           `json:"name"`
-	State       string           `json:"state"`
-	Loaded      bool             `json:"loaded"`
-	ContentHash string           `json:"contentHash"`
-	Manifest    json.RawMessage  `json:"manifest"`
-	Error       string           `json:"error"`
-	Stats       *filterStats     `json:"stats"`
-	Counters    map[string]int64 `json:"counters"`
-}
-
-type filterStats struct {
-	Calls      int64   `json:"calls"`
-	Errors     int64   `json:"errors"`
-	Timeouts   int64   `json:"timeouts"`
-	Rejections int64   `json:"rejections"`
-	P50Ms      float64 `json:"p50Ms"`
-	P99Ms      float64 `json:"p99Ms"`
-	Instances  int     `json:"instances"`
-}
 
 // filterView is one filter as the page shows it.
 type filterView struct {
@@ -52,9 +32,7 @@ type filtersView struct {
 // counters and load error.
 func (u *UI) filters(q *request) error {
 	v := filtersView{Page: q.page("Filters", "filters"), Action: q.path("/filters/reload"), CanReload: q.mayAny("filters.post")}
-	var list struct {
-		Filters []filterStatus `json:"filters"`
-	}
+	var list api.FilterList
 	if err := q.api.getJSON(q.r.Context(), "/filters", nil, &list); err != nil {
 		msg, denied := denial(err)
 		if !denied {
@@ -79,7 +57,7 @@ func (u *UI) reloadFilters(q *request) error {
 	return q.redirect("/filters?done=reloaded")
 }
 
-func filterViews(list []filterStatus) []filterView {
+func filterViews(list []api.FilterStatus) []filterView {
 	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
 	out := make([]filterView, 0, len(list))
 	for _, f := range list {
@@ -94,7 +72,8 @@ func filterViews(list []filterStatus) []filterView {
 		if s := f.Stats; s != nil {
 			fv.Stats = []kv{{"Calls", itoa64(s.Calls)}, {"Errors", itoa64(s.Errors)}, {"Timeouts", itoa64(s.Timeouts)},
 				{"Rejections", itoa64(s.Rejections)}, {"p50", strconv.FormatFloat(s.P50Ms, 'f', 1, 64) + " ms"},
-				{"p99", strconv.FormatFloat(s.P99Ms, 'f', 1, 64) + " ms"}, {"Instances", itoa(s.Instances)}}
+				{"p99", strconv.FormatFloat(s.P99Ms, 'f', 1, 64) + " ms"}, {"Busy", itoa64(s.Busy)},
+				{"Instances", itoa(s.Instances)}, {"Waiting", itoa(s.Waiting)}}
 		}
 		for k, n := range f.Counters {
 			fv.Counters = append(fv.Counters, kv{k, itoa64(n)})

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/vitrine/vitrine/api"
 )
 
 // groupsView lists the resource groups and creates new ones.
@@ -26,12 +28,9 @@ type groupsView struct {
 // groupEntry is one group as GET /groups returns it, with the rules that
 // use it.
 type groupEntry struct {
-	Name      string   `json:"name"`
-	Resources []string `json:"resources"`
-	Source    string   `json:"source"`
-	Mutable   bool     `json:"mutable"`
-	Uses      []groupUse
-	Href      string
+	api.Group
+	Uses []groupUse
+	Href string
 }
 
 // groupUse is one rule that grants a group: its key and id.
@@ -47,21 +46,23 @@ type groupForm struct {
 	Error     string
 }
 
-// groupList is GET /groups.
+// groupList is GET /groups as the pages use it.
 type groupList struct {
-	Groups  []groupEntry `json:"groups"`
-	Mutable *bool        `json:"mutable"`
+	Groups []groupEntry
+	// ReadOnly is set when no group can change through the API.
+	ReadOnly bool
 }
 
 // loadGroups reads every group and, when the key may list keys and their
 // rules, which rules use each.
 func (q *request) loadGroups(ctx context.Context) (groupList, string, error) {
-	var l groupList
-	if err := q.api.getJSON(ctx, "/groups", url.Values{"limit": {"1000"}}, &l); err != nil {
-		return l, "", err
+	var got api.GroupList
+	if err := q.api.getJSON(ctx, "/groups", url.Values{"limit": {"1000"}}, &got); err != nil {
+		return groupList{}, "", err
 	}
-	for i := range l.Groups {
-		l.Groups[i].Href = q.path("/groups/" + url.PathEscape(l.Groups[i].Name))
+	l := groupList{ReadOnly: !got.Mutable}
+	for _, g := range got.Groups {
+		l.Groups = append(l.Groups, groupEntry{Group: g, Href: q.path("/groups/" + url.PathEscape(g.Name))})
 	}
 	uses, note, err := q.groupUses(ctx)
 	if err != nil {
@@ -79,7 +80,7 @@ func (q *request) groupUses(ctx context.Context) (map[string][]groupUse, string,
 	if !q.mayAny("keys.get") || !q.mayAny("accessrules.get") {
 		return nil, "Your key may not list keys and their rules, so the rules using each group are not shown.", nil
 	}
-	var keys keyList
+	var keys api.KeyList
 	if err := q.api.getJSON(ctx, "/keys", nil, &keys); err != nil {
 		if msg, denied := denial(err); denied {
 			return nil, "The rules using each group are not shown: " + msg, nil
@@ -88,7 +89,7 @@ func (q *request) groupUses(ctx context.Context) (map[string][]groupUse, string,
 	}
 	uses := map[string][]groupUse{}
 	for _, k := range keys.Keys {
-		var rules []rule
+		var rules []api.Rule
 		path := "/keys/" + url.PathEscape(k.PublicKey)
 		if err := q.api.getJSON(ctx, path+"/access", nil, &rules); err != nil {
 			if _, denied := denial(err); denied {
@@ -98,7 +99,7 @@ func (q *request) groupUses(ctx context.Context) (map[string][]groupUse, string,
 		}
 		for _, r := range rules {
 			if r.Group != "" {
-				uses[r.Group] = append(uses[r.Group], groupUse{PublicKey: k.PublicKey, RuleID: r.ID.String(),
+				uses[r.Group] = append(uses[r.Group], groupUse{PublicKey: k.PublicKey, RuleID: ruleID(r),
 					Users: strings.Join(r.Users, ", "), Href: q.path(path)})
 			}
 		}
@@ -119,7 +120,7 @@ func (q *request) renderGroups(status int, v groupsView) error {
 	if err != nil {
 		return err
 	}
-	v.Groups, v.UsesNote, v.ReadOnly = l.Groups, note, l.Mutable != nil && !*l.Mutable
+	v.Groups, v.UsesNote, v.ReadOnly = l.Groups, note, l.ReadOnly
 	v.CanCreate = q.mayAny("group.put")
 	return q.render(status, groupsPage(v))
 }

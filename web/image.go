@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+
+	"github.com/vitrine/vitrine/api"
 )
 
 // imageView is one image: properties, original headers, metadata editor,
@@ -152,12 +154,7 @@ func (q *request) findShortURL(v *imageView, find string) (int, error) {
 		id = id[i+1:]
 	}
 	id, _, _ = strings.Cut(id, "?")
-	var got struct {
-		Extension *string `json:"extension"`
-		Query     struct {
-			T []string `json:"t"`
-		} `json:"query"`
-	}
+	var got api.ShortURL
 	err := q.api.getJSON(q.r.Context(), q.imagePath(v.User, v.ID)+"/shorturls/"+url.PathEscape(id), nil, &got)
 	var ae *apiError
 	switch {

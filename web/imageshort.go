@@ -4,20 +4,14 @@ import (
 	"context"
 	"net/url"
 	"strings"
+
+	"github.com/vitrine/vitrine/api"
 )
 
 // loadShortURLs fills the image page's list of the image's short URLs, or
 // says why the key may not see it.
 func (q *request) loadShortURLs(ctx context.Context, v *imageView) error {
-	var got struct {
-		ShortURLs []struct {
-			ID        string  `json:"id"`
-			Extension *string `json:"extension"`
-			Query     struct {
-				T []string `json:"t"`
-			} `json:"query"`
-		} `json:"shortUrls"`
-	}
+	var got api.ShortURLList
 	if err := q.api.getJSON(ctx, q.imagePath(v.User, v.ID)+"/shorturls", nil, &got); err != nil {
 		msg, denied := denial(err)
 		if !denied {

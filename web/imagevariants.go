@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+
+	"github.com/vitrine/vitrine/api"
 )
 
 // variantView is one cached variant of the image.
@@ -14,14 +16,7 @@ type variantView struct {
 // loadVariants fills the image page's list of the image's cached variants
 // (transformed outputs), or says why it is not shown.
 func (q *request) loadVariants(ctx context.Context, v *imageView) error {
-	var got struct {
-		Variants []struct {
-			Hash     string `json:"hash"`
-			Size     int64  `json:"size"`
-			Created  string `json:"created"`
-			LastUsed string `json:"lastUsed"`
-		} `json:"variants"`
-	}
+	var got api.VariantList
 	err := q.api.getJSON(ctx, q.imagePath(v.User, v.ID)+"/variants", nil, &got)
 	var ae *apiError
 	switch {

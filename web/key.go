@@ -40,7 +40,7 @@ func (q *request) loadKey(v *keyView) error {
 	v.Access = q.path("/access?key=" + url.QueryEscape(v.PublicKey))
 	v.CanAddRule, v.CanDeleteRule = q.mayAny("accessrules.post"), q.mayAny("accessrule.delete")
 	v.CanRotate, v.CanDelete = q.mayAny("keys.put"), q.mayAny("keys.delete")
-	var rules []rule
+	var rules []api.Rule
 	if err := q.api.getJSON(ctx, "/keys/"+url.PathEscape(v.PublicKey)+"/access", nil, &rules); err != nil {
 		msg, denied := denial(err)
 		if !denied {
@@ -49,10 +49,10 @@ func (q *request) loadKey(v *keyView) error {
 		v.Page.Denied = append(v.Page.Denied, "reading the access rules of "+v.PublicKey+" ("+msg+")")
 	}
 	for _, r := range rules {
-		v.Rules = append(v.Rules, ruleRow{ID: r.ID.String(), Grants: r.grants(), Users: strings.Join(r.Users, ", "),
-			DeleteHref: v.Base + "/rules/" + r.ID.String() + "/delete"})
+		v.Rules = append(v.Rules, ruleRow{ID: ruleID(r), Grants: grants(r), Users: strings.Join(r.Users, ", "),
+			DeleteHref: v.Base + "/rules/" + ruleID(r) + "/delete"})
 	}
-	var keys keyList
+	var keys api.KeyList
 	if !q.mayAny("keys.get") {
 		// Whether the key may change is unknown; what the key may do decides.
 	} else if err := q.api.getJSON(ctx, "/keys", nil, &keys); err == nil {
@@ -66,11 +66,7 @@ func (q *request) loadKey(v *keyView) error {
 			}
 		}
 	}
-	var groups struct {
-		Groups []struct {
-			Name string `json:"name"`
-		} `json:"groups"`
-	}
+	var groups api.GroupList
 	if !q.mayAny("groups.get") {
 		v.Form.Groups = api.BuiltinGroups()
 	} else if err := q.api.getJSON(ctx, "/groups", url.Values{"limit": {"1000"}}, &groups); err == nil {
@@ -127,13 +123,13 @@ func (u *UI) addRule(q *request) error {
 // confirmDeleteRule asks before a rule is deleted.
 func (u *UI) confirmDeleteRule(q *request) error {
 	pk, id := q.r.PathValue("pk"), q.r.PathValue("id")
-	var r rule
+	var r api.Rule
 	if err := q.api.getJSON(q.r.Context(), "/keys/"+url.PathEscape(pk)+"/access/"+url.PathEscape(id), nil, &r); err != nil {
 		return err
 	}
 	base := "/keys/" + url.PathEscape(pk)
 	v := actionConfirmView{Page: q.page("Delete rule "+id+" of "+pk+"?", "keys"),
-		Message: "The rule grants " + r.grants() + " on " + strings.Join(r.Users, ", ") + ". " + pk +
+		Message: "The rule grants " + grants(r) + " on " + strings.Join(r.Users, ", ") + ". " + pk +
 			" loses that access at once, unless another of its rules grants it.",
 		Action: q.path(base + "/rules/" + url.PathEscape(id) + "/delete"), Button: "Delete rule", Cancel: q.path(base), Danger: true}
 	return q.render(http.StatusOK, actionConfirmPage(v))

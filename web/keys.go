@@ -53,38 +53,23 @@ type createdKey struct {
 	Title, PublicKey, PrivateKey string
 }
 
-// keyList is GET /keys.
-type keyList struct {
-	Keys []keyEntry `json:"keys"`
-	// Mutable is false when no key may be created or changed through the
-	// API; nil when the answer did not say.
-	Mutable *bool `json:"mutable"`
-}
-
-// keyEntry is one key of GET /keys.
-type keyEntry struct {
-	PublicKey string `json:"publicKey"`
-	Source    string `json:"source"`
-	Mutable   bool   `json:"mutable"`
-}
-
-func (l keyList) readOnly() bool { return l.Mutable != nil && !*l.Mutable }
-
 func (q *request) loadKeys(v *keysView) error {
 	ctx := q.r.Context()
 	v.CanListKeys, v.CanListGroups, v.CanCreate = q.mayAny("keys.get"), q.mayAny("groups.get"), q.mayAny("keys.put")
-	var keys keyList
+	var keys api.KeyList
 	if !v.CanListKeys {
 		// A key may always see its own rules, so it is listed alone.
-		keys.Keys = append(keys.Keys, keyEntry{PublicKey: q.sess.PublicKey})
+		keys.Keys = append(keys.Keys, api.KeyEntry{PublicKey: q.sess.PublicKey})
 	} else if err := q.api.getJSON(ctx, "/keys", nil, &keys); err != nil {
 		msg, denied := denial(err)
 		if !denied {
 			return err
 		}
 		v.Page.Denied = append(v.Page.Denied, "listing keys ("+msg+")")
+	} else {
+		// Only an answer says that keys cannot change.
+		v.ReadOnly = !keys.Mutable
 	}
-	v.ReadOnly = keys.readOnly()
 	for _, k := range keys.Keys {
 		v.Keys = append(v.Keys, keyRow{PublicKey: k.PublicKey, Source: k.Source, Mutable: k.Mutable,
 			Href: q.path("/keys/" + url.PathEscape(k.PublicKey))})
@@ -92,12 +77,7 @@ func (q *request) loadKeys(v *keysView) error {
 	if err := q.keyUsage(ctx, v.Keys); err != nil {
 		return err
 	}
-	var groups struct {
-		Groups []struct {
-			Name      string   `json:"name"`
-			Resources []string `json:"resources"`
-		} `json:"groups"`
-	}
+	var groups api.GroupList
 	if !v.CanListGroups {
 		v.Form.Groups = api.BuiltinGroups()
 		return nil

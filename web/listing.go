@@ -5,41 +5,13 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+
+	"github.com/vitrine/vitrine/api"
 )
 
-// imageEntry is one image as the API lists it.
-type imageEntry struct {
-	User             string `json:"user"`
-	ID               string `json:"imageIdentifier"`
-	Extension        string `json:"extension"`
-	Mime             string `json:"mime"`
-	Size             int64  `json:"size"`
-	Width            int    `json:"width"`
-	Height           int    `json:"height"`
-	Checksum         string `json:"checksum"`
-	OriginalChecksum string `json:"originalChecksum"`
-	Added            string `json:"added"`
-	Updated          string `json:"updated"`
-	// What the analysis at upload learnt (absent for images not analysed;
-	// see README "Image analysis").
-	BlurHash     string   `json:"blurhash"`
-	AverageColor string   `json:"averageColor"`
-	Palette      []string `json:"palette"`
-	PHash        string   `json:"phash"`
-	// Distance is set in similar-image listings only.
-	Distance *int `json:"distance"`
-}
-
-// listing is the API's answer to an image listing.
-type listing struct {
-	Search struct {
-		Hits  int `json:"hits"`
-		Page  int `json:"page"`
-		Limit int `json:"limit"`
-		Count int `json:"count"`
-	} `json:"search"`
-	Images []imageEntry `json:"images"`
-}
+// imageEntry is one image as the API lists it: the api's own type, by a
+// short name the pages use.
+type imageEntry = api.ImageEntry
 
 // thumbView is an image tile: a signed thumbnail and where it links.
 type thumbView struct {
@@ -55,8 +27,8 @@ type thumbView struct {
 const thumbSize = 180
 
 // list asks the API for images: path is /images or /users/<u>/images.
-func (q *request) list(ctx context.Context, path string, params url.Values) (listing, error) {
-	var l listing
+func (q *request) list(ctx context.Context, path string, params url.Values) (api.Listing, error) {
+	var l api.Listing
 	err := q.api.getJSON(ctx, path, params, &l)
 	return l, err
 }

@@ -38,7 +38,7 @@ type userStat struct {
 func (u *UI) overview(q *request) error {
 	ctx := q.r.Context()
 	v := overviewView{Page: q.page("Overview", "overview"), CanUpload: q.mayAny("images.post")}
-	var status struct{ Database, Storage bool }
+	var status api.Status
 	if r, err := q.api.do(ctx, "GET", "/status", nil, nil, ""); err == nil {
 		_ = jsonInto(r.Body, &status)
 	}
@@ -53,9 +53,7 @@ func (u *UI) overview(q *request) error {
 			}
 		}
 	}
-	var fl struct {
-		Filters []filterStatus `json:"filters"`
-	}
+	var fl api.FilterList
 	if !q.mayAny("filters.get") {
 		// The transformations list counts the loaded filters.
 	} else if err := q.api.getJSON(ctx, "/filters", nil, &fl); err == nil {
@@ -69,10 +67,7 @@ func (u *UI) overview(q *request) error {
 			}
 		}
 	}
-	var stats struct {
-		NumImages, NumBytes, NumUsers int64
-		Users                         map[string]struct{ NumImages, NumBytes int64 }
-	}
+	var stats api.Stats
 	bytesByUser := map[string]int64{}
 	if err := q.api.getJSON(ctx, "/stats", nil, &stats); err == nil {
 		v.StatsShown = true

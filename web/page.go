@@ -1,10 +1,14 @@
 package web
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/a-h/templ"
+
+	"github.com/vitrine/vitrine/api"
 )
 
 // request is one signed-in page request.
@@ -15,7 +19,7 @@ type request struct {
 	sess Session
 	api  *apiClient
 	// rules are the key's own rules, once read (ownRules).
-	rules *[]rule
+	rules *[]api.Rule
 }
 
 // pageView is what the layout needs from every page.
@@ -53,10 +57,18 @@ func (q *request) render(status int, c templ.Component) error {
 	return writePage(q.w, q.r, status, c)
 }
 
+// writePage renders c before it writes anything, so a page that fails to
+// render leaves the response untouched for the caller's error page (a
+// clean 500) instead of half a page under status.
 func writePage(w http.ResponseWriter, r *http.Request, status int, c templ.Component) error {
+	var b bytes.Buffer
+	if err := c.Render(r.Context(), &b); err != nil {
+		return fmt.Errorf("web: rendering %s: %w", r.URL.Path, err)
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
-	return c.Render(r.Context(), w)
+	_, err := b.WriteTo(w)
+	return err
 }
 
 // redirect sends the browser to p (under the prefix) after a successful

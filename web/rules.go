@@ -2,60 +2,32 @@ package web
 
 import (
 	"context"
-	"encoding/json"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/vitrine/vitrine/api"
 )
 
-// rule is one access rule as GET /keys/<pk>/access?expandGroups=1
-// returns it: a group's resources filled in, users "*" or a list.
-type rule struct {
-	ID        json.Number `json:"id"`
-	Group     string      `json:"group"`
-	Resources []string    `json:"resources"`
-	Users     users       `json:"users"`
-}
-
 // grants says what a rule grants: its group, or its resources.
-func (r rule) grants() string {
+func grants(r api.Rule) string {
 	if r.Group != "" {
 		return "group " + r.Group
 	}
 	return strings.Join(r.Resources, ", ")
 }
 
-// users is a rule's users: ["*"] for every user.
-type users []string
-
-// UnmarshalJSON reads "*" or an array of names.
-func (u *users) UnmarshalJSON(b []byte) error {
-	var all string
-	if json.Unmarshal(b, &all) == nil {
-		*u = users{all}
-		return nil
-	}
-	var list []string
-	if err := json.Unmarshal(b, &list); err != nil {
-		return err
-	}
-	*u = list
-	return nil
-}
-
-// covers reports whether the users include user; with user "" (routes
-// without a user) every rule applies, as the API decides.
-func (u users) covers(user string) bool {
-	return user == "" || slices.Contains(u, "*") || slices.Contains(u, user)
-}
+// ruleID is a rule's id as pages show it.
+func ruleID(r api.Rule) string { return strconv.FormatInt(r.ID, 10) }
 
 // ownRules returns the signed-in key's rules with groups expanded, read
 // once per request; a key may always read its own rules.
-func (q *request) ownRules(ctx context.Context) ([]rule, error) {
+func (q *request) ownRules(ctx context.Context) ([]api.Rule, error) {
 	if q.rules != nil {
 		return *q.rules, nil
 	}
-	var rs []rule
+	var rs []api.Rule
 	if err := q.api.getJSON(ctx, "/keys/"+url.PathEscape(q.sess.PublicKey)+"/access", url.Values{"expandGroups": {"1"}}, &rs); err != nil {
 		return nil, err
 	}
@@ -72,7 +44,7 @@ func (q *request) may(resource, user string) bool {
 		return false
 	}
 	for _, r := range *q.rules {
-		if r.Users.covers(user) && slices.Contains(r.Resources, resource) {
+		if r.Users.Covers(user) && slices.Contains(r.Resources, resource) {
 			return true
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -39,6 +40,10 @@ const (
 	// maxKeys is how many public keys one scope is counted for apart.
 	maxKeys = 10
 	anyKey  = "\x00any"
+	// maxScopes is how many scopes are counted at most: a client rotating
+	// addresses adds one a failure, and past it the least useful go
+	// (evict).
+	maxScopes = 10000
 )
 
 func newThrottle(now func() time.Time) *throttle {
@@ -70,8 +75,8 @@ func (t *throttle) fail(scope, key string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	now := t.now()
-	if len(t.scopes) > 10000 {
-		t.forget(now)
+	if _, known := t.scopes[scope]; !known && len(t.scopes) >= maxScopes {
+		t.evict(now)
 	}
 	keys := t.scopes[scope]
 	if keys == nil {
@@ -106,6 +111,48 @@ func (t *throttle) forget(now time.Time) {
 		if len(keys) == 0 {
 			delete(t.scopes, scope)
 		}
+	}
+}
+
+// evict makes room for new scopes: it forgets expired counts, then, while
+// more than three quarters of maxScopes remain, drops the scopes whose wait
+// ends first (those not waiting at all before any), the least recently
+// failed of equals. A throttled scope thus outlives a flood of new
+// addresses, and evicting a quarter at once keeps the sort rare.
+func (t *throttle) evict(now time.Time) {
+	t.forget(now)
+	keep := maxScopes * 3 / 4
+	if len(t.scopes) <= keep {
+		return
+	}
+	type rank struct {
+		scope       string
+		until, last time.Time
+	}
+	all := make([]rank, 0, len(t.scopes))
+	for scope, keys := range t.scopes {
+		r := rank{scope: scope}
+		for _, a := range keys {
+			if a.until.After(r.until) {
+				r.until = a.until
+			}
+			if a.last.After(r.last) {
+				r.last = a.last
+			}
+		}
+		if !r.until.After(now) {
+			r.until = time.Time{} // not waiting: all alike
+		}
+		all = append(all, r)
+	}
+	slices.SortFunc(all, func(a, b rank) int {
+		if c := a.until.Compare(b.until); c != 0 {
+			return c
+		}
+		return a.last.Compare(b.last)
+	})
+	for _, r := range all[:len(all)-keep] {
+		delete(t.scopes, r.scope)
 	}
 }
 

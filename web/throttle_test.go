@@ -46,3 +46,40 @@ func TestThrottleScopes(t *testing.T) {
 		t.Errorf("%d scopes kept after forgetAfter", len(th.scopes))
 	}
 }
+
+// TestThrottleBounded: a client rotating addresses, failing once from each
+// or enough to wait itself, keeps at most maxScopes scopes counted, and an
+// address that waits longer than the rotating ones still waits.
+func TestThrottleBounded(t *testing.T) {
+	cases := []struct {
+		name     string
+		failures int // per rotated address
+	}{
+		{"one failure each", 1},
+		{"each throttled", freeFailures + 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			now := time.Unix(1e9, 0)
+			th := newThrottle(func() time.Time { return now })
+			for range freeFailures + 4 {
+				th.fail("addr victim", "admin")
+			}
+			want := th.wait("addr victim", "admin")
+			if want < 8*time.Second {
+				t.Fatalf("victim waits %v before the flood", want)
+			}
+			for i := range 3 * maxScopes {
+				for range tc.failures {
+					th.fail(fmt.Sprint("addr 10.0.", i/256, ".", i%256), "admin")
+				}
+				if len(th.scopes) > maxScopes {
+					t.Fatalf("%d scopes after %d addresses, want at most %d", len(th.scopes), i+1, maxScopes)
+				}
+			}
+			if d := th.wait("addr victim", "admin"); d != want {
+				t.Errorf("after the flood the victim waits %v, want %v", d, want)
+			}
+		})
+	}
+}

@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/vitrine/vitrine/api"
 )
 
 // uploadView is the upload form and, after a post without JavaScript, the
@@ -153,11 +155,10 @@ func (u *UI) upload(q *request) error {
 			var r response
 			r, err = q.api.send(q.r.Context(), http.MethodPost, "/users/"+url.PathEscape(v.User)+"/images", data, "application/octet-stream")
 			if err == nil {
-				var got struct {
-					ID string `json:"imageIdentifier"`
-				}
+				var got api.Uploaded
 				_ = json.Unmarshal(r.Body, &got)
-				res.ID, res.Href, res.Thumb = got.ID, q.path(q.imagePath(v.User, got.ID)), q.thumbURL(v.User, got.ID)
+				id := got.ImageIdentifier
+				res.ID, res.Href, res.Thumb = id, q.path(q.imagePath(v.User, id)), q.thumbURL(v.User, id)
 				res.Existed = r.Status == http.StatusOK
 			}
 		}

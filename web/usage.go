@@ -7,23 +7,15 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/vitrine/vitrine/api"
 )
 
 // usageDays is how many days the charts and the keys page show.
 const usageDays = 30
 
-// usageRows is GET /usage.
-type usageRows struct {
-	Days []struct {
-		Day   string `json:"day"`
-		Label string `json:"label"`
-		Value int64  `json:"value"`
-	} `json:"days"`
-	Keys map[string]struct {
-		Created  string `json:"created"`
-		LastUsed string `json:"lastUsed"`
-	} `json:"keys"`
-}
+// usageRows is GET /usage, with the sums the charts draw.
+type usageRows struct{ api.Usage }
 
 // usage reads one metric's per-day counters over the last n days.
 func (q *request) usage(ctx context.Context, metric string, n int) (usageRows, error) {

@@ -75,6 +75,13 @@ type env struct {
 
 func newEnv(t *testing.T, cfg web.Config) *env {
 	t.Helper()
+	return newEnvWith(t, cfg, nil)
+}
+
+// newEnvWith is newEnv with the API handler the UI calls wrapped by wrap
+// (nil: as it is), so a test can act between the UI's requests.
+func newEnvWith(t *testing.T, cfg web.Config, wrap func(db *storage.DB, h http.Handler) http.Handler) *env {
+	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
 	db, err := storage.Open(ctx, "sqlite://"+filepath.Join(dir, "vitrine.db"), storage.Options{Secret: []byte("test-secret")})
@@ -98,7 +105,11 @@ func newEnv(t *testing.T, cfg web.Config) *env {
 	}
 	c := &clock{t: time.Now()}
 	cfg.Now = c.Now
-	ui, err := web.New(cfg, srv, sessions{db})
+	var uiAPI http.Handler = srv
+	if wrap != nil {
+		uiAPI = wrap(db, srv)
+	}
+	ui, err := web.New(cfg, uiAPI, sessions{db})
 	if err != nil {
 		t.Fatal(err)
 	}

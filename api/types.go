@@ -1,0 +1,286 @@
+package api
+
+import (
+	"encoding/json"
+	"slices"
+)
+
+// The types below are the JSON bodies of the API's answers as clients
+// read them, described in api/openapi.yaml; the admin UI (package web)
+// decodes the API's answers into them. Where the API builds an answer
+// from a map (to keep its field order or leave out fields not asked for),
+// TestResponseTypes checks that every field the API sends has its place
+// here.
+
+// Status is GET /status: whether the database and the blob store answer.
+type Status struct {
+	Timestamp string `json:"timestamp"`
+	Date      string `json:"date"`
+	Database  bool   `json:"database"`
+	Storage   bool   `json:"storage"`
+}
+
+// Stats is GET /stats.
+type Stats struct {
+	// Users holds each user's counts, by name.
+	Users map[string]UserStats `json:"users"`
+	Total StatsTotal           `json:"total"`
+	// Custom is what stats.get listeners added.
+	Custom    map[string]any `json:"custom"`
+	NumImages int64          `json:"numImages"`
+	NumUsers  int64          `json:"numUsers"`
+	NumBytes  int64          `json:"numBytes"`
+}
+
+// UserStats are one user's counts in GET /stats.
+type UserStats struct {
+	NumImages int64 `json:"numImages"`
+	NumBytes  int64 `json:"numBytes"`
+}
+
+// StatsTotal are the totals of GET /stats.
+type StatsTotal struct {
+	NumImages int64 `json:"numImages"`
+	NumUsers  int64 `json:"numUsers"`
+	NumBytes  int64 `json:"numBytes"`
+}
+
+// Search is the paging block of a listing.
+type Search struct {
+	Hits  int `json:"hits"`
+	Page  int `json:"page"`
+	Limit int `json:"limit"`
+	Count int `json:"count"`
+}
+
+// ImageEntry is one image of a listing (GET /images, GET
+// /users/{user}/images); only the fields[] asked for are set.
+type ImageEntry struct {
+	User string `json:"user"`
+	// ID is the image identifier.
+	ID        string `json:"imageIdentifier"`
+	Extension string `json:"extension"`
+	Mime      string `json:"mime"`
+	MimeType  string `json:"mimeType"`
+	Size      int64  `json:"size"`
+	Width     int    `json:"width"`
+	Height    int    `json:"height"`
+	Checksum  string `json:"checksum"`
+	// OriginalChecksum is empty when the API answers null.
+	OriginalChecksum string `json:"originalChecksum"`
+	Added            string `json:"added"`
+	Updated          string `json:"updated"`
+	// Metadata is set with metadata=1.
+	Metadata json.RawMessage `json:"metadata"`
+	// What the analysis at upload learnt (absent for images not analysed;
+	// see README "Image analysis").
+	BlurHash     string   `json:"blurhash"`
+	ThumbHash    string   `json:"thumbhash"`
+	AverageColor string   `json:"averageColor"`
+	Palette      []string `json:"palette"`
+	PHash        string   `json:"phash"`
+	// Distance is set in similar-image listings only.
+	Distance *int `json:"distance"`
+}
+
+// Listing is a page of images.
+type Listing struct {
+	Search Search       `json:"search"`
+	Images []ImageEntry `json:"images"`
+}
+
+// Uploaded is the answer to an upload.
+type Uploaded struct {
+	ImageIdentifier string `json:"imageIdentifier"`
+	Width           int    `json:"width"`
+	Height          int    `json:"height"`
+	Extension       string `json:"extension"`
+}
+
+// FilterStatus is what GET /filters shows about one filter folder. State
+// is that of the folder's current files (loading, ready or failed); Loaded
+// says whether a version serves, which may be an older one while the
+// current files load or after they failed.
+type FilterStatus struct {
+	Name        string `json:"name"`
+	State       string `json:"state"`
+	Loaded      bool   `json:"loaded"`
+	ContentHash string `json:"contentHash,omitempty"`
+	// Manifest is the filter's filter.json as validated.
+	Manifest json.RawMessage  `json:"manifest,omitempty"`
+	Error    string           `json:"error,omitempty"`
+	Stats    *FilterStats     `json:"stats,omitempty"`
+	Counters map[string]int64 `json:"counters,omitempty"`
+}
+
+// FilterStats are a loaded filter's call counters.
+type FilterStats struct {
+	Calls      int64 `json:"calls"`
+	Errors     int64 `json:"errors"`
+	Timeouts   int64 `json:"timeouts"`
+	Rejections int64 `json:"rejections"`
+	// P50Ms and P99Ms are percentiles of the most recent call durations,
+	// in milliseconds.
+	P50Ms float64 `json:"p50Ms"`
+	P99Ms float64 `json:"p99Ms"`
+	// Busy counts calls refused because the filter had no room.
+	Busy int64 `json:"busy"`
+	// Instances is how many instances exist now; Waiting how many calls
+	// wait for one.
+	Instances int `json:"instances"`
+	Waiting   int `json:"waiting"`
+}
+
+// FilterList is GET /filters and POST /filters/reload.
+type FilterList struct {
+	Filters []FilterStatus `json:"filters"`
+}
+
+// Group is a resource group.
+type Group struct {
+	Name      string   `json:"name"`
+	Resources []string `json:"resources"`
+	// Source is where the group is defined: "builtin", "config" or
+	// "database"; Mutable says whether PUT and DELETE may change it.
+	Source  string `json:"source,omitempty"`
+	Mutable bool   `json:"mutable"`
+}
+
+// GroupList is GET /groups.
+type GroupList struct {
+	Search Search  `json:"search"`
+	Groups []Group `json:"groups"`
+	// Mutable is false when no group can change through the API.
+	Mutable bool `json:"mutable"`
+}
+
+// KeyEntry is one public key of GET /keys.
+type KeyEntry struct {
+	PublicKey string `json:"publicKey"`
+	Source    string `json:"source"`
+	Mutable   bool   `json:"mutable"`
+}
+
+// KeyList is GET /keys.
+type KeyList struct {
+	Keys []KeyEntry `json:"keys"`
+	// Mutable is false when keys cannot change through the API.
+	Mutable bool `json:"mutable"`
+}
+
+// Rule is an access rule: a group or resources, for users ("*" for every
+// user). With expandGroups a group rule lists its group's resources too.
+type Rule struct {
+	ID        int64    `json:"id"`
+	Group     string   `json:"group,omitempty"`
+	Resources []string `json:"resources,omitempty"`
+	Users     Users    `json:"users"`
+}
+
+// UnmarshalJSON reads "*" or an array of names.
+func (u *Users) UnmarshalJSON(b []byte) error {
+	var all string
+	if json.Unmarshal(b, &all) == nil {
+		*u = Users{all}
+		return nil
+	}
+	var list []string
+	if err := json.Unmarshal(b, &list); err != nil {
+		return err
+	}
+	*u = list
+	return nil
+}
+
+// Covers reports whether the users include user; with user "" (routes
+// without a user) every rule applies, as the API decides.
+func (u Users) Covers(user string) bool {
+	return user == "" || slices.Contains(u, "*") || slices.Contains(u, user)
+}
+
+// AuditEntry is one entry of the audit log.
+type AuditEntry struct {
+	ID      int64          `json:"id"`
+	Time    string         `json:"time"`
+	Actor   string         `json:"actor"`
+	Address string         `json:"address,omitempty"`
+	Action  string         `json:"action"`
+	Target  string         `json:"target"`
+	Detail  map[string]any `json:"detail"`
+}
+
+// AuditList is GET /audit.
+type AuditList struct {
+	Search  Search       `json:"search"`
+	Entries []AuditEntry `json:"entries"`
+}
+
+// UsageDay is one counter of GET /usage.
+type UsageDay struct {
+	Day   string `json:"day"`
+	Label string `json:"label"`
+	Value int64  `json:"value"`
+}
+
+// KeyTimes is when a key was created and last used (RFC 3339; empty when
+// unknown).
+type KeyTimes struct {
+	Created  string `json:"created"`
+	LastUsed string `json:"lastUsed"`
+}
+
+// Usage is GET /usage; Keys is set for the metric key.requests only.
+type Usage struct {
+	Metric string              `json:"metric"`
+	Since  string              `json:"since"`
+	Days   []UsageDay          `json:"days"`
+	Keys   map[string]KeyTimes `json:"keys"`
+}
+
+// ShortURL is a short URL: GET .../shorturls lists them with ID, GET
+// .../shorturls/{id} answers without it.
+type ShortURL struct {
+	ID              string `json:"id,omitempty"`
+	User            string `json:"user"`
+	ImageIdentifier string `json:"imageIdentifier"`
+	// Extension is the output format, nil for the stored type.
+	Extension *string       `json:"extension"`
+	Query     ShortURLQuery `json:"query"`
+}
+
+// ShortURLQuery is a short URL's transformation chain.
+type ShortURLQuery struct {
+	T []string `json:"t,omitempty"`
+}
+
+// ShortURLList is GET .../shorturls.
+type ShortURLList struct {
+	ShortURLs []ShortURL `json:"shortUrls"`
+}
+
+// Variant is one cached variant of an image.
+type Variant struct {
+	Hash     string `json:"hash"`
+	Size     int64  `json:"size"`
+	Created  string `json:"created"`
+	LastUsed string `json:"lastUsed"`
+}
+
+// VariantList is GET .../variants.
+type VariantList struct {
+	Variants []Variant `json:"variants"`
+}
+
+// ErrorBody is the JSON error model.
+type ErrorBody struct {
+	Error           ErrorDetail `json:"error"`
+	ImageIdentifier string      `json:"imageIdentifier,omitempty"`
+}
+
+// ErrorDetail is the error model's error.
+type ErrorDetail struct {
+	Code             int    `json:"code"`
+	Message          string `json:"message"`
+	Date             string `json:"date"`
+	ServiceErrorCode int    `json:"serviceErrorCode"`
+}
