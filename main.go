@@ -16,7 +16,8 @@
 // configuration file and environment, stores.go opening the stores,
 // app.go the application value (New, Run: the ordered start and stop, the
 // background workers, readiness), serve.go `vitrine serve` and the start
-// steps, wire_filters.go the adapters between filters and engine/api, and
+// steps, worker.go the shape of background work and worker_<name>.go each
+// worker, wire_filters.go the adapters between filters and engine/api, and
 // cli_<command>.go each subcommand. The service itself is
 // package api; the signing `vitrine sign` prints is api.SignRead and
 // api.SignWrite.
