@@ -89,8 +89,9 @@ func TestEffectsParse(t *testing.T) {
 	fxCheckParse(t, "sepia", []fxCase{
 		{"default", nil, nil},
 		{"zero", fxP("threshold", "0"), nil},
-		{"max", fxP("threshold", "65535"), nil},
-		{"over", fxP("threshold", "65536"), []string{"threshold", "between"}},
+		{"max", fxP("threshold", "100"), nil},
+		{"fraction", fxP("threshold", "62.5"), nil},
+		{"over", fxP("threshold", "101"), []string{"threshold", "between"}},
 		{"text", fxP("threshold", "80%"), []string{"threshold"}},
 		{"unknown", fxP("tone", "1"), []string{"Unknown parameter", "tone"}},
 	})
@@ -135,8 +136,7 @@ func TestEffectsGolden(t *testing.T) {
 		{"desaturate", "desaturate"},
 		{"modulate_hue", "modulate:b=110,s=150,h=150"},
 		{"sepia_default", "sepia"},
-		{"sepia_8000", "sepia:threshold=8000"},
-		{"sepia_80pct", "sepia:threshold=52428"},
+		{"sepia_50", "sepia:threshold=50"},
 		{"sharpen_extreme", "sharpen:preset=extreme"},
 		{"vignette_default", "vignette"},
 		{"vignette_colours", "vignette:inner=ffffff,outer=3767bf,scale=1.2"},
@@ -295,7 +295,7 @@ func TestHistogramSizes(t *testing.T) {
 
 func TestSepiaTone(t *testing.T) {
 	s := fxState(t, fxCard())
-	if err := fxRun(t, s, "sepia:threshold=8000"); err != nil {
+	if err := fxRun(t, s, "sepia:threshold=50"); err != nil {
 		t.Fatal(err)
 	}
 	px := fxPixels(t, s)
