@@ -337,6 +337,34 @@ func TestVignetteCentre(t *testing.T) {
 	}
 }
 
+// TestVignetteNone: ImageMagick blends the gradient premultiplied, so a
+// `none` end keeps the other end's colour: white fading to none changes
+// nothing, and none fading to a colour tints the edges with that colour.
+func TestVignetteNone(t *testing.T) {
+	for _, c := range []struct {
+		spec         string
+		centre, edge color.NRGBA
+	}{
+		{"vignette:inner=ffffff,outer=none", fxRGBA(200, 150, 100, 255), fxRGBA(200, 150, 100, 255)},
+		{"vignette:inner=none,outer=ff0000,scale=1", fxRGBA(200, 150, 100, 255), fxRGBA(200, 0, 0, 255)},
+		{"vignette:inner=00ff00,outer=none,scale=1", fxRGBA(0, 150, 0, 255), fxRGBA(200, 150, 100, 255)},
+	} {
+		t.Run(c.spec, func(t *testing.T) {
+			s := fxState(t, fxSolid(101, 61, fxRGBA(200, 150, 100, 255)))
+			if err := fxRun(t, s, c.spec); err != nil {
+				t.Fatal(err)
+			}
+			px := fxPixels(t, s)
+			if got := px.NRGBAAt(50, 30); !fxNear(got, c.centre, 2) {
+				t.Errorf("centre %v, want %v", got, c.centre)
+			}
+			if got := px.NRGBAAt(0, 30); !fxNear(got, c.edge, 2) {
+				t.Errorf("edge %v, want %v", got, c.edge)
+			}
+		})
+	}
+}
+
 func TestDrawPois(t *testing.T) {
 	meta := map[string]any{"poi": []any{
 		map[string]any{"x": 10.0, "y": 10.0, "width": 30.0, "height": 20.0},
