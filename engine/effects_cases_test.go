@@ -374,7 +374,7 @@ func TestDrawPois(t *testing.T) {
 	}}
 	s := fxState(t, fxSolid(160, 120, fxRGBA(255, 255, 255, 255)))
 	s.Env.Metadata = meta
-	if err := fxRun(t, s, "drawPois:color=0000ff,borderSize=3,pointSize=40"); err != nil {
+	if err := fxRun(t, s, "drawPois:color=0000ff,borderSize=3,pointSize=14"); err != nil {
 		t.Fatal(err)
 	}
 	px := fxPixels(t, s)
@@ -387,7 +387,7 @@ func TestDrawPois(t *testing.T) {
 		{42, 20, blue}, {43, 20, white}, // right bar x 40..42
 		{25, 8, blue}, {25, 7, white}, {25, 32, blue}, {25, 33, white},
 		{25, 20, white},  // inside the box
-		{120, 60, blue},  // on the circle: radius 20 (pointSize is a diameter)
+		{120, 60, blue},  // on the circle: radius 14 x sqrt(2) = 19.8, as ImageMagick draws Imbo's circle
 		{100, 60, white}, // centre
 		{123, 60, white}, // outside the stroke
 	}
@@ -398,7 +398,7 @@ func TestDrawPois(t *testing.T) {
 	s = fxState(t, fxSolid(80, 60, fxRGBA(255, 255, 255, 255)))
 	s.OrigWidth, s.OrigHeight = 160, 120
 	s.Env.Metadata = meta
-	if err := fxRun(t, s, "drawPois:color=00f,borderSize=1,pointSize=20"); err != nil {
+	if err := fxRun(t, s, "drawPois:color=00f,borderSize=1,pointSize=7"); err != nil {
 		t.Fatal(err)
 	}
 	assertPixels(t, fxPixels(t, s), []struct {
