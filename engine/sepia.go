@@ -10,11 +10,10 @@ import (
 
 // sepia is Imagick's sepiaToneImage(threshold): the threshold is a
 // percentage of the quantum range (Imbo's default 80 is ImageMagick's
-// `-sepia-tone 80%`). Every output channel
-// of that algorithm, including its normalize and contrast passes, is a
-// function of the pixel's intensity alone, so the whole effect is one
-// 256-entry, three-band lookup table computed from the intensity histogram
-// and applied with maplut.
+// `-sepia-tone 80%`). Every output channel of that algorithm, including its
+// normalize and contrast passes, is a function of the pixel's intensity
+// alone, so the whole effect is one 256-entry, three-band lookup table
+// computed from the intensity histogram and applied with maplut.
 type sepia struct {
 	threshold float64
 }
