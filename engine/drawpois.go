@@ -11,7 +11,10 @@ import (
 // drawPois draws the points of interest from the image's metadata `poi`
 // (read by parsePOI): a box {x,y,width,height} as a rectangle outline
 // borderSize thick outside the box, a point {cx,cy} or {x,y} as an
-// antialiased circle of diameter pointSize with a borderSize stroke.
+// antialiased circle with a borderSize stroke. Imbo draws the circle with
+// ImageMagick's circle(cx, cy, cx+pointSize, cy+pointSize), whose second
+// point lies on the circle: its radius is pointSize x sqrt(2) (42 pixels at
+// the default 30).
 //
 // Coordinates are those of the original image. Unlike Imbo, they are
 // scaled when earlier steps resized the image, so the marks stay on their
@@ -27,7 +30,7 @@ func init() {
 	register("drawPois", describe(parseDrawPois, "Marks the points of interest stored in the image's metadata (poi).",
 		colorParam("color", "Colour of the marks.").def("ff0000"),
 		intParam("borderSize", 1, 1000, "Line width in pixels.").def(2),
-		intParam("pointSize", 1, 10000, "Diameter of a point's circle in pixels.").def(30),
+		intParam("pointSize", 1, 10000, "A point's circle passes through (cx+pointSize, cy+pointSize): its radius is pointSize x sqrt(2).").def(30),
 	))
 }
 
@@ -101,10 +104,10 @@ func (d drawPois) box(img *vips.ImageRef, ink vips.ColorRGBA, x, y, w, h int) er
 	return nil
 }
 
-// circle composites an antialiased ring drawn in Go: radius pointSize/2,
-// stroke borderSize centred on it.
+// circle composites an antialiased ring drawn in Go: radius pointSize x
+// sqrt(2), stroke borderSize centred on it.
 func (d drawPois) circle(img *vips.ImageRef, cx, cy float64) error {
-	r := float64(d.pointSize) / 2
+	r := float64(d.pointSize) * math.Sqrt2
 	half := float64(d.borderSize) / 2
 	ext := int(math.Ceil(r+half)) + 1
 	size := 2*ext + 1

@@ -7,9 +7,11 @@ import (
 )
 
 // histogram replaces the image with a plot of its per-channel 8-bit
-// histogram: 256*scale wide, floor(width/ratio) high, one
-// translucent layer of vertical bars per channel blended on black, with the
-// black background made transparent. The plot is drawn in Go at one pixel per
+// histogram: 256*scale wide, floor(width/ratio) high, one layer of vertical
+// bars per channel with its alpha divided by 1.1, composited on black with
+// Imagick's COMPOSITE_BLEND, which ImageMagick applies as a sum at 100% of
+// each: where bars overlap their colours add (red and blue make pink, all
+// three nearly white). The black background is then made transparent. The plot is drawn in Go at one pixel per
 // bucket and widened with libvips zoom.
 type histogram struct {
 	scale            int
@@ -71,7 +73,7 @@ func (h histogram) draw(counts *[3][256]uint64, height int) *image.NRGBA {
 			peak = max(peak, n)
 		}
 	}
-	// Each layer is blended over the result so far with alpha 1/1.1.
+	// Each layer adds its colour times its alpha, 1/1.1, to the result so far.
 	const a = 1 / 1.1
 	colours := [3]Color{h.red, h.green, h.blue}
 	acc := make([][3]float64, 256*height)
@@ -85,7 +87,7 @@ func (h histogram) draw(counts *[3][256]uint64, height int) *image.NRGBA {
 			for y := height - bar; y < height; y++ {
 				px := &acc[y*256+x]
 				for k := range px {
-					px[k] = a*ink[k] + (1-a)*px[k]
+					px[k] = min(px[k]+a*ink[k], 255)
 				}
 			}
 		}

@@ -1,15 +1,20 @@
 package engine
 
 import (
+	"fmt"
 	"math"
 	"strings"
+
+	"github.com/davidbyttow/govips/v2/vips"
 )
 
-// level applies a gamma curve to some colour channels:
-// out = in^(1/gamma), as ImageMagick's levelImage(0, gamma, QuantumRange).
+// level applies a gamma curve to some channels: out = in^(1/gamma), as
+// ImageMagick's levelImage(0, gamma, QuantumRange, channel). Channel `all`
+// is Imagick's CHANNEL_ALL, which levels the alpha band too (a half
+// transparent pixel at amount 50 becomes 0.5^(1/5) = 0.87 opaque).
 type level struct {
-	r, g, b bool
-	gamma   float64
+	r, g, b, alpha bool
+	gamma          float64
 }
 
 func init() {
@@ -23,7 +28,7 @@ func parseLevel(p *Params) (Step, error) {
 	var l level
 	channel := strings.ToLower(p.String("channel"))
 	if channel == "all" {
-		l.r, l.g, l.b = true, true, true
+		l.r, l.g, l.b, l.alpha = true, true, true, true
 	} else if channel == "" || strings.Trim(channel, "rgbcmyk") != "" {
 		p.Fail("Invalid value for channel: %q (use all or letters of rgbcmyk)", channel)
 	} else {
@@ -64,6 +69,9 @@ func (l level) Apply(s *State) error {
 		}
 		curve[i] = uint8(math.Round(v))
 	}
+	if l.alpha {
+		return levelAll(s.Image, &curve)
+	}
 	pick := func(on bool) *[256]uint8 {
 		if on {
 			return &curve
@@ -71,6 +79,23 @@ func (l level) Apply(s *State) error {
 		return &identity
 	}
 	return mapColourBands(s.Image, pick(l.r), pick(l.g), pick(l.b))
+}
+
+// levelAll applies curve to every band, alpha included: a one-band table
+// makes maplut look each band up in it.
+func levelAll(img *vips.ImageRef, curve *[256]uint8) error {
+	if err := toSRGB8(img); err != nil {
+		return err
+	}
+	lut, err := lutFromTables(curve)
+	if err != nil {
+		return err
+	}
+	defer lut.Close()
+	if err := img.Maplut(lut); err != nil {
+		return fmt.Errorf("level: %w", err)
+	}
+	return nil
 }
 
 var _ Step = level{}

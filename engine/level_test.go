@@ -1,6 +1,9 @@
 package engine
 
-import "testing"
+import (
+	"image/color"
+	"testing"
+)
 
 func TestLevelParse(t *testing.T) {
 	fxCheckParse(t, "level", []fxCase{
@@ -52,6 +55,28 @@ func TestLevelGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			assertGolden(t, name, fxPNG(t, s), 1)
+		})
+	}
+}
+
+// TestLevelAlpha: channel all is Imagick's CHANNEL_ALL, which levels alpha
+// as well (0.5 -> 0.5^(1/5) = 0.87 at amount 50); named channels leave it.
+func TestLevelAlpha(t *testing.T) {
+	for _, c := range []struct {
+		spec string
+		want color.NRGBA
+	}{
+		{"level:amount=50", fxRGBA(223, 223, 223, 223)},
+		{"level:channel=rgb,amount=50", fxRGBA(223, 223, 223, 128)},
+	} {
+		t.Run(c.spec, func(t *testing.T) {
+			s := fxState(t, fxSolid(8, 8, fxRGBA(128, 128, 128, 128)))
+			if err := fxRun(t, s, c.spec); err != nil {
+				t.Fatal(err)
+			}
+			if got := fxPixels(t, s).NRGBAAt(4, 4); !fxNear(got, c.want, 1) {
+				t.Fatalf("got %v, want %v", got, c.want)
+			}
 		})
 	}
 }

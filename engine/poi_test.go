@@ -134,7 +134,7 @@ func TestDrawPoisPointXY(t *testing.T) {
 	white, blue := fxRGBA(255, 255, 255, 255), fxRGBA(0, 0, 255, 255)
 	s := fxState(t, fxSolid(80, 60, white))
 	s.Env.Metadata = map[string]any{"poi": []any{map[string]any{"x": 40, "y": 30}}}
-	if err := fxRun(t, s, "drawPois:color=00f,borderSize=2,pointSize=20"); err != nil {
+	if err := fxRun(t, s, "drawPois:color=00f,borderSize=2,pointSize=7"); err != nil {
 		t.Fatal(err)
 	}
 	assertPixels(t, fxPixels(t, s), []struct {

@@ -8,19 +8,19 @@ import (
 	"github.com/davidbyttow/govips/v2/vips"
 )
 
-// sepia is ImageMagick's sepiaToneImage(threshold), with the threshold in
-// 16-bit quantum units (0 to 65535, as ImageMagick's Q16 builds read it). Every output channel
-// of that algorithm, including its normalize and contrast passes, is a
-// function of the pixel's intensity alone, so the whole effect is one
-// 256-entry, three-band lookup table computed from the intensity histogram
-// and applied with maplut.
+// sepia is Imagick's sepiaToneImage(threshold): the threshold is a
+// percentage of the quantum range (Imbo's default 80 is ImageMagick's
+// `-sepia-tone 80%`). Every output channel of that algorithm, including its
+// normalize and contrast passes, is a function of the pixel's intensity
+// alone, so the whole effect is one 256-entry, three-band lookup table
+// computed from the intensity histogram and applied with maplut.
 type sepia struct {
 	threshold float64
 }
 
 func init() {
 	register("sepia", describe(parseSepia, "Tones the image in sepia.",
-		numParam("threshold", 0, 65535, "Tone threshold in 16-bit units.").def(80),
+		numParam("threshold", 0, 100, "Tone threshold, a percentage of the range.").def(80),
 	))
 }
 
@@ -66,7 +66,7 @@ func (sp sepia) Apply(s *State) error {
 	}
 	var lut *vips.ImageRef
 	if err == nil {
-		r, g, b := sepiaTables(sp.threshold, &hist)
+		r, g, b := sepiaTables(sp.threshold/100*65535, &hist)
 		lut, err = lutFromTables(r, g, b)
 	}
 	if err != nil {
@@ -113,63 +113,72 @@ func greyHistogram(img *vips.ImageRef) ([256]uint64, error) {
 
 // sepiaTables returns the 8-bit R, G and B outputs for each 8-bit intensity,
 // following ImageMagick 6 in quantum units (QR = 65535): the tone curves, the
-// t/7 floor on green and blue, NormalizeImage (a per-channel stretch that
-// clips 0.15% of the pixels at the dark end and 0.05% at the bright end) and
-// ContrastImage(sharpen) on the HSB brightness.
+// t/7 floor on green and blue, NormalizeImage and ContrastImage(sharpen) on
+// the HSB brightness. NormalizeImage works on DefaultChannels, which include
+// SyncChannels: one stretch for all three channels, its black and white
+// points where 0.15% of the pixels' toned intensities lie below and 0.05%
+// above (ImageMagick 6.9.11; later releases moved them to 2% and 1%).
 func sepiaTables(t float64, hist *[256]uint64) (r, g, b *[256]uint8) {
 	const qr = 65535.0
 	var ch [3][256]float64
+	var toned [256]float64 // the toned pixel's intensity, non-decreasing
 	for v := 0; v < 256; v++ {
 		i := float64(v) * 257
 		ch[0][v] = math.Min(qr, i+qr-t)
 		ch[1][v] = math.Max(math.Min(qr, i+qr-7*t/6), t/7)
 		ch[2][v] = math.Max(math.Max(0, i-t/6), t/7)
-	}
-	var n uint64
-	for _, c := range hist {
-		n += c
-	}
-	blackAt, whiteAt := float64(n)*0.0015, float64(n)-float64(n)*0.9995
-	for c := range ch {
-		// Each channel is non-decreasing in the intensity, so its histogram
-		// is the intensity histogram relabelled.
-		lo, hi := ch[c][0], ch[c][255]
-		var cum float64
-		for v := 0; v < 256; v++ {
-			cum += float64(hist[v])
-			if cum > blackAt {
-				lo = ch[c][v]
-				break
-			}
-		}
-		cum = 0
-		for v := 255; v >= 0; v-- {
-			cum += float64(hist[v])
-			if cum > whiteAt {
-				hi = ch[c][v]
-				break
-			}
-		}
-		if hi <= lo {
-			continue // a flat channel is left alone, as in ImageMagick
-		}
-		for v := range ch[c] {
-			ch[c][v] = math.Min(math.Max((ch[c][v]-lo)/(hi-lo), 0), 1) * qr
+		for c := range ch {
+			toned[v] += rec709[c] * math.Min(math.Max(ch[c][v], 0), qr)
 		}
 	}
+	lo, hi := sepiaStretch(&toned, hist)
 	var out [3][256]uint8
 	for v := 0; v < 256; v++ {
-		bright := math.Max(ch[0][v], math.Max(ch[1][v], ch[2][v])) / qr
+		var px [3]float64
+		for c := range ch {
+			px[c] = math.Min(math.Max(ch[c][v], 0), qr)
+			if hi > lo { // a flat image is left alone, as in ImageMagick
+				px[c] = math.Min(math.Max((math.Round(px[c])-lo)/(hi-lo), 0), 1) * qr
+			}
+		}
+		bright := math.Max(px[0], math.Max(px[1], px[2])) / qr
 		scale := 1.0
 		if bright > 0 {
 			nb := bright + 0.5*(0.5*(math.Sin(math.Pi*(bright-0.5))+1)-bright)
 			scale = math.Min(math.Max(nb, 0), 1) / bright
 		}
-		for c := range ch {
-			out[c][v] = uint8(math.Round(math.Min(ch[c][v]*scale, qr) / 257))
+		for c := range px {
+			out[c][v] = uint8(math.Round(math.Min(px[c]*scale, qr) / 257))
 		}
 	}
 	return &out[0], &out[1], &out[2]
+}
+
+// sepiaStretch returns NormalizeImage's black and white points (in quantum
+// units) from the input intensity histogram: the toned intensity is a
+// non-decreasing function of it, so its histogram is this one relabelled.
+func sepiaStretch(toned *[256]float64, hist *[256]uint64) (lo, hi float64) {
+	var n uint64
+	for _, c := range hist {
+		n += c
+	}
+	blackAt, whiteAt := 0.0015*float64(n), float64(n)-0.9995*float64(n)
+	lo, hi = 0, 65535
+	var cum float64
+	for v := 0; v < 256; v++ {
+		if cum += float64(hist[v]); cum > blackAt {
+			lo = math.Round(toned[v])
+			break
+		}
+	}
+	cum = 0
+	for v := 255; v >= 0; v-- {
+		if cum += float64(hist[v]); cum > whiteAt {
+			hi = math.Round(toned[v])
+			break
+		}
+	}
+	return lo, hi
 }
 
 var _ Step = sepia{}
