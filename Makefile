@@ -119,7 +119,7 @@ test: vet test-deps
 	VITRINE_TEST_FAKE_GCS_SERVER=$(FAKE_GCS_SERVER) VITRINE_TEST_AZURITE=$(AZURITE) \
 		MALLOC_ARENA_MAX=2 $(GO) test -race -count=1 -timeout 30m ./...
 	VITRINE_TEST_FAULTS=1 $(GO) test -count=1 -timeout 10m -run '^TestFaults$$' -v ./e2e/
-	$(MAKE) --no-print-directory -C wasm-sdk test examples
+	$(MAKE) --no-print-directory -C wasm-sdk test examples tutorial
 	$(MAKE) --no-print-directory fuzz
 	$(MAKE) --no-print-directory asan
 

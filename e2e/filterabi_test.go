@@ -205,3 +205,25 @@ func TestFilterTransformationCalls(t *testing.T) {
 		t.Errorf("the guest read metadata %s and event_get %d, want {\"title\":\"x\"} and -4", seen.Metadata, seen.EventCode)
 	}
 }
+
+// TestFilterMetadataSetCodes checks metadata_set's answers against the
+// service's own metadata rules (ABI.md section 5, "Metadata"): ERR_LIMIT
+// (-5) for a document over limits.maxMetadataBytes, ERR_INVALID (-3) for
+// text that is not UTF-8, a key the service refuses or anything but an
+// object, in each event that allows metadata_set.
+func TestFilterMetadataSetCodes(t *testing.T) {
+	dir := t.TempDir()
+	docs := []string{"<big 10>", "<big 70000>", "<invalid utf-8>", `{"a.b":1}`, `[1]`}
+	writeKit(t, dir, "md", "listener", "setMetadata", map[string]any{"events": []string{"images.post", "metadata.put", "metadata.post"}},
+		map[string]any{"docs": docs})
+	admin := key{Public: "admin", Private: "admin-private"}
+	s := startServer(t, adminOnlyConfig+fmt.Sprintf("filters:\n  dir: %s\n", dir))
+	settledFilters(t, s, admin) // filters load in the background
+	const want = "[0,-5,-3,-3,-3]"
+	img := testPNG(t, 8, 8, 1)
+	s.checkError(t, "upload", s.write(t, http.MethodPost, "/users/alice/images", img, admin), http.StatusBadRequest, want)
+	for _, method := range []string{http.MethodPut, http.MethodPost} {
+		r := s.writeJSON(t, method, "/users/alice/images/"+md5Hex(img)+"/metadata", map[string]any{"title": "x"}, admin)
+		s.checkError(t, method+" metadata", r, http.StatusBadRequest, want)
+	}
+}

@@ -158,7 +158,7 @@ accessControl:
 	}
 
 	// An upload that is not an image gets the service's usual answer, not
-	// a filter failure, though minsize asks about it.
+	// a filter failure: the service cannot describe it, so minsize is not called.
 	r = s.write(t, http.MethodPost, "/users/alice/images", []byte("GIF89a but not really an image"), alice)
 	if r.Status != http.StatusUnsupportedMediaType && r.Status != http.StatusBadRequest {
 		t.Fatalf("garbage upload: %s", r)

@@ -282,3 +282,76 @@ func TestStartDeadline(t *testing.T) {
 		t.Fatalf("start stopped after %v, before the %v it may take", took, minStartTimeout)
 	}
 }
+
+// TestEventGetOnRefusedUpload pins that event_get works in every listener
+// call (ABI.md section 5): an upload the service refuses (not an image)
+// ends the request with the service's answer before the guest runs, so an
+// SDK listener, which reads its event first, logs no error of its own; an
+// upload the service accepts reaches it with its image described.
+func TestEventGetOnRefusedUpload(t *testing.T) {
+	t.Parallel()
+	var logs lockedBuffer
+	l := exampleListener(t, "minsize", func(c *Config) { c.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
+	cases := []struct {
+		name    string
+		ev      *recEvent
+		wantErr func(error) bool
+		calls   int64 // the guest's calls so far
+	}{
+		{"not an image", &recEvent{name: "images.post", infoErr: statusErr(415)},
+			func(err error) bool { return err == statusErr(415) }, 0},
+		{"too small", &recEvent{name: "images.post", info: map[string]any{"width": 100, "height": 100}},
+			func(err error) bool { return isKind(err, KindRejected) }, 1},
+		{"large enough", &recEvent{name: "images.post", info: map[string]any{"width": 640, "height": 480}},
+			func(err error) bool { return err == nil }, 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if err := l.Handle(context.Background(), c.ev); !c.wantErr(err) {
+				t.Fatalf("err = %v", err)
+			}
+			if got := l.Stats().Calls; got != c.calls {
+				t.Errorf("the guest ran %d times, want %d", got, c.calls)
+			}
+			if strings.Contains(logs.String(), "level=ERROR") {
+				t.Errorf("the guest logged an error:\n%s", logs.String())
+			}
+		})
+	}
+	if tag, _ := json.Marshal(cases[2].ev.md); !strings.Contains(string(tag), `"width":640`) {
+		t.Errorf("metadata of the accepted upload: %s", tag)
+	}
+}
+
+// TestMetadataSetCodes pins metadata_set's answers (ABI.md section 5,
+// "Metadata"): ERR_LIMIT for a result over the service's metadata limit
+// (on images.post the merged document), ERR_INVALID for anything but a
+// JSON object of valid UTF-8, 0 otherwise.
+func TestMetadataSetCodes(t *testing.T) {
+	t.Parallel()
+	docs := []string{"<big 10>", "<big 60>", "<big 100>", "<invalid utf-8>", `[1]`, `{"a":`, `null`, `{"é":"ü"}`}
+	set := loadListeners(t, map[string][2]any{"md": {"setMetadata", map[string]any{"settings": map[string]any{"docs": docs}}}})
+	l := set.Listeners()[0]
+	// The upload's metadata so far takes 56 bytes of the 100 allowed: with
+	// a 10-byte tag the merged document fits, with a 60-byte one it does
+	// not, though the tag alone would.
+	prior := map[string]any{"prior": strings.Repeat("p", 40)}
+	cases := []struct {
+		event string
+		md    map[string]any
+		want  string
+	}{
+		{"images.post", prior, `[0,-5,-5,-3,-3,-3,-3,0]`},
+		{"metadata.put", nil, `[0,0,-5,-3,-3,-3,-3,0]`},
+		{"metadata.post", nil, `[0,0,-5,-3,-3,-3,-3,0]`},
+	}
+	for _, c := range cases {
+		t.Run(c.event, func(t *testing.T) {
+			t.Parallel()
+			ev := &recEvent{name: c.event, hasImage: true, md: c.md, maxMD: 100}
+			if got := rejection(t, l.Handle(context.Background(), ev)); got != c.want {
+				t.Fatalf("metadata_set answered %s, want %s for %q", got, c.want, docs)
+			}
+		})
+	}
+}

@@ -6,80 +6,21 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"image"
 	"image/draw"
 	"image/jpeg"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"sync"
 	"testing"
 )
 
 // The faces example of wasm-sdk (a listener running pigo on images.post),
 // built from its source and run by this host on pigo's test portrait.
 
-var faces struct {
-	once sync.Once
-	dir  string // a filters folder holding faces/
-	err  error
-}
-
-// TestMain removes the faces example's build after the tests.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if faces.dir != "" {
-		os.RemoveAll(faces.dir)
-	}
-	os.Exit(code)
-}
-
-// facesFilters builds wasm-sdk/examples/faces once into a filters folder
-// with the example's own manifest.
-func facesFilters(tb testing.TB) string {
-	tb.Helper()
-	faces.once.Do(func() {
-		dir, err := os.MkdirTemp("", "vitrine-faces-")
-		if err != nil {
-			faces.err = err
-			return
-		}
-		faces.dir = dir
-		out := filepath.Join(dir, "faces")
-		if faces.err = os.MkdirAll(out, 0o755); faces.err != nil {
-			return
-		}
-		cmd := exec.Command("go", "build", "-trimpath", "-buildmode=c-shared", "-o", filepath.Join(out, "filter.wasm"), "./examples/faces")
-		cmd.Dir = filepath.Join("..", "wasm-sdk")
-		cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
-		if b, err := cmd.CombinedOutput(); err != nil {
-			faces.err = fmt.Errorf("build faces: %v: %s", err, b)
-			return
-		}
-		m, err := os.ReadFile(filepath.Join("..", "wasm-sdk", "examples", "faces", "filter.json"))
-		if err == nil {
-			err = os.WriteFile(filepath.Join(out, "filter.json"), m, 0o644)
-		}
-		faces.err = err
-	})
-	if faces.err != nil {
-		tb.Fatal(faces.err)
-	}
-	return faces.dir
-}
-
 // facesListener loads the faces example and returns its listener.
 func facesListener(tb testing.TB) Listener {
 	tb.Helper()
-	set := newHost(tb, facesFilters(tb), nil).Current()
-	for _, l := range set.Listeners() {
-		if l.Name() == "faces" {
-			return l
-		}
-	}
-	tb.Fatalf("faces not loaded: %+v", set.Status())
-	return Listener{}
+	return exampleListener(tb, "faces", nil)
 }
 
 func portrait(tb testing.TB) []byte {

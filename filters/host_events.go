@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"unicode/utf8"
 
 	"github.com/tetratelabs/wazero/api"
@@ -18,25 +19,32 @@ func (h *host) eventGet(ctx context.Context, m api.Module, buf, bufLen uint32) i
 	if c == nil {
 		return errUnavailable
 	}
-	if c.eventJSON == nil {
-		obj := map[string]any{
-			"event": c.event.EventName(), "user": c.event.User(), "publicKey": c.event.PublicKey(),
-			"imageIdentifier": c.event.ImageIdentifier(),
-		}
-		info, err := c.event.ImageInfo(ctx)
-		if err != nil {
-			return c.serviceFailed(err)
-		}
-		if info != nil {
-			obj["image"] = info
-		}
-		b, err := json.Marshal(obj)
-		if err != nil {
-			return errInvalid
-		}
-		c.eventJSON = b
-	}
 	return copyOut(m, buf, bufLen, c.eventJSON)
+}
+
+// eventObject is the event object of ABI.md section 5 ("Events"), which
+// event_get copies. Why before the call rather than on the guest's first
+// event_get: event_get works in every event, so the service's failure to
+// describe the event (an upload that is not an image) must end the
+// request before the guest runs, not surface as ERR_UNAVAILABLE in a guest
+// that cannot do without its event.
+func eventObject(ctx context.Context, ev Event) ([]byte, error) {
+	obj := map[string]any{
+		"event": ev.EventName(), "user": ev.User(), "publicKey": ev.PublicKey(),
+		"imageIdentifier": ev.ImageIdentifier(),
+	}
+	info, err := ev.ImageInfo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if info != nil {
+		obj["image"] = info
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		return nil, fmt.Errorf("filters: event %s: %w", ev.EventName(), err)
+	}
+	return b, nil
 }
 
 // upload returns the running call when it is a listener's on images.post.
@@ -135,8 +143,11 @@ func (h *host) metadataSet(ctx context.Context, m api.Module, ptr, n uint32) int
 	if !ok {
 		return errFault
 	}
+	// Why utf8.Valid: encoding/json accepts invalid UTF-8 in strings (and
+	// stores U+FFFD in its place), where ABI.md section 5 says all text is
+	// UTF-8.
 	var md map[string]any
-	if !json.Valid(b) || json.Unmarshal(b, &md) != nil || md == nil {
+	if !utf8.Valid(b) || !json.Valid(b) || json.Unmarshal(b, &md) != nil || md == nil {
 		return errInvalid
 	}
 	// Why the merged document: an upload's tags add to its metadata (and

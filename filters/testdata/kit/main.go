@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 	"unsafe"
 )
@@ -398,6 +399,26 @@ func onEvent() int32 {
 		}
 		md, _ := fetch(metadataGet)
 		return rejectJSON(map[string]any{"metadata": json.RawMessage(md)})
+	case "setMetadata":
+		// Sets each document of "docs" in order (a JSON text; "<invalid
+		// utf-8>" stands for a string holding the byte 0xff, "<big N>" for
+		// an object whose one string is N bytes) and rejects with the codes.
+		var docs []string
+		b, _ := json.Marshal(settings()["docs"])
+		_ = json.Unmarshal(b, &docs)
+		codes := []int32{}
+		for _, d := range docs {
+			doc := []byte(d)
+			switch {
+			case d == "<invalid utf-8>":
+				doc = []byte{'{', '"', 'a', '"', ':', '"', 0xff, '"', '}'}
+			case strings.HasPrefix(d, "<big "):
+				n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(d, "<big "), ">"))
+				doc = []byte(`{"big":"` + strings.Repeat("x", n) + `"}`)
+			}
+			codes = append(codes, metadataSet(ptr(doc), uint32(len(doc))))
+		}
+		return rejectJSON(codes)
 	case "tagThenFail":
 		md := []byte(`{"shouldNot":"appear"}`)
 		metadataSet(ptr(md), uint32(len(md)))
