@@ -91,7 +91,7 @@ func signCommand(ctx context.Context, args []string) error {
 		}
 	}
 	if !*headers {
-		fmt.Println(target)
+		fmt.Println(s.URL)
 	}
 	return nil
 }
@@ -119,7 +119,13 @@ func storedPrivateKey(ctx context.Context, f commonFlags, publicKey string) (str
 	}
 	k, err := st.db.Key(ctx, publicKey)
 	if errors.Is(err, storage.ErrNotExist) {
-		return "", fmt.Errorf("sign: key %s is neither in the configuration nor in the database: %w", publicKey, err)
+		// Why not %w: storage's text repeats the key, and this sentence
+		// already says all of it.
+		return "", fmt.Errorf("sign: no key %s in the configuration file or the database of %s; "+
+			"give --private or set VITRINE_PRIVATE_KEY", publicKey, redact(st.cfg.Database))
 	}
-	return k.PrivateKey, err
+	if err != nil {
+		return "", fmt.Errorf("sign: %w", err)
+	}
+	return k.PrivateKey, nil
 }

@@ -91,3 +91,20 @@ func TestBuildVersion(t *testing.T) {
 		t.Errorf("buildVersion() = %q, %q", module, commit)
 	}
 }
+
+// TestSignUnknownKey: signing as a key the store does not hold fails with
+// one sentence that names the key and what to do, without storage's text.
+func TestSignUnknownKey(t *testing.T) {
+	t.Setenv("VITRINE_PRIVATE_KEY", "")
+	t.Setenv("VITRINE_PUBLIC_KEY", "")
+	data := t.TempDir()
+	var stderr bytes.Buffer
+	if status := run(context.Background(), []string{"sign", "--data", data, "http://127.0.0.1/users/alice/images"}, &stderr); status != 1 {
+		t.Errorf("exit status %d, want 1\n%s", status, stderr.String())
+	}
+	msg := stderr.String()
+	if !strings.Contains(msg, "sign: no key alice in the configuration file or the database of sqlite://") ||
+		!strings.Contains(msg, "give --private or set VITRINE_PRIVATE_KEY") || strings.Contains(msg, "storage:") {
+		t.Errorf("stderr: %s", msg)
+	}
+}

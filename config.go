@@ -114,7 +114,7 @@ type metricsConfig struct {
 // flags' defaults for the data directory, and composes the packages'
 // Configs.
 func loadConfig(path, dataDir string) (*fileConfig, error) {
-	cfg := &fileConfig{}
+	cfg := &fileConfig{API: api.FileDefaults()}
 	if path != "" {
 		f, err := os.Open(path)
 		if err != nil {
@@ -144,12 +144,19 @@ func loadConfig(path, dataDir string) (*fileConfig, error) {
 	if cfg.Storage == "" {
 		cfg.Storage = "file://" + filepath.Join(abs, "images")
 	}
+	if cfg.Filters.Dir == "" {
+		cfg.Filters.Dir = defaultFiltersDir(abs)
+	}
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
 	cfg.compose()
 	return cfg, nil
 }
+
+// defaultFiltersDir is filters.dir unless set: <data>/filters, which serve
+// creates, so that a filter is added by copying its folder there.
+func defaultFiltersDir(absData string) string { return filepath.Join(absData, "filters") }
 
 // validate checks what no package's Validate can: how the service's
 // timeouts relate to the blob queue's.

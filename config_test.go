@@ -221,6 +221,47 @@ func TestLoadConfigFile(t *testing.T) {
 	}
 }
 
+// TestConfigDefaults: with no file, or a file that leaves them out, access
+// control is stored in the database and changes through the API, and
+// filters load from <data>/filters; explicit settings win.
+func TestConfigDefaults(t *testing.T) {
+	dir := t.TempDir()
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, yaml string
+		database   bool
+		filtersDir string
+	}{
+		{"no file", "", true, filepath.Join(abs, "filters")},
+		{"keys only", "accessControl:\n  keys: [{publicKey: a, privateKey: b}]\n", true, filepath.Join(abs, "filters")},
+		{"database off", "accessControl:\n  database: false\n", false, filepath.Join(abs, "filters")},
+		{"filters dir set", "filters:\n  dir: /srv/filters\n", true, "/srv/filters"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := ""
+			if tt.yaml != "" {
+				path = filepath.Join(t.TempDir(), "vitrine.yaml")
+				if err := os.WriteFile(path, []byte(tt.yaml), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			cfg, err := loadConfig(path, dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.API.AccessControl.Database != tt.database {
+				t.Errorf("accessControl.database = %v, want %v", cfg.API.AccessControl.Database, tt.database)
+			}
+			if cfg.Filters.Dir != tt.filtersDir {
+				t.Errorf("filters.dir = %q, want %q", cfg.Filters.Dir, tt.filtersDir)
+			}
+		})
+	}
+}
+
 // TestREADMEConfigTable checks README's configuration tables against the
 // structs: every key is documented, and every documented key exists.
 func TestREADMEConfigTable(t *testing.T) {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"image"
 	"log/slog"
 	"os"
@@ -18,13 +19,22 @@ import (
 
 // openFilters starts loading the filters of filters.dir in the
 // background, compiled modules cached under the data directory: the server
-// listens meanwhile. Native transformation and preset names are reserved.
+// listens meanwhile. The default folder, <data>/filters, is created; a
+// folder set in the configuration is not, so that a mistyped path fails
+// the load instead of loading nothing. Native transformation and preset
+// names are reserved.
 func openFilters(ctx context.Context, cfg *fileConfig, dataDir string, eng *engine.Engine, obs filters.Observer, log *slog.Logger) (*filters.Host, error) {
 	fc := cfg.Filters
 	abs, err := filepath.Abs(dataDir)
 	if err != nil {
 		return nil, err
 	}
+	if fc.Dir == defaultFiltersDir(abs) {
+		if err := os.MkdirAll(fc.Dir, 0o755); err != nil {
+			return nil, fmt.Errorf("filters: %w", err)
+		}
+	}
+	log.Info("filters folder", "dir", fc.Dir, "reload", "POST /filters/reload or SIGHUP")
 	fc.CacheDir = filepath.Join(abs, "wasm-cache")
 	ec := eng.Config()
 	fc.MaxWidth, fc.MaxHeight, fc.MaxPixels = ec.MaxWidth, ec.MaxHeight, ec.MaxPixels

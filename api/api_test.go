@@ -510,8 +510,8 @@ func TestShortURLs(t *testing.T) {
 		t.Fatalf("short URL image: %v %+v", err, cfgImg)
 	}
 	for _, c := range []struct{ body, msg string }{
-		{`{"imageIdentifier":"` + id + `"}`, "Missing or invalid user"},
-		{`{"user":"alice"}`, "Missing or invalid image identifier"},
+		{`{"imageIdentifier":"` + id + `"}`, "Missing or invalid user: the body has no user; it must be alice, as in the path"},
+		{`{"user":"alice"}`, "Missing or invalid image identifier: the body has no imageIdentifier; it must be " + id + ", as in the path"},
 		{`{"user":"alice","imageIdentifier":"` + id + `","extension":"bmp"}`, "Extension provided is not a recognized format"},
 	} {
 		if r := e.signed(http.MethodPost, path, userKey, userPriv, []byte(c.body)); r.StatusCode != 400 || r.errMessage(t) != c.msg {

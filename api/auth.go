@@ -5,6 +5,7 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -210,8 +211,8 @@ func (s *Server) checkSignature(ctx context.Context, c *call) error {
 	if err != nil {
 		return coded(http.StatusBadRequest, codeInvalidTimestamp, "Invalid timestamp: "+ts)
 	}
-	if d := s.now().Sub(t); d > signatureWindow || d < -signatureWindow {
-		return coded(http.StatusBadRequest, codeTimestampExpired, "Timestamp has expired: "+ts)
+	if err := s.checkTimestamp(ts, t); err != nil {
+		return err
 	}
 	sig, sigFromHeader := c.authValue("Authenticate-Signature", "signature")
 	if sig == "" {
@@ -232,6 +233,23 @@ func (s *Server) checkSignature(ctx context.Context, c *call) error {
 	}
 	c.w.Header().Set(c.header("AuthUrl"), strings.Join(urls, ", "))
 	return coded(http.StatusBadRequest, codeSignatureMismatch, "Signature mismatch")
+}
+
+// checkTimestamp refuses a write timestamp more than signatureWindow from
+// server time, saying which way it is off: a clock running ahead is not
+// an old request.
+func (s *Server) checkTimestamp(ts string, t time.Time) error {
+	now, skew := s.now().UTC(), int(signatureWindow.Seconds())
+	switch d := now.Sub(t); {
+	case d > signatureWindow:
+		return coded(http.StatusBadRequest, codeTimestampExpired, fmt.Sprintf(
+			"Timestamp has expired: %s is more than %d seconds before the server's time, %s", ts, skew, now.Format(time.RFC3339)))
+	case d < -signatureWindow:
+		return coded(http.StatusBadRequest, codeTimestampExpired, fmt.Sprintf(
+			"Timestamp is in the future: %s is more than %d seconds after the server's time, %s (check the client's clock)",
+			ts, skew, now.Format(time.RFC3339)))
+	}
+	return nil
 }
 
 // authValue reads an authentication value from the header (either prefix)

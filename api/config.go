@@ -73,8 +73,19 @@ type AccessControl struct {
 	// `read-only`, `read-write` and `all`.
 	Groups map[string][]string `yaml:"groups"`
 	// Database enables keys, groups and rules managed through the API and
-	// stored in the database, beside the configured ones.
+	// stored in the database, beside the configured ones. A configuration
+	// file starts from FileDefaults, where it is on; `false` keeps access
+	// control read-only.
 	Database bool `yaml:"database"`
+}
+
+// FileDefaults returns the Config a configuration file is read into: the
+// defaults a file may turn off, which a zero value cannot hold. Access
+// control is stored in the database and changes through the API
+// (accessControl.database), so that the admin key created on first start
+// can create keys.
+func FileDefaults() Config {
+	return Config{AccessControl: AccessControl{Database: true}}
 }
 
 // ConfigKey is one configured key pair.

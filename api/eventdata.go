@@ -114,8 +114,9 @@ func (e *Event) Body(context.Context) ([]byte, error) { return e.call.uploadBody
 // CheckBody checks replacement bytes as any upload is checked: size, type,
 // dimensions and a full decode.
 func (e *Event) CheckBody(ctx context.Context, b []byte) error {
-	if int64(len(b)) > e.call.s.cfg.Limits.MaxBodyBytes {
-		return errorf(http.StatusRequestEntityTooLarge, "Image too large")
+	if limit := e.call.s.cfg.Limits.MaxBodyBytes; int64(len(b)) > limit {
+		return errorf(http.StatusRequestEntityTooLarge, "Image too large: %d bytes; the limit is %d bytes (limits.maxBodyBytes)",
+			len(b), limit)
 	}
 	if len(b) == 0 {
 		return errorf(http.StatusBadRequest, "No image attached")

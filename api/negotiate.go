@@ -2,6 +2,7 @@ package api
 
 import (
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -76,6 +77,21 @@ var imageFormats = map[string]string{
 	"webp": "image/webp", "avif": "image/avif",
 }
 
+// outputExtensions are the keys of imageFormats in the order the API lists
+// them.
+var outputExtensions = []string{"jpg", "png", "gif", "webp", "avif"}
+
+// unknownExtension is the 404 for an extension the image cannot be served
+// as (Imbo's status: no such resource), listing those it can.
+func unknownExtension(ext, original string) error {
+	exts := slices.Clone(outputExtensions)
+	if !slices.Contains(exts, original) && original != "" {
+		exts = append(exts, original)
+	}
+	return errorf(http.StatusNotFound, "Unknown extension '%s': this image is served as %s (jpeg is jpg), "+
+		"or without an extension", ext, strings.Join(exts, ", "))
+}
+
 // extOfMime maps stored mime types to extensions.
 var extOfMime = map[string]string{
 	"image/jpeg": "jpg", "image/png": "png", "image/gif": "gif",
@@ -95,7 +111,7 @@ func (c *call) outputFormat(originalMime string) (string, error) {
 		// The stored type is always served by its own extension, also
 		// when it is not an output type (tif, heic).
 		if _, ok := imageFormats[ext]; !ok && ext != extOfMime[originalMime] {
-			return "", errorf(http.StatusNotFound, "Not Found")
+			return "", unknownExtension(c.ext, extOfMime[originalMime])
 		}
 		return ext, nil
 	}
@@ -111,7 +127,7 @@ func (c *call) outputFormat(originalMime string) (string, error) {
 		q   float64
 	}
 	var cands []cand
-	for _, ext := range []string{"jpg", "png", "gif", "webp", "avif"} {
+	for _, ext := range outputExtensions {
 		mime := imageFormats[ext]
 		q := acceptQuality(entries, mime)
 		if ext == "webp" || ext == "avif" {

@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -153,5 +154,12 @@ func listQuery(c *call) (storage.Query, []string, error) {
 	if q.Metadata, err = metadataMatches(c.query); err != nil {
 		return q, nil, err
 	}
-	return q, listParam(c.query, "fields"), nil
+	fields := listParam(c.query, "fields")
+	for _, f := range fields {
+		if f != "" && !slices.Contains(imageFields, f) {
+			return q, nil, errorf(http.StatusBadRequest, "Unknown field '%s' in fields[]; the fields are %s",
+				f, strings.Join(imageFields, ", "))
+		}
+	}
+	return q, fields, nil
 }

@@ -229,6 +229,12 @@ func (c *call) readJSON(limit int64, v any) error {
 
 // readBody reads the request body up to limit bytes (413 above).
 func readBody(c *call, limit int64) ([]byte, error) {
+	if c.r.ContentLength > limit {
+		// Why before reading: the client said how much it sends, so the
+		// answer can name both numbers.
+		return nil, errorf(http.StatusRequestEntityTooLarge, "Request body too large: %d bytes; the limit is %d bytes",
+			c.r.ContentLength, limit)
+	}
 	body := http.MaxBytesReader(c.w, c.r.Body, limit)
 	var buf bytes.Buffer
 	if c.r.ContentLength > 0 && c.r.ContentLength <= limit {

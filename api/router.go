@@ -44,55 +44,89 @@ type routeMatch struct {
 	ext    string // without the dot; "json" or an image extension
 }
 
-// match finds the route for a path; ok is false for unknown paths.
-func match(routes []*route, path string) (routeMatch, bool) {
+// match finds the route for a path: 404 for an unknown path, 400 naming
+// the rule for a path that only its user segment keeps from matching (a
+// user name is not a path the service lacks, so a bare 404 would mislead).
+func match(routes []*route, path string) (routeMatch, error) {
 	trimmed := strings.Trim(path, "/")
 	var parts []string
 	if trimmed != "" {
 		parts = strings.Split(trimmed, "/")
 	}
+	badUser, found := "", false
 	for _, rt := range routes {
-		if len(rt.segs) != len(parts) {
-			continue
+		m, bad, ok := rt.match(parts)
+		if ok && bad == "" {
+			return m, nil
 		}
-		m := routeMatch{route: rt, params: map[string]string{}}
-		ok := true
-		for i, seg := range rt.segs {
-			part := parts[i]
-			if i == len(parts)-1 {
-				if base, ext, found := strings.Cut(part, "."); found {
-					switch {
-					case rt.imageExt && ext != "":
-						m.ext = strings.ToLower(ext)
-						part = base
-					case rt.jsonExt && ext == "json":
-						m.ext = "json"
-						part = base
-					default:
-						ok = false
-					}
-				}
-			}
-			if !ok {
-				break
-			}
-			if strings.HasPrefix(seg, "{") {
-				name := seg[1 : len(seg)-1]
-				if !segmentPatterns[name].MatchString(part) {
-					ok = false
-					break
-				}
-				m.params[name] = part
-			} else if seg != part {
-				ok = false
-				break
-			}
-		}
-		if ok {
-			return m, true
+		if ok && !found {
+			badUser, found = bad, true
 		}
 	}
-	return routeMatch{}, false
+	if found {
+		return routeMatch{}, invalidUserName(badUser)
+	}
+	return routeMatch{}, errorf(http.StatusNotFound, "Not Found")
+}
+
+// invalidUserName is the 400 for a user name namePattern refuses (README,
+// User names).
+func invalidUserName(name string) error {
+	return errorf(http.StatusBadRequest, "Invalid user name '%s': a user name is 1 to 64 characters, "+
+		"each a letter (a-z, A-Z), a digit, '_' or '-'", name)
+}
+
+// match matches parts against the route. A user segment that breaks its
+// pattern is returned as badUser with ok true, so that match can tell a bad
+// name from an unknown path.
+func (rt *route) match(parts []string) (m routeMatch, badUser string, ok bool) {
+	if len(rt.segs) != len(parts) {
+		return m, "", false
+	}
+	m = routeMatch{route: rt, params: map[string]string{}}
+	for i, seg := range rt.segs {
+		part := parts[i]
+		if i == len(parts)-1 {
+			if part, ok = m.peelExt(rt, seg, part); !ok {
+				return m, "", false
+			}
+		}
+		if !strings.HasPrefix(seg, "{") {
+			if seg != part {
+				return m, "", false
+			}
+			continue
+		}
+		name := seg[1 : len(seg)-1]
+		if !segmentPatterns[name].MatchString(part) {
+			if name != "user" {
+				return m, "", false
+			}
+			badUser = part
+		}
+		m.params[name] = part
+	}
+	return m, badUser, true
+}
+
+// peelExt takes the extension off the last segment: an image extension
+// where the route serves images, `.json` where it answers JSON. A user
+// segment keeps any other dot, so that `bob.smith` is refused as a name.
+func (m *routeMatch) peelExt(rt *route, seg, part string) (string, bool) {
+	base, ext, found := strings.Cut(part, ".")
+	switch {
+	case !found:
+		return part, true
+	case rt.imageExt && ext != "":
+		m.ext = strings.ToLower(ext)
+		return base, true
+	case rt.jsonExt && ext == "json":
+		m.ext = "json"
+		return base, true
+	case seg == "{user}":
+		return part, true
+	}
+	return part, false
 }
 
 // handler returns the route's handler for method; HEAD is served by the

@@ -255,10 +255,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) serve(c *call) error {
-	m, ok := match(s.routes, c.r.URL.Path)
-	if !ok {
+	m, err := match(s.routes, c.r.URL.Path)
+	if err != nil {
 		c.params = map[string]string{}
-		return errorf(http.StatusNotFound, "Not Found")
+		return err
 	}
 	c.route, c.params, c.ext = m.route, m.params, m.ext
 	switch {

@@ -55,17 +55,33 @@ func canonicalQuery(raw string) (string, []string, error) {
 	return strings.Join(parts, "&"), ts, nil
 }
 
+// bodyNames checks that the body's field (user, imageIdentifier) repeats
+// the path's value, and says what is wrong when it does not. The messages
+// start as Imbo's do ("Missing or invalid user").
+func bodyNames(field string, got *string, path string) error {
+	what := map[string]string{"user": "user", "imageIdentifier": "image identifier"}[field]
+	switch {
+	case got == nil:
+		return errorf(http.StatusBadRequest, "Missing or invalid %s: the body has no %s; it must be %s, as in the path",
+			what, field, path)
+	case *got != path:
+		return errorf(http.StatusBadRequest, "Missing or invalid %s: the body's %s is '%s', the path's is '%s'; they must be equal",
+			what, field, *got, path)
+	}
+	return nil
+}
+
 func (s *Server) postShortURL(c *call) error {
 	var req shortURLRequest
 	if err := c.readJSON(64<<10, &req); err != nil {
 		return err
 	}
 	user, image := c.params["user"], c.params["image"]
-	if req.User == nil || *req.User != user {
-		return errorf(http.StatusBadRequest, "Missing or invalid user")
+	if err := bodyNames("user", req.User, user); err != nil {
+		return err
 	}
-	if req.ImageIdentifier == nil || *req.ImageIdentifier != image {
-		return errorf(http.StatusBadRequest, "Missing or invalid image identifier")
+	if err := bodyNames("imageIdentifier", req.ImageIdentifier, image); err != nil {
+		return err
 	}
 	ext := ""
 	if req.Extension != nil {
@@ -166,7 +182,6 @@ func (s *Server) getShortURLParams(c *call) error {
 	if err != nil {
 		return err
 	}
-	delete(v, "id")
 	return c.writeJSON(v, out{cache: cacheJSON})
 }
 

@@ -39,7 +39,8 @@ func SignURLUser(rawURL string) (string, error) {
 	return t.user, nil
 }
 
-// SignRead returns rawURL with the `accessToken` a GET or HEAD needs: the
+// SignRead returns rawURL (percent-encoded where a client could not send it
+// as it is) with the `accessToken` a GET or HEAD needs: the
 // HMAC-SHA256 of its canonical form (CanonicalURL) under privateKey. When
 // publicKey is not named like the path user, or the path has no user,
 // `publicKey` is added to the query first (and signed with it); a URL that
@@ -58,6 +59,9 @@ func SignRead(rawURL, publicKey, privateKey string) (string, error) {
 // WriteSignature authenticates a write (POST, PUT or DELETE) sent to the
 // URL it was computed for.
 type WriteSignature struct {
+	// URL is where to send the write: the URL given, percent-encoded where
+	// a client could not send it as it is (a space, `[]`).
+	URL       string
 	PublicKey string
 	// Timestamp is the signing time in UTC, 2006-01-02T15:04:05Z; the
 	// service accepts it for two minutes either way.
@@ -79,8 +83,7 @@ func (s WriteSignature) Headers() []HeaderField {
 }
 
 // SignWrite signs a write of method (POST, PUT or DELETE, upper case) to
-// rawURL as publicKey at time now, to be sent to rawURL unchanged with
-// s.Headers().
+// rawURL as publicKey at time now, to be sent to s.URL with s.Headers().
 func SignWrite(method, rawURL, publicKey, privateKey string, now time.Time) (WriteSignature, error) {
 	t, err := parseSignTarget(rawURL)
 	if err != nil {
@@ -117,15 +120,16 @@ type signTarget struct {
 var signUserPath = regexp.MustCompile(`^/users/([^/.]+)`)
 
 func parseSignTarget(raw string) (*signTarget, error) {
+	if strings.Contains(raw, "#") {
+		return nil, fmt.Errorf("%q has a fragment, which is never sent", raw)
+	}
+	raw = escapeRequestTarget(raw)
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, err
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("want an absolute http:// or https:// URL, got %q", raw)
-	}
-	if strings.Contains(raw, "#") {
-		return nil, fmt.Errorf("%q has a fragment, which is never sent", raw)
 	}
 	if u.Query().Has("accessToken") || u.Query().Has("signature") {
 		return nil, fmt.Errorf("%q is signed already", raw)
@@ -135,6 +139,50 @@ func parseSignTarget(raw string) (*signTarget, error) {
 		t.user = m[1]
 	}
 	return t, nil
+}
+
+// escapeRequestTarget percent-encodes what follows the host of raw where
+// a byte may not appear in a URL as sent (a space, `[`, `]`, `"`, a
+// non-ASCII byte, a `%` that starts no escape), so that curl and other
+// clients send the URL as printed; escapes already there, `+` and the
+// delimiters are kept. The service decodes the query before it checks a
+// token (CanonicalURL), so the encoded URL signs as the plain one does.
+func escapeRequestTarget(raw string) string {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return raw
+	}
+	slash := strings.IndexAny(rest, "/?")
+	if slash < 0 {
+		return raw
+	}
+	var b strings.Builder
+	b.WriteString(scheme + "://" + rest[:slash])
+	target := rest[slash:]
+	for i := 0; i < len(target); i++ {
+		c := target[i]
+		if c == '%' && i+2 < len(target) && isHex(target[i+1]) && isHex(target[i+2]) || keptInURL(c) {
+			b.WriteByte(c)
+			continue
+		}
+		fmt.Fprintf(&b, "%%%02X", c)
+	}
+	return b.String()
+}
+
+// keptInURL reports whether c may appear unescaped in a URL's path and
+// query: RFC 3986's unreserved and reserved characters, less `[` and `]`
+// (curl reads those as a glob, the shell as a pattern) and `#`.
+func keptInURL(c byte) bool {
+	switch {
+	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		return true
+	}
+	return strings.IndexByte("-._~!$&'()*+,;=:@/?", c) >= 0
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
 // signed is the canonical form of the URL (CanonicalURL).
@@ -184,6 +232,6 @@ func (t *signTarget) signWrite(method, publicKey, privateKey string, now time.Ti
 		return WriteSignature{}, fmt.Errorf("unsupported method %q: writes are POST, PUT or DELETE", method)
 	}
 	ts := now.UTC().Format("2006-01-02T15:04:05Z")
-	return WriteSignature{PublicKey: publicKey, Timestamp: ts,
+	return WriteSignature{URL: t.raw, PublicKey: publicKey, Timestamp: ts,
 		Signature: sign(privateKey, method+"|"+t.signed()+"|"+publicKey+"|"+ts)}, nil
 }

@@ -67,7 +67,7 @@ func TestSignURLs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := api.WriteSignature{PublicKey: "v", Timestamp: ts,
+	want := api.WriteSignature{URL: "http://h:80/users/a/images/x/metadata", PublicKey: "v", Timestamp: ts,
 		Signature: hmacHex("k", "PUT|http://h/users/a/images/x/metadata|v|"+ts)}
 	if s != want {
 		t.Errorf("SignWrite = %+v, want %+v", s, want)
@@ -202,4 +202,38 @@ func headerPairs(s api.WriteSignature) []string {
 		out = append(out, h.Name, h.Value)
 	}
 	return out
+}
+
+// TestSignEncodes: a URL written the way a person types it (a space,
+// `t[]`) comes back percent-encoded, so that curl sends it as printed, and
+// the server accepts its token; one already encoded is left as it is.
+func TestSignEncodes(t *testing.T) {
+	e := newEnv(t, testConfig())
+	img := e.url + "/users/alice/images/" + e.upload(pngImage(t, 40, 30, 5))
+	for _, tt := range []struct{ name, in, want string }{
+		{"space and brackets", img + ".png?t[]=text:text=Hello world&t[]=thumbnail:width=10,height=10",
+			img + ".png?t%5B%5D=text:text=Hello%20world&t%5B%5D=thumbnail:width=10,height=10"},
+		{"encoded already", img + ".png?t%5B%5D=text:text=Hello+world%21",
+			img + ".png?t%5B%5D=text:text=Hello+world%21"},
+		{"bare percent and non-ASCII", img + ".png?t[]=text:text=100% sûr",
+			img + ".png?t%5B%5D=text:text=100%25%20s%C3%BBr"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			u, err := api.SignRead(tt.in, userKey, userPriv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _, _ := strings.Cut(u, "&accessToken=")
+			if got != tt.want {
+				t.Errorf("SignRead printed %s, want %s", got, tt.want)
+			}
+			if res := e.get(u); res.StatusCode != http.StatusOK {
+				t.Errorf("GET %s: %s %s", u, res.Status, res.body)
+			}
+			s, err := api.SignWrite(http.MethodPost, tt.in, userKey, userPriv, time.Now())
+			if err != nil || s.URL != tt.want {
+				t.Errorf("SignWrite URL %q, %v; want %q", s.URL, err, tt.want)
+			}
+		})
+	}
 }

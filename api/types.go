@@ -237,8 +237,8 @@ type Usage struct {
 	Keys   map[string]KeyTimes `json:"keys"`
 }
 
-// ShortURL is a short URL: GET .../shorturls lists them with ID, GET
-// .../shorturls/{id} answers without it.
+// ShortURL is a short URL, as GET .../shorturls lists them and GET
+// .../shorturls/{id} answers.
 type ShortURL struct {
 	ID              string `json:"id,omitempty"`
 	User            string `json:"user"`

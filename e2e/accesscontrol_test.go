@@ -266,11 +266,11 @@ func accessControlLifecycle(t *testing.T, database string) {
 	s.checkError(t, "read with the deleted key", s.get(t, imagePath, reader), http.StatusBadRequest, "Permission denied (public key)")
 }
 
-// TestAccessControlImmutable: with accessControl.database off, every change
-// answers 405.
+// TestAccessControlImmutable: with accessControl.database turned off, every
+// change answers 405.
 func TestAccessControlImmutable(t *testing.T) {
 	admin := key{Public: "admin", Private: "admin-private"}
-	s := startServer(t, adminOnlyConfig)
+	s := startServer(t, adminOnlyConfig+"  database: false\n")
 	r := s.get(t, "/keys/admin/access", admin)
 	wantStatus(t, "GET rules of the configured key", r, http.StatusOK)
 	adminRules := rules(t, "GET rules of the configured key", r)

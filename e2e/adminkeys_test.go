@@ -8,12 +8,12 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// TestAdminReadOnlyKeys: on a default install (no accessControl.database)
-// the keys cannot change through the API, so the Keys pages offer no form
-// that would fail; they say why and how to change keys instead.
+// TestAdminReadOnlyKeys: with accessControl.database turned off the keys
+// cannot change through the API, so the Keys pages offer no form that would
+// fail; they say why and how to change keys instead.
 func TestAdminReadOnlyKeys(t *testing.T) {
 	b := newBrowser(t)
-	s := startServer(t, "")
+	s := startServer(t, "accessControl:\n  database: false\n")
 	admin, ok := parseAdminKey(s.waitOutput(t, "private key:"))
 	if !ok {
 		t.Fatal("no admin key printed")

@@ -69,8 +69,8 @@ func TestAdminSearchBulk(t *testing.T) {
 
 // TestAdminGroups: on a database store, a group is created with the
 // resource picker, used by a key's rule, shown with that rule, and
-// deleted after a confirmation naming the rule; on a default install the
-// groups pages are read-only and say why.
+// deleted after a confirmation naming the rule; with accessControl.database
+// off the groups pages are read-only and say why.
 func TestAdminGroups(t *testing.T) {
 	b := newBrowser(t)
 	s := startServer(t, "accessControl:\n  database: true\n")
@@ -106,7 +106,7 @@ func TestAdminGroups(t *testing.T) {
 	b.submit(`form[action$="/delete"] button[type=submit]`, "group-deleted")
 	checkStatus(t, "deleted group", s.get(t, "/groups/viewers", admin), http.StatusNotFound)
 
-	ro := startServer(t, "")
+	ro := startServer(t, "accessControl:\n  database: false\n")
 	admin2, _ := parseAdminKey(ro.waitOutput(t, "private key:"))
 	b2 := newBrowser(t)
 	b2.signIn(ro.URL+"/admin", admin2, "overview-default")

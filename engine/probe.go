@@ -57,8 +57,8 @@ func (e *Engine) checkSize(w, h int) error {
 		return invalidImage(fmt.Errorf("zero size %dx%d", w, h))
 	}
 	if w > e.cfg.MaxWidth || h > e.cfg.MaxHeight || int64(w)*int64(h) > e.cfg.MaxPixels {
-		return &Error{Kind: KindTooLarge, Msg: "Image too large",
-			Err: fmt.Errorf("%dx%d over the limits %dx%d, %d pixels", w, h, e.cfg.MaxWidth, e.cfg.MaxHeight, e.cfg.MaxPixels)}
+		return &Error{Kind: KindTooLarge, Msg: fmt.Sprintf("Image too large: %dx%d pixels; the limits are %dx%d and %d pixels in all",
+			w, h, e.cfg.MaxWidth, e.cfg.MaxHeight, e.cfg.MaxPixels)}
 	}
 	return nil
 }

@@ -191,7 +191,7 @@ func TestProcessErrors(t *testing.T) {
 		{name: "crop y", c: parse("crop:width=10,height=60"), kind: KindInvalid, msg: "crop: Crop area is out of bounds (`y` + `height` > image height)"},
 		{name: "crop center too wide", c: parse("crop:width=101,height=10,mode=center"), kind: KindInvalid, msg: "crop: Crop area is out of bounds (`x` + `width` > image width)"},
 		{name: "smartSize too small", c: parse("smartSize:width=300,height=300"), kind: KindInvalid},
-		{name: "enlarge past limits", c: parse("resize:width=5000"), kind: KindTooLarge, msg: "Image too large"},
+		{name: "enlarge past limits", c: parse("resize:width=5000"), kind: KindTooLarge, msg: "Image too large: 5000x2500 pixels; the limits are 32768x32768 and 1000000 pixels in all"},
 		{name: "cancelled", c: parse("flipVertically"), ctx: func() context.Context {
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel()
