@@ -46,6 +46,20 @@ func TestAdminSearchBulk(t *testing.T) {
 	if n := b.count(`input[name=sel]`); n != 2 {
 		t.Fatalf("search by metadata: %d tiles, want 2", n)
 	}
+	// At 1280x800 the actions for ticked images cover no result, with
+	// nothing ticked (they are not stuck to the screen) and with one
+	// ticked (the page scrolls a tile clear of them).
+	b.do(chromedp.EmulateViewport(1280, 800))
+	if c := b.covered(".grid .tile"); len(c) > 0 {
+		t.Errorf("at 1280x800 with nothing ticked, results covered: %v", c)
+	}
+	b.viewShot("search-by-metadata-1280x800")
+	b.do(chromedp.Click(chromedp.CSS(`input[value="`+ids[0]+`"]`)))
+	if c := b.covered(".grid .tile"); len(c) > 0 {
+		t.Errorf("at 1280x800 with one ticked, results covered: %v", c)
+	}
+	b.viewShot("search-by-metadata-ticked-1280x800")
+	b.do(chromedp.Click(chromedp.CSS(`input[value="`+ids[0]+`"]`)), chromedp.EmulateViewport(1280, 900))
 
 	// Tick both, delete after the confirmation page.
 	b.do(chromedp.Click(chromedp.CSS(`input[value="`+ids[0]+`"]`)), chromedp.Click(chromedp.CSS(`input[value="`+ids[2]+`"]`)))
