@@ -94,8 +94,7 @@ func analysis(im imageEntry, md json.RawMessage, note string) *analysisView {
 		EXIF map[string]any `json:"exif"`
 	}
 	if err := json.Unmarshal(md, &doc); err != nil || len(doc.EXIF) == 0 {
-		a.EXIFNote = "The original carries no EXIF, IPTC or XMP tags, or they were not copied into its metadata " +
-			"(analysis.exif off, or the image was stored before and vitrine analyze has not run)."
+		a.EXIFNote = noEXIFNote(im)
 		return a
 	}
 	a.EXIF = exifSummary(doc.EXIF)
@@ -104,6 +103,21 @@ func analysis(im imageEntry, md json.RawMessage, note string) *analysisView {
 	}
 	sort.Slice(a.EXIFAll, func(i, j int) bool { return a.EXIFAll[i].Key < a.EXIFAll[j].Key })
 	return a
+}
+
+// noEXIFNote says why an image's metadata holds no exif key, without
+// claiming the original has none: the page shows the metadata's copy, and
+// a metadata change (a PUT replaces the whole document) may have dropped
+// it after upload.
+func noEXIFNote(im imageEntry) string {
+	changed := "A metadata change since upload may have replaced them"
+	if im.Updated != "" && im.Updated != im.Added {
+		changed = "Its metadata was changed after upload (" + im.Updated + "), which replaces the whole document and may have dropped them"
+	}
+	return "The metadata holds no exif key, so no EXIF, IPTC or XMP tags are shown. The original may carry none, " +
+		"or they were never copied into the metadata (analysis.exif off, or the image was stored before and " +
+		"vitrine analyze has not run). " + changed + "; vitrine analyze --force --user " + im.User +
+		" copies them from the original again."
 }
 
 // exifSummary picks what a person wants to know first from the tags:
