@@ -101,7 +101,7 @@ func TestSessionsPage(t *testing.T) {
 
 // TestUsageOnKeysAndOverview: the keys page shows a key's creation, last
 // use and requests per day, and the overview its charts, from the
-// counters the API keeps.
+// counters the API keeps, starting at the first day with counts.
 func TestUsageOnKeysAndOverview(t *testing.T) {
 	e := newEnv(t, web.Config{})
 	b := e.browser(t)
@@ -127,5 +127,37 @@ func TestUsageOnKeysAndOverview(t *testing.T) {
 		if !strings.Contains(p.body, want) {
 			t.Errorf("overview lacks %s", want)
 		}
+	}
+	// Today is the only day with counts: the charts start there, not at
+	// days before the service counted anything, drawn as 0 %.
+	data := pngBytes(t, 9)
+	b.uploadForm("alice", data)
+	page := b.do(http.MethodGet, "/admin/users/alice/images/"+md5Hex(data), nil, nil)
+	src := regexp.MustCompile(`<figure class="preview card"><img src="([^"]+)"`).FindStringSubmatch(page.body)
+	if src == nil {
+		t.Fatal("no preview on the image page")
+	}
+	for range 2 { // a miss, then a hit
+		r, err := http.Get(strings.ReplaceAll(src[1], "&amp;", "&"))
+		if err != nil || r.StatusCode != 200 {
+			t.Fatalf("preview: %v %v", r, err)
+		}
+		r.Body.Close()
+	}
+	if err := e.usage.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	p = b.do(http.MethodGet, "/admin/", nil, nil)
+	md := today[5:]
+	for _, want := range []string{`<desc id="c-requests-d">Requests and errors by status, ` + md + ` to ` + md + `.`,
+		`<desc id="c-hits-d">Variant cache hit rate, ` + md + ` to ` + md + `. Hit rate highest 50 % on ` + md + `.`} {
+		if !strings.Contains(p.body, want) {
+			t.Errorf("overview lacks %s", want)
+		}
+	}
+	_, hits, _ := strings.Cut(p.body, `id="c-hits-d"`)
+	hits, _, _ = strings.Cut(hits, "</figure>")
+	if strings.Contains(hits, ">0 %</td>") {
+		t.Errorf("the hit rate of a day without variant requests is drawn as 0 %%:\n%s", hits)
 	}
 }

@@ -13,6 +13,8 @@ import (
 // needed to read it.
 
 // chartSeries is one named line or set of bars.
+// A NaN value is no value: no bar, a gap in a line, "—" in the table (a
+// hit rate on a day without requests).
 type chartSeries struct {
 	Name   string
 	Values []float64
@@ -53,8 +55,11 @@ type chartBar struct {
 	Tip        string
 }
 
+// chartLine is one series as polylines, one per run of days with a value
+// (a run of one day is a dot).
 type chartLine struct {
-	Name, Points, Class string
+	Name, Class string
+	Segments    []string
 }
 
 type chartTick struct {
@@ -105,8 +110,10 @@ func layoutChart(s chartSpec) chartView {
 	for _, se := range s.Series {
 		v.Head = append(v.Head, se.Name)
 		for _, x := range se.Values {
-			max = math.Max(max, x)
-			any = any || x != 0
+			if !math.IsNaN(x) {
+				max = math.Max(max, x)
+				any = any || x != 0
+			}
 		}
 	}
 	v.Empty = len(s.Labels) == 0 || !any
@@ -131,25 +138,46 @@ func layoutChart(s chartSpec) chartView {
 		}
 		row := []string{l}
 		for _, se := range s.Series {
-			row = append(row, format(at(se.Values, i)))
+			if x := at(se.Values, i); math.IsNaN(x) {
+				row = append(row, "—")
+			} else {
+				row = append(row, format(x))
+			}
 		}
 		v.Table = append(v.Table, row)
 	}
 	if !s.Lines && len(s.Series) > 0 {
 		for i, l := range s.Labels {
 			val := at(s.Series[0].Values, i)
+			if math.IsNaN(val) {
+				continue
+			}
 			v.Bars = append(v.Bars, chartBar{X: f(chartLeft + step*(float64(i)+chartBarGap/2)), Y: f(y(val)),
 				W: f(step * (1 - chartBarGap)), H: f(chartTop + chartPlotH - y(val)), Tip: l + ": " + format(val)})
 		}
 		return v
 	}
 	for k, se := range s.Series {
-		pts := make([]string, n)
-		for i := range s.Labels {
-			pts[i] = f(chartLeft+step*(float64(i)+0.5)) + "," + f(y(at(se.Values, i)))
+		l := chartLine{Name: se.Name, Class: fmt.Sprintf("series-%d", k%chartSeriesClasses)}
+		var run []string
+		end := func() {
+			if len(run) == 1 {
+				run = append(run, run[0]) // a dot: round caps draw it
+			}
+			if len(run) > 0 {
+				l.Segments = append(l.Segments, strings.Join(run, " "))
+			}
+			run = nil
 		}
-		v.Lines = append(v.Lines, chartLine{Name: se.Name, Points: strings.Join(pts, " "),
-			Class: fmt.Sprintf("series-%d", k%chartSeriesClasses)})
+		for i := range s.Labels {
+			if x := at(se.Values, i); math.IsNaN(x) {
+				end()
+			} else {
+				run = append(run, f(chartLeft+step*(float64(i)+0.5))+","+f(y(x)))
+			}
+		}
+		end()
+		v.Lines = append(v.Lines, l)
 	}
 	return v
 }
