@@ -99,8 +99,8 @@ func TestSessionsPage(t *testing.T) {
 	}
 }
 
-// TestUsageOnKeysAndOverview: the keys page shows a key's creation, last
-// use and requests per day, and the overview its charts, from the
+// TestUsageOnKeysAndOverview: the keys page shows a key's rules, creation,
+// last use and requests per day, and the overview its charts, from the
 // counters the API keeps, starting at the first day with counts.
 func TestUsageOnKeysAndOverview(t *testing.T) {
 	e := newEnv(t, web.Config{})
@@ -117,13 +117,21 @@ func TestUsageOnKeysAndOverview(t *testing.T) {
 	if spark == nil || spark[1] == "0" {
 		t.Fatalf("no sparkline of admin's requests on the keys page:\n%s", p.body)
 	}
+	// Each key's rules, and its requests per day in numbers beside the
+	// sparkline.
+	if !regexp.MustCompile(`<span class="mono">group read-only</span> <span class="muted">for</span> <span class="mono">carol</span>`).MatchString(p.body) {
+		t.Errorf("the keys list does not show carol's rule:\n%s", p.body)
+	}
+	if !regexp.MustCompile(`\d+ in all, \d+\.\d a day`).MatchString(p.body) {
+		t.Errorf("the keys list does not show requests per day:\n%s", p.body)
+	}
 	today := e.clock.Now().UTC().Format("2006-01-02")
 	if strings.Count(p.body, today) < 2 { // carol created, admin last used
 		t.Fatalf("created and last used dates (%s) missing:\n%s", today, p.body)
 	}
 	p = b.do(http.MethodGet, "/admin/", nil, nil)
 	for _, want := range []string{`<title id="c-requests-t">Requests and errors by status</title>`, `<desc id="c-requests-d">`,
-		`role="img" aria-labelledby="c-requests-t c-requests-d"`, "<polyline", "Uploads per day"} {
+		`role="img" aria-labelledby="c-requests-t c-requests-d"`, `<circle class="chart-dot series-0"`, "Uploads per day"} {
 		if !strings.Contains(p.body, want) {
 			t.Errorf("overview lacks %s", want)
 		}

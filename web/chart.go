@@ -60,7 +60,11 @@ type chartBar struct {
 type chartLine struct {
 	Name, Class string
 	Segments    []string
+	Dots        []chartDot
 }
+
+// chartDot is a value with no neighbour to join: a marker.
+type chartDot struct{ X, Y, Tip string }
 
 type chartTick struct {
 	Pos, Label string
@@ -75,6 +79,7 @@ const (
 	maxXLabels                 = 6
 	chartSeriesClasses         = 4
 	chartBarGap                = 0.2
+	chartMaxBar                = 48.0
 	chartWholeNumberMaxDecimal = 0
 )
 
@@ -152,29 +157,34 @@ func layoutChart(s chartSpec) chartView {
 			if math.IsNaN(val) {
 				continue
 			}
-			v.Bars = append(v.Bars, chartBar{X: f(chartLeft + step*(float64(i)+chartBarGap/2)), Y: f(y(val)),
-				W: f(step * (1 - chartBarGap)), H: f(chartTop + chartPlotH - y(val)), Tip: l + ": " + format(val)})
+			// Why a cap: a chart of a day or two would draw slabs.
+			w := math.Min(step*(1-chartBarGap), chartMaxBar)
+			v.Bars = append(v.Bars, chartBar{X: f(chartLeft + step*(float64(i)+0.5) - w/2), Y: f(y(val)),
+				W: f(w), H: f(chartTop + chartPlotH - y(val)), Tip: l + ": " + format(val)})
 		}
 		return v
 	}
 	for k, se := range s.Series {
 		l := chartLine{Name: se.Name, Class: fmt.Sprintf("series-%d", k%chartSeriesClasses)}
 		var run []string
+		var last chartDot
 		end := func() {
-			if len(run) == 1 {
-				run = append(run, run[0]) // a dot: round caps draw it
-			}
-			if len(run) > 0 {
+			switch {
+			case len(run) == 1:
+				l.Dots = append(l.Dots, last)
+			case len(run) > 1:
 				l.Segments = append(l.Segments, strings.Join(run, " "))
 			}
 			run = nil
 		}
-		for i := range s.Labels {
-			if x := at(se.Values, i); math.IsNaN(x) {
+		for i, lab := range s.Labels {
+			x := at(se.Values, i)
+			if math.IsNaN(x) {
 				end()
-			} else {
-				run = append(run, f(chartLeft+step*(float64(i)+0.5))+","+f(y(x)))
+				continue
 			}
+			last = chartDot{X: f(chartLeft + step*(float64(i)+0.5)), Y: f(y(x)), Tip: se.Name + ", " + lab + ": " + format(x)}
+			run = append(run, last.X+","+last.Y)
 		}
 		end()
 		v.Lines = append(v.Lines, l)

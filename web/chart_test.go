@@ -37,8 +37,9 @@ func TestChartLayout(t *testing.T) {
 	nan := math.NaN()
 	gaps := layoutChart(chartSpec{ID: "g", Lines: true, Labels: []string{"a", "b", "c", "d", "e"},
 		Series: []chartSeries{{"x", []float64{1, 2, nan, 3, nan}}}})
-	if segs := gaps.Lines[0].Segments; len(segs) != 2 || strings.Count(segs[0], ",") != 2 || strings.Count(segs[1], ",") != 2 {
-		t.Errorf("segments of a line with gaps %q", segs)
+	if segs, dots := gaps.Lines[0].Segments, gaps.Lines[0].Dots; len(segs) != 1 || strings.Count(segs[0], ",") != 2 || len(dots) != 1 ||
+		dots[0].Tip != "x, d: 3" {
+		t.Errorf("a line with gaps: segments %q, dots %+v", segs, dots)
 	}
 	if got := gaps.Table[2][1]; got != "—" {
 		t.Errorf("table cell of no value %q", got)

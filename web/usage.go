@@ -193,6 +193,8 @@ type sparkView struct {
 	Label string
 	Bars  []chartBar
 	Total int64
+	// PerDay is the average number of requests a day.
+	PerDay string
 }
 
 // sparkDays is how many days a key's sparkline covers.
@@ -243,6 +245,10 @@ func spark(name string, days []string, vals []float64) sparkView {
 		v.Total += int64(x)
 	}
 	v.Label = strconv.FormatInt(v.Total, 10) + " requests by " + name + " in the last " + strconv.Itoa(len(days)) + " days"
+	v.PerDay = "0"
+	if len(days) > 0 {
+		v.PerDay = strconv.FormatFloat(float64(v.Total)/float64(len(days)), 'f', 1, 64)
+	}
 	if top == 0 {
 		return v
 	}
