@@ -54,7 +54,7 @@ func TestAdminSearchBulk(t *testing.T) {
 		t.Errorf("at 1280x800 with nothing ticked, results covered: %v", c)
 	}
 	b.viewShot("search-by-metadata-1280x800")
-	b.do(chromedp.Click(chromedp.CSS(`input[value="`+ids[0]+`"]`)))
+	b.do(chromedp.Click(chromedp.CSS(`input[value="` + ids[0] + `"]`)))
 	if c := b.covered(".grid .tile"); len(c) > 0 {
 		t.Errorf("at 1280x800 with one ticked, results covered: %v", c)
 	}
