@@ -198,6 +198,19 @@ func TestAdminPlaygroundPresets(t *testing.T) {
 	if n := b.count("#pg-image option"); n != 2 {
 		t.Fatalf("image picker: %d options, want 2", n)
 	}
+	// At 1280x800 the before and after previews use the width there is: at
+	// least 400 px each, the 320 px image at its own size.
+	b.do(chromedp.EmulateViewport(1280, 800))
+	b.viewShot("playground-1280x800")
+	type box struct{ Box, Img, Natural float64 }
+	for _, id := range []string{"pg-before", "pg-preview"} {
+		got := eval[box](b, `(() => { const i = document.getElementById("`+id+`");
+			return {box: i.closest(".pg-preview").getBoundingClientRect().width, img: i.getBoundingClientRect().width, natural: i.naturalWidth}; })()`)
+		if got.Box < 400 || got.Img < got.Natural {
+			t.Errorf("%s at 1280 px: preview %.0f px wide, image %.0f of %.0f px", id, got.Box, got.Img, got.Natural)
+		}
+	}
+	b.do(chromedp.EmulateViewport(1280, 900))
 	b.submit(`button[value="preset"]`, "playground-preset")
 	if steps := b.text(".steps"); !strings.Contains(steps, "thumbnail") || !strings.Contains(steps, "desaturate") {
 		t.Fatalf("steps after the preset: %q", steps)
