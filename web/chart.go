@@ -164,6 +164,14 @@ func layoutChart(s chartSpec) chartView {
 		}
 		return v
 	}
+	v.Lines = layoutLines(s, step, y, format)
+	return v
+}
+
+// layoutLines lays out each series as polylines over its runs of values
+// and dots for lone values, step apart, y mapping a value to its height.
+func layoutLines(s chartSpec, step float64, y func(float64) float64, format func(float64) string) []chartLine {
+	var lines []chartLine
 	for k, se := range s.Series {
 		l := chartLine{Name: se.Name, Class: fmt.Sprintf("series-%d", k%chartSeriesClasses)}
 		var run []string
@@ -187,9 +195,9 @@ func layoutChart(s chartSpec) chartView {
 			run = append(run, last.X+","+last.Y)
 		}
 		end()
-		v.Lines = append(v.Lines, l)
+		lines = append(lines, l)
 	}
-	return v
+	return lines
 }
 
 // at is values[i], 0 past the end.
