@@ -110,14 +110,13 @@ func analysis(im imageEntry, md json.RawMessage, note string) *analysisView {
 // a metadata change (a PUT replaces the whole document) may have dropped
 // it after upload.
 func noEXIFNote(im imageEntry) string {
-	changed := "A metadata change since upload may have replaced them"
+	again := " vitrine analyze --force --user " + im.User + " copies them from the original again."
 	if im.Updated != "" && im.Updated != im.Added {
-		changed = "Its metadata was changed after upload (" + im.Updated + "), which replaces the whole document and may have dropped them"
+		return "The metadata holds no exif key. It was changed after upload (" + im.Updated + "), and a change " +
+			"replaces the whole document, so tags copied at upload may have gone with it; the original may also carry none." + again
 	}
-	return "The metadata holds no exif key, so no EXIF, IPTC or XMP tags are shown. The original may carry none, " +
-		"or they were never copied into the metadata (analysis.exif off, or the image was stored before and " +
-		"vitrine analyze has not run). " + changed + "; vitrine analyze --force --user " + im.User +
-		" copies them from the original again."
+	return "The metadata holds no exif key: the original may carry no EXIF, IPTC or XMP tags, or they were not " +
+		"copied (analysis.exif off, the image stored before analysis, or a metadata change that left them out)." + again
 }
 
 // exifSummary picks what a person wants to know first from the tags:

@@ -80,7 +80,7 @@ func TestNoEXIFNote(t *testing.T) {
 			if strings.Contains(n, "original carries no") || !strings.Contains(n, "vitrine analyze --force --user alice") {
 				t.Errorf("note %q", n)
 			}
-			if got := strings.Contains(n, "changed after upload ("+c.updated+")"); got != c.wantChangedWhen {
+			if got := strings.Contains(n, "It was changed after upload ("+c.updated+")"); got != c.wantChangedWhen {
 				t.Errorf("names the change: %v, want %v: %q", got, c.wantChangedWhen, n)
 			}
 		})
