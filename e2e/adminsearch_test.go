@@ -171,6 +171,9 @@ func TestAdminShortURLList(t *testing.T) {
 	if n := b.count("#variants tbody tr"); n < 1 {
 		t.Errorf("no cached variant listed after the preview was served")
 	}
+	if v := b.text("#variants tbody"); !strings.Contains(v, "maxSize:height=960,width=960") || !strings.Contains(v, "webp") {
+		t.Errorf("the cached variant does not name its chain and format: %q", v)
+	}
 	if p := b.text(".props"); !strings.Contains(p, "Frames1 (still image)") {
 		t.Errorf("properties without the frame count: %q", p)
 	}
