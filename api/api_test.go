@@ -669,10 +669,17 @@ func TestVariantList(t *testing.T) {
 	if len(got) != 2 {
 		t.Fatalf("variants: %v, want 2", got)
 	}
+	made := map[string]bool{}
 	for _, v := range got {
 		m := v.(map[string]any)
 		if m["hash"] == "" || m["size"].(float64) <= 0 || m["created"] == "" || m["lastUsed"] == "" {
 			t.Fatalf("variant %v", m)
+		}
+		made[fmt.Sprint(m["format"], " ", m["chain"])] = true
+	}
+	for _, want := range []string{"png desaturate", "gif thumbnail:height=10,width=10"} {
+		if !made[want] {
+			t.Errorf("no variant made by %q among %v", want, made)
 		}
 	}
 	if r := e.get(e.tokenURL("/users/alice/images/nope/variants?publicKey=alice", userPriv)); r.StatusCode != 404 {

@@ -152,7 +152,7 @@ func (s *Server) variant(ctx context.Context, img storage.Image, chain engine.Ch
 	v, _, err = s.flight.do(ctx, storage.VariantKey(img.User, img.Identifier, img.BlobToken, hash), func(ctx context.Context) (variant, error) {
 		v, err := s.render(ctx, img, chain, format)
 		if err == nil && cache {
-			stored, err := s.variants.Put(ctx, img, hash, encodeVariant(v))
+			stored, err := s.variants.Put(ctx, img, storage.VariantName{Hash: hash, Chain: chain.Key(), Format: format}, encodeVariant(v))
 			switch {
 			case err != nil:
 				s.log.Warn("variant cache write", "user", img.User, "image", img.Identifier, "hash", hash, "err", err)

@@ -264,6 +264,8 @@ type Variant struct {
 	Size     int64  `json:"size"`
 	Created  string `json:"created"`
 	LastUsed string `json:"lastUsed"`
+	Chain    string `json:"chain"` // steps joined by "|"
+	Format   string `json:"format"`
 }
 
 // VariantList is GET .../variants.

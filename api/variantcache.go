@@ -14,7 +14,7 @@ import (
 // *storage.VariantCache satisfies it.
 type variantCache interface {
 	Get(ctx context.Context, img storage.Image, hash string) ([]byte, error)
-	Put(ctx context.Context, img storage.Image, hash string, data []byte) (stored bool, err error)
+	Put(ctx context.Context, img storage.Image, name storage.VariantName, data []byte) (stored bool, err error)
 	Purge(ctx context.Context, user, id string) error
 }
 

@@ -51,13 +51,24 @@ func TestAdminAuditUsageSessions(t *testing.T) {
 	if d := b.text("#c-uploads-d"); !strings.Contains(d, "Uploads: 3 in all") {
 		t.Errorf("the uploads chart's description is %q", d)
 	}
-	if n := b.count("#c-hits-cap + svg polyline, figure[aria-labelledby=c-hits-cap] polyline"); n == 0 {
+	if n := b.count("figure[aria-labelledby=c-hits-cap] polyline, figure[aria-labelledby=c-hits-cap] circle"); n == 0 {
 		t.Error("the hit-rate chart has no line")
 	}
 
 	b.open(ui+"/keys", "keys-usage")
 	if n := b.count(`svg.spark[aria-label*="requests by admin"]`); n != 1 {
 		t.Errorf("%d sparklines of admin's requests on the keys page", n)
+	}
+	// At 1280 px the list shows every column, requests per day included,
+	// without scrolling the table; and each key's rules.
+	if out := eval[int](b, `Array.from(document.querySelectorAll(".spark-wrap")).filter(s => {
+		const box = s.closest(".table-scroll").getBoundingClientRect(), r = s.getBoundingClientRect();
+		return r.right > box.right || r.left < box.left;
+	}).length`); out > 0 {
+		t.Errorf("%d keys' requests per day are cut off at 1280 px", out)
+	}
+	if rules := b.text("td.key-rules"); !strings.Contains(rules, "group all") {
+		t.Errorf("admin's rules in the keys list: %q", rules)
 	}
 
 	b.open(ui+"/audit", "audit")

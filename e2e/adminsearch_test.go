@@ -46,6 +46,20 @@ func TestAdminSearchBulk(t *testing.T) {
 	if n := b.count(`input[name=sel]`); n != 2 {
 		t.Fatalf("search by metadata: %d tiles, want 2", n)
 	}
+	// At 1280x800 the actions for ticked images cover no result, with
+	// nothing ticked (they are not stuck to the screen) and with one
+	// ticked (the page scrolls a tile clear of them).
+	b.do(chromedp.EmulateViewport(1280, 800))
+	if c := b.covered(".grid .tile"); len(c) > 0 {
+		t.Errorf("at 1280x800 with nothing ticked, results covered: %v", c)
+	}
+	b.viewShot("search-by-metadata-1280x800")
+	b.do(chromedp.Click(chromedp.CSS(`input[value="` + ids[0] + `"]`)))
+	if c := b.covered(".grid .tile"); len(c) > 0 {
+		t.Errorf("at 1280x800 with one ticked, results covered: %v", c)
+	}
+	b.viewShot("search-by-metadata-ticked-1280x800")
+	b.do(chromedp.Click(chromedp.CSS(`input[value="`+ids[0]+`"]`)), chromedp.EmulateViewport(1280, 900))
 
 	// Tick both, delete after the confirmation page.
 	b.do(chromedp.Click(chromedp.CSS(`input[value="`+ids[0]+`"]`)), chromedp.Click(chromedp.CSS(`input[value="`+ids[2]+`"]`)))
@@ -157,6 +171,9 @@ func TestAdminShortURLList(t *testing.T) {
 	if n := b.count("#variants tbody tr"); n < 1 {
 		t.Errorf("no cached variant listed after the preview was served")
 	}
+	if v := b.text("#variants tbody"); !strings.Contains(v, "maxSize:height=960,width=960") || !strings.Contains(v, "webp") {
+		t.Errorf("the cached variant does not name its chain and format: %q", v)
+	}
 	if p := b.text(".props"); !strings.Contains(p, "Frames1 (still image)") {
 		t.Errorf("properties without the frame count: %q", p)
 	}
@@ -184,6 +201,19 @@ func TestAdminPlaygroundPresets(t *testing.T) {
 	if n := b.count("#pg-image option"); n != 2 {
 		t.Fatalf("image picker: %d options, want 2", n)
 	}
+	// At 1280x800 the before and after previews use the width there is: at
+	// least 400 px each, the 320 px image at its own size.
+	b.do(chromedp.EmulateViewport(1280, 800))
+	b.viewShot("playground-1280x800")
+	type box struct{ Box, Img, Natural float64 }
+	for _, id := range []string{"pg-before", "pg-preview"} {
+		got := eval[box](b, `(() => { const i = document.getElementById("`+id+`");
+			return {box: i.closest(".pg-preview").getBoundingClientRect().width, img: i.getBoundingClientRect().width, natural: i.naturalWidth}; })()`)
+		if got.Box < 400 || got.Img < got.Natural {
+			t.Errorf("%s at 1280 px: preview %.0f px wide, image %.0f of %.0f px", id, got.Box, got.Img, got.Natural)
+		}
+	}
+	b.do(chromedp.EmulateViewport(1280, 900))
 	b.submit(`button[value="preset"]`, "playground-preset")
 	if steps := b.text(".steps"); !strings.Contains(steps, "thumbnail") || !strings.Contains(steps, "desaturate") {
 		t.Fatalf("steps after the preset: %q", steps)

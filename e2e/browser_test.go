@@ -254,3 +254,33 @@ func (b *browser) count(sel string) int {
 	s, _ := json.Marshal(sel)
 	return eval[int](b, fmt.Sprintf(`document.querySelectorAll(%s).length`, s))
 }
+
+// covered lists the elements matching sel that something else covers at
+// the current viewport: each is scrolled into view (as little as needed)
+// and the element at its centre must be inside it.
+func (b *browser) covered(sel string) []string {
+	b.t.Helper()
+	s, _ := json.Marshal(sel)
+	return eval[[]string](b, fmt.Sprintf(`Array.from(document.querySelectorAll(%s)).flatMap((el, i) => {
+		el.scrollIntoView({block: "nearest"});
+		const r = el.getBoundingClientRect();
+		const at = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+		return at && el.contains(at) ? [] : ["#" + i + " under " + (at ? at.tagName.toLowerCase() + "." + at.className : "nothing")];
+	})`, s))
+}
+
+// viewShot saves a screenshot of the viewport as it is (not the whole
+// page), to see what covers what.
+func (b *browser) viewShot(name string) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, 60*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		b.t.Fatalf("screenshot of %s: %v", name, err)
+	}
+	b.n++
+	if err := os.WriteFile(filepath.Join(b.shots, fmt.Sprintf("%s-%02d-%s-view.png", b.test, b.n, name)), png, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+}

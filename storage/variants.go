@@ -62,6 +62,8 @@ type variantRow struct {
 	Created    int64  `bun:"created"`   // unix microseconds
 	LastUsed   int64  `bun:"last_used"` // unix microseconds
 	BlobToken  string `bun:"blob_token"`
+	Chain      string `bun:"chain"`  // migration step 16
+	Format     string `bun:"format"` // migration step 16
 }
 
 // key is the variant's blob key.
@@ -128,7 +130,8 @@ func (c *VariantCache) Get(ctx context.Context, img Image, hash string) ([]byte,
 // instance's estimate of the total passes MaxBytes it evicts before
 // returning, so the cap holds after every Put of one instance (and after
 // every flush across instances).
-func (c *VariantCache) Put(ctx context.Context, img Image, hash string, data []byte) (stored bool, err error) {
+func (c *VariantCache) Put(ctx context.Context, img Image, name VariantName, data []byte) (stored bool, err error) {
+	hash := name.Hash
 	if err := checkLen("user", img.User, maxName, true); err != nil {
 		return false, err
 	}
@@ -153,7 +156,7 @@ func (c *VariantCache) Put(ctx context.Context, img Image, hash string, data []b
 	}
 	t := c.now().UnixMicro()
 	row := &variantRow{User: img.User, Identifier: img.Identifier, Hash: hash, Size: int64(len(data)), Created: t, LastUsed: t,
-		BlobToken: img.BlobToken}
+		BlobToken: img.BlobToken, Chain: name.Chain, Format: name.Format}
 	err = c.db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		var one int
 		err := c.db.forUpdate(tx.NewSelect().Model((*imageRow)(nil)).ColumnExpr("1").
@@ -168,11 +171,11 @@ func (c *VariantCache) Put(ctx context.Context, img Image, hash string, data []b
 		q := tx.NewInsert().Model(row)
 		if c.db.kind == mysqlKind {
 			q = q.On("DUPLICATE KEY UPDATE").Set("size = VALUES(size)").Set("created = VALUES(created)").Set("last_used = VALUES(last_used)").
-				Set("blob_token = VALUES(blob_token)")
+				Set("blob_token = VALUES(blob_token)").Set("chain = VALUES(chain)").Set("format = VALUES(format)")
 		} else {
 			q = q.On("CONFLICT (user_name, identifier, hash) DO UPDATE").
 				Set("size = EXCLUDED.size").Set("created = EXCLUDED.created").Set("last_used = EXCLUDED.last_used").
-				Set("blob_token = EXCLUDED.blob_token")
+				Set("blob_token = EXCLUDED.blob_token").Set("chain = EXCLUDED.chain").Set("format = EXCLUDED.format")
 		}
 		if _, err := q.Exec(ctx); err != nil {
 			return err
@@ -394,13 +397,22 @@ func (c *VariantCache) evictBatch(ctx context.Context, pick func(*bun.SelectQuer
 	return n, freed, nil
 }
 
+// VariantName names a variant to Put: its hash (the cache key, of chain and
+// format) and, for listings, the chain and output format that made it.
+type VariantName struct {
+	Hash   string
+	Chain  string // the canonical transformation chain, steps separated by "|"
+	Format string // the output format, such as png
+}
+
 // Variant is one cached variant of an image as the variants table
-// records it: its hash (of chain and format), size, and when it was
+// records it: its hash (of chain and format), the chain and format (empty
+// for variants cached before migration step 16), size, and when it was
 // stored and last served (last use is written in batches, see Flush).
 type Variant struct {
-	Hash              string
-	Size              int64
-	Created, LastUsed time.Time
+	Hash, Chain, Format string
+	Size                int64
+	Created, LastUsed   time.Time
 }
 
 // Variants lists the cached variants of the image user/id, most recently
@@ -414,7 +426,7 @@ func (db *DB) Variants(ctx context.Context, user, id string) ([]Variant, error) 
 	}
 	out := make([]Variant, len(rows))
 	for i, r := range rows {
-		out[i] = Variant{Hash: r.Hash, Size: r.Size, Created: fromMicros(r.Created), LastUsed: fromMicros(r.LastUsed)}
+		out[i] = Variant{Hash: r.Hash, Chain: r.Chain, Format: r.Format, Size: r.Size, Created: fromMicros(r.Created), LastUsed: fromMicros(r.LastUsed)}
 	}
 	return out, nil
 }

@@ -94,8 +94,7 @@ func analysis(im imageEntry, md json.RawMessage, note string) *analysisView {
 		EXIF map[string]any `json:"exif"`
 	}
 	if err := json.Unmarshal(md, &doc); err != nil || len(doc.EXIF) == 0 {
-		a.EXIFNote = "The original carries no EXIF, IPTC or XMP tags, or they were not copied into its metadata " +
-			"(analysis.exif off, or the image was stored before and vitrine analyze has not run)."
+		a.EXIFNote = noEXIFNote(im)
 		return a
 	}
 	a.EXIF = exifSummary(doc.EXIF)
@@ -104,6 +103,20 @@ func analysis(im imageEntry, md json.RawMessage, note string) *analysisView {
 	}
 	sort.Slice(a.EXIFAll, func(i, j int) bool { return a.EXIFAll[i].Key < a.EXIFAll[j].Key })
 	return a
+}
+
+// noEXIFNote says why an image's metadata holds no exif key, without
+// claiming the original has none: the page shows the metadata's copy, and
+// a metadata change (a PUT replaces the whole document) may have dropped
+// it after upload.
+func noEXIFNote(im imageEntry) string {
+	again := " vitrine analyze --force --user " + im.User + " copies them from the original again."
+	if im.Updated != "" && im.Updated != im.Added {
+		return "The metadata holds no exif key. It was changed after upload (" + im.Updated + "), and a change " +
+			"replaces the whole document, so tags copied at upload may have gone with it; the original may also carry none." + again
+	}
+	return "The metadata holds no exif key: the original may carry no EXIF, IPTC or XMP tags, or they were not " +
+		"copied (analysis.exif off, the image stored before analysis, or a metadata change that left them out)." + again
 }
 
 // exifSummary picks what a person wants to know first from the tags:

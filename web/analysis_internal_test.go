@@ -62,3 +62,27 @@ func TestEXIFSummary(t *testing.T) {
 		t.Errorf("unanalysed image without readable metadata: %+v", a)
 	}
 }
+
+// TestNoEXIFNote: without an exif key the note never says the original
+// has no tags, and names the metadata change when the image was updated
+// after upload.
+func TestNoEXIFNote(t *testing.T) {
+	for _, c := range []struct {
+		name            string
+		added, updated  string
+		wantChangedWhen bool
+	}{
+		{"unchanged", "Mon, 02 Jun 2025 10:00:00 GMT", "Mon, 02 Jun 2025 10:00:00 GMT", false},
+		{"changed", "Mon, 02 Jun 2025 10:00:00 GMT", "Tue, 03 Jun 2025 08:00:00 GMT", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			n := noEXIFNote(imageEntry{User: "alice", Added: c.added, Updated: c.updated})
+			if strings.Contains(n, "original carries no") || !strings.Contains(n, "vitrine analyze --force --user alice") {
+				t.Errorf("note %q", n)
+			}
+			if got := strings.Contains(n, "It was changed after upload ("+c.updated+")"); got != c.wantChangedWhen {
+				t.Errorf("names the change: %v, want %v: %q", got, c.wantChangedWhen, n)
+			}
+		})
+	}
+}

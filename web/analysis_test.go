@@ -84,7 +84,8 @@ func TestPlaceholdersAndSimilar(t *testing.T) {
 
 // TestEXIFOnImagePage: the image page summarises metadata.exif (camera,
 // exposure, dates, dimensions) and lists every tag; the position only
-// appears when the tags hold one.
+// appears when the tags hold one; once a metadata change drops the tags it
+// says so, not that the original has none.
 func TestEXIFOnImagePage(t *testing.T) {
 	e := newEnv(t, web.Config{})
 	b := e.browser(t)
@@ -92,7 +93,7 @@ func TestEXIFOnImagePage(t *testing.T) {
 	data := gradientPNG(t, 64, 48, false)
 	b.uploadForm("alice", data)
 	page := "/admin/users/alice/images/" + md5Hex(data)
-	if p := b.do(http.MethodGet, page, nil, nil); !strings.Contains(p.body, "carries no EXIF") {
+	if p := b.do(http.MethodGet, page, nil, nil); !strings.Contains(p.body, "The metadata holds no exif key") {
 		t.Errorf("an image without EXIF does not say so")
 	}
 	for _, c := range []struct {
@@ -124,5 +125,17 @@ func TestEXIFOnImagePage(t *testing.T) {
 		if got := strings.Contains(exif, "Position (GPS)"); got != c.gps {
 			t.Errorf("position shown: %v, want %v", got, c.gps)
 		}
+	}
+	// A metadata change without the exif key drops the tags: the page says
+	// the metadata holds none, not that the original has none, and how to
+	// copy them again.
+	if p := b.do(http.MethodPost, page+"/metadata", url.Values{"csrf": {b.token(page)}, "metadata": {`{"album": "x"}`}}, nil); p.status != http.StatusSeeOther {
+		t.Fatalf("save metadata: %d", p.status)
+	}
+	_, exif, _ := strings.Cut(b.do(http.MethodGet, page, nil, nil).body, `id="exif"`)
+	exif, _, _ = strings.Cut(exif, "</section>")
+	if strings.Contains(exif, "original carries no") || !strings.Contains(exif, "The metadata holds no exif key") ||
+		!strings.Contains(exif, "vitrine analyze --force --user alice") {
+		t.Errorf("EXIF section after a metadata change without exif:\n%s", exif)
 	}
 }

@@ -99,9 +99,9 @@ func TestSessionsPage(t *testing.T) {
 	}
 }
 
-// TestUsageOnKeysAndOverview: the keys page shows a key's creation, last
-// use and requests per day, and the overview its charts, from the
-// counters the API keeps.
+// TestUsageOnKeysAndOverview: the keys page shows a key's rules, creation,
+// last use and requests per day, and the overview its charts, from the
+// counters the API keeps, starting at the first day with counts.
 func TestUsageOnKeysAndOverview(t *testing.T) {
 	e := newEnv(t, web.Config{})
 	b := e.browser(t)
@@ -117,15 +117,55 @@ func TestUsageOnKeysAndOverview(t *testing.T) {
 	if spark == nil || spark[1] == "0" {
 		t.Fatalf("no sparkline of admin's requests on the keys page:\n%s", p.body)
 	}
+	// Each key's rules, and its requests per day in numbers beside the
+	// sparkline.
+	if !regexp.MustCompile(`<span class="mono">group read-only</span> <span class="muted">for</span> <span class="mono">carol</span>`).MatchString(p.body) {
+		t.Errorf("the keys list does not show carol's rule:\n%s", p.body)
+	}
+	if !regexp.MustCompile(`\d+ in all, \d+\.\d a day`).MatchString(p.body) {
+		t.Errorf("the keys list does not show requests per day:\n%s", p.body)
+	}
 	today := e.clock.Now().UTC().Format("2006-01-02")
 	if strings.Count(p.body, today) < 2 { // carol created, admin last used
 		t.Fatalf("created and last used dates (%s) missing:\n%s", today, p.body)
 	}
 	p = b.do(http.MethodGet, "/admin/", nil, nil)
 	for _, want := range []string{`<title id="c-requests-t">Requests and errors by status</title>`, `<desc id="c-requests-d">`,
-		`role="img" aria-labelledby="c-requests-t c-requests-d"`, "<polyline", "Uploads per day"} {
+		`role="img" aria-labelledby="c-requests-t c-requests-d"`, `<circle class="chart-dot series-0"`, "Uploads per day"} {
 		if !strings.Contains(p.body, want) {
 			t.Errorf("overview lacks %s", want)
 		}
+	}
+	// Today is the only day with counts: the charts start there, not at
+	// days before the service counted anything, drawn as 0 %.
+	data := pngBytes(t, 9)
+	b.uploadForm("alice", data)
+	page := b.do(http.MethodGet, "/admin/users/alice/images/"+md5Hex(data), nil, nil)
+	src := regexp.MustCompile(`<figure class="preview card"><img src="([^"]+)"`).FindStringSubmatch(page.body)
+	if src == nil {
+		t.Fatal("no preview on the image page")
+	}
+	for range 2 { // a miss, then a hit
+		r, err := http.Get(strings.ReplaceAll(src[1], "&amp;", "&"))
+		if err != nil || r.StatusCode != 200 {
+			t.Fatalf("preview: %v %v", r, err)
+		}
+		r.Body.Close()
+	}
+	if err := e.usage.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	p = b.do(http.MethodGet, "/admin/", nil, nil)
+	md := today[5:]
+	for _, want := range []string{`<desc id="c-requests-d">Requests and errors by status, ` + md + ` to ` + md + `.`,
+		`<desc id="c-hits-d">Variant cache hit rate, ` + md + ` to ` + md + `. Hit rate highest 50 % on ` + md + `.`} {
+		if !strings.Contains(p.body, want) {
+			t.Errorf("overview lacks %s", want)
+		}
+	}
+	_, hits, _ := strings.Cut(p.body, `id="c-hits-d"`)
+	hits, _, _ = strings.Cut(hits, "</figure>")
+	if strings.Contains(hits, ">0 %</td>") {
+		t.Errorf("the hit rate of a day without variant requests is drawn as 0 %%:\n%s", hits)
 	}
 }

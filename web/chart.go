@@ -13,6 +13,8 @@ import (
 // needed to read it.
 
 // chartSeries is one named line or set of bars.
+// A NaN value is no value: no bar, a gap in a line, "—" in the table (a
+// hit rate on a day without requests).
 type chartSeries struct {
 	Name   string
 	Values []float64
@@ -53,9 +55,16 @@ type chartBar struct {
 	Tip        string
 }
 
+// chartLine is one series as polylines, one per run of days with a value
+// (a run of one day is a dot).
 type chartLine struct {
-	Name, Points, Class string
+	Name, Class string
+	Segments    []string
+	Dots        []chartDot
 }
+
+// chartDot is a value with no neighbour to join: a marker.
+type chartDot struct{ X, Y, Tip string }
 
 type chartTick struct {
 	Pos, Label string
@@ -70,6 +79,7 @@ const (
 	maxXLabels                 = 6
 	chartSeriesClasses         = 4
 	chartBarGap                = 0.2
+	chartMaxBar                = 48.0
 	chartWholeNumberMaxDecimal = 0
 )
 
@@ -105,8 +115,10 @@ func layoutChart(s chartSpec) chartView {
 	for _, se := range s.Series {
 		v.Head = append(v.Head, se.Name)
 		for _, x := range se.Values {
-			max = math.Max(max, x)
-			any = any || x != 0
+			if !math.IsNaN(x) {
+				max = math.Max(max, x)
+				any = any || x != 0
+			}
 		}
 	}
 	v.Empty = len(s.Labels) == 0 || !any
@@ -131,27 +143,61 @@ func layoutChart(s chartSpec) chartView {
 		}
 		row := []string{l}
 		for _, se := range s.Series {
-			row = append(row, format(at(se.Values, i)))
+			if x := at(se.Values, i); math.IsNaN(x) {
+				row = append(row, "—")
+			} else {
+				row = append(row, format(x))
+			}
 		}
 		v.Table = append(v.Table, row)
 	}
 	if !s.Lines && len(s.Series) > 0 {
 		for i, l := range s.Labels {
 			val := at(s.Series[0].Values, i)
-			v.Bars = append(v.Bars, chartBar{X: f(chartLeft + step*(float64(i)+chartBarGap/2)), Y: f(y(val)),
-				W: f(step * (1 - chartBarGap)), H: f(chartTop + chartPlotH - y(val)), Tip: l + ": " + format(val)})
+			if math.IsNaN(val) {
+				continue
+			}
+			// Why a cap: a chart of a day or two would draw slabs.
+			w := math.Min(step*(1-chartBarGap), chartMaxBar)
+			v.Bars = append(v.Bars, chartBar{X: f(chartLeft + step*(float64(i)+0.5) - w/2), Y: f(y(val)),
+				W: f(w), H: f(chartTop + chartPlotH - y(val)), Tip: l + ": " + format(val)})
 		}
 		return v
 	}
-	for k, se := range s.Series {
-		pts := make([]string, n)
-		for i := range s.Labels {
-			pts[i] = f(chartLeft+step*(float64(i)+0.5)) + "," + f(y(at(se.Values, i)))
-		}
-		v.Lines = append(v.Lines, chartLine{Name: se.Name, Points: strings.Join(pts, " "),
-			Class: fmt.Sprintf("series-%d", k%chartSeriesClasses)})
-	}
+	v.Lines = layoutLines(s, step, y, format)
 	return v
+}
+
+// layoutLines lays out each series as polylines over its runs of values
+// and dots for lone values, step apart, y mapping a value to its height.
+func layoutLines(s chartSpec, step float64, y func(float64) float64, format func(float64) string) []chartLine {
+	var lines []chartLine
+	for k, se := range s.Series {
+		l := chartLine{Name: se.Name, Class: fmt.Sprintf("series-%d", k%chartSeriesClasses)}
+		var run []string
+		var last chartDot
+		end := func() {
+			switch {
+			case len(run) == 1:
+				l.Dots = append(l.Dots, last)
+			case len(run) > 1:
+				l.Segments = append(l.Segments, strings.Join(run, " "))
+			}
+			run = nil
+		}
+		for i, lab := range s.Labels {
+			x := at(se.Values, i)
+			if math.IsNaN(x) {
+				end()
+				continue
+			}
+			last = chartDot{X: f(chartLeft + step*(float64(i)+0.5)), Y: f(y(x)), Tip: se.Name + ", " + lab + ": " + format(x)}
+			run = append(run, last.X+","+last.Y)
+		}
+		end()
+		lines = append(lines, l)
+	}
+	return lines
 }
 
 // at is values[i], 0 past the end.

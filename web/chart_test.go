@@ -1,6 +1,7 @@
 package web
 
 import (
+	"math"
 	"strings"
 	"testing"
 )
@@ -28,8 +29,23 @@ func TestChartLayout(t *testing.T) {
 	}
 	lines := layoutChart(chartSpec{ID: "l", Lines: true, Labels: []string{"a", "b", "c"},
 		Series: []chartSeries{{"x", []float64{1, 2, 3}}, {"y", []float64{0, 0, 1}}}})
-	if len(lines.Lines) != 2 || strings.Count(lines.Lines[0].Points, ",") != 3 || lines.Lines[1].Class != "series-1" {
+	if len(lines.Lines) != 2 || len(lines.Lines[0].Segments) != 1 || strings.Count(lines.Lines[0].Segments[0], ",") != 3 || lines.Lines[1].Class != "series-1" {
 		t.Errorf("lines %+v", lines.Lines)
+	}
+	// No value (NaN) is a gap in a line, a dot when alone, "—" in the
+	// table, and no bar.
+	nan := math.NaN()
+	gaps := layoutChart(chartSpec{ID: "g", Lines: true, Labels: []string{"a", "b", "c", "d", "e"},
+		Series: []chartSeries{{"x", []float64{1, 2, nan, 3, nan}}}})
+	if segs, dots := gaps.Lines[0].Segments, gaps.Lines[0].Dots; len(segs) != 1 || strings.Count(segs[0], ",") != 2 || len(dots) != 1 ||
+		dots[0].Tip != "x, d: 3" {
+		t.Errorf("a line with gaps: segments %q, dots %+v", segs, dots)
+	}
+	if got := gaps.Table[2][1]; got != "—" {
+		t.Errorf("table cell of no value %q", got)
+	}
+	if bars := layoutChart(chartSpec{ID: "b", Labels: []string{"a", "b"}, Series: []chartSeries{{"n", []float64{nan, 2}}}}); len(bars.Bars) != 1 || bars.Empty {
+		t.Errorf("bars with no value on one day %+v", bars.Bars)
 	}
 	if e := layoutChart(chartSpec{ID: "e", Labels: []string{"a"}, Series: []chartSeries{{"n", []float64{0}}}}); !e.Empty {
 		t.Error("a chart of zeros is not marked empty")

@@ -45,7 +45,8 @@ func TestShortURLList(t *testing.T) {
 }
 
 // TestImageVariants: the image page lists the image's cached variants once
-// a transformed version was served, with size and last use.
+// a transformed version was served, with the chain and format that made
+// it, size and last use.
 func TestImageVariants(t *testing.T) {
 	e := newEnv(t, web.Config{})
 	b := e.browser(t)
@@ -72,6 +73,10 @@ func TestImageVariants(t *testing.T) {
 	table, _, _ := strings.Cut(p.body[strings.Index(p.body, `id="variants"`)+1:], "</table>")
 	if strings.Count(table, "<tr>") != 2 || !strings.Contains(table, " B<") && !strings.Contains(table, "KiB<") {
 		t.Fatalf("variants table:\n%s", table)
+	}
+	// The variant names the chain and format that made it, not its hash.
+	if !strings.Contains(table, "<code>maxSize:height=960,width=960</code>") || !strings.Contains(table, ">webp<") {
+		t.Fatalf("variants table without the chain and format:\n%s", table)
 	}
 }
 

@@ -4,12 +4,18 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/vitrine/vitrine/api"
 )
 
-// variantView is one cached variant of the image.
+// variantView is one cached variant of the image: the steps and format
+// that made it (Recorded false for a variant cached before the service
+// recorded them, shown by its hash alone).
 type variantView struct {
+	Steps                         []string
+	Format                        string
+	Recorded                      bool
 	Hash, Size, Created, LastUsed string
 }
 
@@ -34,7 +40,12 @@ func (q *request) loadVariants(ctx context.Context, v *imageView) error {
 	}
 	v.Variants = make([]variantView, 0, len(got.Variants))
 	for _, x := range got.Variants {
-		v.Variants = append(v.Variants, variantView{Hash: shortID(x.Hash), Size: humanBytes(x.Size), Created: x.Created, LastUsed: x.LastUsed})
+		vv := variantView{Format: x.Format, Recorded: x.Format != "", Hash: shortID(x.Hash), Size: humanBytes(x.Size),
+			Created: x.Created, LastUsed: x.LastUsed}
+		if x.Chain != "" {
+			vv.Steps = strings.Split(x.Chain, "|")
+		}
+		v.Variants = append(v.Variants, vv)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -31,7 +32,14 @@ type keyRow struct {
 	Usage             bool
 	Created, LastUsed string
 	Spark             sparkView
+	// Rules are the key's access rules in short; RulesNote says why they
+	// are not shown.
+	Rules     []ruleSummary
+	RulesNote string
 }
+
+// ruleSummary is one rule in the keys list: what it grants, to whom.
+type ruleSummary struct{ Grants, Users string }
 
 type groupRow struct {
 	Name      string
@@ -74,6 +82,9 @@ func (q *request) loadKeys(v *keysView) error {
 		v.Keys = append(v.Keys, keyRow{PublicKey: k.PublicKey, Source: k.Source, Mutable: k.Mutable,
 			Href: q.path("/keys/" + url.PathEscape(k.PublicKey))})
 	}
+	if err := q.keyRules(ctx, v.Keys); err != nil {
+		return err
+	}
 	if err := q.keyUsage(ctx, v.Keys); err != nil {
 		return err
 	}
@@ -94,6 +105,36 @@ func (q *request) loadKeys(v *keysView) error {
 		v.Form.Groups = append(v.Form.Groups, g.Name)
 	}
 	return nil
+}
+
+// keyRules adds each key's access rules (GET /keys/<pk>/access), or why
+// they cannot be read.
+func (q *request) keyRules(ctx context.Context, keys []keyRow) error {
+	for i := range keys {
+		k := &keys[i]
+		var rules []api.Rule
+		if err := q.api.getJSON(ctx, "/keys/"+url.PathEscape(k.PublicKey)+"/access", nil, &rules); err != nil {
+			msg, denied := denial(err)
+			if !denied {
+				return err
+			}
+			k.RulesNote = "not readable: " + msg
+			continue
+		}
+		for _, r := range rules {
+			k.Rules = append(k.Rules, ruleSummary{Grants: shortGrants(r), Users: strings.Join(r.Users, ", ")})
+		}
+	}
+	return nil
+}
+
+// shortGrants is what a rule grants, its group or up to three of its
+// resources and how many more.
+func shortGrants(r api.Rule) string {
+	if r.Group != "" || len(r.Resources) <= 3 {
+		return grants(r)
+	}
+	return strings.Join(r.Resources[:3], ", ") + " and " + itoa(len(r.Resources)-3) + " more"
 }
 
 func (u *UI) keys(q *request) error {

@@ -102,10 +102,15 @@ type uploadResult struct {
 	Existed bool `json:"existed,omitempty"`
 }
 
+// lastUserCookie remembers the user this browser last uploaded for, the
+// upload form's default. Why not the signed-in key's name: a key (admin)
+// is not a user, and images stored under its name are rarely meant.
+const lastUserCookie = "vitrine_upload_user"
+
 func (u *UI) uploadForm(q *request) error {
 	user := q.r.URL.Query().Get("user")
-	if user == "" {
-		user = q.sess.PublicKey
+	if c, err := q.r.Cookie(lastUserCookie); user == "" && err == nil {
+		user, _ = url.QueryUnescape(c.Value)
 	}
 	v := q.uploadPageView(user)
 	status := http.StatusOK
@@ -181,6 +186,9 @@ func (u *UI) upload(q *request) error {
 		status = http.StatusBadRequest
 	} else if status != http.StatusOK && slices.ContainsFunc(v.Results, func(r uploadResult) bool { return r.Error == "" }) {
 		status = http.StatusOK // some files were stored
+	}
+	if slices.ContainsFunc(v.Results, func(r uploadResult) bool { return r.Error == "" }) {
+		http.SetCookie(q.w, u.cookie(q.r, lastUserCookie, url.QueryEscape(v.User), 365*24*3600))
 	}
 	if q.r.FormValue("format") == "json" {
 		q.w.Header().Set("Content-Type", "application/json")

@@ -2,7 +2,9 @@ package web
 
 import (
 	"context"
+	"math"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -73,12 +75,16 @@ func (q *request) overviewCharts(ctx context.Context, bytesByUser map[string]int
 		}
 		read[m] = r
 	}
+	days = fromFirstData(days, read)
 	labels := shortDays(days)
 	uploads, bytes := read["uploads"].perDay(days, nil), read["upload.bytes"].perDay(days, nil)
 	hits, misses := read["variant.hits"].perDay(days, nil), read["variant.misses"].perDay(days, nil)
 	renderUS, renders := read["render.us"].perDay(days, nil), read["renders"].perDay(days, nil)
+	// A day without variant requests (or renders) has no rate (or
+	// average), drawn as a gap, not as 0.
 	rate, ms := make([]float64, len(days)), make([]float64, len(days))
 	for i := range days {
+		rate[i], ms[i] = math.NaN(), math.NaN()
 		if t := hits[i] + misses[i]; t > 0 {
 			rate[i] = 100 * hits[i] / t
 		}
@@ -123,6 +129,21 @@ func (q *request) overviewCharts(ctx context.Context, bytesByUser map[string]int
 	return out, nil
 }
 
+// fromFirstData drops the days (oldest first) before the first day any of
+// the counters has a value, so that days before the service counted
+// anything are not drawn as zeros; at least the last day stays.
+func fromFirstData(days []string, read map[string]usageRows) []string {
+	first := len(days) - 1
+	for _, r := range read {
+		for _, row := range r.Days {
+			if i := slices.Index(days, row.Day); i >= 0 && i < first && row.Value != 0 {
+				first = i
+			}
+		}
+	}
+	return days[first:]
+}
+
 // describe summarises a chart in words for its <desc>: per series the
 // total (or the last value for rates) and the highest label.
 func describe(c chartSpec) string {
@@ -134,6 +155,9 @@ func describe(c chartSpec) string {
 	for _, se := range c.Series {
 		total, best, bestAt := 0.0, 0.0, ""
 		for i, v := range se.Values {
+			if math.IsNaN(v) {
+				continue
+			}
 			total += v
 			if v > best {
 				best, bestAt = v, c.Labels[i]
@@ -169,6 +193,8 @@ type sparkView struct {
 	Label string
 	Bars  []chartBar
 	Total int64
+	// PerDay is the average number of requests a day.
+	PerDay string
 }
 
 // sparkDays is how many days a key's sparkline covers.
@@ -219,6 +245,10 @@ func spark(name string, days []string, vals []float64) sparkView {
 		v.Total += int64(x)
 	}
 	v.Label = strconv.FormatInt(v.Total, 10) + " requests by " + name + " in the last " + strconv.Itoa(len(days)) + " days"
+	v.PerDay = "0"
+	if len(days) > 0 {
+		v.PerDay = strconv.FormatFloat(float64(v.Total)/float64(len(days)), 'f', 1, 64)
+	}
 	if top == 0 {
 		return v
 	}

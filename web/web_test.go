@@ -448,6 +448,27 @@ func TestUploadWithoutJavaScript(t *testing.T) {
 	}
 }
 
+// TestUploadDefaultUser: the upload form does not default the user to the
+// signed-in key's name (a key is not a user) but starts empty, and then
+// offers the user this browser last uploaded for.
+func TestUploadDefaultUser(t *testing.T) {
+	e := newEnv(t, web.Config{})
+	b := e.browser(t)
+	b.signIn("admin", adminPriv)
+	userField := regexp.MustCompile(`<input id="up-user" name="user" value="([^"]*)"`)
+	for _, c := range []struct{ name, upload, want string }{{"first visit", "", ""}, {"after an upload", "carol", "carol"}} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.upload != "" {
+				b.uploadForm(c.upload, pngBytes(t, 3))
+			}
+			m := userField.FindStringSubmatch(b.do(http.MethodGet, "/admin/upload", nil, nil).body)
+			if m == nil || m[1] != c.want {
+				t.Fatalf("user field %q, want value %q", m, c.want)
+			}
+		})
+	}
+}
+
 // uploadForm posts files for user through the upload form, as a browser
 // without JavaScript does.
 func (b *browser) uploadForm(user string, files ...[]byte) page {

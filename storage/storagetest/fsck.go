@@ -19,10 +19,10 @@ func plantCheckFixture(t *testing.T, db *storage.DB, blobs *storage.Blobs) check
 	cache := newCache(t, db, blobs, storage.CacheConfig{})
 	good := image("u", "good", base)
 	upload(t, db, blobs, good, []byte("good"))
-	if _, err := cache.Put(ctx(t), *good, "h1", []byte("variant one")); err != nil {
+	if _, err := cache.Put(ctx(t), *good, storage.VariantName{Hash: "h1"}, []byte("variant one")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cache.Put(ctx(t), *good, "lost", []byte("variant lost")); err != nil {
+	if _, err := cache.Put(ctx(t), *good, storage.VariantName{Hash: "lost"}, []byte("variant lost")); err != nil {
 		t.Fatal(err)
 	}
 	lostVariant := storage.VariantKey("u", "good", good.BlobToken, "lost")

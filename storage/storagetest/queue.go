@@ -143,7 +143,7 @@ func testQueueDelete(t *testing.T, db *storage.DB) {
 	img := image("u", "d", base)
 	res, _ := upload(t, db, blobs, img, []byte("bytes"))
 	for _, h := range []string{"h1", "h2"} {
-		if stored, err := c.Put(ctx(t), *img, h, []byte("variant")); err != nil || !stored {
+		if stored, err := c.Put(ctx(t), *img, storage.VariantName{Hash: h}, []byte("variant")); err != nil || !stored {
 			t.Fatalf("variant Put = %v, %v", stored, err)
 		}
 	}
@@ -182,14 +182,14 @@ func testQueueVariantOfDeletedImage(t *testing.T, db *storage.DB) {
 	if err := db.DeleteImage(ctx(t), "u", "gone"); err != nil {
 		t.Fatal(err)
 	}
-	stored, err := c.Put(ctx(t), *img, "h", []byte("variant"))
+	stored, err := c.Put(ctx(t), *img, storage.VariantName{Hash: "h"}, []byte("variant"))
 	if err != nil || stored {
 		t.Fatalf("Put for a deleted image = %v, %v; want not stored", stored, err)
 	}
 	// And not for a re-upload of the same bytes either: that is another blob.
 	again := image("u", "gone", base)
 	upload(t, db, blobs, again, []byte("bytes"))
-	if stored, err := c.Put(ctx(t), *img, "h", []byte("variant")); err != nil || stored {
+	if stored, err := c.Put(ctx(t), *img, storage.VariantName{Hash: "h"}, []byte("variant")); err != nil || stored {
 		t.Fatalf("Put for the old upload of a re-uploaded image = %v, %v; want not stored", stored, err)
 	}
 	drain(t, db, blobs)

@@ -82,15 +82,15 @@ func testVariantCache(t *testing.T, db *storage.DB) {
 		t.Fatalf("Get before Put = %v; want ErrNotExist", err)
 	}
 	for _, h := range []string{"h1", "h2"} {
-		if _, err := c.Put(ctx(t), img, h, data); err != nil {
+		if _, err := c.Put(ctx(t), img, storage.VariantName{Hash: h}, data); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := c.Put(ctx(t), other, "h1", data); err != nil {
+	if _, err := c.Put(ctx(t), other, storage.VariantName{Hash: "h1"}, data); err != nil {
 		t.Fatal(err)
 	}
 	// A second Put of one variant replaces it and counts it once.
-	if _, err := c.Put(ctx(t), img, "h1", data); err != nil {
+	if _, err := c.Put(ctx(t), img, storage.VariantName{Hash: "h1"}, data); err != nil {
 		t.Fatal(err)
 	}
 	got, err := c.Get(ctx(t), img, "h1")
@@ -103,7 +103,7 @@ func testVariantCache(t *testing.T, db *storage.DB) {
 	if total, err := c.TotalBytes(ctx(t)); err != nil || total != 3*int64(len(data)) {
 		t.Fatalf("TotalBytes = %d, %v; want %d", total, err, 3*len(data))
 	}
-	if _, err := c.Put(ctx(t), img, "", data); !errors.Is(err, storage.ErrInvalid) {
+	if _, err := c.Put(ctx(t), img, storage.VariantName{Hash: ""}, data); !errors.Is(err, storage.ErrInvalid) {
 		t.Fatalf("Put with an empty hash = %v; want ErrInvalid", err)
 	}
 	// Purge removes one image's variants, rows and (once a collector
@@ -137,7 +137,7 @@ func testVariantCacheLRU(t *testing.T, db *storage.DB) {
 	data := bytes.Repeat([]byte{'v'}, size)
 	for i := range 2 * limit / size {
 		clk.add(time.Second)
-		if _, err := c.Put(ctx(t), img, fmt.Sprintf("h%02d", i), data); err != nil {
+		if _, err := c.Put(ctx(t), img, storage.VariantName{Hash: fmt.Sprintf("h%02d", i)}, data); err != nil {
 			t.Fatal(err)
 		}
 		wantTotal(t, c, limit)
@@ -187,7 +187,7 @@ func testVariantCacheShared(t *testing.T, db *storage.DB) {
 		go func() {
 			defer wg.Done()
 			for i := range limit / size {
-				if _, err := c.Put(ctx(t), imgs[n], fmt.Sprint("h", i), data); err != nil {
+				if _, err := c.Put(ctx(t), imgs[n], storage.VariantName{Hash: fmt.Sprint("h", i)}, data); err != nil {
 					errs <- err
 					return
 				}
@@ -212,11 +212,11 @@ func testVariantCacheMaxAge(t *testing.T, db *storage.DB) {
 	clk := &clock{t: base}
 	c := newCache(t, db, blobs, storage.CacheConfig{MaxAge: time.Hour, Now: clk.now})
 	img := storedImage(t, db, "u", "img")
-	if _, err := c.Put(ctx(t), img, "old", []byte("a")); err != nil {
+	if _, err := c.Put(ctx(t), img, storage.VariantName{Hash: "old"}, []byte("a")); err != nil {
 		t.Fatal(err)
 	}
 	clk.add(50 * time.Minute)
-	if _, err := c.Put(ctx(t), img, "new", []byte("b")); err != nil {
+	if _, err := c.Put(ctx(t), img, storage.VariantName{Hash: "new"}, []byte("b")); err != nil {
 		t.Fatal(err)
 	}
 	clk.add(20 * time.Minute)
@@ -236,7 +236,8 @@ func testVariantCacheMaxAge(t *testing.T, db *storage.DB) {
 }
 
 // testVariantList lists an image's cached variants with their sizes and
-// times, most recently used first, and nothing of other images.
+// times and the chain and format that made them, most recently used first,
+// and nothing of other images.
 func testVariantList(t *testing.T, db *storage.DB) {
 	blobs := memBlobs(t)
 	clk := &clock{t: time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)}
@@ -251,7 +252,8 @@ func testVariantList(t *testing.T, db *storage.DB) {
 		hash string
 		data string
 	}{{img, "h1", "one"}, {img, "h2", "second"}, {other, "h3", "x"}} {
-		if _, err := c.Put(ctx(t), v.img, v.hash, []byte(v.data)); err != nil {
+		name := storage.VariantName{Hash: v.hash, Chain: "thumbnail:width=" + v.hash + "|desaturate", Format: "webp"}
+		if _, err := c.Put(ctx(t), v.img, name, []byte(v.data)); err != nil {
 			t.Fatal(err)
 		}
 		clk.add(time.Minute)
@@ -266,7 +268,7 @@ func testVariantList(t *testing.T, db *storage.DB) {
 	if err != nil || len(got) != 2 {
 		t.Fatalf("Variants = %+v, %v; want 2", got, err)
 	}
-	if got[0].Hash != "h1" || got[0].Size != 3 || !got[0].Created.Equal(start) || !got[0].LastUsed.Equal(start.Add(3*time.Minute)) {
+	if got[0].Hash != "h1" || got[0].Chain != "thumbnail:width=h1|desaturate" || got[0].Format != "webp" || got[0].Size != 3 || !got[0].Created.Equal(start) || !got[0].LastUsed.Equal(start.Add(3*time.Minute)) {
 		t.Fatalf("most recently used = %+v", got[0])
 	}
 	if got[1].Hash != "h2" || got[1].Size != 6 || !got[1].LastUsed.Equal(start.Add(time.Minute)) {
@@ -290,7 +292,7 @@ func testVariantCacheFlushFailure(t *testing.T, db *storage.DB) {
 	img := storedImage(t, db, "u", "img")
 	start := clk.now()
 	for _, h := range []string{"h1", "h2"} {
-		if _, err := c.Put(ctx(t), img, h, []byte(h)); err != nil {
+		if _, err := c.Put(ctx(t), img, storage.VariantName{Hash: h}, []byte(h)); err != nil {
 			t.Fatal(err)
 		}
 	}
