@@ -61,6 +61,9 @@ func (q *request) imagePath(user, id string) string {
 // loadImage fills the parts of the image page that come from the API.
 func (q *request) loadImage(v *imageView) error {
 	ctx := q.r.Context()
+	if !validName(v.User) {
+		return &apiError{Status: http.StatusNotFound, Message: noSuch("user", v.User, "")}
+	}
 	apiPath := q.imagePath(v.User, v.ID)
 	v.Base = q.path(apiPath)
 	v.CanEditMetadata, v.CanDelete = q.may("metadata.put", v.User), q.may("image.delete", v.User)

@@ -146,6 +146,9 @@ var sortOptions = []option{
 // paging, all done by the API's listing.
 func (u *UI) images(q *request) error {
 	user := q.r.PathValue("user")
+	if !validName(user) {
+		return &apiError{Status: http.StatusNotFound, Message: noSuch("user", user, "")}
+	}
 	v := q.listingView("Images of "+user, "/users/"+url.PathEscape(user))
 	v.User, v.CanUpload = user, q.may("images.post", user)
 	if d := q.r.URL.Query().Get("deleted"); d != "" {
