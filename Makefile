@@ -6,12 +6,14 @@
 # axe-core), clang, lld, wasi-libc and compiler-rt for wasm32 (wasm-sdk's C
 # example), imagemagick and mate-backgrounds (the stored variations' fidelity
 # test: the benchmark's sources, real photographs), and the pinned emulators of the GCS and Azure blob tests
-# (fake-gcs-server with go install, Azurite with npm; see TOOLS).
+# (fake-gcs-server with go install, Azurite with npm; see TOOLS), and the npm
+# tools that check api/openapi.yaml (Redocly CLI, openapi-typescript and
+# TypeScript).
 
 GO ?= go
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test deps test-deps build vet templ-check fuzz asan bench load load-mixed load-upload
+.PHONY: run test deps test-deps build vet templ-check openapi-client openapi-check fuzz asan bench load load-mixed load-upload
 
 deps:
 	@pkg-config --exists vips 2>/dev/null || { \
@@ -32,6 +34,16 @@ FAKE_GCS_SERVER_VERSION = v1.56.1
 AZURITE_VERSION = 3.35.0
 FAKE_GCS_SERVER = $(TOOLS)/fake-gcs-server-$(FAKE_GCS_SERVER_VERSION)/fake-gcs-server
 AZURITE = $(TOOLS)/azurite-$(AZURITE_VERSION)/node_modules/.bin/azurite-blob
+# The checks of api/openapi.yaml (e2e/openapitools_test.go names the same
+# versions): Redocly CLI lints it; openapi-typescript and tsc type-check a
+# TypeScript client of it.
+REDOCLY_VERSION = 2.77.0
+OPENAPI_TS_VERSION = 7.13.0
+TYPESCRIPT_VERSION = 5.9.3
+REDOCLY_DIR = $(TOOLS)/redocly-$(REDOCLY_VERSION)
+OPENAPI_TS_DIR = $(TOOLS)/openapi-typescript-$(OPENAPI_TS_VERSION)-typescript-$(TYPESCRIPT_VERSION)
+REDOCLY = $(REDOCLY_DIR)/node_modules/.bin/redocly
+OPENAPI_TS = $(OPENAPI_TS_DIR)/node_modules/.bin/openapi-typescript
 
 test-deps: deps
 	@need=""; \
@@ -54,6 +66,13 @@ test-deps: deps
 	@[ -x $(AZURITE) ] || { \
 		echo "installing azurite $(AZURITE_VERSION) in $(TOOLS)"; \
 		npm install --no-audit --no-fund --silent --prefix $(TOOLS)/azurite-$(AZURITE_VERSION) azurite@$(AZURITE_VERSION) >/dev/null; }
+	@[ -x $(REDOCLY) ] || { \
+		echo "installing @redocly/cli $(REDOCLY_VERSION) in $(TOOLS)"; \
+		npm install --no-audit --no-fund --silent --prefix $(REDOCLY_DIR) @redocly/cli@$(REDOCLY_VERSION) >/dev/null; }
+	@[ -x $(OPENAPI_TS) ] && [ -x $(OPENAPI_TS_DIR)/node_modules/.bin/tsc ] || { \
+		echo "installing openapi-typescript $(OPENAPI_TS_VERSION) and typescript $(TYPESCRIPT_VERSION) in $(TOOLS)"; \
+		npm install --no-audit --no-fund --silent --prefix $(OPENAPI_TS_DIR) \
+			openapi-typescript@$(OPENAPI_TS_VERSION) typescript@$(TYPESCRIPT_VERSION) >/dev/null; }
 
 build: deps
 	$(GO) build -o vitrine .
@@ -79,6 +98,7 @@ vet: deps
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 		if [ -n "$$unformatted" ]; then echo "not gofmt-formatted: $$unformatted"; exit 1; fi
 	@$(MAKE) --no-print-directory templ-check
+	@$(MAKE) --no-print-directory openapi-check
 
 # The admin UI's templ output is committed; this fails when it is stale
 # (and leaves it regenerated, ready to commit).
@@ -87,6 +107,23 @@ templ-check:
 	$(GO) tool templ generate -path web >/dev/null 2>&1 || { rm -rf $$tmp; echo "templ generate failed"; exit 1; }; \
 	for f in web/*_templ.go; do cmp -s $$f $$tmp/$$(basename $$f) || { echo "stale templ output: $$f (regenerated; commit it)"; stale=1; }; done; \
 	rm -rf $$tmp; [ -z "$$stale" ]
+
+# The Go client of api/openapi.yaml in e2e/openapiclient is what
+# oapi-codegen, pinned, generates with its default options (types and
+# client; e2e/openapiclient/config.yaml). openapi-client regenerates it;
+# openapi-check fails when the committed file is stale (and leaves it
+# regenerated, ready to commit), so the document cannot drift into one no
+# generator reads.
+OAPI_CODEGEN = github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen@v2.8.2
+
+openapi-client:
+	cd e2e/openapiclient && $(GO) run $(OAPI_CODEGEN) -config config.yaml ../../api/openapi.yaml
+
+openapi-check:
+	@tmp=$$(mktemp); cp e2e/openapiclient/client.gen.go $$tmp; \
+	$(MAKE) --no-print-directory openapi-client >/dev/null || { rm -f $$tmp; echo "oapi-codegen failed on api/openapi.yaml"; exit 1; }; \
+	cmp -s e2e/openapiclient/client.gen.go $$tmp || { echo "stale generated client: e2e/openapiclient/client.gen.go (regenerated; commit it)"; stale=1; }; \
+	rm -f $$tmp; [ -z "$$stale" ]
 
 # Fuzz targets run a fixed number of inputs each (about 10 s apiece on a
 # 2-core machine), not a fixed time: with a time limit, Go 1.26's fuzzing
@@ -117,6 +154,7 @@ asan: deps
 
 test: vet test-deps
 	VITRINE_TEST_FAKE_GCS_SERVER=$(FAKE_GCS_SERVER) VITRINE_TEST_AZURITE=$(AZURITE) \
+		VITRINE_TEST_REDOCLY=$(REDOCLY) VITRINE_TEST_OPENAPI_TYPESCRIPT=$(OPENAPI_TS) \
 		MALLOC_ARENA_MAX=2 $(GO) test -race -count=1 -timeout 30m ./...
 	VITRINE_TEST_FAULTS=1 $(GO) test -count=1 -timeout 10m -run '^TestFaults$$' -v ./e2e/
 	$(MAKE) --no-print-directory -C wasm-sdk test examples tutorial
