@@ -193,11 +193,13 @@ func (a *App) serve(ctx context.Context) error {
 	sctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	err := a.http.Shutdown(sctx)
-	<-errc // Serve has returned http.ErrServerClosed
-	a.http = nil
+	<-errc // Serve has returned http.ErrServerClosed and closed the listener
+	a.ln = nil
 	if err != nil {
+		// stop closes the connections still open (a.http stays set).
 		return fmt.Errorf("shutdown: requests still running after %s: %w", timeout, err)
 	}
+	a.http = nil
 	return nil
 }
 
@@ -211,8 +213,8 @@ func (a *App) stop() error {
 			errs = append(errs, s.Close())
 		}
 	}
-	if a.ln != nil && a.http == nil {
-		_ = a.ln.Close() // listening but never served (a later step failed): Serve did not take it
+	if a.ln != nil {
+		_ = a.ln.Close() // listening but never served (a later step failed), or Serve failed
 	}
 	a.workers.stop()
 	ctx, cancel := context.WithTimeout(context.Background(), cmp.Or(a.cfg.ShutdownTimeout, 30*time.Second))
