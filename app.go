@@ -121,10 +121,12 @@ func (a *App) startFilters(ctx context.Context) error {
 		return err
 	}
 	a.fh = fh
-	if a.cfg.Filters.Dir != "" {
+	if len(fh.Current().Status()) > 0 {
 		// Guest code keeps its Go processor while it runs (filters.runner):
 		// as many more processors as guest calls may run keep the server's
-		// own goroutines from waiting behind them.
+		// own goroutines from waiting behind them. Only with a filter folder
+		// at start: the embedded default's empty filters folder runs no
+		// guest (a filter added later takes effect here at the next start).
 		raiseGOMAXPROCS(a.eng.Config().Concurrency + a.cfg.Filters.MaxRunningCalls())
 	}
 	a.deps.Filters = filterAdmin{h: fh, wait: cmp.Or(a.cfg.Filters.CompileTimeout, filters.DefaultCompileTimeout)}
