@@ -25,7 +25,7 @@ require (
 	go.uber.org/goleak v1.3.0
 	go.yaml.in/yaml/v3 v3.0.5
 	gocloud.dev v0.47.0
-	gocloud.dev/pubsub/natspubsub v0.46.0
+	gocloud.dev/pubsub/natspubsub v0.46.0 // the newest published; it builds with gocloud.dev v0.47.0
 	gocloud.dev/pubsub/rabbitpubsub v0.47.0
 	golang.org/x/mod v0.41.0
 )
