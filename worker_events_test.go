@@ -50,11 +50,7 @@ func memBroker(t *testing.T, name string) (string, *pubsub.Subscription) {
 // natsBroker subscribes on the NATS server of VITRINE_TEST_NATS, with
 // native headers (natsv2) so that the CloudEvents attributes are headers.
 func natsBroker(t *testing.T, name string) (string, *pubsub.Subscription) {
-	server := os.Getenv(envNATS)
-	if server == "" {
-		t.Skip("set " + envNATS + "=nats://127.0.0.1:4222 to run")
-	}
-	t.Setenv("NATS_SERVER_URL", server)
+	brokerServer(t, envNATS, "nats://127.0.0.1:4222", "NATS_SERVER_URL")
 	u := "nats://" + name + "?natsv2"
 	return u, openSubscription(t, u)
 }
@@ -62,11 +58,7 @@ func natsBroker(t *testing.T, name string) (string, *pubsub.Subscription) {
 // rabbitBroker declares a fanout exchange and a queue bound to it on the
 // RabbitMQ server of VITRINE_TEST_RABBIT.
 func rabbitBroker(t *testing.T, name string) (string, *pubsub.Subscription) {
-	server := os.Getenv(envRabbit)
-	if server == "" {
-		t.Skip("set " + envRabbit + "=amqp://guest:guest@127.0.0.1:5672/ to run")
-	}
-	t.Setenv("RABBIT_SERVER_URL", server)
+	server := brokerServer(t, envRabbit, "amqp://guest:guest@127.0.0.1:5672/", "RABBIT_SERVER_URL")
 	conn, err := amqp.Dial(server)
 	if err != nil {
 		t.Fatal(err)
@@ -86,6 +78,18 @@ func rabbitBroker(t *testing.T, name string) (string, *pubsub.Subscription) {
 		t.Fatal(err)
 	}
 	return "rabbit://" + name, openSubscription(t, "rabbit://"+name)
+}
+
+// brokerServer returns the broker address in env, or skips naming env
+// (example shows a value), and hands it to gocloud's opener, which reads
+// it from opener.
+func brokerServer(t *testing.T, env, example, opener string) string {
+	server := os.Getenv(env)
+	if server == "" {
+		t.Skip("set " + env + "=" + example + " to run")
+	}
+	t.Setenv(opener, server)
+	return server
 }
 
 func openSubscription(t *testing.T, u string) *pubsub.Subscription {
