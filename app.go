@@ -51,7 +51,8 @@ type App struct {
 	variants  *storage.VariantCache
 	usage     *storage.Usage
 	collector *storage.Collector
-	loops     []*worker // the background loops, made by startCaches
+	events    *eventTopics // events.topics, when set
+	loops     []*worker    // the background loops, made by startCaches
 	deps      api.Deps
 	api       *api.Server
 	ready     readiness
@@ -226,6 +227,9 @@ func (a *App) stop() error {
 	}
 	if a.variants != nil {
 		errs = append(errs, a.variants.Close(ctx))
+	}
+	if a.events != nil {
+		errs = append(errs, a.events.Close(ctx))
 	}
 	if a.eng != nil {
 		// Why only now: libvips must not stop under a render, and a render

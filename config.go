@@ -45,6 +45,8 @@ type fileConfig struct {
 	Audit storage.UsageConfig `yaml:"audit"`
 	// Variations configures stored variations (README "Stored variations").
 	Variations VariationsConfig `yaml:"variations"`
+	// Events names where every change is published (README "Events").
+	Events eventsConfig `yaml:"events"`
 }
 
 // limits is the file's `limits` section: api's request limits and engine's
@@ -173,7 +175,7 @@ func (c *fileConfig) validate() error {
 	if c.StorageTimeout < 0 || c.DatabaseTimeout < 0 || c.RequestTimeout < 0 || lease <= 2*storageTimeout {
 		return fmt.Errorf("storageTimeout, databaseTimeout and requestTimeout must not be negative, and blobQueue.reservationLease (%s) must be longer than twice storageTimeout (%s)", lease, storageTimeout)
 	}
-	return errors.Join(c.Audit.Validate(), c.Variations.Validate())
+	return errors.Join(c.Audit.Validate(), c.Variations.Validate(), c.Events.Validate())
 }
 
 // compose hands the shared `limits` section to the packages that own its

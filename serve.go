@@ -63,9 +63,9 @@ func raiseGOMAXPROCS(n int) {
 }
 
 // startCaches makes the variant cache, the blob queue's collector, the
-// usage counters and the variation builder, and the workers that run
-// them (worker_*.go), which start with startWorkers.
-func (a *App) startCaches(context.Context) error {
+// usage counters, the variation builder and the event topics, and the
+// workers that run them (worker_*.go), which start with startWorkers.
+func (a *App) startCaches(ctx context.Context) error {
 	variants, err := storage.NewVariantCache(a.st.db, a.st.blobs, a.cfg.Cache)
 	if err != nil {
 		return err
@@ -90,6 +90,12 @@ func (a *App) startCaches(context.Context) error {
 	}
 	if boolOrTrue(a.cfg.AccessLog) {
 		a.deps.AccessLog = a.log
+	}
+	if eventsWanted(a.cfg) {
+		if a.events, err = openEventTopics(ctx, a.cfg.Events.Topics); err != nil {
+			return err
+		}
+		a.loops = append(a.loops, eventsWorker(a.st.db, a.events, a.cfg.Events, a.log))
 	}
 	return nil
 }

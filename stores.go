@@ -86,6 +86,7 @@ func openDBConfig(ctx context.Context, cfg *fileConfig, dataDir string) (*stores
 		st.db = nil
 		return st, fmt.Errorf("database: %w", err)
 	}
+	st.db.SetEvents(eventsWanted(cfg))
 	return st, nil
 }
 

@@ -14,7 +14,8 @@ import (
 
 // The audit log (migration step 10): every change storage makes to keys,
 // groups, rules, images, metadata and short URLs writes one row in the
-// same transaction as the change, naming the actor the context carries.
+// same transaction as the change, naming the actor the context carries,
+// and with it the change's event (events.go) when events are on.
 // Changes made outside storage's tables (a filter reload) are recorded
 // through RecordAudit, the same code path.
 
@@ -84,9 +85,14 @@ func clip(s string, n int) string {
 }
 
 // audit writes ev as done by ctx's actor through conn, the transaction of
-// the change.
+// the change, and the change's event.
 func (db *DB) audit(ctx context.Context, conn bun.IDB, ev auditEvent) error {
-	a := ActorFrom(ctx)
+	return db.auditWith(ctx, conn, ev, nil)
+}
+
+// auditWith is audit with data, when not nil, as the event's data.
+func (db *DB) auditWith(ctx context.Context, conn bun.IDB, ev auditEvent, data map[string]any) error {
+	a, at := ActorFrom(ctx), time.Now()
 	detail := "{}"
 	if len(ev.detail) > 0 {
 		b, err := json.Marshal(ev.detail)
@@ -95,18 +101,22 @@ func (db *DB) audit(ctx context.Context, conn bun.IDB, ev auditEvent) error {
 		}
 		detail = string(b)
 	}
-	row := &auditRow{At: time.Now().UnixMicro(), Actor: clip(a.Key, maxName), Addr: clip(a.Addr, 64),
+	row := &auditRow{At: at.UnixMicro(), Actor: clip(a.Key, maxName), Addr: clip(a.Addr, 64),
 		Action: clip(ev.action, 64), Target: clip(ev.target, 1024), Detail: detail}
 	if _, err := conn.NewInsert().Model(row).Exec(ctx); err != nil {
 		return fmt.Errorf("audit %s: %w", ev.action, err)
 	}
-	return nil
+	return db.writeEvent(ctx, conn, ev, at, data)
 }
 
 // RecordAudit records a change made outside storage's tables (such as a
-// filter reload) as done by ctx's actor.
+// filter reload) as done by ctx's actor, with its event in the same
+// transaction.
 func (db *DB) RecordAudit(ctx context.Context, action, target string, detail map[string]any) error {
-	if err := db.audit(ctx, db.bun, auditEvent{action, target, detail}); err != nil {
+	err := db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		return db.audit(ctx, tx, auditEvent{action, target, detail})
+	})
+	if err != nil {
 		return fmt.Errorf("storage: %w", err)
 	}
 	return nil

@@ -72,6 +72,8 @@ type DB struct {
 	// inserted is the last images.inserted value this DB wrote
 	// (insertedNow).
 	inserted atomic.Int64
+	// events turns on the writing of event rows (SetEvents).
+	events atomic.Bool
 }
 
 // Open connects to the database named by dsn and applies any pending schema

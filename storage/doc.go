@@ -42,6 +42,11 @@
 //     transaction that checks the image's token. A delete drops their rows
 //     and queues their blobs; fsck checks them as it checks variants
 //     (fsck_variations.go).
+//   - Events (events.go) follow it too: while SetEvents is on, every change
+//     the audit log records writes its event row in the same transaction;
+//     DrainEvents takes due rows by compare-and-swap, never one whose
+//     subject has an older row left, and hands each to its caller's
+//     delivery.
 //
 // `vitrine fsck` (Check) compares the two sides and reports (and with
 // --repair, fixes) whatever breaks the invariant: a lost blob, a blob no

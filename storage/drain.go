@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
+
+	"github.com/uptrace/bun"
 )
 
 // The blob queue and the variation jobs work the same way: a table of rows
@@ -39,6 +41,12 @@ type dueRow interface{ rowID() int64 }
 func (r queueRow) rowID() int64        { return r.ID }
 func (r variationJobRow) rowID() int64 { return r.ID }
 
+// dueScoped is a dueRow whose table narrows and orders its due rows
+// itself (eventRow); the others' are every due row, in due order.
+type dueScoped interface {
+	dueQuery(q *bun.SelectQuery) *bun.SelectQuery
+}
+
 // drainDue takes the rows of R's table due now, batch at a time in due
 // order, and hands each to process once, up to limit rows (0: every one).
 // It returns how many process finished (ok) and the first error; a row
@@ -50,8 +58,13 @@ func drainDue[R dueRow](ctx context.Context, db *DB, what string, batch, limit i
 	}
 	for {
 		var rows []R
-		err := db.bun.NewSelect().Model(&rows).Where("due <= ?", time.Now().UnixMicro()).
-			OrderExpr("due ASC").Limit(int64(batch)).Scan(ctx)
+		q := db.bun.NewSelect().Model(&rows).Where("due <= ?", time.Now().UnixMicro())
+		if s, ok := any(*new(R)).(dueScoped); ok {
+			q = s.dueQuery(q)
+		} else {
+			q = q.OrderExpr("due ASC")
+		}
+		err := q.Limit(int64(batch)).Scan(ctx)
 		if err != nil {
 			return done, fmt.Errorf("storage: due %s: %w", what, err)
 		}

@@ -165,7 +165,7 @@ func (db *DB) CommitImage(ctx context.Context, img *Image, res Reservation, vari
 
 // recordNewImage writes, in tx, what goes with a new image row: its
 // variation job (with variations), metadata, properties, the audit entry
-// and the user's counts.
+// (and event) and the user's counts.
 func (db *DB) recordNewImage(ctx context.Context, tx bun.Tx, img *Image, variations bool) error {
 	if variations {
 		if err := db.addVariationJob(ctx, tx, img.User, img.Identifier); err != nil {
@@ -182,8 +182,8 @@ func (db *DB) recordNewImage(ctx context.Context, tx bun.Tx, img *Image, variati
 			return err
 		}
 	}
-	if err := db.audit(ctx, tx, auditEvent{"image.create", img.User + "/" + img.Identifier,
-		map[string]any{"bytes": img.Size, "mime": img.Mime, "width": img.Width, "height": img.Height}}); err != nil {
+	if err := db.auditWith(ctx, tx, auditEvent{"image.create", img.User + "/" + img.Identifier,
+		map[string]any{"bytes": img.Size, "mime": img.Mime, "width": img.Width, "height": img.Height}}, imageData(img)); err != nil {
 		return err
 	}
 	return db.addCount(ctx, tx, img.User, 1, img.Size)

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"gocloud.dev/pubsub"
+	_ "gocloud.dev/pubsub/mempubsub"  // mem:// topics
+	_ "gocloud.dev/pubsub/natspubsub" // nats:// topics (NATS_SERVER_URL)
+	_ "gocloud.dev/pubsub/rabbitpubsub"
+
+	"github.com/vitrine/vitrine/storage"
+)
+
+// Every change the audit log records is also an event in the database's
+// outbox (storage/events.go), written in the change's transaction. Where
+// the events go is here: eventsConfig names the topics, and the events
+// worker publishes each event to every one of them, in order per subject,
+// at least once (README "Events").
+
+// eventsConfig is the `events` section.
+type eventsConfig struct {
+	// Topics are gocloud.dev/pubsub topic URLs that every event is
+	// published to: mem://name, nats://subject?natsv2 (the server in
+	// NATS_SERVER_URL), rabbit://exchange (the server in
+	// RABBIT_SERVER_URL). None: no events are written.
+	Topics []string `yaml:"topics"`
+	// Interval is how often each instance publishes the events due
+	// (default 1s).
+	Interval time.Duration `yaml:"interval"`
+}
+
+// Validate reports a negative interval or an empty topic URL.
+func (c eventsConfig) Validate() error {
+	if c.Interval < 0 {
+		return errors.New("events: interval must not be negative")
+	}
+	for _, u := range c.Topics {
+		if u == "" {
+			return errors.New("events: a topic URL is empty")
+		}
+	}
+	return nil
+}
+
+// eventsWanted is the one place that decides whether changes write
+// event rows: only while something drains them, so that an outbox with
+// no consumer does not grow. Why not write and drop: a row no one reads
+// costs an insert per change and a purge; a consumer configured later
+// (webhooks, CDN purges) joins here.
+func eventsWanted(cfg *fileConfig) bool { return len(cfg.Events.Topics) > 0 }
+
+// eventRetry bounds the backoff of an event whose publication failed:
+// short, since a subject's later events wait behind it.
+var eventRetry = storage.JobPass{RetryMin: time.Second, RetryMax: time.Minute}
+
+// eventTopics are the opened topics of events.topics.
+type eventTopics struct {
+	urls   []string
+	topics []*pubsub.Topic
+}
+
+// openEventTopics opens every topic of urls; on an error it shuts down
+// those it opened.
+func openEventTopics(ctx context.Context, urls []string) (*eventTopics, error) {
+	t := &eventTopics{urls: urls}
+	for _, u := range urls {
+		topic, err := pubsub.OpenTopic(ctx, u)
+		if err != nil {
+			return nil, errors.Join(fmt.Errorf("events: topic %s: %w", redact(u), err), t.Close(ctx))
+		}
+		t.topics = append(t.topics, topic)
+	}
+	return t, nil
+}
+
+// publish sends e to every topic, one message each, and returns when
+// every topic has it: the event's row goes only then.
+func (t *eventTopics) publish(ctx context.Context, e storage.Event) error {
+	for i, topic := range t.topics {
+		if err := topic.Send(ctx, eventMessage(e)); err != nil {
+			return fmt.Errorf("events: publish %s to %s: %w", e.ID, redact(t.urls[i]), err)
+		}
+	}
+	return nil
+}
+
+// Close flushes and shuts down every topic.
+func (t *eventTopics) Close(ctx context.Context) error {
+	var errs []error
+	for _, topic := range t.topics {
+		errs = append(errs, topic.Shutdown(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+// eventMessage is e in CloudEvents' binary mode: the body is the data,
+// the attributes are ce- metadata (headers on NATS and RabbitMQ).
+func eventMessage(e storage.Event) *pubsub.Message {
+	return &pubsub.Message{Body: e.Data, Metadata: map[string]string{
+		"ce-specversion": "1.0",
+		"ce-id":          e.ID,
+		"ce-source":      e.Source,
+		"ce-type":        e.Type,
+		"ce-subject":     e.Subject,
+		"ce-time":        e.Time.UTC().Format(time.RFC3339Nano),
+		"content-type":   "application/json",
+	}}
+}
+
+// eventsWorker publishes the events due (storage.DB.DrainEvents) every
+// events.interval.
+func eventsWorker(db *storage.DB, t *eventTopics, cfg eventsConfig, log *slog.Logger) *worker {
+	return newWorker("events", cfg.Interval, time.Second, func(ctx context.Context) (int, error) {
+		return db.DrainEvents(ctx, eventRetry, t.publish)
+	}, log)
+}
