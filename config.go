@@ -16,6 +16,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/vitrine/vitrine/api"
+	"github.com/vitrine/vitrine/api/outbound"
 	"github.com/vitrine/vitrine/engine"
 	"github.com/vitrine/vitrine/filters"
 	"github.com/vitrine/vitrine/storage"
@@ -47,6 +48,9 @@ type fileConfig struct {
 	Variations VariationsConfig `yaml:"variations"`
 	// Events names where every change is published (README "Events").
 	Events eventsConfig `yaml:"events"`
+	// Outbound is the guard of connections made on a user's behalf; the
+	// file sets its allowlist (outbound.allow), each caller its caps.
+	Outbound outbound.Config `yaml:"outbound"`
 }
 
 // limits is the file's `limits` section: api's request limits and engine's
@@ -175,7 +179,7 @@ func (c *fileConfig) validate() error {
 	if c.StorageTimeout < 0 || c.DatabaseTimeout < 0 || c.RequestTimeout < 0 || lease <= 2*storageTimeout {
 		return fmt.Errorf("storageTimeout, databaseTimeout and requestTimeout must not be negative, and blobQueue.reservationLease (%s) must be longer than twice storageTimeout (%s)", lease, storageTimeout)
 	}
-	return errors.Join(c.Audit.Validate(), c.Variations.Validate(), c.Events.Validate())
+	return errors.Join(c.Audit.Validate(), c.Variations.Validate(), c.Events.Validate(), c.Outbound.Validate())
 }
 
 // compose hands the shared `limits` section to the packages that own its

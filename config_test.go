@@ -214,6 +214,7 @@ func TestLoadConfigFile(t *testing.T) {
 	for _, bad := range []struct{ yaml, want string }{
 		{"variations:\n  scales: [3]\n", "scale 3"},
 		{"requestTimeout: -1s\n", "requestTimeout"},
+		{"outbound:\n  allow: [http://hooks.internal]\n", "outbound.allow"},
 	} {
 		if _, err := loadConfig(write("bad.yaml", bad.yaml), dir); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%q: %v, want an error naming %q", bad.yaml, err, bad.want)
