@@ -302,10 +302,11 @@ func TestEventsWritten(t *testing.T) {
 				return
 			}
 			st, err := openDBConfig(context.Background(), cfg, dir)
-			defer st.Close()
 			if err != nil {
+				st.Close() // what was opened before the error
 				t.Fatal(err)
 			}
+			defer st.Close()
 			if _, err := st.db.PutKey(context.Background(), storage.Key{PublicKey: "k", PrivateKey: "p"}); err != nil {
 				t.Fatal(err)
 			}
