@@ -21,9 +21,6 @@ type stores struct {
 }
 
 func (s *stores) Close() {
-	if s == nil {
-		return
-	}
 	if s.blobs != nil {
 		s.blobs.Close()
 	}
@@ -38,23 +35,19 @@ func open(ctx context.Context, f commonFlags) (*stores, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := openStores(ctx, cfg, f.data)
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	return st, nil
+	return openStores(ctx, cfg, f.data)
 }
 
 // openStores opens (and migrates) the database and opens the blob store
-// of cfg. On an error it returns what it opened, for the caller to close.
+// of cfg. On an error it closes what it opened.
 func openStores(ctx context.Context, cfg *fileConfig, dataDir string) (*stores, error) {
 	st, err := openDBConfig(ctx, cfg, dataDir)
 	if err != nil {
-		return st, err
+		return nil, err
 	}
 	if st.blobs, err = storage.OpenBlobs(ctx, st.cfg.Storage); err != nil {
-		return st, fmt.Errorf("storage: %w", err)
+		st.db.Close()
+		return nil, fmt.Errorf("storage: %w", err)
 	}
 	st.blobs.SetTimeout(st.cfg.StorageTimeout)
 	return st, nil
@@ -66,25 +59,19 @@ func openDB(ctx context.Context, f commonFlags) (*stores, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := openDBConfig(ctx, cfg, f.data)
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	return st, nil
+	return openDBConfig(ctx, cfg, f.data)
 }
 
 // openDBConfig opens (and migrates) the database of cfg.
 func openDBConfig(ctx context.Context, cfg *fileConfig, dataDir string) (*stores, error) {
-	st := &stores{cfg: cfg}
 	secret, err := loadSecret(cfg, dataDir)
 	if err != nil {
-		return st, err
+		return nil, err
 	}
+	st := &stores{cfg: cfg}
 	if st.db, err = storage.Open(ctx, cfg.Database, storage.Options{Secret: secret, MaxOpenConns: cfg.DatabaseMaxConns,
 		QueryTimeout: cfg.DatabaseTimeout, ReservationLease: cfg.BlobQueue.ReservationLease}); err != nil {
-		st.db = nil
-		return st, fmt.Errorf("database: %w", err)
+		return nil, fmt.Errorf("database: %w", err)
 	}
 	st.db.SetEvents(eventsWanted(cfg))
 	return st, nil

@@ -303,7 +303,6 @@ func TestEventsWritten(t *testing.T) {
 			}
 			st, err := openDBConfig(context.Background(), cfg, dir)
 			if err != nil {
-				st.Close() // what was opened before the error
 				t.Fatal(err)
 			}
 			defer st.Close()

@@ -100,10 +100,10 @@ func TestVariationBuilderPass(t *testing.T) {
 		t.Fatal(err)
 	}
 	st, err := openStores(t.Context(), cfg, dir)
-	t.Cleanup(st.Close)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(st.Close)
 	eng, err := engine.New(cfg.Engine)
 	if err != nil {
 		t.Fatal(err)
