@@ -55,14 +55,12 @@ type App struct {
 	loops     []*worker    // the background loops, made by startCaches
 	deps      api.Deps
 	api       *api.Server
-	ready     readiness
 
-	http      *http.Server
-	ln        net.Listener
-	metrics   *http.Server // the metrics' own listener, when metrics.listen is set
-	metricsLn net.Listener
-	pprof     *http.Server
-	workers   workers
+	http    *http.Server
+	ln      net.Listener
+	metrics *http.Server // the metrics' own listener, when metrics.listen is set
+	pprof   *http.Server
+	workers workers
 	// shutdownVips stops libvips for the process once the engine closed:
 	// engine.Shutdown (a test that starts several Apps keeps it running).
 	shutdownVips func()
@@ -131,7 +129,6 @@ func (a *App) startFilters(ctx context.Context) error {
 		raiseGOMAXPROCS(a.eng.Config().Concurrency + a.cfg.Filters.MaxRunningCalls())
 	}
 	a.deps.Filters = filterAdmin{h: fh, wait: cmp.Or(a.cfg.Filters.CompileTimeout, filters.DefaultCompileTimeout)}
-	a.ready.filters = fh
 	return nil
 }
 
@@ -139,7 +136,7 @@ func (a *App) startFilters(ctx context.Context) error {
 // listener serves from here on (liveness and /status at once, readiness
 // once the filters have loaded).
 func (a *App) startAPI(context.Context) error {
-	a.deps.Readiness = a.ready.reasons
+	a.deps.Readiness = a.unready
 	srv, err := api.New(a.cfg.API, a.deps)
 	if err != nil {
 		return err
@@ -151,7 +148,7 @@ func (a *App) startAPI(context.Context) error {
 		return err
 	}
 	var metricsHandler http.Handler
-	if a.deps.Metrics != nil && a.metricsLn == nil {
+	if a.deps.Metrics != nil && a.metrics == nil {
 		metricsHandler = a.deps.Metrics.Handler()
 	}
 	if a.ln, err = net.Listen("tcp", a.cfg.Listen); err != nil {
@@ -282,21 +279,14 @@ func (w *workers) stop() {
 	w.wg.Wait()
 }
 
-// readiness says what keeps the instance from being ready: the filters'
-// initial load still running, or a filter a request may need that failed.
-type readiness struct {
-	filters *filters.Host
-}
-
-// reasons returns why the instance is not ready; none when it is.
-func (r *readiness) reasons() []string {
-	if r.filters == nil {
-		return []string{"starting"}
-	}
+// unready says what keeps the instance from being ready: the filters'
+// initial load still running, or a filter a request may need that failed
+// (none when it is ready). The API asks it only once startFilters set a.fh.
+func (a *App) unready() []string {
 	select {
-	case <-r.filters.Initial():
+	case <-a.fh.Initial():
 	default:
 		return []string{"filters are still loading"}
 	}
-	return r.filters.Current().Unready()
+	return a.fh.Current().Unready()
 }

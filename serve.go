@@ -131,7 +131,6 @@ func (a *App) startMetrics(context.Context) error {
 	if err != nil {
 		return fmt.Errorf("metrics: %w", err)
 	}
-	a.metricsLn = ln
 	a.metrics = &http.Server{Handler: m.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = a.metrics.Serve(ln) }()
 	a.log.Info("metrics listening", "addr", "http://"+ln.Addr().String()+"/metrics")
