@@ -184,11 +184,9 @@ func filterStatuses(list []filters.Status) []api.FilterStatus {
 		if f.Manifest != nil {
 			out[i].Manifest, _ = json.Marshal(f.Manifest) // a parsed manifest always marshals
 		}
-		if s := f.Stats; s != nil {
-			out[i].Stats = &api.FilterStats{Calls: s.Calls, Errors: s.Errors, Timeouts: s.Timeouts,
-				Rejections: s.Rejections, P50Ms: s.P50Ms, P99Ms: s.P99Ms, Busy: s.Busy, Instances: s.Instances,
-				Waiting: s.Waiting}
-		}
+		// Why a conversion: api.FilterStats has filters.Stats' fields, so a
+		// field added to one and not the other stops the build here.
+		out[i].Stats = (*api.FilterStats)(f.Stats)
 	}
 	return out
 }
