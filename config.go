@@ -48,6 +48,9 @@ type fileConfig struct {
 	Variations VariationsConfig `yaml:"variations"`
 	// Events names where every change is published (README "Events").
 	Events eventsConfig `yaml:"events"`
+	// Webhooks configures the delivery of events to subscriptions
+	// (README "Webhooks").
+	Webhooks webhooksConfig `yaml:"webhooks"`
 	// Outbound is the guard of connections made on a user's behalf; the
 	// file sets its allowlist (outbound.allow), each caller its caps.
 	Outbound outbound.Config `yaml:"outbound"`
@@ -179,7 +182,7 @@ func (c *fileConfig) validate() error {
 	if c.StorageTimeout < 0 || c.DatabaseTimeout < 0 || c.RequestTimeout < 0 || lease <= 2*storageTimeout {
 		return fmt.Errorf("storageTimeout, databaseTimeout and requestTimeout must not be negative, and blobQueue.reservationLease (%s) must be longer than twice storageTimeout (%s)", lease, storageTimeout)
 	}
-	return errors.Join(c.Audit.Validate(), c.Variations.Validate(), c.Events.Validate(), c.Outbound.Validate())
+	return errors.Join(c.Audit.Validate(), c.Variations.Validate(), c.Events.Validate(), c.Webhooks.Validate(), c.Outbound.Validate())
 }
 
 // compose hands the shared `limits` section to the packages that own its

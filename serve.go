@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/vitrine/vitrine/api"
+	"github.com/vitrine/vitrine/api/outbound"
 	"github.com/vitrine/vitrine/storage"
 	"github.com/vitrine/vitrine/web"
 )
@@ -91,13 +92,43 @@ func (a *App) startCaches(ctx context.Context) error {
 	if boolOrTrue(a.cfg.AccessLog) {
 		a.deps.AccessLog = a.log
 	}
-	if eventsWanted(a.cfg) {
-		if a.events, err = openEventTopics(ctx, a.cfg.Events.Topics); err != nil {
+	return a.startEvents(ctx)
+}
+
+// startEvents makes the events' workers when something consumes events:
+// the events worker publishes to the topics and fans out, the deliveries
+// worker sends to webhooks and purgers.
+func (a *App) startEvents(ctx context.Context) error {
+	if !eventsWanted(a.cfg) {
+		return nil
+	}
+	var err error
+	if a.events, err = openEventTopics(ctx, a.cfg.Events.Topics); err != nil {
+		return err
+	}
+	cfg := a.cfg.Webhooks.withDefaults()
+	d := &dispatcher{db: a.st.db, cfg: cfg, log: a.log, busy: map[string]int{}}
+	if cfg.enabled() {
+		guard, err := outboundGuard(a.cfg.Outbound, cfg.Timeout)
+		if err != nil {
 			return err
 		}
-		a.loops = append(a.loops, eventsWorker(a.st.db, a.events, a.cfg.Events, a.log))
+		d.client = guard.Client()
+		a.deps.Webhooks = guard
+		a.loops = append(a.loops, retentionWorker(a.st.db, cfg, a.log))
 	}
+	deliveries := deliveriesWorker(d, a.cfg.Events.Interval)
+	f := &fanout{db: a.st.db, webhooks: d.client != nil, wake: deliveries.Wake}
+	a.loops = append(a.loops, eventsWorker(a.st.db, a.events, f, a.cfg.Events, a.log), deliveries)
 	return nil
+}
+
+// outboundGuard is the guard of connections made on a user's behalf, with
+// the file's allowlist and a caller's time cap.
+func outboundGuard(c outbound.Config, timeout time.Duration) (*outbound.Guard, error) {
+	c.Timeout = timeout
+	c.MaxBytes = 1 << 20
+	return outbound.New(c)
 }
 
 // startWorkers starts the background work: the loops startCaches made

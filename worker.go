@@ -28,6 +28,12 @@ type worker struct {
 	wake  chan struct{}
 	// rest waits d or until ctx ends (sleep when nil; tests replace it).
 	rest func(ctx context.Context, d time.Duration)
+	// signal, when set, wakes the worker as Wake does (storage's
+	// EventsWritten).
+	signal <-chan struct{}
+	// stop, when set, runs when the worker ends, before run returns: it
+	// waits for work the passes started and did not wait for.
+	stop func()
 }
 
 // restAfter is how long a paced worker rests after a pass, as a multiple
@@ -61,6 +67,9 @@ func (w *worker) Wake() {
 func (w *worker) run(ctx context.Context) {
 	t := time.NewTicker(w.interval)
 	defer t.Stop()
+	if w.stop != nil {
+		defer w.stop()
+	}
 	for {
 		start := time.Now()
 		n, err := w.pass(ctx)
@@ -79,6 +88,7 @@ func (w *worker) run(ctx context.Context) {
 			return
 		case <-t.C:
 		case <-w.wake:
+		case <-w.signal:
 		}
 	}
 }

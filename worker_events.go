@@ -47,11 +47,15 @@ func (c eventsConfig) Validate() error {
 }
 
 // eventsWanted is the one place that decides whether changes write
-// event rows: only while something drains them, so that an outbox with
-// no consumer does not grow. Why not write and drop: a row no one reads
-// costs an insert per change and a purge; a consumer configured later
-// (webhooks, CDN purges) joins here.
-func eventsWanted(cfg *fileConfig) bool { return len(cfg.Events.Topics) > 0 }
+// event rows: only while something drains them (topics, webhooks, CDN
+// purgers), so that an outbox with no consumer does not grow. Why not
+// write and drop: a row no one reads costs an insert per change and a
+// purge. Webhooks count while they are enabled, with or without
+// subscriptions: one made on any instance must hear of the next change
+// made on every other.
+func eventsWanted(cfg *fileConfig) bool {
+	return len(cfg.Events.Topics) > 0 || cfg.Webhooks.enabled()
+}
 
 // eventRetry bounds the backoff of an event whose publication failed:
 // short, since a subject's later events wait behind it.
@@ -111,10 +115,50 @@ func eventMessage(e storage.Event) *pubsub.Message {
 	}}
 }
 
-// eventsWorker publishes the events due (storage.DB.DrainEvents) every
-// events.interval.
-func eventsWorker(db *storage.DB, t *eventTopics, cfg eventsConfig, log *slog.Logger) *worker {
-	return newWorker("events", cfg.Interval, time.Second, func(ctx context.Context) (int, error) {
-		return db.DrainEvents(ctx, eventRetry, t.publish)
+// fanout is where each event goes after the topics: a delivery row per
+// sink that wants it (worker_deliveries.go).
+type fanout struct {
+	db *storage.DB
+	// webhooks is false when webhooks are off.
+	webhooks bool
+	// wake tells the deliveries worker that rows were written.
+	wake func()
+}
+
+// sinksOf returns the sinks that want e, of the subscriptions hooks.
+func (f *fanout) sinksOf(e storage.Event, hooks []storage.Webhook) []string {
+	var out []string
+	for _, h := range hooks {
+		if webhookWants(h, e) {
+			out = append(out, storage.WebhookSink(h.ID))
+		}
+	}
+	return out
+}
+
+// eventsWorker delivers the events due (storage.DB.DrainEvents) every
+// events.interval and as soon as a change commits: each goes to every
+// topic, then fans out to the webhooks and purgers that want it.
+func eventsWorker(db *storage.DB, t *eventTopics, f *fanout, cfg eventsConfig, log *slog.Logger) *worker {
+	w := newWorker("events", cfg.Interval, time.Second, func(ctx context.Context) (int, error) {
+		var hooks []storage.Webhook
+		if f.webhooks {
+			var err error
+			if hooks, err = db.Webhooks(ctx); err != nil {
+				return 0, err
+			}
+		}
+		n, err := db.DrainEvents(ctx, eventRetry, func(ctx context.Context, e storage.Event) error {
+			if err := t.publish(ctx, e); err != nil {
+				return err
+			}
+			return db.FanOut(ctx, e, f.sinksOf(e, hooks))
+		})
+		if n > 0 {
+			f.wake()
+		}
+		return n, err
 	}, log)
+	w.signal = db.EventsWritten()
+	return w
 }

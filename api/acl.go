@@ -41,6 +41,11 @@ var (
 		"filters.get", "filters.head", "filters.post", "filters.options",
 		"audit.get", "audit.head", "audit.options",
 		"usage.get", "usage.head", "usage.options",
+		"webhooks.get", "webhooks.head", "webhooks.post", "webhooks.options",
+		"webhook.get", "webhook.head", "webhook.put", "webhook.delete", "webhook.options",
+		"webhookping.post", "webhookping.options",
+		"webhookdeliveries.get", "webhookdeliveries.head", "webhookdeliveries.options",
+		"webhookdelivery.get", "webhookdelivery.head", "webhookdelivery.post", "webhookdelivery.options",
 	)
 	builtinGroups = map[string][]string{
 		"read-only":  readOnlyResources,

@@ -35,6 +35,9 @@ var segmentPatterns = map[string]*regexp.Regexp{
 	"pk":    namePattern,
 	"group": regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`),
 	"rule":  regexp.MustCompile(`^[0-9]{1,18}$`),
+	// webhook is a subscription's id, delivery one of its deliveries.
+	"webhook":  regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`),
+	"delivery": regexp.MustCompile(`^[0-9]{1,18}$`),
 }
 
 // routeMatch is a matched route with its path parameters.

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/vitrine/vitrine/api/outbound"
 	"github.com/vitrine/vitrine/engine"
 	"github.com/vitrine/vitrine/storage"
 )
@@ -51,6 +52,10 @@ type Deps struct {
 	// Usage, when set, counts requests per key and status, uploads and
 	// variant cache results per day (GET /usage and the admin UI's charts).
 	Usage *storage.Usage
+	// Webhooks, when set, offers /webhooks: subscriptions are checked
+	// against it and a test ping goes through it (the outbound guard).
+	// Default: none, and /webhooks answers 404.
+	Webhooks *outbound.Guard
 }
 
 // Waker is a background worker that the server tells when it queued work
@@ -82,16 +87,19 @@ type Server struct {
 	flight     flight
 	draining   atomic.Bool
 	readiness  func() []string
-	metrics    *Metrics
-	accessLog  *slog.Logger
-	usage      *storage.Usage
-	ids        *requestIDs
-	engine     *engine.Engine
-	filters    FilterAdmin
-	log        *slog.Logger
-	now        func() time.Time
-	acl        *accessControl
-	routes     []*route
+	// webhooks is nil while webhooks are off; guard checks their URLs.
+	webhooks  webhookStore
+	guard     *outbound.Guard
+	metrics   *Metrics
+	accessLog *slog.Logger
+	usage     *storage.Usage
+	ids       *requestIDs
+	engine    *engine.Engine
+	filters   FilterAdmin
+	log       *slog.Logger
+	now       func() time.Time
+	acl       *accessControl
+	routes    []*route
 	// Bus carries `<resource>.<method>` events; subscribe listeners before
 	// serving.
 	Bus *Bus
@@ -119,6 +127,9 @@ func New(cfg Config, d Deps) (*Server, error) {
 		metrics: d.Metrics, accessLog: d.AccessLog, usage: d.Usage, ids: newRequestIDs()}
 	s.acl = newAccessControl(cfg.AccessControl, d.DB)
 	s.readiness = d.Readiness
+	if d.Webhooks != nil {
+		s.webhooks, s.guard = d.DB, d.Webhooks
+	}
 	s.collector = noWaker{}
 	if d.Collector != nil {
 		s.collector = d.Collector
@@ -199,6 +210,13 @@ func (s *Server) buildRoutes() []*route {
 			"GET": s.getRule, "DELETE": s.deleteRule}),
 		r("audit", "/audit", true, map[string]handler{"GET": s.getAudit}),
 		r("usage", "/usage", true, map[string]handler{"GET": s.getUsage}),
+		r("webhooks", "/webhooks", true, map[string]handler{"GET": s.listWebhooks, "POST": s.postWebhook}),
+		r("webhook", "/webhooks/{webhook}", true, map[string]handler{
+			"GET": s.getWebhook, "PUT": s.putWebhook, "DELETE": s.deleteWebhook}),
+		r("webhookping", "/webhooks/{webhook}/ping", true, map[string]handler{"POST": s.pingWebhook}),
+		r("webhookdeliveries", "/webhooks/{webhook}/deliveries", true, map[string]handler{"GET": s.listDeliveries}),
+		r("webhookdelivery", "/webhooks/{webhook}/deliveries/{delivery}", true, map[string]handler{"GET": s.getDelivery}),
+		r("webhookdelivery", "/webhooks/{webhook}/deliveries/{delivery}/redeliver", true, map[string]handler{"POST": s.redeliver}),
 	}
 }
 

@@ -113,7 +113,7 @@ func (db *DB) auditWith(ctx context.Context, conn bun.IDB, ev auditEvent, data m
 // filter reload) as done by ctx's actor, with its event in the same
 // transaction.
 func (db *DB) RecordAudit(ctx context.Context, action, target string, detail map[string]any) error {
-	err := db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := db.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		return db.audit(ctx, tx, auditEvent{action, target, detail})
 	})
 	if err != nil {

@@ -74,6 +74,8 @@ type DB struct {
 	inserted atomic.Int64
 	// events turns on the writing of event rows (SetEvents).
 	events atomic.Bool
+	// written signals EventsWritten.
+	written chan struct{}
 }
 
 // Open connects to the database named by dsn and applies any pending schema
@@ -85,7 +87,7 @@ type DB struct {
 //	postgres://user@host:5432/db?sslmode=disable   (also postgresql://)
 //	mysql://user:pass@host:3306/db
 func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
-	db := &DB{lease: opts.ReservationLease}
+	db := &DB{lease: opts.ReservationLease, written: make(chan struct{}, 1)}
 	if db.lease <= 0 {
 		db.lease = DefaultReservationLease
 	}
@@ -298,7 +300,7 @@ func (db *DB) insertIgnore(q *bun.InsertQuery, col string) *bun.InsertQuery {
 // the existing row; created tells which. ev is recorded in the audit log
 // with ".create" or ".update" appended to its action.
 func (db *DB) upsert(ctx context.Context, row any, keyCol, column string, ev auditEvent) (created bool, err error) {
-	err = db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err = db.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		res, err := db.insertIgnore(tx.NewInsert().Model(row), keyCol).Exec(ctx)
 		if err != nil {
 			return err
@@ -327,7 +329,7 @@ func (db *DB) upsert(ctx context.Context, row any, keyCol, column string, ev aud
 // its row lock orders this after any AddRules holding it, and the rule
 // delete sees those rules.
 func (db *DB) deleteWithRules(ctx context.Context, model any, col, ruleCol, value string, ev auditEvent) error {
-	return db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	return db.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		if err := deleted(tx.NewDelete().Model(model).Where("? = ?", bun.Ident(col), value).Exec(ctx)); err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -74,6 +75,7 @@ const (
 	keyScope                      // target a public key
 	groupScope                    // target a group name
 	filterScope                   // target "filters"
+	webhookScope                  // target a webhook id
 )
 
 // eventKinds maps every audit action to its event: one table, so that a
@@ -96,6 +98,9 @@ var eventKinds = map[string]eventKind{
 	"group.update":    {"io.vitrine.group.updated", groupScope},
 	"group.delete":    {"io.vitrine.group.deleted", groupScope},
 	"filters.reload":  {"io.vitrine.filters.reloaded", filterScope},
+	"webhook.create":  {"io.vitrine.webhook.created", webhookScope},
+	"webhook.update":  {"io.vitrine.webhook.updated", webhookScope},
+	"webhook.delete":  {"io.vitrine.webhook.deleted", webhookScope},
 }
 
 // subject and names return the event's subject and the fields of its
@@ -109,6 +114,8 @@ func (k eventKind) subject(target string) (string, map[string]any) {
 		return "keys/" + target, map[string]any{"publicKey": target}
 	case groupScope:
 		return "groups/" + target, map[string]any{"group": target}
+	case webhookScope:
+		return "webhooks/" + target, map[string]any{"webhook": target}
 	}
 	return target, map[string]any{}
 }
@@ -154,6 +161,27 @@ func (r eventRow) event() Event {
 // SetEvents turns the writing of event rows on or off (off when a DB
 // opens). The caller decides: on while something drains them.
 func (db *DB) SetEvents(on bool) { db.events.Store(on) }
+
+// EventsWritten receives after a transaction that may have written events
+// commits, while events are on (at most one signal waits): a drainer
+// selects on it to deliver at once instead of at its next tick.
+func (db *DB) EventsWritten() <-chan struct{} { return db.written }
+
+// inTx runs fn in a transaction of a change that the audit log records,
+// and signals EventsWritten once it committed. Why after the commit: a
+// drainer woken earlier would not see the rows yet, and sleep on them.
+func (db *DB) inTx(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
+	if err := db.bun.RunInTx(ctx, nil, fn); err != nil {
+		return err
+	}
+	if db.events.Load() {
+		select {
+		case db.written <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
 
 // writeEvent writes, through conn (the change's transaction), the event
 // of the audited change ev made at at, when events are on. data, when not
@@ -259,3 +287,17 @@ func (db *DB) PendingEvents(ctx context.Context, limit int) ([]Event, error) {
 	}
 	return out, nil
 }
+
+// EventTypes returns every event type a change writes, sorted.
+func EventTypes() []string {
+	out := make([]string, 0, len(eventKinds))
+	for _, k := range eventKinds {
+		out = append(out, k.typ)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// NewEventID returns a new event id, as the outbox gives its events: for
+// messages sent outside it (a webhook's test ping).
+func NewEventID() string { return newEventID() }

@@ -129,7 +129,7 @@ func (db *DB) CommitImage(ctx context.Context, img *Image, res Reservation, vari
 		BlobToken:        img.BlobToken,
 	}
 	var n int64
-	err = db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err = db.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		res2, err := db.insertIgnore(tx.NewInsert().Model(row), "identifier").Exec(ctx)
 		if err != nil {
 			return err
@@ -211,7 +211,7 @@ func (db *DB) Image(ctx context.Context, user, id string) (Image, error) {
 // blobs go once a collector gets to them, and a failure to delete them is
 // retried until it succeeds. ErrNotExist when there is no such image.
 func (db *DB) DeleteImage(ctx context.Context, user, id string) error {
-	err := db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := db.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		var row imageRow
 		err := db.forUpdate(tx.NewSelect().Model(&row).Column("size", "blob_token").
 			Where("user_name = ? AND identifier = ?", user, id)).Scan(ctx)

@@ -87,7 +87,7 @@ func (db *DB) CreateKey(ctx context.Context, k Key, rules []Rule) ([]Rule, error
 	if err != nil {
 		return nil, err
 	}
-	err = db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err = db.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		res, err := db.insertIgnore(tx.NewInsert().Model(row), "public_key").Exec(ctx)
 		if err != nil {
 			return err

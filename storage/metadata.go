@@ -93,7 +93,7 @@ func (db *DB) writeMetadata(ctx context.Context, tx bun.Tx, user, id string, md 
 // SetMetadata replaces an image's metadata with md and sets the image's
 // Updated time to now. ErrNotExist when the image does not exist.
 func (db *DB) SetMetadata(ctx context.Context, user, id string, md map[string]any) error {
-	return db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	return db.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		if err := db.lockImage(ctx, tx, user, id); err != nil {
 			return err
 		}
@@ -113,7 +113,7 @@ func (db *DB) SetMetadata(ctx context.Context, user, id string, md map[string]an
 // leaves the metadata as it was and is returned. It sets the image's
 // Updated time to now. ErrNotExist when the image does not exist.
 func (db *DB) UpdateMetadata(ctx context.Context, user, id string, change func(cur map[string]any) (map[string]any, error)) error {
-	return db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	return db.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		if err := db.lockImage(ctx, tx, user, id); err != nil {
 			return err
 		}
@@ -140,7 +140,7 @@ func (db *DB) UpdateMetadata(ctx context.Context, user, id string, change func(c
 // document. ErrNotExist when the image does not exist.
 func (db *DB) MergeMetadata(ctx context.Context, user, id string, md map[string]any) (map[string]any, error) {
 	var merged map[string]any
-	err := db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := db.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		if err := db.lockImage(ctx, tx, user, id); err != nil {
 			return err
 		}
@@ -172,7 +172,7 @@ func (db *DB) MergeMetadata(ctx context.Context, user, id string, md map[string]
 // DeleteMetadata removes an image's metadata and sets its Updated time to
 // now. ErrNotExist when the image does not exist.
 func (db *DB) DeleteMetadata(ctx context.Context, user, id string) error {
-	return db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	return db.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		if err := db.lockImage(ctx, tx, user, id); err != nil {
 			return err
 		}

@@ -72,7 +72,7 @@ func (db *DB) AddRules(ctx context.Context, publicKey string, rules []Rule) ([]R
 	if err != nil {
 		return nil, err
 	}
-	err = db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err = db.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		var one int
 		err := db.forUpdate(tx.NewSelect().Model((*keyRow)(nil)).ColumnExpr("1").
 			Where("public_key = ?", publicKey)).Scan(ctx, &one)
@@ -113,7 +113,7 @@ func (db *DB) Rule(ctx context.Context, publicKey string, id int64) (Rule, error
 
 // DeleteRule deletes one of a key's rules.
 func (db *DB) DeleteRule(ctx context.Context, publicKey string, id int64) error {
-	err := db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := db.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		if err := deleted(tx.NewDelete().Model((*ruleRow)(nil)).
 			Where("id = ? AND public_key = ?", id, publicKey).Exec(ctx)); err != nil {
 			return err

@@ -57,7 +57,7 @@ func (db *DB) InsertShortURL(ctx context.Context, u ShortURL) error {
 		Query:      u.Query,
 		Lookup:     shortURLLookup(u.User, u.Image, u.Extension, u.Query),
 	}
-	return db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	return db.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		if err := db.lockImage(ctx, tx, u.User, u.Image); err != nil {
 			return err
 		}
@@ -124,7 +124,7 @@ func (db *DB) ShortURLsOf(ctx context.Context, user, image string) ([]ShortURL, 
 // DeleteShortURL deletes the short URL id of the image user/image;
 // ErrNotExist unless it exists and belongs to that image.
 func (db *DB) DeleteShortURL(ctx context.Context, user, image, id string) error {
-	err := db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := db.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		if err := deleted(tx.NewDelete().Model((*shortURLRow)(nil)).
 			Where("id = ? AND user_name = ? AND identifier = ?", id, user, image).Exec(ctx)); err != nil {
 			return err
@@ -139,7 +139,7 @@ func (db *DB) DeleteShortURL(ctx context.Context, user, image, id string) error 
 
 // DeleteShortURLs deletes every short URL of an image; none is not an error.
 func (db *DB) DeleteShortURLs(ctx context.Context, user, image string) error {
-	err := db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	err := db.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		res, err := tx.NewDelete().Model((*shortURLRow)(nil)).
 			Where("user_name = ? AND identifier = ?", user, image).Exec(ctx)
 		if err != nil {

@@ -1,0 +1,331 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/vitrine/vitrine/api/webhook"
+	"github.com/vitrine/vitrine/engine/schema"
+	"github.com/vitrine/vitrine/storage"
+)
+
+// The events worker fans each event out to its sinks (a delivery row per
+// matching webhook subscription and CDN purger, storage/deliveries.go);
+// the deliveries worker here sends them, each sink on its own schedule, so
+// that a receiver that is slow or down holds back nothing but its own
+// events (README "Webhooks").
+
+// webhooksConfig is the `webhooks` section.
+type webhooksConfig struct {
+	// Enabled offers /webhooks and delivers to its subscriptions (default
+	// true). Off, the routes answer 404 and no delivery is made.
+	Enabled *bool `yaml:"enabled"`
+	// Timeout bounds one attempt, from connecting to the answer's last
+	// byte read (default 10s).
+	Timeout time.Duration `yaml:"timeout"`
+	// Concurrency is how many attempts run at once per subscription
+	// (default 4); the subscriptions do not share a limit.
+	Concurrency int `yaml:"concurrency"`
+	// RetryMin and RetryMax bound the backoff between attempts of a
+	// delivery: RetryMin after the first failure, doubling to RetryMax,
+	// each wait drawn between its half and its whole (defaults 5s, 1h).
+	RetryMin time.Duration `yaml:"retryMin"`
+	RetryMax time.Duration `yaml:"retryMax"`
+	// RetryFor is how long a delivery is retried before it is given up on
+	// and its subscription marked failing (default 24h).
+	RetryFor time.Duration `yaml:"retryFor"`
+	// Retention is how long finished deliveries and their attempts stay
+	// in a subscription's log (default 168h).
+	Retention time.Duration `yaml:"retention"`
+}
+
+// Validate reports negative durations, RetryMax under RetryMin, or a
+// negative concurrency.
+func (c webhooksConfig) Validate() error {
+	var errs []error
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"timeout", c.Timeout}, {"retryMin", c.RetryMin}, {"retryMax", c.RetryMax}, {"retryFor", c.RetryFor}, {"retention", c.Retention}} {
+		if d.v < 0 {
+			errs = append(errs, fmt.Errorf("webhooks: %s must not be negative", d.name))
+		}
+	}
+	if c.Concurrency < 0 {
+		errs = append(errs, errors.New("webhooks: concurrency must not be negative"))
+	}
+	if c.withDefaults().RetryMax < c.withDefaults().RetryMin {
+		errs = append(errs, errors.New("webhooks: retryMax must not be under retryMin"))
+	}
+	return errors.Join(errs...)
+}
+
+// withDefaults fills the zero fields.
+func (c webhooksConfig) withDefaults() webhooksConfig {
+	def := func(v *time.Duration, d time.Duration) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&c.Timeout, 10*time.Second)
+	def(&c.RetryMin, 5*time.Second)
+	def(&c.RetryMax, time.Hour)
+	def(&c.RetryFor, 24*time.Hour)
+	def(&c.Retention, 7*24*time.Hour)
+	if c.Concurrency == 0 {
+		c.Concurrency = 4
+	}
+	return c
+}
+
+// enabled reports webhooks.enabled (default true).
+func (c webhooksConfig) enabled() bool { return boolOrTrue(c.Enabled) }
+
+// webhookWants reports whether the subscription w receives e: active,
+// made before e, one of its patterns matches e's type, and e belongs to
+// one of its users (only "*" takes the events of no user).
+func webhookWants(w storage.Webhook, e storage.Event) bool {
+	if !w.Active || e.Time.Before(w.Created) {
+		return false
+	}
+	typed := false
+	for _, p := range w.Events {
+		typed = typed || schema.MatchEvent(p, e.Type)
+	}
+	if !typed {
+		return false
+	}
+	user, owned := eventUser(e.Subject)
+	for _, u := range w.Users {
+		if u == "*" || (owned && u == user) {
+			return true
+		}
+	}
+	return false
+}
+
+// eventUser returns the user a subject belongs to (users/<user>/...).
+func eventUser(subject string) (string, bool) {
+	rest, ok := strings.CutPrefix(subject, "users/")
+	if !ok {
+		return "", false
+	}
+	user, _, _ := strings.Cut(rest, "/")
+	return user, true
+}
+
+// sink sends one delivery; the dispatcher times it and records it.
+type sink interface {
+	send(ctx context.Context, d storage.Delivery) webhook.Result
+}
+
+// webhookSink delivers to a subscription.
+type webhookSink struct {
+	hook   storage.Webhook
+	client *http.Client
+}
+
+func (s webhookSink) send(ctx context.Context, d storage.Delivery) webhook.Result {
+	body, err := d.Event.MarshalJSON()
+	if err != nil {
+		return webhook.Result{Err: err}
+	}
+	return webhook.Send(ctx, s.client, s.hook.URL, s.hook.Secret, webhook.Message{ID: d.Event.ID, Body: body})
+}
+
+// dispatcher is the deliveries worker's state: the attempts under way per
+// sink, and the sinks it knows.
+type dispatcher struct {
+	db     *storage.DB
+	cfg    webhooksConfig
+	client *http.Client // the outbound guard's, for webhooks
+	// static are the sinks configuration names (CDN purgers), by name.
+	static map[string]sink
+	log    *slog.Logger
+	w      *worker
+
+	mu   sync.Mutex
+	busy map[string]int
+	wg   sync.WaitGroup
+}
+
+// dueBatch is how many due deliveries a pass reads.
+const dueBatch = 256
+
+// lease is how long a claimed delivery stays hidden from other instances:
+// longer than an attempt can take, so that only a crash lets another
+// instance try it again.
+func (d *dispatcher) lease() time.Duration { return d.cfg.Timeout + 30*time.Second }
+
+// pass starts an attempt of each due delivery whose sink has a free slot,
+// and returns without waiting for them: one slow receiver holds no pass.
+func (d *dispatcher) pass(ctx context.Context) (int, error) {
+	sinks, err := d.sinks(ctx)
+	if err != nil {
+		return 0, err
+	}
+	d.mu.Lock()
+	var full []string
+	for s, n := range d.busy {
+		if n >= d.cfg.Concurrency {
+			full = append(full, s)
+		}
+	}
+	d.mu.Unlock()
+	due, err := d.db.DueDeliveries(ctx, dueBatch, full)
+	if err != nil {
+		return 0, err
+	}
+	started := 0
+	for _, dl := range due {
+		d.mu.Lock()
+		free := d.busy[dl.Sink] < d.cfg.Concurrency
+		if free {
+			d.busy[dl.Sink]++
+		}
+		d.mu.Unlock()
+		if !free {
+			continue
+		}
+		ok, err := d.db.ClaimDelivery(ctx, dl, d.lease())
+		if !ok || err != nil {
+			d.done(dl.Sink)
+			if err != nil {
+				return started, err
+			}
+			continue
+		}
+		started++
+		d.wg.Add(1)
+		go d.attempt(ctx, dl, sinks[dl.Sink])
+	}
+	return started, nil
+}
+
+// sinks returns every sink by name: the subscriptions (read at each pass,
+// so that every instance sends to what the database holds) and the
+// configured ones.
+func (d *dispatcher) sinks(ctx context.Context) (map[string]sink, error) {
+	out := make(map[string]sink, len(d.static))
+	for name, s := range d.static {
+		out[name] = s
+	}
+	if d.client == nil {
+		return out, nil
+	}
+	hooks, err := d.db.Webhooks(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range hooks {
+		out[storage.WebhookSink(h.ID)] = webhookSink{hook: h, client: d.client}
+	}
+	return out, nil
+}
+
+// attempt sends dl to s and records the outcome: delivered, failed for
+// good once its retry window is over, or due again after a backoff.
+func (d *dispatcher) attempt(ctx context.Context, dl storage.Delivery, s sink) {
+	defer d.wg.Done()
+	defer d.w.Wake() // the subject's next delivery may be due now
+	defer d.done(dl.Sink)
+	start := time.Now()
+	var r webhook.Result
+	if s == nil {
+		r = webhook.Result{Err: fmt.Errorf("no sink %s: its subscription or purger is gone", dl.Sink)}
+	} else {
+		actx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
+		r = s.send(actx, dl)
+		cancel()
+	}
+	a := storage.DeliveryAttempt{At: start, Status: r.Status, Latency: r.Latency, Response: r.Response}
+	state, retry := storage.DeliveryDone, time.Time{}
+	if r.Err != nil {
+		a.Error = r.Err.Error()
+		state, retry = d.next(dl, s == nil)
+		if ctx.Err() != nil {
+			a.Error, state, retry = "the instance stopped during the attempt", storage.DeliveryPending, time.Now()
+		}
+	}
+	// Why not ctx: the outcome of an attempt made is recorded even while
+	// the instance stops.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := d.db.FinishDelivery(rctx, dl.ID, a, state, retry); err != nil {
+		d.log.Warn("deliveries", "err", err)
+	}
+	if hook, ok := s.(webhookSink); ok {
+		d.mark(rctx, hook.hook, state)
+	}
+}
+
+// next decides what follows a failed attempt: give up when the retry
+// window is over (or the sink is gone), else retry after the backoff.
+func (d *dispatcher) next(dl storage.Delivery, gone bool) (storage.DeliveryState, time.Time) {
+	if gone || time.Since(dl.Created) >= d.cfg.RetryFor {
+		return storage.DeliveryFailed, time.Time{}
+	}
+	return storage.DeliveryPending, time.Now().Add(backoff(d.cfg.RetryMin, d.cfg.RetryMax, dl.Attempts))
+}
+
+// backoff is the wait after the attempts+1-th failed attempt: min doubled
+// per earlier failure up to max, drawn between its half and its whole so
+// that receivers coming back are not hit by every instance at once.
+func backoff(min, max time.Duration, attempts int) time.Duration {
+	b := min << uint(attempts)
+	if b > max || b <= 0 || attempts > 40 {
+		b = max
+	}
+	return b/2 + rand.N(b/2+1)
+}
+
+// mark keeps the subscription's failing mark: set when a delivery is
+// given up on, cleared by the next that succeeds.
+func (d *dispatcher) mark(ctx context.Context, h storage.Webhook, state storage.DeliveryState) {
+	var err error
+	switch {
+	case state == storage.DeliveryFailed:
+		err = d.db.SetWebhookFailing(ctx, h.ID, time.Now())
+		d.log.Warn("webhook failing: a delivery was given up on", "webhook", h.ID, "url", redact(h.URL))
+	case state == storage.DeliveryDone && !h.FailingSince.IsZero():
+		err = d.db.SetWebhookFailing(ctx, h.ID, time.Time{})
+	}
+	if err != nil {
+		d.log.Warn("deliveries", "err", err)
+	}
+}
+
+// done frees a slot of sink.
+func (d *dispatcher) done(sink string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.busy[sink]--; d.busy[sink] <= 0 {
+		delete(d.busy, sink)
+	}
+}
+
+// deliveriesWorker sends the due deliveries every events.interval and
+// whenever the events worker fanned something out or an attempt ended;
+// on stop it waits for the attempts under way (each bounded by
+// webhooks.timeout).
+func deliveriesWorker(d *dispatcher, interval time.Duration) *worker {
+	d.w = newWorker("deliveries", interval, time.Second, d.pass, d.log)
+	d.w.stop = d.wg.Wait
+	return d.w
+}
+
+// retentionWorker deletes finished deliveries older than
+// webhooks.retention, hourly.
+func retentionWorker(db *storage.DB, cfg webhooksConfig, log *slog.Logger) *worker {
+	return newWorker("deliveries retention", time.Hour, time.Hour, counted(func(ctx context.Context) error {
+		_, err := db.PurgeDeliveries(ctx, time.Now().Add(-cfg.Retention))
+		return err
+	}), log)
+}
