@@ -18,6 +18,27 @@ import (
 	openapi_types "github.com/oapi-codegen/runtime/types"
 )
 
+// Defines values for DeliveryState.
+const (
+	DeliveryStateDelivered DeliveryState = "delivered"
+	DeliveryStateFailed    DeliveryState = "failed"
+	DeliveryStatePending   DeliveryState = "pending"
+)
+
+// Valid indicates whether the value is a known member of the DeliveryState enum.
+func (e DeliveryState) Valid() bool {
+	switch e {
+	case DeliveryStateDelivered:
+		return true
+	case DeliveryStateFailed:
+		return true
+	case DeliveryStatePending:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for FilterManifestKind.
 const (
 	FilterManifestKindListener       FilterManifestKind = "listener"
@@ -38,19 +59,19 @@ func (e FilterManifestKind) Valid() bool {
 
 // Defines values for FilterStatusState.
 const (
-	Failed  FilterStatusState = "failed"
-	Loading FilterStatusState = "loading"
-	Ready   FilterStatusState = "ready"
+	FilterStatusStateFailed  FilterStatusState = "failed"
+	FilterStatusStateLoading FilterStatusState = "loading"
+	FilterStatusStateReady   FilterStatusState = "ready"
 )
 
 // Valid indicates whether the value is a known member of the FilterStatusState enum.
 func (e FilterStatusState) Valid() bool {
 	switch e {
-	case Failed:
+	case FilterStatusStateFailed:
 		return true
-	case Loading:
+	case FilterStatusStateLoading:
 		return true
-	case Ready:
+	case FilterStatusStateReady:
 		return true
 	default:
 		return false
@@ -330,6 +351,27 @@ func (e ListImagesParamsFields) Valid() bool {
 	}
 }
 
+// Defines values for ListDeliveriesParamsState.
+const (
+	ListDeliveriesParamsStateDelivered ListDeliveriesParamsState = "delivered"
+	ListDeliveriesParamsStateFailed    ListDeliveriesParamsState = "failed"
+	ListDeliveriesParamsStatePending   ListDeliveriesParamsState = "pending"
+)
+
+// Valid indicates whether the value is a known member of the ListDeliveriesParamsState enum.
+func (e ListDeliveriesParamsState) Valid() bool {
+	switch e {
+	case ListDeliveriesParamsStateDelivered:
+		return true
+	case ListDeliveriesParamsStateFailed:
+		return true
+	case ListDeliveriesParamsStatePending:
+		return true
+	default:
+		return false
+	}
+}
+
 // AuditEntry defines model for AuditEntry.
 type AuditEntry struct {
 	// Action `<thing>.<verb>`, such as `image.create` or `rule.delete`.
@@ -350,6 +392,48 @@ type AuditEntry struct {
 
 	// Time When the change was made (RFC 3339, UTC).
 	Time time.Time `json:"time"`
+}
+
+// Delivery defines model for Delivery.
+type Delivery struct {
+	Attempts int `json:"attempts"`
+
+	// Created When it was fanned out or redelivered: the start of its retry window.
+	Created time.Time `json:"created"`
+
+	// EventId The event's id: its `webhook-id` header on every attempt.
+	EventId   string     `json:"eventId"`
+	Finished  *time.Time `json:"finished"`
+	Id        int        `json:"id"`
+	LastError *string    `json:"lastError"`
+
+	// LastStatus The last attempt's HTTP status, 0 when it got none.
+	LastStatus int               `json:"lastStatus"`
+	Log        []DeliveryAttempt `json:"log"`
+
+	// NextAttempt While pending: when it is tried next.
+	NextAttempt *time.Time    `json:"nextAttempt"`
+	State       DeliveryState `json:"state"`
+	Subject     string        `json:"subject"`
+	Type        string        `json:"type"`
+}
+
+// DeliveryState defines model for Delivery.State.
+type DeliveryState string
+
+// DeliveryAttempt defines model for DeliveryAttempt.
+type DeliveryAttempt struct {
+	Error *string `json:"error"`
+
+	// Latency Seconds from the request's start to the answer's end.
+	Latency float32 `json:"latency"`
+
+	// Response The first bytes (at most 1024) of the answer.
+	Response string `json:"response"`
+
+	// Status The receiver's HTTP status, 0 when it gave none.
+	Status int       `json:"status"`
+	Time   time.Time `json:"time"`
 }
 
 // Error defines model for Error.
@@ -567,6 +651,19 @@ type NewRule_Users struct {
 	union json.RawMessage
 }
 
+// PingResult defines model for PingResult.
+type PingResult struct {
+	// Delivered True when the receiver answered 2xx.
+	Delivered bool    `json:"delivered"`
+	Error     *string `json:"error"`
+
+	// Id The test event's id (its `webhook-id`).
+	Id       string  `json:"id"`
+	Latency  float32 `json:"latency"`
+	Response string  `json:"response"`
+	Status   int     `json:"status"`
+}
+
 // Preset A configured preset; `t[]=<name>` expands to its chain.
 type Preset struct {
 	Name string `json:"name"`
@@ -650,8 +747,66 @@ type UserStats struct {
 	NumImages int `json:"numImages"`
 }
 
+// Webhook defines model for Webhook.
+type Webhook struct {
+	Active      bool      `json:"active"`
+	Created     time.Time `json:"created"`
+	Description string    `json:"description"`
+	Events      []string  `json:"events"`
+
+	// Failing True once a delivery was given up on after `webhooks.retryFor`, until one succeeds.
+	Failing      bool       `json:"failing"`
+	FailingSince *time.Time `json:"failingSince"`
+	Id           string     `json:"id"`
+	Updated      time.Time  `json:"updated"`
+	Url          string     `json:"url"`
+	Users        []string   `json:"users"`
+}
+
+// WebhookCreated defines model for WebhookCreated.
+type WebhookCreated struct {
+	Active      bool      `json:"active"`
+	Created     time.Time `json:"created"`
+	Description string    `json:"description"`
+	Events      []string  `json:"events"`
+
+	// Failing True once a delivery was given up on after `webhooks.retryFor`, until one succeeds.
+	Failing      bool       `json:"failing"`
+	FailingSince *time.Time `json:"failingSince"`
+	Id           string     `json:"id"`
+
+	// Secret The signing secret (`whsec_...`); shown in this answer only.
+	Secret  string    `json:"secret"`
+	Updated time.Time `json:"updated"`
+	Url     string    `json:"url"`
+	Users   []string  `json:"users"`
+}
+
+// WebhookRequest defines model for WebhookRequest.
+type WebhookRequest struct {
+	// Active False pauses it (default true).
+	Active      *bool   `json:"active,omitempty"`
+	Description *string `json:"description,omitempty"`
+
+	// Events Event type patterns: a type (`io.vitrine.image.added`), `io.vitrine.<resource>.*`,
+	// `*.<verb>` or `*` (the default). A pattern that matches no type is a 400.
+	Events *[]string `json:"events,omitempty"`
+
+	// Secret On POST only, a secret of your own (`whsec_` and base64 of 24 to 64 bytes); default a new random one.
+	Secret *string `json:"secret,omitempty"`
+
+	// Url The receiver, http or https, no credentials (required on POST).
+	Url *string `json:"url,omitempty"`
+
+	// Users User names whose events it gets, or `*` (the default) for every user and the events of none.
+	Users *[]string `json:"users,omitempty"`
+}
+
 // Checksums defines model for Checksums.
 type Checksums = []string
+
+// DeliveryID defines model for DeliveryID.
+type DeliveryID = string
 
 // Fields defines model for Fields.
 type Fields = []string
@@ -715,6 +870,9 @@ type Transformations = []string
 
 // User defines model for User.
 type User = string
+
+// WebhookID defines model for WebhookID.
+type WebhookID = string
 
 // BadRequest defines model for BadRequest.
 type BadRequest = Error
@@ -1478,6 +1636,135 @@ type ListVariantsParams struct {
 	Signature *SignatureQuery `form:"signature,omitempty" json:"signature,omitempty"`
 }
 
+// ListWebhooksParams defines parameters for ListWebhooks.
+type ListWebhooksParams struct {
+	// PublicKey The acting public key when it is not named like the path's user (and no `PublicKey` header
+	// is sent); part of the URL an access token or signature covers.
+	PublicKey *PublicKeyQuery `form:"publicKey,omitempty" json:"publicKey,omitempty"`
+
+	// Timestamp The signature's timestamp, instead of the `Authenticate-Timestamp` header.
+	Timestamp *TimestampQuery `form:"timestamp,omitempty" json:"timestamp,omitempty"`
+
+	// Signature The signature, instead of the `Authenticate-Signature` header.
+	Signature *SignatureQuery `form:"signature,omitempty" json:"signature,omitempty"`
+}
+
+// CreateWebhookParams defines parameters for CreateWebhook.
+type CreateWebhookParams struct {
+	// PublicKey The acting public key when it is not named like the path's user (and no `PublicKey` header
+	// is sent); part of the URL an access token or signature covers.
+	PublicKey *PublicKeyQuery `form:"publicKey,omitempty" json:"publicKey,omitempty"`
+
+	// Timestamp The signature's timestamp, instead of the `Authenticate-Timestamp` header.
+	Timestamp *TimestampQuery `form:"timestamp,omitempty" json:"timestamp,omitempty"`
+
+	// Signature The signature, instead of the `Authenticate-Signature` header.
+	Signature *SignatureQuery `form:"signature,omitempty" json:"signature,omitempty"`
+}
+
+// DeleteWebhookParams defines parameters for DeleteWebhook.
+type DeleteWebhookParams struct {
+	// PublicKey The acting public key when it is not named like the path's user (and no `PublicKey` header
+	// is sent); part of the URL an access token or signature covers.
+	PublicKey *PublicKeyQuery `form:"publicKey,omitempty" json:"publicKey,omitempty"`
+
+	// Timestamp The signature's timestamp, instead of the `Authenticate-Timestamp` header.
+	Timestamp *TimestampQuery `form:"timestamp,omitempty" json:"timestamp,omitempty"`
+
+	// Signature The signature, instead of the `Authenticate-Signature` header.
+	Signature *SignatureQuery `form:"signature,omitempty" json:"signature,omitempty"`
+}
+
+// GetWebhookParams defines parameters for GetWebhook.
+type GetWebhookParams struct {
+	// PublicKey The acting public key when it is not named like the path's user (and no `PublicKey` header
+	// is sent); part of the URL an access token or signature covers.
+	PublicKey *PublicKeyQuery `form:"publicKey,omitempty" json:"publicKey,omitempty"`
+
+	// Timestamp The signature's timestamp, instead of the `Authenticate-Timestamp` header.
+	Timestamp *TimestampQuery `form:"timestamp,omitempty" json:"timestamp,omitempty"`
+
+	// Signature The signature, instead of the `Authenticate-Signature` header.
+	Signature *SignatureQuery `form:"signature,omitempty" json:"signature,omitempty"`
+}
+
+// UpdateWebhookParams defines parameters for UpdateWebhook.
+type UpdateWebhookParams struct {
+	// PublicKey The acting public key when it is not named like the path's user (and no `PublicKey` header
+	// is sent); part of the URL an access token or signature covers.
+	PublicKey *PublicKeyQuery `form:"publicKey,omitempty" json:"publicKey,omitempty"`
+
+	// Timestamp The signature's timestamp, instead of the `Authenticate-Timestamp` header.
+	Timestamp *TimestampQuery `form:"timestamp,omitempty" json:"timestamp,omitempty"`
+
+	// Signature The signature, instead of the `Authenticate-Signature` header.
+	Signature *SignatureQuery `form:"signature,omitempty" json:"signature,omitempty"`
+}
+
+// ListDeliveriesParams defines parameters for ListDeliveries.
+type ListDeliveriesParams struct {
+	// State Only deliveries in this state.
+	State *ListDeliveriesParamsState `form:"state,omitempty" json:"state,omitempty"`
+
+	// Page Page number, from 1.
+	Page *Page `form:"page,omitempty" json:"page,omitempty"`
+
+	// Limit Deliveries per page.
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// PublicKey The acting public key when it is not named like the path's user (and no `PublicKey` header
+	// is sent); part of the URL an access token or signature covers.
+	PublicKey *PublicKeyQuery `form:"publicKey,omitempty" json:"publicKey,omitempty"`
+
+	// Timestamp The signature's timestamp, instead of the `Authenticate-Timestamp` header.
+	Timestamp *TimestampQuery `form:"timestamp,omitempty" json:"timestamp,omitempty"`
+
+	// Signature The signature, instead of the `Authenticate-Signature` header.
+	Signature *SignatureQuery `form:"signature,omitempty" json:"signature,omitempty"`
+}
+
+// ListDeliveriesParamsState defines parameters for ListDeliveries.
+type ListDeliveriesParamsState string
+
+// GetDeliveryParams defines parameters for GetDelivery.
+type GetDeliveryParams struct {
+	// PublicKey The acting public key when it is not named like the path's user (and no `PublicKey` header
+	// is sent); part of the URL an access token or signature covers.
+	PublicKey *PublicKeyQuery `form:"publicKey,omitempty" json:"publicKey,omitempty"`
+
+	// Timestamp The signature's timestamp, instead of the `Authenticate-Timestamp` header.
+	Timestamp *TimestampQuery `form:"timestamp,omitempty" json:"timestamp,omitempty"`
+
+	// Signature The signature, instead of the `Authenticate-Signature` header.
+	Signature *SignatureQuery `form:"signature,omitempty" json:"signature,omitempty"`
+}
+
+// RedeliverParams defines parameters for Redeliver.
+type RedeliverParams struct {
+	// PublicKey The acting public key when it is not named like the path's user (and no `PublicKey` header
+	// is sent); part of the URL an access token or signature covers.
+	PublicKey *PublicKeyQuery `form:"publicKey,omitempty" json:"publicKey,omitempty"`
+
+	// Timestamp The signature's timestamp, instead of the `Authenticate-Timestamp` header.
+	Timestamp *TimestampQuery `form:"timestamp,omitempty" json:"timestamp,omitempty"`
+
+	// Signature The signature, instead of the `Authenticate-Signature` header.
+	Signature *SignatureQuery `form:"signature,omitempty" json:"signature,omitempty"`
+}
+
+// PingWebhookParams defines parameters for PingWebhook.
+type PingWebhookParams struct {
+	// PublicKey The acting public key when it is not named like the path's user (and no `PublicKey` header
+	// is sent); part of the URL an access token or signature covers.
+	PublicKey *PublicKeyQuery `form:"publicKey,omitempty" json:"publicKey,omitempty"`
+
+	// Timestamp The signature's timestamp, instead of the `Authenticate-Timestamp` header.
+	Timestamp *TimestampQuery `form:"timestamp,omitempty" json:"timestamp,omitempty"`
+
+	// Signature The signature, instead of the `Authenticate-Signature` header.
+	Signature *SignatureQuery `form:"signature,omitempty" json:"signature,omitempty"`
+}
+
 // PutGroupJSONRequestBody defines body for PutGroup for application/json ContentType.
 type PutGroupJSONRequestBody PutGroupJSONBody
 
@@ -1501,6 +1788,12 @@ type ReplaceMetadataJSONRequestBody = JSONObject
 
 // CreateShortURLJSONRequestBody defines body for CreateShortURL for application/json ContentType.
 type CreateShortURLJSONRequestBody CreateShortURLJSONBody
+
+// CreateWebhookJSONRequestBody defines body for CreateWebhook for application/json ContentType.
+type CreateWebhookJSONRequestBody = WebhookRequest
+
+// UpdateWebhookJSONRequestBody defines body for UpdateWebhook for application/json ContentType.
+type UpdateWebhookJSONRequestBody = WebhookRequest
 
 // Getter for additional properties for Metadata. Returns the specified
 // element and whether it was found
@@ -2380,6 +2673,110 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /users/{user}/images/{image}/variants (the `ListVariants` operationId).
 	ListVariants(ctx context.Context, user User, image ImageID, params *ListVariantsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListWebhooks Every webhook subscription
+	//
+	// Every subscription, oldest first, never with its secret (resource `webhooks.get`, in the
+	// built-in group `all`). 404 while webhooks are off (`webhooks.enabled: false`). Never cached.
+	//
+	// Corresponds with GET /webhooks (the `ListWebhooks` operationId).
+	ListWebhooks(ctx context.Context, params *ListWebhooksParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateWebhookWithBody Subscribe a URL to events
+	//
+	// Every event whose type matches one of `events` and that belongs to one of `users` (`*`:
+	// every user, and the events of no user: keys, groups, filters, webhooks) is delivered to
+	// `url` by a signed POST (README "Webhooks"), from the next change on. The answer is the
+	// only one that shows the secret. A URL whose host is an address the outbound guard refuses
+	// (loopback, private, link-local, metadata, ...) is a 400 unless `outbound.allow` opens it;
+	// a host name is checked on the addresses it resolves to at each delivery.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /webhooks (the `CreateWebhook` operationId).
+	CreateWebhookWithBody(ctx context.Context, params *CreateWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateWebhook Subscribe a URL to events
+	//
+	// Every event whose type matches one of `events` and that belongs to one of `users` (`*`:
+	// every user, and the events of no user: keys, groups, filters, webhooks) is delivered to
+	// `url` by a signed POST (README "Webhooks"), from the next change on. The answer is the
+	// only one that shows the secret. A URL whose host is an address the outbound guard refuses
+	// (loopback, private, link-local, metadata, ...) is a 400 unless `outbound.allow` opens it;
+	// a host name is checked on the addresses it resolves to at each delivery.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /webhooks (the `CreateWebhook` operationId).
+	CreateWebhook(ctx context.Context, params *CreateWebhookParams, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteWebhook Delete a subscription with its log
+	//
+	// Its pending deliveries go with it (resource `webhook.delete`).
+	//
+	// Corresponds with DELETE /webhooks/{webhook} (the `DeleteWebhook` operationId).
+	DeleteWebhook(ctx context.Context, webhook WebhookID, params *DeleteWebhookParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetWebhook A webhook subscription
+	//
+	// Without its secret (resource `webhook.get`). Never cached.
+	//
+	// Corresponds with GET /webhooks/{webhook} (the `GetWebhook` operationId).
+	GetWebhook(ctx context.Context, webhook WebhookID, params *GetWebhookParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateWebhookWithBody Change a subscription
+	//
+	// The fields given replace theirs; absent ones stay (resource `webhook.put`). `active: false`
+	// pauses it (no event is fanned out to it; deliveries already pending still go); `active: true`
+	// also clears its failing mark. The secret cannot change (400): create a new subscription.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /webhooks/{webhook} (the `UpdateWebhook` operationId).
+	UpdateWebhookWithBody(ctx context.Context, webhook WebhookID, params *UpdateWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UpdateWebhook Change a subscription
+	//
+	// The fields given replace theirs; absent ones stay (resource `webhook.put`). `active: false`
+	// pauses it (no event is fanned out to it; deliveries already pending still go); `active: true`
+	// also clears its failing mark. The secret cannot change (400): create a new subscription.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /webhooks/{webhook} (the `UpdateWebhook` operationId).
+	UpdateWebhook(ctx context.Context, webhook WebhookID, params *UpdateWebhookParams, body UpdateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListDeliveries A subscription's delivery log
+	//
+	// Its deliveries, newest first, each with every attempt (resource `webhookdeliveries.get`).
+	// Finished deliveries are kept `webhooks.retention`; pending ones until they finish. Never cached.
+	//
+	// Corresponds with GET /webhooks/{webhook}/deliveries (the `ListDeliveries` operationId).
+	ListDeliveries(ctx context.Context, webhook WebhookID, params *ListDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDelivery One delivery with its attempts
+	//
+	// Resource `webhookdelivery.get`. Never cached.
+	//
+	// Corresponds with GET /webhooks/{webhook}/deliveries/{delivery} (the `GetDelivery` operationId).
+	GetDelivery(ctx context.Context, webhook WebhookID, delivery DeliveryID, params *GetDeliveryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// Redeliver Send a finished delivery again
+	//
+	// A delivered or failed delivery is pending again, due now, with the same event id and a new
+	// retry window; its log stays (resource `webhookdelivery.post`). 409 while it is still pending.
+	//
+	// Corresponds with POST /webhooks/{webhook}/deliveries/{delivery}/redeliver (the `Redeliver` operationId).
+	Redeliver(ctx context.Context, webhook WebhookID, delivery DeliveryID, params *RedeliverParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PingWebhook Send a test event now
+	//
+	// An event of type `io.vitrine.webhook.ping` (data `{"webhook": "<id>"}`), signed as any
+	// delivery, sent at once through the outbound guard; the answer says what the receiver made of
+	// it (200 whether or not it took it). It is not logged (resource `webhookping.post`).
+	//
+	// Corresponds with POST /webhooks/{webhook}/ping (the `PingWebhook` operationId).
+	PingWebhook(ctx context.Context, webhook WebhookID, params *PingWebhookParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // GetIndex Index
@@ -3329,6 +3726,220 @@ func (c *Client) GetShortURLParams(ctx context.Context, user User, image ImageID
 // Corresponds with GET /users/{user}/images/{image}/variants (the `ListVariants` operationId).
 func (c *Client) ListVariants(ctx context.Context, user User, image ImageID, params *ListVariantsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListVariantsRequest(c.Server, user, image, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListWebhooks Every webhook subscription
+//
+// Every subscription, oldest first, never with its secret (resource `webhooks.get`, in the
+// built-in group `all`). 404 while webhooks are off (`webhooks.enabled: false`). Never cached.
+//
+// Corresponds with GET /webhooks (the `ListWebhooks` operationId).
+func (c *Client) ListWebhooks(ctx context.Context, params *ListWebhooksParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListWebhooksRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateWebhookWithBody Subscribe a URL to events
+//
+// Every event whose type matches one of `events` and that belongs to one of `users` (`*`:
+// every user, and the events of no user: keys, groups, filters, webhooks) is delivered to
+// `url` by a signed POST (README "Webhooks"), from the next change on. The answer is the
+// only one that shows the secret. A URL whose host is an address the outbound guard refuses
+// (loopback, private, link-local, metadata, ...) is a 400 unless `outbound.allow` opens it;
+// a host name is checked on the addresses it resolves to at each delivery.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /webhooks (the `CreateWebhook` operationId).
+func (c *Client) CreateWebhookWithBody(ctx context.Context, params *CreateWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateWebhookRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateWebhook Subscribe a URL to events
+//
+// Every event whose type matches one of `events` and that belongs to one of `users` (`*`:
+// every user, and the events of no user: keys, groups, filters, webhooks) is delivered to
+// `url` by a signed POST (README "Webhooks"), from the next change on. The answer is the
+// only one that shows the secret. A URL whose host is an address the outbound guard refuses
+// (loopback, private, link-local, metadata, ...) is a 400 unless `outbound.allow` opens it;
+// a host name is checked on the addresses it resolves to at each delivery.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /webhooks (the `CreateWebhook` operationId).
+func (c *Client) CreateWebhook(ctx context.Context, params *CreateWebhookParams, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateWebhookRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteWebhook Delete a subscription with its log
+//
+// Its pending deliveries go with it (resource `webhook.delete`).
+//
+// Corresponds with DELETE /webhooks/{webhook} (the `DeleteWebhook` operationId).
+func (c *Client) DeleteWebhook(ctx context.Context, webhook WebhookID, params *DeleteWebhookParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteWebhookRequest(c.Server, webhook, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetWebhook A webhook subscription
+//
+// Without its secret (resource `webhook.get`). Never cached.
+//
+// Corresponds with GET /webhooks/{webhook} (the `GetWebhook` operationId).
+func (c *Client) GetWebhook(ctx context.Context, webhook WebhookID, params *GetWebhookParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetWebhookRequest(c.Server, webhook, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateWebhookWithBody Change a subscription
+//
+// The fields given replace theirs; absent ones stay (resource `webhook.put`). `active: false`
+// pauses it (no event is fanned out to it; deliveries already pending still go); `active: true`
+// also clears its failing mark. The secret cannot change (400): create a new subscription.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /webhooks/{webhook} (the `UpdateWebhook` operationId).
+func (c *Client) UpdateWebhookWithBody(ctx context.Context, webhook WebhookID, params *UpdateWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateWebhookRequestWithBody(c.Server, webhook, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UpdateWebhook Change a subscription
+//
+// The fields given replace theirs; absent ones stay (resource `webhook.put`). `active: false`
+// pauses it (no event is fanned out to it; deliveries already pending still go); `active: true`
+// also clears its failing mark. The secret cannot change (400): create a new subscription.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /webhooks/{webhook} (the `UpdateWebhook` operationId).
+func (c *Client) UpdateWebhook(ctx context.Context, webhook WebhookID, params *UpdateWebhookParams, body UpdateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUpdateWebhookRequest(c.Server, webhook, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListDeliveries A subscription's delivery log
+//
+// Its deliveries, newest first, each with every attempt (resource `webhookdeliveries.get`).
+// Finished deliveries are kept `webhooks.retention`; pending ones until they finish. Never cached.
+//
+// Corresponds with GET /webhooks/{webhook}/deliveries (the `ListDeliveries` operationId).
+func (c *Client) ListDeliveries(ctx context.Context, webhook WebhookID, params *ListDeliveriesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListDeliveriesRequest(c.Server, webhook, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDelivery One delivery with its attempts
+//
+// Resource `webhookdelivery.get`. Never cached.
+//
+// Corresponds with GET /webhooks/{webhook}/deliveries/{delivery} (the `GetDelivery` operationId).
+func (c *Client) GetDelivery(ctx context.Context, webhook WebhookID, delivery DeliveryID, params *GetDeliveryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDeliveryRequest(c.Server, webhook, delivery, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// Redeliver Send a finished delivery again
+//
+// A delivered or failed delivery is pending again, due now, with the same event id and a new
+// retry window; its log stays (resource `webhookdelivery.post`). 409 while it is still pending.
+//
+// Corresponds with POST /webhooks/{webhook}/deliveries/{delivery}/redeliver (the `Redeliver` operationId).
+func (c *Client) Redeliver(ctx context.Context, webhook WebhookID, delivery DeliveryID, params *RedeliverParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRedeliverRequest(c.Server, webhook, delivery, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PingWebhook Send a test event now
+//
+// An event of type `io.vitrine.webhook.ping` (data `{"webhook": "<id>"}`), signed as any
+// delivery, sent at once through the outbound guard; the answer says what the receiver made of
+// it (200 whether or not it took it). It is not logged (resource `webhookping.post`).
+//
+// Corresponds with POST /webhooks/{webhook}/ping (the `PingWebhook` operationId).
+func (c *Client) PingWebhook(ctx context.Context, webhook WebhookID, params *PingWebhookParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPingWebhookRequest(c.Server, webhook, params)
 	if err != nil {
 		return nil, err
 	}
@@ -7328,6 +7939,833 @@ func NewListVariantsRequest(server string, user User, image ImageID, params *Lis
 	return req, nil
 }
 
+// NewListWebhooksRequest constructs an http.Request for the ListWebhooks method
+func NewListWebhooksRequest(server string, params *ListWebhooksParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/webhooks")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.PublicKey != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "publicKey", *params.PublicKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Timestamp != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "timestamp", *params.Timestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Signature != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "signature", *params.Signature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateWebhookRequest calls the generic CreateWebhook builder with application/json body
+func NewCreateWebhookRequest(server string, params *CreateWebhookParams, body CreateWebhookJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateWebhookRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewCreateWebhookRequestWithBody constructs an http.Request for the CreateWebhook method, with any body, and a specified content type
+func NewCreateWebhookRequestWithBody(server string, params *CreateWebhookParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/webhooks")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.PublicKey != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "publicKey", *params.PublicKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Timestamp != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "timestamp", *params.Timestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Signature != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "signature", *params.Signature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteWebhookRequest constructs an http.Request for the DeleteWebhook method
+func NewDeleteWebhookRequest(server string, webhook WebhookID, params *DeleteWebhookParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook", webhook, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/webhooks/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.PublicKey != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "publicKey", *params.PublicKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Timestamp != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "timestamp", *params.Timestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Signature != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "signature", *params.Signature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetWebhookRequest constructs an http.Request for the GetWebhook method
+func NewGetWebhookRequest(server string, webhook WebhookID, params *GetWebhookParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook", webhook, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/webhooks/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.PublicKey != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "publicKey", *params.PublicKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Timestamp != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "timestamp", *params.Timestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Signature != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "signature", *params.Signature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewUpdateWebhookRequest calls the generic UpdateWebhook builder with application/json body
+func NewUpdateWebhookRequest(server string, webhook WebhookID, params *UpdateWebhookParams, body UpdateWebhookJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUpdateWebhookRequestWithBody(server, webhook, params, "application/json", bodyReader)
+}
+
+// NewUpdateWebhookRequestWithBody constructs an http.Request for the UpdateWebhook method, with any body, and a specified content type
+func NewUpdateWebhookRequestWithBody(server string, webhook WebhookID, params *UpdateWebhookParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook", webhook, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/webhooks/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.PublicKey != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "publicKey", *params.PublicKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Timestamp != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "timestamp", *params.Timestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Signature != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "signature", *params.Signature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewListDeliveriesRequest constructs an http.Request for the ListDeliveries method
+func NewListDeliveriesRequest(server string, webhook WebhookID, params *ListDeliveriesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook", webhook, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/webhooks/%s/deliveries", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.State != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "state", *params.State, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Page != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PublicKey != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "publicKey", *params.PublicKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Timestamp != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "timestamp", *params.Timestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Signature != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "signature", *params.Signature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetDeliveryRequest constructs an http.Request for the GetDelivery method
+func NewGetDeliveryRequest(server string, webhook WebhookID, delivery DeliveryID, params *GetDeliveryParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook", webhook, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "delivery", delivery, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/webhooks/%s/deliveries/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.PublicKey != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "publicKey", *params.PublicKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Timestamp != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "timestamp", *params.Timestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Signature != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "signature", *params.Signature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRedeliverRequest constructs an http.Request for the Redeliver method
+func NewRedeliverRequest(server string, webhook WebhookID, delivery DeliveryID, params *RedeliverParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook", webhook, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "delivery", delivery, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/webhooks/%s/deliveries/%s/redeliver", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.PublicKey != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "publicKey", *params.PublicKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Timestamp != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "timestamp", *params.Timestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Signature != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "signature", *params.Signature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPingWebhookRequest constructs an http.Request for the PingWebhook method
+func NewPingWebhookRequest(server string, webhook WebhookID, params *PingWebhookParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "webhook", webhook, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/webhooks/%s/ping", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.PublicKey != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "publicKey", *params.PublicKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Timestamp != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "timestamp", *params.Timestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Signature != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "signature", *params.Signature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -7870,6 +9308,124 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /users/{user}/images/{image}/variants (the `ListVariants` operationId).
 	ListVariantsWithResponse(ctx context.Context, user User, image ImageID, params *ListVariantsParams, reqEditors ...RequestEditorFn) (*ListVariantsResponse, error)
+
+	// ListWebhooksWithResponse Every webhook subscription
+	//
+	// Every subscription, oldest first, never with its secret (resource `webhooks.get`, in the
+	// built-in group `all`). 404 while webhooks are off (`webhooks.enabled: false`). Never cached.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /webhooks (the `ListWebhooks` operationId).
+	ListWebhooksWithResponse(ctx context.Context, params *ListWebhooksParams, reqEditors ...RequestEditorFn) (*ListWebhooksResponse, error)
+
+	// CreateWebhookWithBodyWithResponse Subscribe a URL to events
+	//
+	// Every event whose type matches one of `events` and that belongs to one of `users` (`*`:
+	// every user, and the events of no user: keys, groups, filters, webhooks) is delivered to
+	// `url` by a signed POST (README "Webhooks"), from the next change on. The answer is the
+	// only one that shows the secret. A URL whose host is an address the outbound guard refuses
+	// (loopback, private, link-local, metadata, ...) is a 400 unless `outbound.allow` opens it;
+	// a host name is checked on the addresses it resolves to at each delivery.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /webhooks (the `CreateWebhook` operationId).
+	CreateWebhookWithBodyWithResponse(ctx context.Context, params *CreateWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error)
+
+	// CreateWebhookWithResponse Subscribe a URL to events
+	//
+	// Every event whose type matches one of `events` and that belongs to one of `users` (`*`:
+	// every user, and the events of no user: keys, groups, filters, webhooks) is delivered to
+	// `url` by a signed POST (README "Webhooks"), from the next change on. The answer is the
+	// only one that shows the secret. A URL whose host is an address the outbound guard refuses
+	// (loopback, private, link-local, metadata, ...) is a 400 unless `outbound.allow` opens it;
+	// a host name is checked on the addresses it resolves to at each delivery.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /webhooks (the `CreateWebhook` operationId).
+	CreateWebhookWithResponse(ctx context.Context, params *CreateWebhookParams, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error)
+
+	// DeleteWebhookWithResponse Delete a subscription with its log
+	//
+	// Its pending deliveries go with it (resource `webhook.delete`).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /webhooks/{webhook} (the `DeleteWebhook` operationId).
+	DeleteWebhookWithResponse(ctx context.Context, webhook WebhookID, params *DeleteWebhookParams, reqEditors ...RequestEditorFn) (*DeleteWebhookResponse, error)
+
+	// GetWebhookWithResponse A webhook subscription
+	//
+	// Without its secret (resource `webhook.get`). Never cached.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /webhooks/{webhook} (the `GetWebhook` operationId).
+	GetWebhookWithResponse(ctx context.Context, webhook WebhookID, params *GetWebhookParams, reqEditors ...RequestEditorFn) (*GetWebhookResponse, error)
+
+	// UpdateWebhookWithBodyWithResponse Change a subscription
+	//
+	// The fields given replace theirs; absent ones stay (resource `webhook.put`). `active: false`
+	// pauses it (no event is fanned out to it; deliveries already pending still go); `active: true`
+	// also clears its failing mark. The secret cannot change (400): create a new subscription.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /webhooks/{webhook} (the `UpdateWebhook` operationId).
+	UpdateWebhookWithBodyWithResponse(ctx context.Context, webhook WebhookID, params *UpdateWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateWebhookResponse, error)
+
+	// UpdateWebhookWithResponse Change a subscription
+	//
+	// The fields given replace theirs; absent ones stay (resource `webhook.put`). `active: false`
+	// pauses it (no event is fanned out to it; deliveries already pending still go); `active: true`
+	// also clears its failing mark. The secret cannot change (400): create a new subscription.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /webhooks/{webhook} (the `UpdateWebhook` operationId).
+	UpdateWebhookWithResponse(ctx context.Context, webhook WebhookID, params *UpdateWebhookParams, body UpdateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateWebhookResponse, error)
+
+	// ListDeliveriesWithResponse A subscription's delivery log
+	//
+	// Its deliveries, newest first, each with every attempt (resource `webhookdeliveries.get`).
+	// Finished deliveries are kept `webhooks.retention`; pending ones until they finish. Never cached.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /webhooks/{webhook}/deliveries (the `ListDeliveries` operationId).
+	ListDeliveriesWithResponse(ctx context.Context, webhook WebhookID, params *ListDeliveriesParams, reqEditors ...RequestEditorFn) (*ListDeliveriesResponse, error)
+
+	// GetDeliveryWithResponse One delivery with its attempts
+	//
+	// Resource `webhookdelivery.get`. Never cached.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /webhooks/{webhook}/deliveries/{delivery} (the `GetDelivery` operationId).
+	GetDeliveryWithResponse(ctx context.Context, webhook WebhookID, delivery DeliveryID, params *GetDeliveryParams, reqEditors ...RequestEditorFn) (*GetDeliveryResponse, error)
+
+	// RedeliverWithResponse Send a finished delivery again
+	//
+	// A delivered or failed delivery is pending again, due now, with the same event id and a new
+	// retry window; its log stays (resource `webhookdelivery.post`). 409 while it is still pending.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /webhooks/{webhook}/deliveries/{delivery}/redeliver (the `Redeliver` operationId).
+	RedeliverWithResponse(ctx context.Context, webhook WebhookID, delivery DeliveryID, params *RedeliverParams, reqEditors ...RequestEditorFn) (*RedeliverResponse, error)
+
+	// PingWebhookWithResponse Send a test event now
+	//
+	// An event of type `io.vitrine.webhook.ping` (data `{"webhook": "<id>"}`), signed as any
+	// delivery, sent at once through the outbound guard; the answer says what the receiver made of
+	// it (200 whether or not it took it). It is not logged (resource `webhookping.post`).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /webhooks/{webhook}/ping (the `PingWebhook` operationId).
+	PingWebhookWithResponse(ctx context.Context, webhook WebhookID, params *PingWebhookParams, reqEditors ...RequestEditorFn) (*PingWebhookResponse, error)
 }
 
 // GetIndexResponse307Headers the declared response headers of an HTTP 307 response for GetIndex
@@ -11949,6 +13505,853 @@ func (r ListVariantsResponse) ContentType() string {
 	return ""
 }
 
+// ListWebhooksResponse400Headers the declared response headers of an HTTP 400 response for ListWebhooks
+type ListWebhooksResponse400Headers struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// ListWebhooksResponse404Headers the declared response headers of an HTTP 404 response for ListWebhooks
+type ListWebhooksResponse404Headers struct {
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// ListWebhooksResponseDefaultHeaders the declared response headers of an HTTP default response for ListWebhooks
+type ListWebhooksResponseDefaultHeaders struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+type ListWebhooksResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Webhooks []Webhook `json:"webhooks"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListWebhooksResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListWebhooksResponse404Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *ListWebhooksResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListWebhooksResponse) GetJSON200() *struct {
+	Webhooks []Webhook `json:"webhooks"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListWebhooksResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListWebhooksResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListWebhooksResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListWebhooksResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListWebhooksResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListWebhooksResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListWebhooksResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateWebhookResponse201Headers the declared response headers of an HTTP 201 response for CreateWebhook
+type CreateWebhookResponse201Headers struct {
+	Location *string
+}
+
+// CreateWebhookResponse400Headers the declared response headers of an HTTP 400 response for CreateWebhook
+type CreateWebhookResponse400Headers struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// CreateWebhookResponse404Headers the declared response headers of an HTTP 404 response for CreateWebhook
+type CreateWebhookResponse404Headers struct {
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// CreateWebhookResponseDefaultHeaders the declared response headers of an HTTP default response for CreateWebhook
+type CreateWebhookResponseDefaultHeaders struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+type CreateWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *WebhookCreated
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateWebhookResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateWebhookResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *CreateWebhookResponse404Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *CreateWebhookResponseDefaultHeaders
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateWebhookResponse) GetJSON201() *WebhookCreated {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateWebhookResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r CreateWebhookResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r CreateWebhookResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateWebhookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateWebhookResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteWebhookResponse400Headers the declared response headers of an HTTP 400 response for DeleteWebhook
+type DeleteWebhookResponse400Headers struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// DeleteWebhookResponse404Headers the declared response headers of an HTTP 404 response for DeleteWebhook
+type DeleteWebhookResponse404Headers struct {
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// DeleteWebhookResponseDefaultHeaders the declared response headers of an HTTP default response for DeleteWebhook
+type DeleteWebhookResponseDefaultHeaders struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+type DeleteWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Id string `json:"id"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DeleteWebhookResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeleteWebhookResponse404Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *DeleteWebhookResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteWebhookResponse) GetJSON200() *struct {
+	Id string `json:"id"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteWebhookResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteWebhookResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r DeleteWebhookResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteWebhookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteWebhookResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetWebhookResponse400Headers the declared response headers of an HTTP 400 response for GetWebhook
+type GetWebhookResponse400Headers struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// GetWebhookResponse404Headers the declared response headers of an HTTP 404 response for GetWebhook
+type GetWebhookResponse404Headers struct {
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// GetWebhookResponseDefaultHeaders the declared response headers of an HTTP default response for GetWebhook
+type GetWebhookResponseDefaultHeaders struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+type GetWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Webhook
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetWebhookResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetWebhookResponse404Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *GetWebhookResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetWebhookResponse) GetJSON200() *Webhook {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetWebhookResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetWebhookResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetWebhookResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetWebhookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetWebhookResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UpdateWebhookResponse400Headers the declared response headers of an HTTP 400 response for UpdateWebhook
+type UpdateWebhookResponse400Headers struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// UpdateWebhookResponse404Headers the declared response headers of an HTTP 404 response for UpdateWebhook
+type UpdateWebhookResponse404Headers struct {
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// UpdateWebhookResponseDefaultHeaders the declared response headers of an HTTP default response for UpdateWebhook
+type UpdateWebhookResponseDefaultHeaders struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+type UpdateWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Webhook
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *UpdateWebhookResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *UpdateWebhookResponse404Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *UpdateWebhookResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UpdateWebhookResponse) GetJSON200() *Webhook {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UpdateWebhookResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r UpdateWebhookResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r UpdateWebhookResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r UpdateWebhookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UpdateWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UpdateWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UpdateWebhookResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListDeliveriesResponse400Headers the declared response headers of an HTTP 400 response for ListDeliveries
+type ListDeliveriesResponse400Headers struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// ListDeliveriesResponse404Headers the declared response headers of an HTTP 404 response for ListDeliveries
+type ListDeliveriesResponse404Headers struct {
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// ListDeliveriesResponseDefaultHeaders the declared response headers of an HTTP default response for ListDeliveries
+type ListDeliveriesResponseDefaultHeaders struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+type ListDeliveriesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Deliveries []Delivery `json:"deliveries"`
+		Search     Search     `json:"search"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListDeliveriesResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ListDeliveriesResponse404Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *ListDeliveriesResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListDeliveriesResponse) GetJSON200() *struct {
+	Deliveries []Delivery `json:"deliveries"`
+	Search     Search     `json:"search"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListDeliveriesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListDeliveriesResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListDeliveriesResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListDeliveriesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListDeliveriesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListDeliveriesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListDeliveriesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetDeliveryResponse400Headers the declared response headers of an HTTP 400 response for GetDelivery
+type GetDeliveryResponse400Headers struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// GetDeliveryResponse404Headers the declared response headers of an HTTP 404 response for GetDelivery
+type GetDeliveryResponse404Headers struct {
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// GetDeliveryResponseDefaultHeaders the declared response headers of an HTTP default response for GetDelivery
+type GetDeliveryResponseDefaultHeaders struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+type GetDeliveryResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Delivery
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetDeliveryResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetDeliveryResponse404Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *GetDeliveryResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetDeliveryResponse) GetJSON200() *Delivery {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetDeliveryResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetDeliveryResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetDeliveryResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDeliveryResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDeliveryResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDeliveryResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDeliveryResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RedeliverResponse400Headers the declared response headers of an HTTP 400 response for Redeliver
+type RedeliverResponse400Headers struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// RedeliverResponse404Headers the declared response headers of an HTTP 404 response for Redeliver
+type RedeliverResponse404Headers struct {
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// RedeliverResponseDefaultHeaders the declared response headers of an HTTP default response for Redeliver
+type RedeliverResponseDefaultHeaders struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+type RedeliverResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON202 the response for an HTTP 202 `application/json` response
+	JSON202 *Delivery
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RedeliverResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RedeliverResponse404Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *RedeliverResponseDefaultHeaders
+}
+
+// GetJSON202 returns the response for an HTTP 202 `application/json` response
+func (r RedeliverResponse) GetJSON202() *Delivery {
+	return r.JSON202
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RedeliverResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RedeliverResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r RedeliverResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r RedeliverResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r RedeliverResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RedeliverResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RedeliverResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RedeliverResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PingWebhookResponse400Headers the declared response headers of an HTTP 400 response for PingWebhook
+type PingWebhookResponse400Headers struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// PingWebhookResponse404Headers the declared response headers of an HTTP 404 response for PingWebhook
+type PingWebhookResponse404Headers struct {
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// PingWebhookResponseDefaultHeaders the declared response headers of an HTTP default response for PingWebhook
+type PingWebhookResponseDefaultHeaders struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+type PingWebhookResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PingResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PingWebhookResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PingWebhookResponse404Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *PingWebhookResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PingWebhookResponse) GetJSON200() *PingResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PingWebhookResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PingWebhookResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r PingWebhookResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PingWebhookResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PingWebhookResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PingWebhookResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PingWebhookResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // GetIndexWithResponse Index
 //
 // Links to the project, or a 307 to `indexRedirect` when it is configured.
@@ -12764,6 +15167,190 @@ func (c *ClientWithResponses) ListVariantsWithResponse(ctx context.Context, user
 		return nil, err
 	}
 	return ParseListVariantsResponse(rsp)
+}
+
+// ListWebhooksWithResponse Every webhook subscription
+//
+// Every subscription, oldest first, never with its secret (resource `webhooks.get`, in the
+// built-in group `all`). 404 while webhooks are off (`webhooks.enabled: false`). Never cached.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /webhooks (the `ListWebhooks` operationId).
+func (c *ClientWithResponses) ListWebhooksWithResponse(ctx context.Context, params *ListWebhooksParams, reqEditors ...RequestEditorFn) (*ListWebhooksResponse, error) {
+	rsp, err := c.ListWebhooks(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListWebhooksResponse(rsp)
+}
+
+// CreateWebhookWithBodyWithResponse Subscribe a URL to events
+//
+// Every event whose type matches one of `events` and that belongs to one of `users` (`*`:
+// every user, and the events of no user: keys, groups, filters, webhooks) is delivered to
+// `url` by a signed POST (README "Webhooks"), from the next change on. The answer is the
+// only one that shows the secret. A URL whose host is an address the outbound guard refuses
+// (loopback, private, link-local, metadata, ...) is a 400 unless `outbound.allow` opens it;
+// a host name is checked on the addresses it resolves to at each delivery.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /webhooks (the `CreateWebhook` operationId).
+func (c *ClientWithResponses) CreateWebhookWithBodyWithResponse(ctx context.Context, params *CreateWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error) {
+	rsp, err := c.CreateWebhookWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateWebhookResponse(rsp)
+}
+
+// CreateWebhookWithResponse Subscribe a URL to events
+//
+// Every event whose type matches one of `events` and that belongs to one of `users` (`*`:
+// every user, and the events of no user: keys, groups, filters, webhooks) is delivered to
+// `url` by a signed POST (README "Webhooks"), from the next change on. The answer is the
+// only one that shows the secret. A URL whose host is an address the outbound guard refuses
+// (loopback, private, link-local, metadata, ...) is a 400 unless `outbound.allow` opens it;
+// a host name is checked on the addresses it resolves to at each delivery.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /webhooks (the `CreateWebhook` operationId).
+func (c *ClientWithResponses) CreateWebhookWithResponse(ctx context.Context, params *CreateWebhookParams, body CreateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateWebhookResponse, error) {
+	rsp, err := c.CreateWebhook(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateWebhookResponse(rsp)
+}
+
+// DeleteWebhookWithResponse Delete a subscription with its log
+//
+// Its pending deliveries go with it (resource `webhook.delete`).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /webhooks/{webhook} (the `DeleteWebhook` operationId).
+func (c *ClientWithResponses) DeleteWebhookWithResponse(ctx context.Context, webhook WebhookID, params *DeleteWebhookParams, reqEditors ...RequestEditorFn) (*DeleteWebhookResponse, error) {
+	rsp, err := c.DeleteWebhook(ctx, webhook, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteWebhookResponse(rsp)
+}
+
+// GetWebhookWithResponse A webhook subscription
+//
+// Without its secret (resource `webhook.get`). Never cached.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /webhooks/{webhook} (the `GetWebhook` operationId).
+func (c *ClientWithResponses) GetWebhookWithResponse(ctx context.Context, webhook WebhookID, params *GetWebhookParams, reqEditors ...RequestEditorFn) (*GetWebhookResponse, error) {
+	rsp, err := c.GetWebhook(ctx, webhook, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetWebhookResponse(rsp)
+}
+
+// UpdateWebhookWithBodyWithResponse Change a subscription
+//
+// The fields given replace theirs; absent ones stay (resource `webhook.put`). `active: false`
+// pauses it (no event is fanned out to it; deliveries already pending still go); `active: true`
+// also clears its failing mark. The secret cannot change (400): create a new subscription.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /webhooks/{webhook} (the `UpdateWebhook` operationId).
+func (c *ClientWithResponses) UpdateWebhookWithBodyWithResponse(ctx context.Context, webhook WebhookID, params *UpdateWebhookParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UpdateWebhookResponse, error) {
+	rsp, err := c.UpdateWebhookWithBody(ctx, webhook, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateWebhookResponse(rsp)
+}
+
+// UpdateWebhookWithResponse Change a subscription
+//
+// The fields given replace theirs; absent ones stay (resource `webhook.put`). `active: false`
+// pauses it (no event is fanned out to it; deliveries already pending still go); `active: true`
+// also clears its failing mark. The secret cannot change (400): create a new subscription.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /webhooks/{webhook} (the `UpdateWebhook` operationId).
+func (c *ClientWithResponses) UpdateWebhookWithResponse(ctx context.Context, webhook WebhookID, params *UpdateWebhookParams, body UpdateWebhookJSONRequestBody, reqEditors ...RequestEditorFn) (*UpdateWebhookResponse, error) {
+	rsp, err := c.UpdateWebhook(ctx, webhook, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUpdateWebhookResponse(rsp)
+}
+
+// ListDeliveriesWithResponse A subscription's delivery log
+//
+// Its deliveries, newest first, each with every attempt (resource `webhookdeliveries.get`).
+// Finished deliveries are kept `webhooks.retention`; pending ones until they finish. Never cached.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /webhooks/{webhook}/deliveries (the `ListDeliveries` operationId).
+func (c *ClientWithResponses) ListDeliveriesWithResponse(ctx context.Context, webhook WebhookID, params *ListDeliveriesParams, reqEditors ...RequestEditorFn) (*ListDeliveriesResponse, error) {
+	rsp, err := c.ListDeliveries(ctx, webhook, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListDeliveriesResponse(rsp)
+}
+
+// GetDeliveryWithResponse One delivery with its attempts
+//
+// Resource `webhookdelivery.get`. Never cached.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /webhooks/{webhook}/deliveries/{delivery} (the `GetDelivery` operationId).
+func (c *ClientWithResponses) GetDeliveryWithResponse(ctx context.Context, webhook WebhookID, delivery DeliveryID, params *GetDeliveryParams, reqEditors ...RequestEditorFn) (*GetDeliveryResponse, error) {
+	rsp, err := c.GetDelivery(ctx, webhook, delivery, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDeliveryResponse(rsp)
+}
+
+// RedeliverWithResponse Send a finished delivery again
+//
+// A delivered or failed delivery is pending again, due now, with the same event id and a new
+// retry window; its log stays (resource `webhookdelivery.post`). 409 while it is still pending.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /webhooks/{webhook}/deliveries/{delivery}/redeliver (the `Redeliver` operationId).
+func (c *ClientWithResponses) RedeliverWithResponse(ctx context.Context, webhook WebhookID, delivery DeliveryID, params *RedeliverParams, reqEditors ...RequestEditorFn) (*RedeliverResponse, error) {
+	rsp, err := c.Redeliver(ctx, webhook, delivery, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRedeliverResponse(rsp)
+}
+
+// PingWebhookWithResponse Send a test event now
+//
+// An event of type `io.vitrine.webhook.ping` (data `{"webhook": "<id>"}`), signed as any
+// delivery, sent at once through the outbound guard; the answer says what the receiver made of
+// it (200 whether or not it took it). It is not logged (resource `webhookping.post`).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /webhooks/{webhook}/ping (the `PingWebhook` operationId).
+func (c *ClientWithResponses) PingWebhookWithResponse(ctx context.Context, webhook WebhookID, params *PingWebhookParams, reqEditors ...RequestEditorFn) (*PingWebhookResponse, error) {
+	rsp, err := c.PingWebhook(ctx, webhook, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePingWebhookResponse(rsp)
 }
 
 // ParseGetIndexResponse parses an HTTP response from a GetIndexWithResponse call
@@ -18659,6 +21246,1254 @@ func ParseListVariantsResponse(rsp *http.Response) (*ListVariantsResponse, error
 		response.Headers404 = &headers
 	case true:
 		var headers ListVariantsResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListWebhooksResponse parses an HTTP response from a ListWebhooksWithResponse call
+func ParseListWebhooksResponse(rsp *http.Response) (*ListWebhooksResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListWebhooksResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Webhooks []Webhook `json:"webhooks"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 400:
+		var headers ListWebhooksResponse400Headers
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListWebhooksResponse404Headers
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers404 = &headers
+	case true:
+		var headers ListWebhooksResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateWebhookResponse parses an HTTP response from a CreateWebhookWithResponse call
+func ParseCreateWebhookResponse(rsp *http.Response) (*CreateWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest WebhookCreated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateWebhookResponse201Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateWebhookResponse400Headers
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers CreateWebhookResponse404Headers
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers404 = &headers
+	case true:
+		var headers CreateWebhookResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteWebhookResponse parses an HTTP response from a DeleteWebhookWithResponse call
+func ParseDeleteWebhookResponse(rsp *http.Response) (*DeleteWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Id string `json:"id"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 400:
+		var headers DeleteWebhookResponse400Headers
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeleteWebhookResponse404Headers
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers404 = &headers
+	case true:
+		var headers DeleteWebhookResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetWebhookResponse parses an HTTP response from a GetWebhookWithResponse call
+func ParseGetWebhookResponse(rsp *http.Response) (*GetWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Webhook
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 400:
+		var headers GetWebhookResponse400Headers
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetWebhookResponse404Headers
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers404 = &headers
+	case true:
+		var headers GetWebhookResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUpdateWebhookResponse parses an HTTP response from a UpdateWebhookWithResponse call
+func ParseUpdateWebhookResponse(rsp *http.Response) (*UpdateWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UpdateWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Webhook
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 400:
+		var headers UpdateWebhookResponse400Headers
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers UpdateWebhookResponse404Headers
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers404 = &headers
+	case true:
+		var headers UpdateWebhookResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListDeliveriesResponse parses an HTTP response from a ListDeliveriesWithResponse call
+func ParseListDeliveriesResponse(rsp *http.Response) (*ListDeliveriesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListDeliveriesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Deliveries []Delivery `json:"deliveries"`
+			Search     Search     `json:"search"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 400:
+		var headers ListDeliveriesResponse400Headers
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers ListDeliveriesResponse404Headers
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers404 = &headers
+	case true:
+		var headers ListDeliveriesResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetDeliveryResponse parses an HTTP response from a GetDeliveryWithResponse call
+func ParseGetDeliveryResponse(rsp *http.Response) (*GetDeliveryResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDeliveryResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Delivery
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 400:
+		var headers GetDeliveryResponse400Headers
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetDeliveryResponse404Headers
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers404 = &headers
+	case true:
+		var headers GetDeliveryResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRedeliverResponse parses an HTTP response from a RedeliverWithResponse call
+func ParseRedeliverResponse(rsp *http.Response) (*RedeliverResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RedeliverResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 202:
+		var dest Delivery
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON202 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 400:
+		var headers RedeliverResponse400Headers
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers RedeliverResponse404Headers
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers404 = &headers
+	case true:
+		var headers RedeliverResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePingWebhookResponse parses an HTTP response from a PingWebhookWithResponse call
+func ParsePingWebhookResponse(rsp *http.Response) (*PingWebhookResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PingWebhookResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PingResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 400:
+		var headers PingWebhookResponse400Headers
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers PingWebhookResponse404Headers
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers404 = &headers
+	case true:
+		var headers PingWebhookResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
