@@ -71,11 +71,11 @@ type eventKind struct {
 type eventScope int
 
 const (
-	imageScope  eventScope = iota // target user/identifier
-	keyScope                      // target a public key
-	groupScope                    // target a group name
-	filterScope                   // target "filters"
-	webhookScope                  // target a webhook id
+	imageScope   eventScope = iota // target user/identifier
+	keyScope                       // target a public key
+	groupScope                     // target a group name
+	filterScope                    // target "filters"
+	webhookScope                   // target a webhook id
 )
 
 // eventKinds maps every audit action to its event: one table, so that a
