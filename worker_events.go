@@ -136,23 +136,44 @@ func (f *fanout) sinksOf(e storage.Event, hooks []storage.Webhook) []string {
 	return out
 }
 
+// subscriptions returns what gives the subscriptions to match an event
+// against during one pass. It reads them again whenever an event is
+// newer than the last read: a subscription made before a change then
+// committed before it (the change's time is after that commit when one
+// client makes both, one after the other), so the read that follows
+// sees it. Events older than the read reuse it: one read per batch.
+func (f *fanout) subscriptions() func(context.Context, storage.Event) ([]storage.Webhook, error) {
+	var hooks []storage.Webhook
+	var read time.Time
+	return func(ctx context.Context, e storage.Event) ([]storage.Webhook, error) {
+		if !f.webhooks || e.Time.Before(read) {
+			return hooks, nil
+		}
+		at := time.Now()
+		list, err := f.db.Webhooks(ctx)
+		if err != nil {
+			return nil, err
+		}
+		hooks, read = list, at
+		return hooks, nil
+	}
+}
+
 // eventsWorker delivers the events due (storage.DB.DrainEvents) every
 // events.interval and as soon as a change commits: each goes to every
 // topic, then fans out to the webhooks and purgers that want it.
 func eventsWorker(db *storage.DB, t *eventTopics, f *fanout, cfg eventsConfig, log *slog.Logger) *worker {
 	w := newWorker("events", cfg.Interval, time.Second, func(ctx context.Context) (int, error) {
-		var hooks []storage.Webhook
-		if f.webhooks {
-			var err error
-			if hooks, err = db.Webhooks(ctx); err != nil {
-				return 0, err
-			}
-		}
+		hooks := f.subscriptions()
 		n, err := db.DrainEvents(ctx, eventRetry, func(ctx context.Context, e storage.Event) error {
 			if err := t.publish(ctx, e); err != nil {
 				return err
 			}
-			return db.FanOut(ctx, e, f.sinksOf(e, hooks))
+			list, err := hooks(ctx, e)
+			if err != nil {
+				return err
+			}
+			return db.FanOut(ctx, e, f.sinksOf(e, list))
 		})
 		if n > 0 {
 			f.wake()

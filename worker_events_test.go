@@ -283,8 +283,11 @@ func TestEventsWritten(t *testing.T) {
 		rows       int
 		bad        bool
 	}{
-		{"no topics", "", 0, false},
-		{"a topic", "events: {topics: [mem://written]}", 1, false},
+		{"nothing consumes", "webhooks: {enabled: false}", 0, false},
+		{"webhooks (the default)", "", 1, false},
+		{"a topic", "events: {topics: [mem://written]}\nwebhooks: {enabled: false}", 1, false},
+		{"negative webhook timeout", "webhooks: {timeout: -1s}", 0, true},
+		{"retryMax under retryMin", "webhooks: {retryMin: 1m, retryMax: 1s}", 0, true},
 		{"empty topic", `events: {topics: [""]}`, 0, true},
 		{"negative interval", "events: {interval: -1s}", 0, true},
 	} {
