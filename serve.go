@@ -115,11 +115,11 @@ func (a *App) startEvents(ctx context.Context) error {
 		}
 		d.client = guard.Client()
 		a.deps.Webhooks = guard
-		a.loops = append(a.loops, retentionWorker(a.st.db, cfg, a.log))
 	}
 	deliveries := deliveriesWorker(d, a.cfg.Events.Interval)
 	f := &fanout{db: a.st.db, webhooks: d.client != nil, wake: deliveries.Wake}
-	a.loops = append(a.loops, eventsWorker(a.st.db, a.events, f, a.cfg.Events, a.log), deliveries)
+	a.loops = append(a.loops, eventsWorker(a.st.db, a.events, f, a.cfg.Events, a.log), deliveries,
+		retentionWorker(a.st.db, cfg, a.log))
 	return nil
 }
 
