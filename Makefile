@@ -5,7 +5,8 @@
 # fonts-dejavu-core (the text transformation's default font) for both; for the tests also chromium and npm (the admin UI's browser tests and
 # axe-core), clang, lld, wasi-libc and compiler-rt for wasm32 (wasm-sdk's C
 # example), imagemagick and mate-backgrounds (the stored variations' fidelity
-# test: the benchmark's sources, real photographs), and the pinned emulators of the GCS and Azure blob tests
+# test: the benchmark's sources, real photographs), varnish and varnish-modules
+# (the xkey vmod; api/cdn's test runs Varnish in front of a backend), and the pinned emulators of the GCS and Azure blob tests
 # (fake-gcs-server with go install, Azurite with npm; see TOOLS), and the npm
 # tools that check api/openapi.yaml (Redocly CLI, openapi-typescript and
 # TypeScript).
@@ -56,6 +57,8 @@ test-deps: deps
 	[ -d /usr/share/backgrounds/mate/nature ] || need="$$need mate-backgrounds"; \
 	[ -f /usr/lib/wasm32-wasi/libc.a ] || need="$$need wasi-libc"; \
 	ls /usr/lib/llvm-*/lib/clang/*/lib/wasi/libclang_rt.builtins-wasm32.a >/dev/null 2>&1 || need="$$need libclang-rt-dev-wasm32"; \
+	command -v varnishd >/dev/null || [ -x /usr/sbin/varnishd ] || need="$$need varnish"; \
+	ls /usr/lib/*/varnish/vmods/libvmod_xkey.so >/dev/null 2>&1 || need="$$need varnish-modules"; \
 	if [ -n "$$need" ]; then \
 		echo "installing$$need (apt)"; \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$need >/dev/null; \

@@ -54,6 +54,9 @@ type fileConfig struct {
 	// Outbound is the guard of connections made on a user's behalf; the
 	// file sets its allowlist (outbound.allow), each caller its caps.
 	Outbound outbound.Config `yaml:"outbound"`
+	// CDN names the cache tags of the answers (api's) and the purgers
+	// changes are sent to (README "CDN").
+	CDN cdnConfig `yaml:"cdn"`
 }
 
 // limits is the file's `limits` section: api's request limits and engine's
@@ -140,6 +143,9 @@ func loadConfig(path, dataDir string) (*fileConfig, error) {
 	if err := applyEnv(cfg, os.LookupEnv); err != nil {
 		return nil, err
 	}
+	if err := cfg.CDN.resolveTokens(os.LookupEnv); err != nil {
+		return nil, err
+	}
 	abs, err := filepath.Abs(dataDir)
 	if err != nil {
 		return nil, err
@@ -182,13 +188,15 @@ func (c *fileConfig) validate() error {
 	if c.StorageTimeout < 0 || c.DatabaseTimeout < 0 || c.RequestTimeout < 0 || lease <= 2*storageTimeout {
 		return fmt.Errorf("storageTimeout, databaseTimeout and requestTimeout must not be negative, and blobQueue.reservationLease (%s) must be longer than twice storageTimeout (%s)", lease, storageTimeout)
 	}
-	return errors.Join(c.Audit.Validate(), c.Variations.Validate(), c.Events.Validate(), c.Webhooks.Validate(), c.Outbound.Validate())
+	return errors.Join(c.Audit.Validate(), c.Variations.Validate(), c.Events.Validate(), c.Webhooks.Validate(),
+		c.Outbound.Validate(), c.CDN.Validate())
 }
 
 // compose hands the shared `limits` section to the packages that own its
-// parts.
+// parts, and the `cdn` section's tags to api.
 func (c *fileConfig) compose() {
 	c.API.Limits = c.Limits.API
+	c.API.CDN = c.CDN.Tags
 	c.Engine.Limits = c.Limits.Engine
 }
 

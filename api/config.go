@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/vitrine/vitrine/api/cdn"
 	"github.com/vitrine/vitrine/storage"
 )
 
@@ -46,6 +47,12 @@ type Config struct {
 	// Analysis configures what uploads learn about themselves (EXIF into
 	// metadata, placeholders, colours, perceptual hash).
 	Analysis Analysis `yaml:"analysis"`
+	// CDN names the cache tags of image, metadata, short URL and listing
+	// answers and the headers that carry them (README, "CDN"); the zero
+	// value is the defaults. The configuration file keeps it in its `cdn`
+	// section beside the purgers, so main composes it rather than this
+	// field.
+	CDN cdn.Tags `yaml:"-"`
 }
 
 // Authentication configures URL reconstruction for tokens and signatures.
@@ -192,6 +199,9 @@ func (c *Config) Validate() error {
 		}
 	}
 	if err := c.Analysis.validate(); err != nil {
+		return err
+	}
+	if err := c.CDN.Validate(); err != nil {
 		return err
 	}
 	seen := map[string]bool{}

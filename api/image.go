@@ -67,6 +67,7 @@ func (s *Server) serveImage(c *call, img storage.Image, chain engine.Chain, form
 		c.w.Header().Set("ETag", etag)
 		c.w.Header().Set("Last-Modified", httpDate(img.Updated))
 		c.commonHeaders()
+		c.setCacheTags()
 		if c.notModified(etag, img.Updated) {
 			c.w.WriteHeader(http.StatusNotModified)
 			return nil

@@ -106,6 +106,9 @@ func (c *call) writeBody(body []byte, contentType string, o out) error {
 		h.Set("Last-Modified", httpDate(o.lastModified))
 	}
 	c.commonHeaders()
+	if read {
+		c.setCacheTags()
+	}
 	if read && o.status == http.StatusOK && c.notModified(etag, o.lastModified) {
 		h.Del("Content-Type")
 		c.w.WriteHeader(http.StatusNotModified)

@@ -10168,6 +10168,20 @@ func (r GetHealthzResponse) ContentType() string {
 	return ""
 }
 
+// ListGlobalImagesResponse200Headers the declared response headers of an HTTP 200 response for ListGlobalImages
+type ListGlobalImagesResponse200Headers struct {
+	CacheTag     *string
+	SurrogateKey *string
+	Xkey         *string
+}
+
+// ListGlobalImagesResponse304Headers the declared response headers of an HTTP 304 response for ListGlobalImages
+type ListGlobalImagesResponse304Headers struct {
+	CacheTag     *string
+	SurrogateKey *string
+	Xkey         *string
+}
+
 // ListGlobalImagesResponse400Headers the declared response headers of an HTTP 400 response for ListGlobalImages
 type ListGlobalImagesResponse400Headers struct {
 	XServiceAuthUrl           *string
@@ -10193,6 +10207,10 @@ type ListGlobalImagesResponse struct {
 	JSON400 *BadRequest
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListGlobalImagesResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ListGlobalImagesResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *ListGlobalImagesResponse400Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
@@ -11135,8 +11153,10 @@ func (r GetReadyzResponse) ContentType() string {
 // GetShortURLResponse200Headers the declared response headers of an HTTP 200 response for GetShortURL
 type GetShortURLResponse200Headers struct {
 	CacheControl                *string
+	CacheTag                    *string
 	ETag                        *string
 	LastModified                *HTTPDate
+	SurrogateKey                *string
 	XServiceImageIdentifier     *string
 	XServiceOriginalExtension   *string
 	XServiceOriginalFileSize    *int
@@ -11150,6 +11170,14 @@ type GetShortURLResponse200Headers struct {
 	XServiceShortUrl            *string
 	XServiceSource              *string
 	XServiceTransformationCache *string
+	Xkey                        *string
+}
+
+// GetShortURLResponse304Headers the declared response headers of an HTTP 304 response for GetShortURL
+type GetShortURLResponse304Headers struct {
+	CacheTag     *string
+	SurrogateKey *string
+	Xkey         *string
 }
 
 // GetShortURLResponse400Headers the declared response headers of an HTTP 400 response for GetShortURL
@@ -11186,6 +11214,8 @@ type GetShortURLResponse struct {
 	JSONDefault *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetShortURLResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetShortURLResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *GetShortURLResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
@@ -11626,6 +11656,20 @@ func (r GetUsageResponse) ContentType() string {
 	return ""
 }
 
+// GetUserResponse200Headers the declared response headers of an HTTP 200 response for GetUser
+type GetUserResponse200Headers struct {
+	CacheTag     *string
+	SurrogateKey *string
+	Xkey         *string
+}
+
+// GetUserResponse304Headers the declared response headers of an HTTP 304 response for GetUser
+type GetUserResponse304Headers struct {
+	CacheTag     *string
+	SurrogateKey *string
+	Xkey         *string
+}
+
 // GetUserResponse400Headers the declared response headers of an HTTP 400 response for GetUser
 type GetUserResponse400Headers struct {
 	XServiceAuthUrl           *string
@@ -11665,6 +11709,10 @@ type GetUserResponse struct {
 	JSON404 *NotFound
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetUserResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetUserResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *GetUserResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
@@ -11727,6 +11775,20 @@ func (r GetUserResponse) ContentType() string {
 	return ""
 }
 
+// ListImagesResponse200Headers the declared response headers of an HTTP 200 response for ListImages
+type ListImagesResponse200Headers struct {
+	CacheTag     *string
+	SurrogateKey *string
+	Xkey         *string
+}
+
+// ListImagesResponse304Headers the declared response headers of an HTTP 304 response for ListImages
+type ListImagesResponse304Headers struct {
+	CacheTag     *string
+	SurrogateKey *string
+	Xkey         *string
+}
+
 // ListImagesResponse400Headers the declared response headers of an HTTP 400 response for ListImages
 type ListImagesResponse400Headers struct {
 	XServiceAuthUrl           *string
@@ -11752,6 +11814,10 @@ type ListImagesResponse struct {
 	JSON400 *BadRequest
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListImagesResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ListImagesResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *ListImagesResponse400Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
@@ -12023,8 +12089,10 @@ func (r DeleteImageResponse) ContentType() string {
 // GetImageResponse200Headers the declared response headers of an HTTP 200 response for GetImage
 type GetImageResponse200Headers struct {
 	CacheControl                *string
+	CacheTag                    *string
 	ETag                        *string
 	LastModified                *HTTPDate
+	SurrogateKey                *string
 	XServiceImageIdentifier     *string
 	XServiceOriginalExtension   *string
 	XServiceOriginalFileSize    *int
@@ -12038,6 +12106,14 @@ type GetImageResponse200Headers struct {
 	XServiceShortUrl            *string
 	XServiceSource              *string
 	XServiceTransformationCache *string
+	Xkey                        *string
+}
+
+// GetImageResponse304Headers the declared response headers of an HTTP 304 response for GetImage
+type GetImageResponse304Headers struct {
+	CacheTag     *string
+	SurrogateKey *string
+	Xkey         *string
 }
 
 // GetImageResponse400Headers the declared response headers of an HTTP 400 response for GetImage
@@ -12074,6 +12150,8 @@ type GetImageResponse struct {
 	JSONDefault *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetImageResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetImageResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *GetImageResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
@@ -12126,6 +12204,13 @@ func (r GetImageResponse) ContentType() string {
 	return ""
 }
 
+// DeleteMetadataAlias0Response200Headers the declared response headers of an HTTP 200 response for DeleteMetadataAlias0
+type DeleteMetadataAlias0Response200Headers struct {
+	CacheTag     *string
+	SurrogateKey *string
+	Xkey         *string
+}
+
 // DeleteMetadataAlias0Response400Headers the declared response headers of an HTTP 400 response for DeleteMetadataAlias0
 type DeleteMetadataAlias0Response400Headers struct {
 	XServiceAuthUrl           *string
@@ -12160,6 +12245,8 @@ type DeleteMetadataAlias0Response struct {
 	JSON404 *NotFound
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DeleteMetadataAlias0Response200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *DeleteMetadataAlias0Response400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
@@ -12217,6 +12304,20 @@ func (r DeleteMetadataAlias0Response) ContentType() string {
 	return ""
 }
 
+// GetMetadataAlias0Response200Headers the declared response headers of an HTTP 200 response for GetMetadataAlias0
+type GetMetadataAlias0Response200Headers struct {
+	CacheTag     *string
+	SurrogateKey *string
+	Xkey         *string
+}
+
+// GetMetadataAlias0Response304Headers the declared response headers of an HTTP 304 response for GetMetadataAlias0
+type GetMetadataAlias0Response304Headers struct {
+	CacheTag     *string
+	SurrogateKey *string
+	Xkey         *string
+}
+
 // GetMetadataAlias0Response400Headers the declared response headers of an HTTP 400 response for GetMetadataAlias0
 type GetMetadataAlias0Response400Headers struct {
 	XServiceAuthUrl           *string
@@ -12251,6 +12352,10 @@ type GetMetadataAlias0Response struct {
 	JSON404 *NotFound
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetMetadataAlias0Response200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetMetadataAlias0Response304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *GetMetadataAlias0Response400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
@@ -12308,6 +12413,13 @@ func (r GetMetadataAlias0Response) ContentType() string {
 	return ""
 }
 
+// MergeMetadataAlias0Response200Headers the declared response headers of an HTTP 200 response for MergeMetadataAlias0
+type MergeMetadataAlias0Response200Headers struct {
+	CacheTag     *string
+	SurrogateKey *string
+	Xkey         *string
+}
+
 // MergeMetadataAlias0Response400Headers the declared response headers of an HTTP 400 response for MergeMetadataAlias0
 type MergeMetadataAlias0Response400Headers struct {
 	XServiceAuthUrl           *string
@@ -12342,6 +12454,8 @@ type MergeMetadataAlias0Response struct {
 	JSON404 *NotFound
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *MergeMetadataAlias0Response200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *MergeMetadataAlias0Response400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
@@ -12399,6 +12513,13 @@ func (r MergeMetadataAlias0Response) ContentType() string {
 	return ""
 }
 
+// ReplaceMetadataAlias0Response200Headers the declared response headers of an HTTP 200 response for ReplaceMetadataAlias0
+type ReplaceMetadataAlias0Response200Headers struct {
+	CacheTag     *string
+	SurrogateKey *string
+	Xkey         *string
+}
+
 // ReplaceMetadataAlias0Response400Headers the declared response headers of an HTTP 400 response for ReplaceMetadataAlias0
 type ReplaceMetadataAlias0Response400Headers struct {
 	XServiceAuthUrl           *string
@@ -12443,6 +12564,8 @@ type ReplaceMetadataAlias0Response struct {
 	JSON412 *ErrorResponse
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ReplaceMetadataAlias0Response200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *ReplaceMetadataAlias0Response400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
@@ -12507,6 +12630,13 @@ func (r ReplaceMetadataAlias0Response) ContentType() string {
 	return ""
 }
 
+// DeleteMetadataResponse200Headers the declared response headers of an HTTP 200 response for DeleteMetadata
+type DeleteMetadataResponse200Headers struct {
+	CacheTag     *string
+	SurrogateKey *string
+	Xkey         *string
+}
+
 // DeleteMetadataResponse400Headers the declared response headers of an HTTP 400 response for DeleteMetadata
 type DeleteMetadataResponse400Headers struct {
 	XServiceAuthUrl           *string
@@ -12541,6 +12671,8 @@ type DeleteMetadataResponse struct {
 	JSON404 *NotFound
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *DeleteMetadataResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *DeleteMetadataResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
@@ -12598,6 +12730,20 @@ func (r DeleteMetadataResponse) ContentType() string {
 	return ""
 }
 
+// GetMetadataResponse200Headers the declared response headers of an HTTP 200 response for GetMetadata
+type GetMetadataResponse200Headers struct {
+	CacheTag     *string
+	SurrogateKey *string
+	Xkey         *string
+}
+
+// GetMetadataResponse304Headers the declared response headers of an HTTP 304 response for GetMetadata
+type GetMetadataResponse304Headers struct {
+	CacheTag     *string
+	SurrogateKey *string
+	Xkey         *string
+}
+
 // GetMetadataResponse400Headers the declared response headers of an HTTP 400 response for GetMetadata
 type GetMetadataResponse400Headers struct {
 	XServiceAuthUrl           *string
@@ -12632,6 +12778,10 @@ type GetMetadataResponse struct {
 	JSON404 *NotFound
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetMetadataResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetMetadataResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *GetMetadataResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
@@ -12689,6 +12839,13 @@ func (r GetMetadataResponse) ContentType() string {
 	return ""
 }
 
+// MergeMetadataResponse200Headers the declared response headers of an HTTP 200 response for MergeMetadata
+type MergeMetadataResponse200Headers struct {
+	CacheTag     *string
+	SurrogateKey *string
+	Xkey         *string
+}
+
 // MergeMetadataResponse400Headers the declared response headers of an HTTP 400 response for MergeMetadata
 type MergeMetadataResponse400Headers struct {
 	XServiceAuthUrl           *string
@@ -12723,6 +12880,8 @@ type MergeMetadataResponse struct {
 	JSON404 *NotFound
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *MergeMetadataResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *MergeMetadataResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
@@ -12780,6 +12939,13 @@ func (r MergeMetadataResponse) ContentType() string {
 	return ""
 }
 
+// ReplaceMetadataResponse200Headers the declared response headers of an HTTP 200 response for ReplaceMetadata
+type ReplaceMetadataResponse200Headers struct {
+	CacheTag     *string
+	SurrogateKey *string
+	Xkey         *string
+}
+
 // ReplaceMetadataResponse400Headers the declared response headers of an HTTP 400 response for ReplaceMetadata
 type ReplaceMetadataResponse400Headers struct {
 	XServiceAuthUrl           *string
@@ -12824,6 +12990,8 @@ type ReplaceMetadataResponse struct {
 	JSON412 *ErrorResponse
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ReplaceMetadataResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *ReplaceMetadataResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
@@ -12979,6 +13147,13 @@ func (r DeleteShortURLsResponse) ContentType() string {
 	return ""
 }
 
+// ListShortURLsResponse200Headers the declared response headers of an HTTP 200 response for ListShortURLs
+type ListShortURLsResponse200Headers struct {
+	CacheTag     *string
+	SurrogateKey *string
+	Xkey         *string
+}
+
 // ListShortURLsResponse400Headers the declared response headers of an HTTP 400 response for ListShortURLs
 type ListShortURLsResponse400Headers struct {
 	XServiceAuthUrl           *string
@@ -13015,6 +13190,8 @@ type ListShortURLsResponse struct {
 	JSON404 *NotFound
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListShortURLsResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *ListShortURLsResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
@@ -13263,6 +13440,13 @@ func (r DeleteShortURLResponse) ContentType() string {
 	return ""
 }
 
+// GetShortURLParamsResponse200Headers the declared response headers of an HTTP 200 response for GetShortURLParams
+type GetShortURLParamsResponse200Headers struct {
+	CacheTag     *string
+	SurrogateKey *string
+	Xkey         *string
+}
+
 // GetShortURLParamsResponse400Headers the declared response headers of an HTTP 400 response for GetShortURLParams
 type GetShortURLParamsResponse400Headers struct {
 	XServiceAuthUrl           *string
@@ -13307,6 +13491,8 @@ type GetShortURLParamsResponse struct {
 	JSON404 *NotFound
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetShortURLParamsResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *GetShortURLParamsResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
@@ -13374,6 +13560,13 @@ func (r GetShortURLParamsResponse) ContentType() string {
 	return ""
 }
 
+// ListVariantsResponse200Headers the declared response headers of an HTTP 200 response for ListVariants
+type ListVariantsResponse200Headers struct {
+	CacheTag     *string
+	SurrogateKey *string
+	Xkey         *string
+}
+
 // ListVariantsResponse400Headers the declared response headers of an HTTP 400 response for ListVariants
 type ListVariantsResponse400Headers struct {
 	XServiceAuthUrl           *string
@@ -13428,6 +13621,8 @@ type ListVariantsResponse struct {
 	JSON404 *NotFound
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListVariantsResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *ListVariantsResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
@@ -16408,6 +16603,54 @@ func ParseListGlobalImagesResponse(rsp *http.Response) (*ListGlobalImagesRespons
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers ListGlobalImagesResponse200Headers
+		if values := rsp.Header.Values("Cache-Tag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Tag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheTag = &value
+		}
+		if values := rsp.Header.Values("Surrogate-Key"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Surrogate-Key", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SurrogateKey = &value
+		}
+		if values := rsp.Header.Values("xkey"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "xkey", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Xkey = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers ListGlobalImagesResponse304Headers
+		if values := rsp.Header.Values("Cache-Tag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Tag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheTag = &value
+		}
+		if values := rsp.Header.Values("Surrogate-Key"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Surrogate-Key", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SurrogateKey = &value
+		}
+		if values := rsp.Header.Values("xkey"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "xkey", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Xkey = &value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers ListGlobalImagesResponse400Headers
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -17739,6 +17982,13 @@ func ParseGetShortURLResponse(rsp *http.Response) (*GetShortURLResponse, error) 
 			}
 			headers.CacheControl = &value
 		}
+		if values := rsp.Header.Values("Cache-Tag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Tag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheTag = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -17752,6 +18002,13 @@ func ParseGetShortURLResponse(rsp *http.Response) (*GetShortURLResponse, error) 
 				return nil, err
 			}
 			headers.LastModified = &value
+		}
+		if values := rsp.Header.Values("Surrogate-Key"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Surrogate-Key", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SurrogateKey = &value
 		}
 		if values := rsp.Header.Values("X-Service-ImageIdentifier"); len(values) > 0 {
 			var value string
@@ -17844,7 +18101,38 @@ func ParseGetShortURLResponse(rsp *http.Response) (*GetShortURLResponse, error) 
 			}
 			headers.XServiceTransformationCache = &value
 		}
+		if values := rsp.Header.Values("xkey"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "xkey", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Xkey = &value
+		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetShortURLResponse304Headers
+		if values := rsp.Header.Values("Cache-Tag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Tag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheTag = &value
+		}
+		if values := rsp.Header.Values("Surrogate-Key"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Surrogate-Key", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SurrogateKey = &value
+		}
+		if values := rsp.Header.Values("xkey"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "xkey", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Xkey = &value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers GetShortURLResponse400Headers
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -18486,6 +18774,54 @@ func ParseGetUserResponse(rsp *http.Response) (*GetUserResponse, error) {
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers GetUserResponse200Headers
+		if values := rsp.Header.Values("Cache-Tag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Tag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheTag = &value
+		}
+		if values := rsp.Header.Values("Surrogate-Key"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Surrogate-Key", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SurrogateKey = &value
+		}
+		if values := rsp.Header.Values("xkey"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "xkey", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Xkey = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetUserResponse304Headers
+		if values := rsp.Header.Values("Cache-Tag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Tag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheTag = &value
+		}
+		if values := rsp.Header.Values("Surrogate-Key"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Surrogate-Key", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SurrogateKey = &value
+		}
+		if values := rsp.Header.Values("xkey"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "xkey", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Xkey = &value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers GetUserResponse400Headers
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -18618,6 +18954,54 @@ func ParseListImagesResponse(rsp *http.Response) (*ListImagesResponse, error) {
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers ListImagesResponse200Headers
+		if values := rsp.Header.Values("Cache-Tag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Tag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheTag = &value
+		}
+		if values := rsp.Header.Values("Surrogate-Key"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Surrogate-Key", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SurrogateKey = &value
+		}
+		if values := rsp.Header.Values("xkey"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "xkey", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Xkey = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers ListImagesResponse304Headers
+		if values := rsp.Header.Values("Cache-Tag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Tag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheTag = &value
+		}
+		if values := rsp.Header.Values("Surrogate-Key"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Surrogate-Key", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SurrogateKey = &value
+		}
+		if values := rsp.Header.Values("xkey"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "xkey", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Xkey = &value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers ListImagesResponse400Headers
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -19058,6 +19442,13 @@ func ParseGetImageResponse(rsp *http.Response) (*GetImageResponse, error) {
 			}
 			headers.CacheControl = &value
 		}
+		if values := rsp.Header.Values("Cache-Tag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Tag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheTag = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -19071,6 +19462,13 @@ func ParseGetImageResponse(rsp *http.Response) (*GetImageResponse, error) {
 				return nil, err
 			}
 			headers.LastModified = &value
+		}
+		if values := rsp.Header.Values("Surrogate-Key"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Surrogate-Key", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SurrogateKey = &value
 		}
 		if values := rsp.Header.Values("X-Service-ImageIdentifier"); len(values) > 0 {
 			var value string
@@ -19163,7 +19561,38 @@ func ParseGetImageResponse(rsp *http.Response) (*GetImageResponse, error) {
 			}
 			headers.XServiceTransformationCache = &value
 		}
+		if values := rsp.Header.Values("xkey"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "xkey", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Xkey = &value
+		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetImageResponse304Headers
+		if values := rsp.Header.Values("Cache-Tag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Tag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheTag = &value
+		}
+		if values := rsp.Header.Values("Surrogate-Key"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Surrogate-Key", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SurrogateKey = &value
+		}
+		if values := rsp.Header.Values("xkey"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "xkey", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Xkey = &value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers GetImageResponse400Headers
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -19300,6 +19729,30 @@ func ParseDeleteMetadataAlias0Response(rsp *http.Response) (*DeleteMetadataAlias
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers DeleteMetadataAlias0Response200Headers
+		if values := rsp.Header.Values("Cache-Tag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Tag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheTag = &value
+		}
+		if values := rsp.Header.Values("Surrogate-Key"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Surrogate-Key", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SurrogateKey = &value
+		}
+		if values := rsp.Header.Values("xkey"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "xkey", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Xkey = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
 		var headers DeleteMetadataAlias0Response400Headers
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -19439,6 +19892,54 @@ func ParseGetMetadataAlias0Response(rsp *http.Response) (*GetMetadataAlias0Respo
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers GetMetadataAlias0Response200Headers
+		if values := rsp.Header.Values("Cache-Tag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Tag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheTag = &value
+		}
+		if values := rsp.Header.Values("Surrogate-Key"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Surrogate-Key", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SurrogateKey = &value
+		}
+		if values := rsp.Header.Values("xkey"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "xkey", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Xkey = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetMetadataAlias0Response304Headers
+		if values := rsp.Header.Values("Cache-Tag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Tag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheTag = &value
+		}
+		if values := rsp.Header.Values("Surrogate-Key"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Surrogate-Key", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SurrogateKey = &value
+		}
+		if values := rsp.Header.Values("xkey"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "xkey", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Xkey = &value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers GetMetadataAlias0Response400Headers
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -19575,6 +20076,30 @@ func ParseMergeMetadataAlias0Response(rsp *http.Response) (*MergeMetadataAlias0R
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers MergeMetadataAlias0Response200Headers
+		if values := rsp.Header.Values("Cache-Tag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Tag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheTag = &value
+		}
+		if values := rsp.Header.Values("Surrogate-Key"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Surrogate-Key", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SurrogateKey = &value
+		}
+		if values := rsp.Header.Values("xkey"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "xkey", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Xkey = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
 		var headers MergeMetadataAlias0Response400Headers
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -19718,6 +20243,30 @@ func ParseReplaceMetadataAlias0Response(rsp *http.Response) (*ReplaceMetadataAli
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers ReplaceMetadataAlias0Response200Headers
+		if values := rsp.Header.Values("Cache-Tag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Tag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheTag = &value
+		}
+		if values := rsp.Header.Values("Surrogate-Key"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Surrogate-Key", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SurrogateKey = &value
+		}
+		if values := rsp.Header.Values("xkey"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "xkey", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Xkey = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
 		var headers ReplaceMetadataAlias0Response400Headers
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -19885,6 +20434,30 @@ func ParseDeleteMetadataResponse(rsp *http.Response) (*DeleteMetadataResponse, e
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers DeleteMetadataResponse200Headers
+		if values := rsp.Header.Values("Cache-Tag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Tag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheTag = &value
+		}
+		if values := rsp.Header.Values("Surrogate-Key"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Surrogate-Key", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SurrogateKey = &value
+		}
+		if values := rsp.Header.Values("xkey"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "xkey", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Xkey = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
 		var headers DeleteMetadataResponse400Headers
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -20024,6 +20597,54 @@ func ParseGetMetadataResponse(rsp *http.Response) (*GetMetadataResponse, error) 
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers GetMetadataResponse200Headers
+		if values := rsp.Header.Values("Cache-Tag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Tag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheTag = &value
+		}
+		if values := rsp.Header.Values("Surrogate-Key"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Surrogate-Key", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SurrogateKey = &value
+		}
+		if values := rsp.Header.Values("xkey"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "xkey", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Xkey = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetMetadataResponse304Headers
+		if values := rsp.Header.Values("Cache-Tag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Tag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheTag = &value
+		}
+		if values := rsp.Header.Values("Surrogate-Key"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Surrogate-Key", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SurrogateKey = &value
+		}
+		if values := rsp.Header.Values("xkey"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "xkey", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Xkey = &value
+		}
+		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
 		var headers GetMetadataResponse400Headers
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -20160,6 +20781,30 @@ func ParseMergeMetadataResponse(rsp *http.Response) (*MergeMetadataResponse, err
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers MergeMetadataResponse200Headers
+		if values := rsp.Header.Values("Cache-Tag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Tag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheTag = &value
+		}
+		if values := rsp.Header.Values("Surrogate-Key"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Surrogate-Key", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SurrogateKey = &value
+		}
+		if values := rsp.Header.Values("xkey"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "xkey", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Xkey = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
 		var headers MergeMetadataResponse400Headers
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -20303,6 +20948,30 @@ func ParseReplaceMetadataResponse(rsp *http.Response) (*ReplaceMetadataResponse,
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers ReplaceMetadataResponse200Headers
+		if values := rsp.Header.Values("Cache-Tag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Tag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheTag = &value
+		}
+		if values := rsp.Header.Values("Surrogate-Key"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Surrogate-Key", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SurrogateKey = &value
+		}
+		if values := rsp.Header.Values("xkey"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "xkey", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Xkey = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
 		var headers ReplaceMetadataResponse400Headers
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -20608,6 +21277,30 @@ func ParseListShortURLsResponse(rsp *http.Response) (*ListShortURLsResponse, err
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers ListShortURLsResponse200Headers
+		if values := rsp.Header.Values("Cache-Tag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Tag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheTag = &value
+		}
+		if values := rsp.Header.Values("Surrogate-Key"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Surrogate-Key", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SurrogateKey = &value
+		}
+		if values := rsp.Header.Values("xkey"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "xkey", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Xkey = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
 		var headers ListShortURLsResponse400Headers
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -21033,6 +21726,30 @@ func ParseGetShortURLParamsResponse(rsp *http.Response) (*GetShortURLParamsRespo
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers GetShortURLParamsResponse200Headers
+		if values := rsp.Header.Values("Cache-Tag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Tag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheTag = &value
+		}
+		if values := rsp.Header.Values("Surrogate-Key"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Surrogate-Key", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SurrogateKey = &value
+		}
+		if values := rsp.Header.Values("xkey"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "xkey", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Xkey = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
 		var headers GetShortURLParamsResponse400Headers
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -21189,6 +21906,30 @@ func ParseListVariantsResponse(rsp *http.Response) (*ListVariantsResponse, error
 	}
 
 	switch {
+	case rsp.StatusCode == 200:
+		var headers ListVariantsResponse200Headers
+		if values := rsp.Header.Values("Cache-Tag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Tag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheTag = &value
+		}
+		if values := rsp.Header.Values("Surrogate-Key"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Surrogate-Key", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.SurrogateKey = &value
+		}
+		if values := rsp.Header.Values("xkey"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "xkey", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Xkey = &value
+		}
+		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
 		var headers ListVariantsResponse400Headers
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {

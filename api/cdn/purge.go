@@ -1,0 +1,109 @@
+package cdn
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// Event types PurgeTags reads (README, "Events"): a change to an image,
+// its metadata or its short URLs has the subject users/<user>/images/<id>;
+// a change of a key or its rules keys/<public key>; a group's
+// groups/<name>; a user's erasure users/<user>.
+const (
+	imageAdded      = "io.vitrine.image.added"
+	imageDeleted    = "io.vitrine.image.deleted"
+	metadataSet     = "io.vitrine.metadata.replaced"
+	metadataMerged  = "io.vitrine.metadata.merged"
+	metadataDeleted = "io.vitrine.metadata.deleted"
+	shortURLDeleted = "io.vitrine.shorturl.deleted"
+	keyUpdated      = "io.vitrine.key.updated"
+	keyDeleted      = "io.vitrine.key.deleted"
+	ruleDeleted     = "io.vitrine.rule.deleted"
+	groupUpdated    = "io.vitrine.group.updated"
+	groupDeleted    = "io.vitrine.group.deleted"
+	userErased      = "io.vitrine.user.erased"
+)
+
+// eventNames are the fields of an event's data that name what changed.
+type eventNames struct {
+	User      string `json:"user"`
+	Image     string `json:"imageIdentifier"`
+	PublicKey string `json:"publicKey"`
+}
+
+// PurgeTags returns the tags a change makes stale, from its event: its
+// CloudEvents type, subject and data. None for a change no cached response
+// shows (a key or a rule created, which only grants) or that no purge
+// could make right.
+//
+//   - An image deleted, its metadata replaced, merged or deleted (which
+//     changes what smartSize, drawPois and faces gravity render), a short
+//     URL deleted: the image's tag and the listings that show it (the
+//     user's, and those across users).
+//   - An image added: those listings.
+//   - A key's private key changed, the key deleted, one of its rules
+//     deleted: what was read with that key (Key). Those are the changes
+//     that revoke access to responses a cache holds: each was read with an
+//     access token of the key in its URL.
+//   - A group changed or deleted: every key whose rules name the group may
+//     have lost access, and the event does not say which keys those are,
+//     so All.
+//   - A user erased: everything of the user, and the listings across
+//     users.
+//
+// When the event does not name what it needs (a subject or data of
+// another shape), PurgeTags returns All: a purge too many costs cache
+// misses, one too few serves what should be gone.
+func (t Tags) PurgeTags(eventType, subject string, data json.RawMessage) []string {
+	var names eventNames
+	if len(data) > 0 {
+		// Why the error is dropped: data of another shape leaves the
+		// names empty, which falls back on the subject, then on All.
+		_ = json.Unmarshal(data, &names)
+	}
+	switch eventType {
+	case imageAdded:
+		user, _ := imageSubject(subject, names)
+		if user == "" {
+			return []string{t.All()}
+		}
+		return []string{t.Listing(user), t.Listings()}
+	case imageDeleted, metadataSet, metadataMerged, metadataDeleted, shortURLDeleted:
+		user, image := imageSubject(subject, names)
+		if user == "" || image == "" {
+			return []string{t.All()}
+		}
+		return []string{t.Image(user, image), t.Listing(user), t.Listings()}
+	case keyUpdated, keyDeleted, ruleDeleted:
+		pk, ok := strings.CutPrefix(subject, "keys/")
+		if !ok || pk == "" {
+			pk = names.PublicKey
+		}
+		if pk == "" {
+			return []string{t.All()}
+		}
+		return []string{t.Key(pk)}
+	case groupUpdated, groupDeleted:
+		return []string{t.All()}
+	case userErased:
+		user, ok := strings.CutPrefix(subject, "users/")
+		if !ok || user == "" || strings.Contains(user, "/") {
+			user = names.User
+		}
+		if user == "" {
+			return []string{t.All()}
+		}
+		return []string{t.User(user), t.Listings()}
+	}
+	return nil
+}
+
+// imageSubject reads user and image from a subject users/<user>/images/<id>,
+// else from the event's data.
+func imageSubject(subject string, names eventNames) (user, image string) {
+	parts := strings.Split(subject, "/")
+	if len(parts) == 4 && parts[0] == "users" && parts[2] == "images" && parts[1] != "" && parts[3] != "" {
+		return parts[1], parts[3]
+	}
+	return names.User, names.Image
+}
