@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/vitrine/vitrine/api"
+	"github.com/vitrine/vitrine/api/cdn"
 	"github.com/vitrine/vitrine/api/outbound"
 	"github.com/vitrine/vitrine/storage"
 	"github.com/vitrine/vitrine/web"
@@ -116,8 +117,19 @@ func (a *App) startEvents(ctx context.Context) error {
 		d.client = guard.Client()
 		a.deps.Webhooks = guard
 	}
+	f := &fanout{db: a.st.db, webhooks: d.client != nil, tags: a.cfg.API.CDN}
+	d.static = map[string]sink{}
+	for _, pc := range a.cfg.CDN.Purgers {
+		p, err := cdn.NewPurger(pc)
+		if err != nil {
+			return err
+		}
+		name := purgeSinkName(p)
+		d.static[name] = purgeSink{p: p, tags: f.tags}
+		f.purgers = append(f.purgers, name)
+	}
 	deliveries := deliveriesWorker(d, a.cfg.Events.Interval)
-	f := &fanout{db: a.st.db, webhooks: d.client != nil, wake: deliveries.Wake}
+	f.wake = deliveries.Wake
 	a.loops = append(a.loops, eventsWorker(a.st.db, a.events, f, a.cfg.Events, a.log), deliveries,
 		retentionWorker(a.st.db, cfg, a.log))
 	return nil

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/vitrine/vitrine/api/cdn"
 	"github.com/vitrine/vitrine/api/webhook"
 	"github.com/vitrine/vitrine/engine/schema"
 	"github.com/vitrine/vitrine/storage"
@@ -138,6 +141,33 @@ func (s webhookSink) send(ctx context.Context, d storage.Delivery) webhook.Resul
 		return webhook.Result{Err: err}
 	}
 	return webhook.Send(ctx, s.client, s.hook.URL, s.hook.Secret, webhook.Message{ID: d.Event.ID, Body: body})
+}
+
+// purgeSink purges an event's tags from one cache.
+type purgeSink struct {
+	p    cdn.Purger
+	tags cdn.Tags
+}
+
+// purgeSinkName is the sink of a purger: its name, which says what it
+// purges (type and address), so that a purger that the configuration
+// drops leaves its pending deliveries to fail instead of going elsewhere.
+func purgeSinkName(p cdn.Purger) string {
+	name := "cdn:" + p.Name()
+	if len(name) > 128 {
+		sum := sha256.Sum256([]byte(name))
+		name = name[:111] + "~" + hex.EncodeToString(sum[:8])
+	}
+	return name
+}
+
+func (s purgeSink) send(ctx context.Context, d storage.Delivery) webhook.Result {
+	start := time.Now()
+	tags := s.tags.PurgeTags(d.Event.Type, d.Event.Subject, d.Event.Data)
+	if err := s.p.Purge(ctx, tags); err != nil {
+		return webhook.Result{Latency: time.Since(start), Err: err}
+	}
+	return webhook.Result{Status: http.StatusOK, Latency: time.Since(start), Response: "purged " + strings.Join(tags, " ")}
 }
 
 // dispatcher is the deliveries worker's state: the attempts under way per

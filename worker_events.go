@@ -12,6 +12,7 @@ import (
 	_ "gocloud.dev/pubsub/natspubsub" // nats:// topics (NATS_SERVER_URL)
 	_ "gocloud.dev/pubsub/rabbitpubsub"
 
+	"github.com/vitrine/vitrine/api/cdn"
 	"github.com/vitrine/vitrine/storage"
 )
 
@@ -54,7 +55,7 @@ func (c eventsConfig) Validate() error {
 // subscriptions: one made on any instance must hear of the next change
 // made on every other.
 func eventsWanted(cfg *fileConfig) bool {
-	return len(cfg.Events.Topics) > 0 || cfg.Webhooks.enabled()
+	return len(cfg.Events.Topics) > 0 || cfg.Webhooks.enabled() || len(cfg.CDN.Purgers) > 0
 }
 
 // eventRetry bounds the backoff of an event whose publication failed:
@@ -121,6 +122,9 @@ type fanout struct {
 	db *storage.DB
 	// webhooks is false when webhooks are off.
 	webhooks bool
+	// tags names what an event purges; purgers are the purgers' sinks.
+	tags    cdn.Tags
+	purgers []string
 	// wake tells the deliveries worker that rows were written.
 	wake func()
 }
@@ -132,6 +136,9 @@ func (f *fanout) sinksOf(e storage.Event, hooks []storage.Webhook) []string {
 		if webhookWants(h, e) {
 			out = append(out, storage.WebhookSink(h.ID))
 		}
+	}
+	if len(f.purgers) > 0 && len(f.tags.PurgeTags(e.Type, e.Subject, e.Data)) > 0 {
+		out = append(out, f.purgers...)
 	}
 	return out
 }

@@ -1,59 +1,21 @@
 package cdn
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
+
+	"github.com/vitrine/vitrine/api/cdn/cdntest"
 )
 
 // vclFile is the VCL README shows (section "CDN"); TestREADMEVCL keeps the
 // two the same.
 const vclFile = "testdata/vitrine.vcl"
-
-// vclBackendPort is the line of vclFile the test rewrites to point Varnish
-// at its own backend.
-const vclBackendPort = `.port = "8080";`
-
-// findVarnish returns the paths of varnishd and varnishadm, or skips the
-// test naming what is missing.
-func findVarnish(t *testing.T) (varnishd, varnishadm string) {
-	t.Helper()
-	find := func(name string) string {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-		for _, dir := range []string{"/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin"} {
-			if p := filepath.Join(dir, name); isExecutable(p) {
-				return p
-			}
-		}
-		return ""
-	}
-	varnishd, varnishadm = find("varnishd"), find("varnishadm")
-	if varnishd == "" || varnishadm == "" {
-		t.Skip("varnishd or varnishadm not found: install Debian's varnish and varnish-modules " +
-			"(apt-get install varnish varnish-modules; make test-deps does)")
-	}
-	return varnishd, varnishadm
-}
-
-func isExecutable(p string) bool {
-	fi, err := os.Stat(p)
-	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
-}
 
 // backend is the origin behind Varnish: it serves, at any path, a
 // cacheable body tagged as vitrine tags an image of that path
@@ -84,109 +46,6 @@ func (b *backend) requests(path string) int {
 	return b.count[path]
 }
 
-// startVarnish runs varnishd in the foreground with vclFile pointed at
-// origin, on a port of its choosing, and returns its address; the test's
-// cleanup stops it.
-func startVarnish(t *testing.T, origin string) string {
-	t.Helper()
-	varnishd, varnishadm := findVarnish(t)
-	_, port, err := net.SplitHostPort(origin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	vcl, err := os.ReadFile(vclFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Contains(vcl, []byte(vclBackendPort)) {
-		t.Fatalf("%s has no line %s for the test to rewrite", vclFile, vclBackendPort)
-	}
-	dir := t.TempDir()
-	vclPath := filepath.Join(dir, "vitrine.vcl")
-	vcl = bytes.Replace(vcl, []byte(vclBackendPort), []byte(`.port = "`+port+`";`), 1)
-	if err := os.WriteFile(vclPath, vcl, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	work := filepath.Join(dir, "work")
-
-	// Compile first, so that a missing xkey vmod is a skip naming it
-	// rather than a failed start.
-	if out, err := exec.Command(varnishd, "-C", "-j", "none", "-n", work+"-compile", "-f", vclPath).CombinedOutput(); err != nil {
-		if bytes.Contains(out, []byte("Could not find VMOD xkey")) {
-			t.Skip("the xkey vmod is not installed: install Debian's varnish-modules (make test-deps does)")
-		}
-		t.Fatalf("varnishd -C: %v\n%s", err, out)
-	}
-
-	// -j none: no privilege separation, so that the test runs as whoever
-	// runs it, root included (the default jail would switch to the
-	// varnish user, who cannot read the test's temporary directory).
-	// -a 127.0.0.1:0 lets Varnish choose a free port, read back through
-	// varnishadm. The rest keeps it small: one thread pool, little
-	// memory, a small log.
-	cmd := exec.Command(varnishd, "-F", "-j", "none", "-n", work, "-a", "127.0.0.1:0", "-T", "127.0.0.1:0",
-		"-f", vclPath, "-s", "malloc,16m", "-l", "2m",
-		"-p", "thread_pools=1", "-p", "thread_pool_min=5", "-p", "thread_pool_max=50")
-	out, w := io.Pipe()
-	cmd.Stdout, cmd.Stderr = w, w
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited, scanned := make(chan error, 1), make(chan struct{})
-	go func() { exited <- cmd.Wait(); w.Close() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		if err := <-exited; err != nil && !isSignal(err) {
-			t.Logf("varnishd: %v", err)
-		}
-		<-scanned
-	})
-
-	// Wait for the child to be up, as varnishd reports it; every line
-	// goes to the test's log.
-	launched := make(chan bool, 1)
-	go func() {
-		defer close(scanned)
-		sc := bufio.NewScanner(out)
-		up := false
-		for sc.Scan() {
-			t.Log("varnishd: " + sc.Text())
-			if !up && strings.Contains(sc.Text(), "Child launched OK") {
-				up = true
-				launched <- true
-			}
-		}
-		_, _ = io.Copy(io.Discard, out)
-		if !up {
-			launched <- false
-		}
-	}()
-	select {
-	case ok := <-launched:
-		if !ok {
-			t.Fatal("varnishd stopped before its child started (its output is above)")
-		}
-	case <-time.After(time.Minute):
-		// Not a timing assertion: a guard against a varnishd that hangs.
-		t.Fatal("varnishd did not start its child within a minute")
-	}
-	addrs, err := exec.Command(varnishadm, "-n", work, "debug.listen_address").CombinedOutput()
-	if err != nil {
-		t.Fatalf("varnishadm debug.listen_address: %v\n%s", err, addrs)
-	}
-	// One line per listen address: "a0 127.0.0.1 41234".
-	f := strings.Fields(string(addrs))
-	if len(f) < 3 {
-		t.Fatalf("varnishadm debug.listen_address: %q", addrs)
-	}
-	return net.JoinHostPort(f[1], f[2])
-}
-
-func isSignal(err error) bool {
-	var ee *exec.ExitError
-	return errors.As(err, &ee) && !ee.Exited()
-}
-
 // TestVarnish runs Debian's Varnish with the xkey vmod and the README's
 // VCL in front of a backend that tags its answers as vitrine does: a
 // second GET is a hit, a purge through the Varnish purger makes the next
@@ -195,7 +54,7 @@ func TestVarnish(t *testing.T) {
 	origin := &backend{count: map[string]int{}}
 	srv := httptest.NewServer(origin)
 	defer srv.Close()
-	addr := startVarnish(t, strings.TrimPrefix(srv.URL, "http://"))
+	addr := cdntest.StartVarnish(t, vclFile, strings.TrimPrefix(srv.URL, "http://"))
 	base := "http://" + addr
 	ctx := context.Background()
 
