@@ -153,4 +153,3 @@ func startLoopback(t *testing.T, h http.Handler) string {
 		}
 	}
 }
-

@@ -150,4 +150,3 @@ func isSignal(err error) bool {
 	var ee *exec.ExitError
 	return errors.As(err, &ee) && !ee.Exited()
 }
-
