@@ -173,11 +173,14 @@ func eventsWorker(db *storage.DB, t *eventTopics, f *fanout, cfg eventsConfig, l
 	w := newWorker("events", cfg.Interval, time.Second, func(ctx context.Context) (int, error) {
 		hooks := f.subscriptions()
 		n, err := db.DrainEvents(ctx, eventRetry, func(ctx context.Context, e storage.Event) error {
-			if err := t.publish(ctx, e); err != nil {
-				return err
-			}
+			// The subscriptions first: an instance that cannot read them
+			// (a `secret` unlike the other instances') publishes nothing,
+			// rather than publishing again on every retry.
 			list, err := hooks(ctx, e)
 			if err != nil {
+				return err
+			}
+			if err := t.publish(ctx, e); err != nil {
 				return err
 			}
 			return db.FanOut(ctx, e, f.sinksOf(e, list))

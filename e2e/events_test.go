@@ -211,6 +211,7 @@ func TestEventsEveryConsumer(t *testing.T) {
 	topicsYAML, _ := json.Marshal(topics)
 	cfg := fmt.Sprintf(`database: %q
 storage: %q
+secret: every-instance-has-the-same
 events:
   topics: %s
   interval: 100ms
