@@ -186,11 +186,24 @@ func (db *DB) ClaimDelivery(ctx context.Context, d Delivery, lease time.Duration
 }
 
 // FinishDelivery records attempt a of the delivery id and moves the
-// delivery to state: pending again (due at retry), done or failed.
+// delivery to state: pending again (due at retry), done or failed. A
+// delivery that is gone (its sink deleted during the attempt) records
+// nothing and is no error.
 func (db *DB) FinishDelivery(ctx context.Context, id int64, a DeliveryAttempt, state DeliveryState, retry time.Time) error {
 	row := &attemptRow{DeliveryID: id, At: a.At.UnixMicro(), Status: a.Status, Latency: a.Latency.Microseconds(),
 		Response: clip(a.Response, 1024), Error: clip(a.Error, 1000)}
 	err := db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		// Why the locked read first: an attempt written for a delivery
+		// that a sink's delete just removed would be a row nothing
+		// purges; the lock orders this after such a delete.
+		var found int64
+		err := db.forUpdate(tx.NewSelect().Model((*deliveryRow)(nil)).Column("id").Where("id = ?", id)).Scan(ctx, &found)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
 		if _, err := tx.NewInsert().Model(row).Exec(ctx); err != nil {
 			return err
 		}
@@ -201,7 +214,7 @@ func (db *DB) FinishDelivery(ctx context.Context, id int64, a DeliveryAttempt, s
 		} else {
 			q = q.Set("finished = ?", time.Now().UnixMicro())
 		}
-		_, err := q.Exec(ctx)
+		_, err = q.Exec(ctx)
 		return err
 	})
 	if err != nil {
