@@ -157,7 +157,7 @@ func (db *DB) DueDeliveries(ctx context.Context, limit int, skip []string) ([]De
 		Where("d.id IN (SELECT MIN(h.id) FROM deliveries AS h WHERE h.state = 0 GROUP BY h.sink, h.subject)").
 		Where("d.due <= ?", time.Now().UnixMicro())
 	if len(skip) > 0 {
-		q = q.Where("d.sink NOT IN (?)", bun.In(skip))
+		q = q.Where("d.sink NOT IN (?)", bun.List(skip))
 	}
 	if err := q.OrderExpr("d.id ASC").Limit(int64(limit)).Scan(ctx); err != nil {
 		return nil, fmt.Errorf("storage: due deliveries: %w", err)
@@ -287,7 +287,7 @@ func (db *DB) withAttempts(ctx context.Context, rows []deliveryRow) ([]Delivery,
 		out[i], ids[i], at[r.ID] = r.delivery(), r.ID, i
 	}
 	var attempts []attemptRow
-	if err := db.bun.NewSelect().Model(&attempts).Where("delivery_id IN (?)", bun.In(ids)).
+	if err := db.bun.NewSelect().Model(&attempts).Where("delivery_id IN (?)", bun.List(ids)).
 		OrderExpr("id ASC").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("storage: delivery attempts: %w", err)
 	}
