@@ -157,7 +157,7 @@ func (db *DB) DueDeliveries(ctx context.Context, limit int, skip []string) ([]De
 		Where("d.id IN (SELECT MIN(h.id) FROM deliveries AS h WHERE h.state = 0 GROUP BY h.sink, h.subject)").
 		Where("d.due <= ?", time.Now().UnixMicro())
 	if len(skip) > 0 {
-		q = q.Where("d.sink NOT IN (?)", bun.In(skip))
+		q = q.Where("d.sink NOT IN (?)", bun.List(skip))
 	}
 	if err := q.OrderExpr("d.id ASC").Limit(int64(limit)).Scan(ctx); err != nil {
 		return nil, fmt.Errorf("storage: due deliveries: %w", err)
@@ -186,11 +186,24 @@ func (db *DB) ClaimDelivery(ctx context.Context, d Delivery, lease time.Duration
 }
 
 // FinishDelivery records attempt a of the delivery id and moves the
-// delivery to state: pending again (due at retry), done or failed.
+// delivery to state: pending again (due at retry), done or failed. A
+// delivery that is gone (its sink deleted during the attempt) records
+// nothing and is no error.
 func (db *DB) FinishDelivery(ctx context.Context, id int64, a DeliveryAttempt, state DeliveryState, retry time.Time) error {
 	row := &attemptRow{DeliveryID: id, At: a.At.UnixMicro(), Status: a.Status, Latency: a.Latency.Microseconds(),
 		Response: clip(a.Response, 1024), Error: clip(a.Error, 1000)}
 	err := db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		// Why the locked read first: an attempt written for a delivery
+		// that a sink's delete just removed would be a row nothing
+		// purges; the lock orders this after such a delete.
+		var found int64
+		err := db.forUpdate(tx.NewSelect().Model((*deliveryRow)(nil)).Column("id").Where("id = ?", id)).Scan(ctx, &found)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
 		if _, err := tx.NewInsert().Model(row).Exec(ctx); err != nil {
 			return err
 		}
@@ -201,7 +214,7 @@ func (db *DB) FinishDelivery(ctx context.Context, id int64, a DeliveryAttempt, s
 		} else {
 			q = q.Set("finished = ?", time.Now().UnixMicro())
 		}
-		_, err := q.Exec(ctx)
+		_, err = q.Exec(ctx)
 		return err
 	})
 	if err != nil {
@@ -274,7 +287,7 @@ func (db *DB) withAttempts(ctx context.Context, rows []deliveryRow) ([]Delivery,
 		out[i], ids[i], at[r.ID] = r.delivery(), r.ID, i
 	}
 	var attempts []attemptRow
-	if err := db.bun.NewSelect().Model(&attempts).Where("delivery_id IN (?)", bun.In(ids)).
+	if err := db.bun.NewSelect().Model(&attempts).Where("delivery_id IN (?)", bun.List(ids)).
 		OrderExpr("id ASC").Scan(ctx); err != nil {
 		return nil, fmt.Errorf("storage: delivery attempts: %w", err)
 	}

@@ -49,6 +49,15 @@ func TestDBWithSecret(t *testing.T, open func(t *testing.T) *storage.DB, openSec
 		{"Events", testEvents},
 		{"EventsOrder", testEventsOrder},
 		{"EventsConcurrentDrains", testEventsConcurrentDrains},
+		{"EventsWritten", testEventsWritten},
+		{"Webhooks", testWebhooks},
+		{"FanOut", testFanOut},
+		{"DueDeliveries", testDueDeliveries},
+		{"ClaimDelivery", testClaimDelivery},
+		{"DeliveryLog", testDeliveryLog},
+		{"Redeliver", testRedeliver},
+		{"PurgeDeliveries", testPurgeDeliveries},
+		{"DeleteWebhookDeliveries", testDeleteWebhookDeliveries},
 		{"Usage", testUsage},
 		{"ListHitsFollowWrites", testListHits},
 		{"VariantCache", testVariantCache},
@@ -79,6 +88,7 @@ func TestDBWithSecret(t *testing.T, open func(t *testing.T) *storage.DB, openSec
 	}
 	if openSecret != nil {
 		t.Run("KeyEncryption", func(t *testing.T) { testKeyEncryption(t, openSecret) })
+		t.Run("WebhookSecretSealed", func(t *testing.T) { testWebhookSecretSealed(t, openSecret) })
 	}
 }
 
