@@ -45,7 +45,7 @@ type webhookRow struct {
 	Users        string `bun:"users"`  // JSON array
 	Secret       string `bun:"secret"`
 	Description  string `bun:"description"`
-	Active       int    `bun:"active"`        // 1 or 0: every dialect's INTEGER column takes it
+	Active       bool   `bun:"active"`
 	FailingSince int64  `bun:"failing_since"` // unix microseconds, 0 when not failing
 	Created      int64  `bun:"created"`
 	Updated      int64  `bun:"updated"`
@@ -86,17 +86,8 @@ func (db *DB) webhookRow(w Webhook) (*webhookRow, error) {
 		return nil, err
 	}
 	return &webhookRow{ID: w.ID, URL: w.URL, Events: string(events), Users: string(users), Secret: secret,
-		Description: w.Description, Active: boolInt(w.Active), FailingSince: unixMicroOrZero(w.FailingSince),
+		Description: w.Description, Active: w.Active, FailingSince: unixMicroOrZero(w.FailingSince),
 		Created: unixMicroOrZero(w.Created), Updated: unixMicroOrZero(w.Updated)}, nil
-}
-
-// boolInt is b as the active column holds it. Why not a bool: PostgreSQL
-// refuses a boolean for an INTEGER column.
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 func unixMicroOrZero(t time.Time) int64 {
@@ -107,7 +98,7 @@ func unixMicroOrZero(t time.Time) int64 {
 }
 
 func (db *DB) webhook(r webhookRow) (Webhook, error) {
-	w := Webhook{ID: r.ID, URL: r.URL, Description: r.Description, Active: r.Active != 0,
+	w := Webhook{ID: r.ID, URL: r.URL, Description: r.Description, Active: r.Active,
 		FailingSince: createdTime(r.FailingSince), Created: createdTime(r.Created), Updated: createdTime(r.Updated)}
 	if err := json.Unmarshal([]byte(r.Events), &w.Events); err != nil {
 		return Webhook{}, fmt.Errorf("webhook %s events: %w", r.ID, err)
