@@ -165,7 +165,7 @@ func webhookPage(v webhookView) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, " (UTC).</strong> A delivery was retried for <code>webhooks.retryFor</code> and given up on; the log below says what the receiver answered. The mark clears when a delivery succeeds, or when the webhook is turned active again below.</p>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, ".</strong> A delivery was retried for <code>webhooks.retryFor</code> and given up on; the log below says what the receiver answered. The mark clears when a delivery succeeds, or when the webhook is turned active again below.</p>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -306,7 +306,7 @@ func createdWebhookCard(c createdWebhook) templ.Component {
 			templ_7745c5c3_Var13 = templ.NopComponent
 		}
 		ctx = templ.ClearChildren(ctx)
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 25, "<section class=\"card block secret\" aria-labelledby=\"created-h\" id=\"created-secret\"><h2 id=\"created-h\">The webhook's secret</h2><p><strong>Copy the secret now: it is shown only this once.</strong> Every delivery is signed with it (the Standard Webhooks <code>webhook-signature</code> header); vitrine cannot show it again. If it is lost, create a new webhook and delete this one.</p><div class=\"field\"><label for=\"created-secret-value\">Secret</label><div class=\"copy-row\"><input id=\"created-secret-value\" value=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 25, "<section class=\"card secret\" aria-labelledby=\"created-h\" id=\"created-secret\"><h2 id=\"created-h\">The webhook's secret</h2><p><strong>Copy the secret now: it is shown only this once.</strong> Every delivery is signed with it (the Standard Webhooks <code>webhook-signature</code> header); vitrine cannot show it again. If it is lost, create a new webhook and delete this one.</p><div class=\"field\"><label for=\"created-secret-value\">Secret</label><div class=\"copy-row\"><input id=\"created-secret-value\" value=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -705,7 +705,7 @@ func deliveryLogSection(v webhookView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 				if len(v.Log.Deliveries) > 0 {
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 62, "<div class=\"table-scroll\"><table class=\"table deliveries\" id=\"deliveries\"><caption class=\"sr-only\">Deliveries, newest first</caption> <thead><tr><th scope=\"col\">Event</th><th scope=\"col\">State</th><th scope=\"col\" class=\"num\">Attempts</th><th scope=\"col\">Created (UTC)</th><th scope=\"col\">Next attempt or finished (UTC)</th><th scope=\"col\">Last answer</th><th scope=\"col\"><span class=\"sr-only\">Actions</span></th></tr></thead> ")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 62, "<div class=\"table-scroll\"><table class=\"table deliveries\" id=\"deliveries\"><caption class=\"sr-only\">Deliveries, newest first</caption> <thead><tr><th scope=\"col\">Event</th><th scope=\"col\">State</th><th scope=\"col\" class=\"num\">Attempts</th><th scope=\"col\">Created (UTC)</th><th scope=\"col\">Next try or finished (UTC)</th><th scope=\"col\">Last answer</th><th scope=\"col\"><span class=\"sr-only\">Actions</span></th></tr></thead> ")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
@@ -723,14 +723,14 @@ func deliveryLogSection(v webhookView) templ.Component {
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err
 						}
-						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 64, "\"><tr><td class=\"wrap\" data-label=\"Event\"><span class=\"mono\">")
+						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 64, "\"><tr><td class=\"event\" data-label=\"Event\"><span class=\"mono event-type\">")
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err
 						}
 						var templ_7745c5c3_Var36 string
 						templ_7745c5c3_Var36, templ_7745c5c3_Err = templ.JoinStringErrs(d.Type)
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `webhook.templ`, Line: 169, Col: 38}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `webhook.templ`, Line: 169, Col: 49}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var36))
 						if templ_7745c5c3_Err != nil {
@@ -770,27 +770,27 @@ func deliveryLogSection(v webhookView) templ.Component {
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err
 						}
-						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 68, "</td><td class=\"nowrap\" data-label=\"Created\">")
+						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 68, "</td><td class=\"when\" data-label=\"Created\">")
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err
 						}
 						var templ_7745c5c3_Var39 string
 						templ_7745c5c3_Var39, templ_7745c5c3_Err = templ.JoinStringErrs(d.Created)
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `webhook.templ`, Line: 176, Col: 61}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `webhook.templ`, Line: 176, Col: 59}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var39))
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err
 						}
-						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 69, "</td><td class=\"nowrap\" data-label=\"")
+						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 69, "</td><td class=\"when\" data-label=\"")
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err
 						}
 						var templ_7745c5c3_Var40 string
 						templ_7745c5c3_Var40, templ_7745c5c3_Err = templ.JoinStringErrs(d.WhenLabel)
 						if templ_7745c5c3_Err != nil {
-							return templ.Error{Err: templ_7745c5c3_Err, FileName: `webhook.templ`, Line: 177, Col: 53}
+							return templ.Error{Err: templ_7745c5c3_Err, FileName: `webhook.templ`, Line: 177, Col: 51}
 						}
 						_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var40))
 						if templ_7745c5c3_Err != nil {
@@ -801,14 +801,14 @@ func deliveryLogSection(v webhookView) templ.Component {
 							return templ_7745c5c3_Err
 						}
 						if d.When != "" {
-							templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 71, "<span class=\"hint\">")
+							templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 71, "<span class=\"hint when-label\">")
 							if templ_7745c5c3_Err != nil {
 								return templ_7745c5c3_Err
 							}
 							var templ_7745c5c3_Var41 string
 							templ_7745c5c3_Var41, templ_7745c5c3_Err = templ.JoinStringErrs(d.WhenLabel)
 							if templ_7745c5c3_Err != nil {
-								return templ.Error{Err: templ_7745c5c3_Err, FileName: `webhook.templ`, Line: 179, Col: 44}
+								return templ.Error{Err: templ_7745c5c3_Err, FileName: `webhook.templ`, Line: 179, Col: 55}
 							}
 							_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var41))
 							if templ_7745c5c3_Err != nil {
@@ -828,7 +828,7 @@ func deliveryLogSection(v webhookView) templ.Component {
 								return templ_7745c5c3_Err
 							}
 						}
-						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 73, "</td><td class=\"wrap\" data-label=\"Last answer\"><span class=\"mono\">")
+						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 73, "</td><td class=\"wrap last-answer\" data-label=\"Last answer\"><span class=\"mono\">")
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err
 						}

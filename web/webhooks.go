@@ -30,8 +30,10 @@ type webhookRow struct {
 	api.Webhook
 	Href          string
 	Events, Users string
-	// Created and FailingSince are UTC times to read.
-	Created, FailingSince string
+	// Created is a UTC time to read, CreatedShort to the minute (the
+	// list), FailingSince to the minute with its zone (it goes into a
+	// badge).
+	Created, CreatedShort, FailingSince string
 }
 
 // webhookForm is the create or edit form of a subscription with the
@@ -62,9 +64,10 @@ func offError(err error) bool {
 // webhookRowOf is w as the pages show it.
 func (q *request) webhookRowOf(w api.Webhook) webhookRow {
 	r := webhookRow{Webhook: w, Href: q.path("/webhooks/" + url.PathEscape(w.ID)),
-		Events: strings.Join(w.Events, ", "), Users: strings.Join(w.Users, ", "), Created: utcTime(w.Created)}
+		Events: strings.Join(w.Events, ", "), Users: strings.Join(w.Users, ", "), Created: utcTime(w.Created),
+		CreatedShort: shortTime(w.Created)}
 	if w.FailingSince != nil {
-		r.FailingSince = utcTime(*w.FailingSince)
+		r.FailingSince = shortTime(*w.FailingSince) + " UTC"
 	}
 	return r
 }

@@ -160,7 +160,8 @@ func TestWebhooks(t *testing.T) {
 		p = b.do(http.MethodGet, "/admin/webhooks", nil, nil)
 		list := p.body[strings.Index(p.body, `id="webhooks"`):]
 		for _, want := range []string{`href="/admin/webhooks/` + id + `"`, rc.URL + "/hook", "search index",
-			"io.vitrine.image.*, io.vitrine.metadata.replaced, io.vitrine.key.*", `<span class="badge badge-ok">active</span>`} {
+			`<li class="mono">io.vitrine.image.*</li><li class="mono">io.vitrine.metadata.replaced</li><li class="mono">io.vitrine.key.*</li>`,
+			`<span class="badge badge-ok">active</span>`} {
 			if !strings.Contains(list, want) {
 				t.Fatalf("the list lacks %q:\n%s", want, list)
 			}
@@ -226,7 +227,7 @@ func TestWebhooks(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, path := range []string{"/admin/webhooks", base} {
-			if p := b.do(http.MethodGet, path, nil, nil); !strings.Contains(p.body, `<span class="badge badge-bad">failing since 2026-11-20 08:30:00</span>`) {
+			if p := b.do(http.MethodGet, path, nil, nil); !strings.Contains(p.body, `<span class="badge badge-bad">failing since 2026-11-20 08:30 UTC</span>`) {
 				t.Fatalf("%s does not say the webhook is failing:\n%s", path, p.body)
 			}
 		}
