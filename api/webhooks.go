@@ -122,13 +122,17 @@ func clientMessage(err error) string {
 	return err.Error()
 }
 
+// EventTypes returns, sorted, every event type a webhook's events
+// pattern may match (the admin UI lists them beside its form).
+func EventTypes() []string { return storage.EventTypes() }
+
 // checkEventPatterns refuses an empty list and any pattern that matches
 // no event type, so that a typo is refused rather than silent.
 func checkEventPatterns(patterns []string) error {
 	if len(patterns) == 0 || len(patterns) > 64 {
 		return errorf(http.StatusBadRequest, "A webhook's events are 1 to 64 event type patterns")
 	}
-	types := storage.EventTypes()
+	types := EventTypes()
 	for _, p := range patterns {
 		matched := false
 		for _, t := range types {

@@ -36,7 +36,7 @@ type auditRow struct {
 // a trailing "." selects every action on that kind of thing.
 var auditActions = []string{
 	"image.", "image.create", "image.delete", "metadata.", "shorturl.", "key.", "key.create", "key.update",
-	"key.delete", "rule.", "group.", "filters.reload",
+	"key.delete", "rule.", "group.", "filters.reload", "webhook.",
 }
 
 const auditPageSize = 50
@@ -81,6 +81,9 @@ func (u *UI) audit(q *request) error {
 			if user, id, ok := strings.Cut(e.Target, "/"); ok {
 				row.TargetHref = q.path("/users/" + url.PathEscape(user) + "/images/" + url.PathEscape(id))
 			}
+		}
+		if strings.HasPrefix(e.Action, "webhook.") && e.Action != "webhook.delete" {
+			row.TargetHref = q.path("/webhooks/" + url.PathEscape(e.Target))
 		}
 		v.Entries = append(v.Entries, row)
 	}

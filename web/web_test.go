@@ -82,6 +82,13 @@ func newEnv(t *testing.T, cfg web.Config) *env {
 // (nil: as it is), so a test can act between the UI's requests.
 func newEnvWith(t *testing.T, cfg web.Config, wrap func(db *storage.DB, h http.Handler) http.Handler) *env {
 	t.Helper()
+	return newEnvDeps(t, cfg, wrap, nil)
+}
+
+// newEnvDeps is newEnvWith with the API's dependencies changed by deps
+// (nil: as they are) before the API is built.
+func newEnvDeps(t *testing.T, cfg web.Config, wrap func(db *storage.DB, h http.Handler) http.Handler, deps func(*api.Deps)) *env {
+	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
 	db, err := storage.Open(ctx, "sqlite://"+filepath.Join(dir, "vitrine.db"), storage.Options{Secret: []byte("test-secret")})
@@ -97,9 +104,13 @@ func newEnvWith(t *testing.T, cfg web.Config, wrap func(db *storage.DB, h http.H
 		t.Fatal(err)
 	}
 	usage := storage.NewUsage(db, storage.UsageConfig{})
+	d := api.Deps{DB: db, Blobs: blobs, Engine: eng, Usage: usage}
+	if deps != nil {
+		deps(&d)
+	}
 	srv, err := api.New(api.Config{AccessControl: api.AccessControl{Database: true, Keys: []api.ConfigKey{
 		{PublicKey: "admin", PrivateKey: adminPriv, Rules: []api.ConfigRule{{Users: api.Users{"*"}, Group: "all"}}},
-	}}}, api.Deps{DB: db, Blobs: blobs, Engine: eng, Usage: usage})
+	}}}, d)
 	if err != nil {
 		t.Fatal(err)
 	}
