@@ -17,6 +17,7 @@ import (
 
 	"github.com/vitrine/vitrine/api"
 	"github.com/vitrine/vitrine/api/outbound"
+	"github.com/vitrine/vitrine/api/ratelimit"
 	"github.com/vitrine/vitrine/engine"
 	"github.com/vitrine/vitrine/filters"
 	"github.com/vitrine/vitrine/storage"
@@ -51,6 +52,9 @@ type fileConfig struct {
 	// Outbound is the guard of connections made on a user's behalf; the
 	// file sets its allowlist (outbound.allow), each caller its caps.
 	Outbound outbound.Config `yaml:"outbound"`
+	// RateLimits limits requests per class, public key and client address
+	// (README "Rate limits"); off unless a rate is set.
+	RateLimits ratelimit.Config `yaml:"rateLimits"`
 }
 
 // limits is the file's `limits` section: api's request limits and engine's
@@ -179,7 +183,7 @@ func (c *fileConfig) validate() error {
 	if c.StorageTimeout < 0 || c.DatabaseTimeout < 0 || c.RequestTimeout < 0 || lease <= 2*storageTimeout {
 		return fmt.Errorf("storageTimeout, databaseTimeout and requestTimeout must not be negative, and blobQueue.reservationLease (%s) must be longer than twice storageTimeout (%s)", lease, storageTimeout)
 	}
-	return errors.Join(c.Audit.Validate(), c.Variations.Validate(), c.Events.Validate(), c.Outbound.Validate())
+	return errors.Join(c.Audit.Validate(), c.Variations.Validate(), c.Events.Validate(), c.Outbound.Validate(), c.RateLimits.Validate())
 }
 
 // compose hands the shared `limits` section to the packages that own its

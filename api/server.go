@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/vitrine/vitrine/api/ratelimit"
 	"github.com/vitrine/vitrine/engine"
 	"github.com/vitrine/vitrine/storage"
 )
@@ -51,6 +52,10 @@ type Deps struct {
 	// Usage, when set, counts requests per key and status, uploads and
 	// variant cache results per day (GET /usage and the admin UI's charts).
 	Usage *storage.Usage
+	// RateLimits, when set, limits requests per class, public key and
+	// client address (README, Rate limits); the caller closes it after the
+	// server stopped. Default: no limits.
+	RateLimits *ratelimit.Limiter
 }
 
 // Waker is a background worker that the server tells when it queued work
@@ -85,6 +90,7 @@ type Server struct {
 	metrics    *Metrics
 	accessLog  *slog.Logger
 	usage      *storage.Usage
+	limits     *ratelimit.Limiter
 	ids        *requestIDs
 	engine     *engine.Engine
 	filters    FilterAdmin
@@ -116,7 +122,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, stores: newStores(d.DB), blobs: d.Blobs, dbHealth: d.DB, blobHealth: d.Blobs,
 		engine: d.Engine, filters: d.Filters, log: d.Logger, now: d.Now, Bus: &Bus{},
-		metrics: d.Metrics, accessLog: d.AccessLog, usage: d.Usage, ids: newRequestIDs()}
+		metrics: d.Metrics, accessLog: d.AccessLog, usage: d.Usage, limits: d.RateLimits, ids: newRequestIDs()}
 	s.acl = newAccessControl(cfg.AccessControl, d.DB)
 	s.readiness = d.Readiness
 	s.collector = noWaker{}
@@ -255,6 +261,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) serve(c *call) error {
+	if err := c.limit(classOf(c.method), ratelimit.PerAddress); err != nil {
+		return err
+	}
 	m, err := match(s.routes, c.r.URL.Path)
 	if err != nil {
 		c.params = map[string]string{}
@@ -283,6 +292,11 @@ func (s *Server) serve(c *call) error {
 		return err
 	}
 	c.setActor()
+	if c.keyAuthenticated() {
+		if err := c.limit(classOf(c.method), ratelimit.PerKey); err != nil {
+			return err
+		}
+	}
 	return h(c)
 }
 
