@@ -87,6 +87,13 @@ func testConfig() api.Config {
 
 func newEnv(t *testing.T, cfg api.Config) *env {
 	t.Helper()
+	return newEnvWith(t, cfg, nil)
+}
+
+// newEnvWith is newEnv with deps, when not nil, changing the server's
+// dependencies before it is built.
+func newEnvWith(t *testing.T, cfg api.Config, deps func(*api.Deps)) *env {
+	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
 	db, err := storage.Open(ctx, "sqlite://"+filepath.Join(dir, "vitrine.db"), storage.Options{Secret: []byte("test-secret")})
@@ -106,7 +113,11 @@ func newEnv(t *testing.T, cfg api.Config) *env {
 		t.Fatal(err)
 	}
 	usage := storage.NewUsage(db, storage.UsageConfig{})
-	srv, err := api.New(cfg, api.Deps{DB: db, Blobs: blobs, Engine: eng, Usage: usage})
+	d := api.Deps{DB: db, Blobs: blobs, Engine: eng, Usage: usage}
+	if deps != nil {
+		deps(&d)
+	}
+	srv, err := api.New(cfg, d)
 	if err != nil {
 		t.Fatal(err)
 	}

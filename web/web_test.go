@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/vitrine/vitrine/api"
+	"github.com/vitrine/vitrine/api/ratelimit"
 	"github.com/vitrine/vitrine/engine"
 	"github.com/vitrine/vitrine/storage"
 	"github.com/vitrine/vitrine/web"
@@ -82,6 +83,13 @@ func newEnv(t *testing.T, cfg web.Config) *env {
 // (nil: as it is), so a test can act between the UI's requests.
 func newEnvWith(t *testing.T, cfg web.Config, wrap func(db *storage.DB, h http.Handler) http.Handler) *env {
 	t.Helper()
+	return newEnvLimited(t, cfg, wrap, nil)
+}
+
+// newEnvLimited is newEnvWith with the API's rate limiter (nil: none).
+func newEnvLimited(t *testing.T, cfg web.Config, wrap func(db *storage.DB, h http.Handler) http.Handler,
+	limits *ratelimit.Limiter) *env {
+	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
 	db, err := storage.Open(ctx, "sqlite://"+filepath.Join(dir, "vitrine.db"), storage.Options{Secret: []byte("test-secret")})
@@ -99,7 +107,7 @@ func newEnvWith(t *testing.T, cfg web.Config, wrap func(db *storage.DB, h http.H
 	usage := storage.NewUsage(db, storage.UsageConfig{})
 	srv, err := api.New(api.Config{AccessControl: api.AccessControl{Database: true, Keys: []api.ConfigKey{
 		{PublicKey: "admin", PrivateKey: adminPriv, Rules: []api.ConfigRule{{Users: api.Users{"*"}, Group: "all"}}},
-	}}}, api.Deps{DB: db, Blobs: blobs, Engine: eng, Usage: usage})
+	}}}, api.Deps{DB: db, Blobs: blobs, Engine: eng, Usage: usage, RateLimits: limits})
 	if err != nil {
 		t.Fatal(err)
 	}

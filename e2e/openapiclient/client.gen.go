@@ -775,6 +775,9 @@ type Status struct {
 	Timestamp HTTPDate `json:"timestamp"`
 }
 
+// TooManyRequests defines model for TooManyRequests.
+type TooManyRequests = Error
+
 // Uploaded defines model for Uploaded.
 type Uploaded struct {
 	Extension       string `json:"extension"`
@@ -7885,6 +7888,16 @@ type GetIndexResponse400Headers struct {
 	XServiceErrorMessage      *string
 }
 
+// GetIndexResponse429Headers the declared response headers of an HTTP 429 response for GetIndex
+type GetIndexResponse429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
 // GetIndexResponseDefaultHeaders the declared response headers of an HTTP default response for GetIndex
 type GetIndexResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
@@ -7905,12 +7918,16 @@ type GetIndexResponse struct {
 	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers307 the parsed response headers for an HTTP 307 response
 	Headers307 *GetIndexResponse307Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *GetIndexResponse400Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetIndexResponse429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *GetIndexResponseDefaultHeaders
 }
@@ -7928,6 +7945,11 @@ func (r GetIndexResponse) GetJSON200() *struct {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r GetIndexResponse) GetJSON400() *BadRequest {
 	return r.JSON400
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetIndexResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -7972,6 +7994,16 @@ type GetAuditResponse400Headers struct {
 	XServiceErrorMessage      *string
 }
 
+// GetAuditResponse429Headers the declared response headers of an HTTP 429 response for GetAudit
+type GetAuditResponse429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
 // GetAuditResponseDefaultHeaders the declared response headers of an HTTP default response for GetAudit
 type GetAuditResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
@@ -7990,10 +8022,14 @@ type GetAuditResponse struct {
 	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *GetAuditResponse400Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetAuditResponse429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *GetAuditResponseDefaultHeaders
 }
@@ -8009,6 +8045,11 @@ func (r GetAuditResponse) GetJSON200() *struct {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r GetAuditResponse) GetJSON400() *BadRequest {
 	return r.JSON400
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetAuditResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -8053,6 +8094,16 @@ type ListFiltersResponse400Headers struct {
 	XServiceErrorMessage      *string
 }
 
+// ListFiltersResponse429Headers the declared response headers of an HTTP 429 response for ListFilters
+type ListFiltersResponse429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
 // ListFiltersResponseDefaultHeaders the declared response headers of an HTTP default response for ListFilters
 type ListFiltersResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
@@ -8068,10 +8119,14 @@ type ListFiltersResponse struct {
 	JSON200 *Filters
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *ListFiltersResponse400Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListFiltersResponse429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *ListFiltersResponseDefaultHeaders
 }
@@ -8084,6 +8139,11 @@ func (r ListFiltersResponse) GetJSON200() *Filters {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r ListFiltersResponse) GetJSON400() *BadRequest {
 	return r.JSON400
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListFiltersResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -8128,6 +8188,16 @@ type ReloadFiltersResponse400Headers struct {
 	XServiceErrorMessage      *string
 }
 
+// ReloadFiltersResponse429Headers the declared response headers of an HTTP 429 response for ReloadFilters
+type ReloadFiltersResponse429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
 // ReloadFiltersResponseDefaultHeaders the declared response headers of an HTTP default response for ReloadFilters
 type ReloadFiltersResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
@@ -8143,10 +8213,14 @@ type ReloadFiltersResponse struct {
 	JSON200 *Filters
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *ReloadFiltersResponse400Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ReloadFiltersResponse429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *ReloadFiltersResponseDefaultHeaders
 }
@@ -8159,6 +8233,11 @@ func (r ReloadFiltersResponse) GetJSON200() *Filters {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r ReloadFiltersResponse) GetJSON400() *BadRequest {
 	return r.JSON400
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ReloadFiltersResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -8203,6 +8282,16 @@ type ListGroupsResponse400Headers struct {
 	XServiceErrorMessage      *string
 }
 
+// ListGroupsResponse429Headers the declared response headers of an HTTP 429 response for ListGroups
+type ListGroupsResponse429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
 // ListGroupsResponseDefaultHeaders the declared response headers of an HTTP default response for ListGroups
 type ListGroupsResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
@@ -8224,10 +8313,14 @@ type ListGroupsResponse struct {
 	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *ListGroupsResponse400Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListGroupsResponse429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *ListGroupsResponseDefaultHeaders
 }
@@ -8246,6 +8339,11 @@ func (r ListGroupsResponse) GetJSON200() *struct {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r ListGroupsResponse) GetJSON400() *BadRequest {
 	return r.JSON400
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListGroupsResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -8304,6 +8402,16 @@ type DeleteGroupResponse405Headers struct {
 	XServiceErrorMessage      *string
 }
 
+// DeleteGroupResponse429Headers the declared response headers of an HTTP 429 response for DeleteGroup
+type DeleteGroupResponse429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
 // DeleteGroupResponseDefaultHeaders the declared response headers of an HTTP default response for DeleteGroup
 type DeleteGroupResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
@@ -8323,6 +8431,8 @@ type DeleteGroupResponse struct {
 	JSON404 *NotFound
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *Immutable
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -8331,6 +8441,8 @@ type DeleteGroupResponse struct {
 	Headers404 *DeleteGroupResponse404Headers
 	// Headers405 the parsed response headers for an HTTP 405 response
 	Headers405 *DeleteGroupResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteGroupResponse429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *DeleteGroupResponseDefaultHeaders
 }
@@ -8353,6 +8465,11 @@ func (r DeleteGroupResponse) GetJSON404() *NotFound {
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
 func (r DeleteGroupResponse) GetJSON405() *Immutable {
 	return r.JSON405
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteGroupResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -8404,6 +8521,16 @@ type GetGroupResponse404Headers struct {
 	XServiceErrorMessage      *string
 }
 
+// GetGroupResponse429Headers the declared response headers of an HTTP 429 response for GetGroup
+type GetGroupResponse429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
 // GetGroupResponseDefaultHeaders the declared response headers of an HTTP default response for GetGroup
 type GetGroupResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
@@ -8421,12 +8548,16 @@ type GetGroupResponse struct {
 	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *GetGroupResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetGroupResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetGroupResponse429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *GetGroupResponseDefaultHeaders
 }
@@ -8444,6 +8575,11 @@ func (r GetGroupResponse) GetJSON400() *BadRequest {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetGroupResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetGroupResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -8495,6 +8631,16 @@ type PutGroupResponse405Headers struct {
 	XServiceErrorMessage      *string
 }
 
+// PutGroupResponse429Headers the declared response headers of an HTTP 429 response for PutGroup
+type PutGroupResponse429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
 // PutGroupResponseDefaultHeaders the declared response headers of an HTTP default response for PutGroup
 type PutGroupResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
@@ -8514,12 +8660,16 @@ type PutGroupResponse struct {
 	JSON400 *BadRequest
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *Immutable
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *PutGroupResponse400Headers
 	// Headers405 the parsed response headers for an HTTP 405 response
 	Headers405 *PutGroupResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PutGroupResponse429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *PutGroupResponseDefaultHeaders
 }
@@ -8542,6 +8692,11 @@ func (r PutGroupResponse) GetJSON400() *BadRequest {
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
 func (r PutGroupResponse) GetJSON405() *Immutable {
 	return r.JSON405
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PutGroupResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -8620,6 +8775,16 @@ type ListGlobalImagesResponse400Headers struct {
 	XServiceErrorMessage      *string
 }
 
+// ListGlobalImagesResponse429Headers the declared response headers of an HTTP 429 response for ListGlobalImages
+type ListGlobalImagesResponse429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
 // ListGlobalImagesResponseDefaultHeaders the declared response headers of an HTTP default response for ListGlobalImages
 type ListGlobalImagesResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
@@ -8635,10 +8800,14 @@ type ListGlobalImagesResponse struct {
 	JSON200 *Listing
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *ListGlobalImagesResponse400Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListGlobalImagesResponse429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *ListGlobalImagesResponseDefaultHeaders
 }
@@ -8651,6 +8820,11 @@ func (r ListGlobalImagesResponse) GetJSON200() *Listing {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r ListGlobalImagesResponse) GetJSON400() *BadRequest {
 	return r.JSON400
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListGlobalImagesResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -8695,6 +8869,16 @@ type ListKeysResponse400Headers struct {
 	XServiceErrorMessage      *string
 }
 
+// ListKeysResponse429Headers the declared response headers of an HTTP 429 response for ListKeys
+type ListKeysResponse429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
 // ListKeysResponseDefaultHeaders the declared response headers of an HTTP default response for ListKeys
 type ListKeysResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
@@ -8721,10 +8905,14 @@ type ListKeysResponse struct {
 	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *ListKeysResponse400Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListKeysResponse429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *ListKeysResponseDefaultHeaders
 }
@@ -8748,6 +8936,11 @@ func (r ListKeysResponse) GetJSON200() *struct {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r ListKeysResponse) GetJSON400() *BadRequest {
 	return r.JSON400
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListKeysResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -8806,6 +8999,16 @@ type DeleteKeyResponse405Headers struct {
 	XServiceErrorMessage      *string
 }
 
+// DeleteKeyResponse429Headers the declared response headers of an HTTP 429 response for DeleteKey
+type DeleteKeyResponse429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
 // DeleteKeyResponseDefaultHeaders the declared response headers of an HTTP default response for DeleteKey
 type DeleteKeyResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
@@ -8825,6 +9028,8 @@ type DeleteKeyResponse struct {
 	JSON404 *NotFound
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *Immutable
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -8833,6 +9038,8 @@ type DeleteKeyResponse struct {
 	Headers404 *DeleteKeyResponse404Headers
 	// Headers405 the parsed response headers for an HTTP 405 response
 	Headers405 *DeleteKeyResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteKeyResponse429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *DeleteKeyResponseDefaultHeaders
 }
@@ -8855,6 +9062,11 @@ func (r DeleteKeyResponse) GetJSON404() *NotFound {
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
 func (r DeleteKeyResponse) GetJSON405() *Immutable {
 	return r.JSON405
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteKeyResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -8948,6 +9160,16 @@ type PutKeyResponse409Headers struct {
 	XServiceErrorMessage      *string
 }
 
+// PutKeyResponse429Headers the declared response headers of an HTTP 429 response for PutKey
+type PutKeyResponse429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
 // PutKeyResponseDefaultHeaders the declared response headers of an HTTP default response for PutKey
 type PutKeyResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
@@ -8972,6 +9194,8 @@ type PutKeyResponse struct {
 	JSON405 *Immutable
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *ErrorResponse
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -8980,6 +9204,8 @@ type PutKeyResponse struct {
 	Headers405 *PutKeyResponse405Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *PutKeyResponse409Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PutKeyResponse429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *PutKeyResponseDefaultHeaders
 }
@@ -9010,6 +9236,11 @@ func (r PutKeyResponse) GetJSON405() *Immutable {
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r PutKeyResponse) GetJSON409() *ErrorResponse {
 	return r.JSON409
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PutKeyResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -9054,6 +9285,16 @@ type ListRulesResponse400Headers struct {
 	XServiceErrorMessage      *string
 }
 
+// ListRulesResponse429Headers the declared response headers of an HTTP 429 response for ListRules
+type ListRulesResponse429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
 // ListRulesResponseDefaultHeaders the declared response headers of an HTTP default response for ListRules
 type ListRulesResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
@@ -9069,10 +9310,14 @@ type ListRulesResponse struct {
 	JSON200 *[]Rule
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *ListRulesResponse400Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListRulesResponse429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *ListRulesResponseDefaultHeaders
 }
@@ -9085,6 +9330,11 @@ func (r ListRulesResponse) GetJSON200() *[]Rule {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r ListRulesResponse) GetJSON400() *BadRequest {
 	return r.JSON400
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListRulesResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -9143,6 +9393,16 @@ type PostRulesResponse405Headers struct {
 	XServiceErrorMessage      *string
 }
 
+// PostRulesResponse429Headers the declared response headers of an HTTP 429 response for PostRules
+type PostRulesResponse429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
 // PostRulesResponseDefaultHeaders the declared response headers of an HTTP default response for PostRules
 type PostRulesResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
@@ -9162,6 +9422,8 @@ type PostRulesResponse struct {
 	JSON404 *NotFound
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *Immutable
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -9170,6 +9432,8 @@ type PostRulesResponse struct {
 	Headers404 *PostRulesResponse404Headers
 	// Headers405 the parsed response headers for an HTTP 405 response
 	Headers405 *PostRulesResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PostRulesResponse429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *PostRulesResponseDefaultHeaders
 }
@@ -9192,6 +9456,11 @@ func (r PostRulesResponse) GetJSON404() *NotFound {
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
 func (r PostRulesResponse) GetJSON405() *Immutable {
 	return r.JSON405
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PostRulesResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -9250,6 +9519,16 @@ type DeleteRuleResponse405Headers struct {
 	XServiceErrorMessage      *string
 }
 
+// DeleteRuleResponse429Headers the declared response headers of an HTTP 429 response for DeleteRule
+type DeleteRuleResponse429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
 // DeleteRuleResponseDefaultHeaders the declared response headers of an HTTP default response for DeleteRule
 type DeleteRuleResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
@@ -9269,6 +9548,8 @@ type DeleteRuleResponse struct {
 	JSON404 *NotFound
 	// JSON405 the response for an HTTP 405 `application/json` response
 	JSON405 *Immutable
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -9277,6 +9558,8 @@ type DeleteRuleResponse struct {
 	Headers404 *DeleteRuleResponse404Headers
 	// Headers405 the parsed response headers for an HTTP 405 response
 	Headers405 *DeleteRuleResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteRuleResponse429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *DeleteRuleResponseDefaultHeaders
 }
@@ -9299,6 +9582,11 @@ func (r DeleteRuleResponse) GetJSON404() *NotFound {
 // GetJSON405 returns the response for an HTTP 405 `application/json` response
 func (r DeleteRuleResponse) GetJSON405() *Immutable {
 	return r.JSON405
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteRuleResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -9350,6 +9638,16 @@ type GetRuleResponse404Headers struct {
 	XServiceErrorMessage      *string
 }
 
+// GetRuleResponse429Headers the declared response headers of an HTTP 429 response for GetRule
+type GetRuleResponse429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
 // GetRuleResponseDefaultHeaders the declared response headers of an HTTP default response for GetRule
 type GetRuleResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
@@ -9367,12 +9665,16 @@ type GetRuleResponse struct {
 	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *GetRuleResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetRuleResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetRuleResponse429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *GetRuleResponseDefaultHeaders
 }
@@ -9390,6 +9692,11 @@ func (r GetRuleResponse) GetJSON400() *BadRequest {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetRuleResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetRuleResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -9611,6 +9918,16 @@ type GetShortURLResponse404Headers struct {
 	XServiceErrorMessage      *string
 }
 
+// GetShortURLResponse429Headers the declared response headers of an HTTP 429 response for GetShortURL
+type GetShortURLResponse429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
 // GetShortURLResponseDefaultHeaders the declared response headers of an HTTP default response for GetShortURL
 type GetShortURLResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
@@ -9626,6 +9943,8 @@ type GetShortURLResponse struct {
 	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -9634,6 +9953,8 @@ type GetShortURLResponse struct {
 	Headers400 *GetShortURLResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetShortURLResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetShortURLResponse429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *GetShortURLResponseDefaultHeaders
 }
@@ -9646,6 +9967,11 @@ func (r GetShortURLResponse) GetJSON400() *BadRequest {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetShortURLResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetShortURLResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -9698,6 +10024,16 @@ type GetStatsResponse403Headers struct {
 	XServiceErrorMessage      *string
 }
 
+// GetStatsResponse429Headers the declared response headers of an HTTP 429 response for GetStats
+type GetStatsResponse429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
 // GetStatsResponseDefaultHeaders the declared response headers of an HTTP default response for GetStats
 type GetStatsResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
@@ -9729,12 +10065,16 @@ type GetStatsResponse struct {
 	JSON400 *BadRequest
 	// JSON403 the response for an HTTP 403 `application/json` response
 	JSON403 *ErrorResponse
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *GetStatsResponse400Headers
 	// Headers403 the parsed response headers for an HTTP 403 response
 	Headers403 *GetStatsResponse403Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetStatsResponse429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *GetStatsResponseDefaultHeaders
 }
@@ -9766,6 +10106,11 @@ func (r GetStatsResponse) GetJSON400() *BadRequest {
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
 func (r GetStatsResponse) GetJSON403() *ErrorResponse {
 	return r.JSON403
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetStatsResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -9810,6 +10155,16 @@ type GetStatusResponse400Headers struct {
 	XServiceErrorMessage      *string
 }
 
+// GetStatusResponse429Headers the declared response headers of an HTTP 429 response for GetStatus
+type GetStatusResponse429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
 // GetStatusResponseDefaultHeaders the declared response headers of an HTTP default response for GetStatus
 type GetStatusResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
@@ -9825,12 +10180,16 @@ type GetStatusResponse struct {
 	JSON200 *Status
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Status
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *GetStatusResponse400Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetStatusResponse429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *GetStatusResponseDefaultHeaders
 }
@@ -9843,6 +10202,11 @@ func (r GetStatusResponse) GetJSON200() *Status {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r GetStatusResponse) GetJSON400() *BadRequest {
 	return r.JSON400
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetStatusResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
@@ -9892,6 +10256,16 @@ type ListTransformationsResponse400Headers struct {
 	XServiceErrorMessage      *string
 }
 
+// ListTransformationsResponse429Headers the declared response headers of an HTTP 429 response for ListTransformations
+type ListTransformationsResponse429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
 // ListTransformationsResponseDefaultHeaders the declared response headers of an HTTP default response for ListTransformations
 type ListTransformationsResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
@@ -9911,10 +10285,14 @@ type ListTransformationsResponse struct {
 	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *ListTransformationsResponse400Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListTransformationsResponse429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *ListTransformationsResponseDefaultHeaders
 }
@@ -9931,6 +10309,11 @@ func (r ListTransformationsResponse) GetJSON200() *struct {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r ListTransformationsResponse) GetJSON400() *BadRequest {
 	return r.JSON400
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListTransformationsResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -9975,6 +10358,16 @@ type GetUsageResponse400Headers struct {
 	XServiceErrorMessage      *string
 }
 
+// GetUsageResponse429Headers the declared response headers of an HTTP 429 response for GetUsage
+type GetUsageResponse429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
 // GetUsageResponseDefaultHeaders the declared response headers of an HTTP default response for GetUsage
 type GetUsageResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
@@ -10004,10 +10397,14 @@ type GetUsageResponse struct {
 	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *GetUsageResponse400Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetUsageResponse429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *GetUsageResponseDefaultHeaders
 }
@@ -10034,6 +10431,11 @@ func (r GetUsageResponse) GetJSON200() *struct {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r GetUsageResponse) GetJSON400() *BadRequest {
 	return r.JSON400
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetUsageResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -10085,6 +10487,16 @@ type GetUserResponse404Headers struct {
 	XServiceErrorMessage      *string
 }
 
+// GetUserResponse429Headers the declared response headers of an HTTP 429 response for GetUser
+type GetUserResponse429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
 // GetUserResponseDefaultHeaders the declared response headers of an HTTP default response for GetUser
 type GetUserResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
@@ -10107,12 +10519,16 @@ type GetUserResponse struct {
 	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *GetUserResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetUserResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetUserResponse429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *GetUserResponseDefaultHeaders
 }
@@ -10135,6 +10551,11 @@ func (r GetUserResponse) GetJSON400() *BadRequest {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetUserResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetUserResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -10179,6 +10600,16 @@ type ListImagesResponse400Headers struct {
 	XServiceErrorMessage      *string
 }
 
+// ListImagesResponse429Headers the declared response headers of an HTTP 429 response for ListImages
+type ListImagesResponse429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
 // ListImagesResponseDefaultHeaders the declared response headers of an HTTP default response for ListImages
 type ListImagesResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
@@ -10194,10 +10625,14 @@ type ListImagesResponse struct {
 	JSON200 *Listing
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *ListImagesResponse400Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListImagesResponse429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *ListImagesResponseDefaultHeaders
 }
@@ -10210,6 +10645,11 @@ func (r ListImagesResponse) GetJSON200() *Listing {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r ListImagesResponse) GetJSON400() *BadRequest {
 	return r.JSON400
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListImagesResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -10277,6 +10717,16 @@ type UploadImageResponse413Headers struct {
 	XServiceErrorMessage      *string
 }
 
+// UploadImageResponse429Headers the declared response headers of an HTTP 429 response for UploadImage
+type UploadImageResponse429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
 // UploadImageResponseDefaultHeaders the declared response headers of an HTTP default response for UploadImage
 type UploadImageResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
@@ -10298,6 +10748,8 @@ type UploadImageResponse struct {
 	JSON409 *Error
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *ErrorResponse
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -10310,6 +10762,8 @@ type UploadImageResponse struct {
 	Headers409 *UploadImageResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *UploadImageResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UploadImageResponse429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *UploadImageResponseDefaultHeaders
 }
@@ -10337,6 +10791,11 @@ func (r UploadImageResponse) GetJSON409() *Error {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r UploadImageResponse) GetJSON413() *ErrorResponse {
 	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r UploadImageResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -10388,6 +10847,16 @@ type DeleteImageResponse404Headers struct {
 	XServiceErrorMessage      *string
 }
 
+// DeleteImageResponse429Headers the declared response headers of an HTTP 429 response for DeleteImage
+type DeleteImageResponse429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
 // DeleteImageResponseDefaultHeaders the declared response headers of an HTTP default response for DeleteImage
 type DeleteImageResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
@@ -10405,12 +10874,16 @@ type DeleteImageResponse struct {
 	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *DeleteImageResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *DeleteImageResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteImageResponse429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *DeleteImageResponseDefaultHeaders
 }
@@ -10428,6 +10901,11 @@ func (r DeleteImageResponse) GetJSON400() *BadRequest {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r DeleteImageResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteImageResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -10499,6 +10977,16 @@ type GetImageResponse404Headers struct {
 	XServiceErrorMessage      *string
 }
 
+// GetImageResponse429Headers the declared response headers of an HTTP 429 response for GetImage
+type GetImageResponse429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
 // GetImageResponseDefaultHeaders the declared response headers of an HTTP default response for GetImage
 type GetImageResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
@@ -10514,6 +11002,8 @@ type GetImageResponse struct {
 	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -10522,6 +11012,8 @@ type GetImageResponse struct {
 	Headers400 *GetImageResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetImageResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetImageResponse429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *GetImageResponseDefaultHeaders
 }
@@ -10534,6 +11026,11 @@ func (r GetImageResponse) GetJSON400() *BadRequest {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetImageResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetImageResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -10585,6 +11082,16 @@ type DeleteMetadataAlias0Response404Headers struct {
 	XServiceErrorMessage      *string
 }
 
+// DeleteMetadataAlias0Response429Headers the declared response headers of an HTTP 429 response for DeleteMetadataAlias0
+type DeleteMetadataAlias0Response429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
 // DeleteMetadataAlias0ResponseDefaultHeaders the declared response headers of an HTTP default response for DeleteMetadataAlias0
 type DeleteMetadataAlias0ResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
@@ -10602,12 +11109,16 @@ type DeleteMetadataAlias0Response struct {
 	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *DeleteMetadataAlias0Response400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *DeleteMetadataAlias0Response404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteMetadataAlias0Response429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *DeleteMetadataAlias0ResponseDefaultHeaders
 }
@@ -10625,6 +11136,11 @@ func (r DeleteMetadataAlias0Response) GetJSON400() *BadRequest {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r DeleteMetadataAlias0Response) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteMetadataAlias0Response) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -10676,6 +11192,16 @@ type GetMetadataAlias0Response404Headers struct {
 	XServiceErrorMessage      *string
 }
 
+// GetMetadataAlias0Response429Headers the declared response headers of an HTTP 429 response for GetMetadataAlias0
+type GetMetadataAlias0Response429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
 // GetMetadataAlias0ResponseDefaultHeaders the declared response headers of an HTTP default response for GetMetadataAlias0
 type GetMetadataAlias0ResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
@@ -10693,12 +11219,16 @@ type GetMetadataAlias0Response struct {
 	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *GetMetadataAlias0Response400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetMetadataAlias0Response404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetMetadataAlias0Response429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *GetMetadataAlias0ResponseDefaultHeaders
 }
@@ -10716,6 +11246,11 @@ func (r GetMetadataAlias0Response) GetJSON400() *BadRequest {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetMetadataAlias0Response) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetMetadataAlias0Response) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -10767,6 +11302,16 @@ type MergeMetadataAlias0Response404Headers struct {
 	XServiceErrorMessage      *string
 }
 
+// MergeMetadataAlias0Response429Headers the declared response headers of an HTTP 429 response for MergeMetadataAlias0
+type MergeMetadataAlias0Response429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
 // MergeMetadataAlias0ResponseDefaultHeaders the declared response headers of an HTTP default response for MergeMetadataAlias0
 type MergeMetadataAlias0ResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
@@ -10784,12 +11329,16 @@ type MergeMetadataAlias0Response struct {
 	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *MergeMetadataAlias0Response400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *MergeMetadataAlias0Response404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *MergeMetadataAlias0Response429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *MergeMetadataAlias0ResponseDefaultHeaders
 }
@@ -10807,6 +11356,11 @@ func (r MergeMetadataAlias0Response) GetJSON400() *BadRequest {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r MergeMetadataAlias0Response) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r MergeMetadataAlias0Response) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -10866,6 +11420,16 @@ type ReplaceMetadataAlias0Response412Headers struct {
 	XServiceErrorMessage      *string
 }
 
+// ReplaceMetadataAlias0Response429Headers the declared response headers of an HTTP 429 response for ReplaceMetadataAlias0
+type ReplaceMetadataAlias0Response429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
 // ReplaceMetadataAlias0ResponseDefaultHeaders the declared response headers of an HTTP default response for ReplaceMetadataAlias0
 type ReplaceMetadataAlias0ResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
@@ -10885,6 +11449,8 @@ type ReplaceMetadataAlias0Response struct {
 	JSON404 *NotFound
 	// JSON412 the response for an HTTP 412 `application/json` response
 	JSON412 *ErrorResponse
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -10893,6 +11459,8 @@ type ReplaceMetadataAlias0Response struct {
 	Headers404 *ReplaceMetadataAlias0Response404Headers
 	// Headers412 the parsed response headers for an HTTP 412 response
 	Headers412 *ReplaceMetadataAlias0Response412Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ReplaceMetadataAlias0Response429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *ReplaceMetadataAlias0ResponseDefaultHeaders
 }
@@ -10915,6 +11483,11 @@ func (r ReplaceMetadataAlias0Response) GetJSON404() *NotFound {
 // GetJSON412 returns the response for an HTTP 412 `application/json` response
 func (r ReplaceMetadataAlias0Response) GetJSON412() *ErrorResponse {
 	return r.JSON412
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ReplaceMetadataAlias0Response) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -10966,6 +11539,16 @@ type DeleteMetadataResponse404Headers struct {
 	XServiceErrorMessage      *string
 }
 
+// DeleteMetadataResponse429Headers the declared response headers of an HTTP 429 response for DeleteMetadata
+type DeleteMetadataResponse429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
 // DeleteMetadataResponseDefaultHeaders the declared response headers of an HTTP default response for DeleteMetadata
 type DeleteMetadataResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
@@ -10983,12 +11566,16 @@ type DeleteMetadataResponse struct {
 	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *DeleteMetadataResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *DeleteMetadataResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteMetadataResponse429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *DeleteMetadataResponseDefaultHeaders
 }
@@ -11006,6 +11593,11 @@ func (r DeleteMetadataResponse) GetJSON400() *BadRequest {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r DeleteMetadataResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteMetadataResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -11057,6 +11649,16 @@ type GetMetadataResponse404Headers struct {
 	XServiceErrorMessage      *string
 }
 
+// GetMetadataResponse429Headers the declared response headers of an HTTP 429 response for GetMetadata
+type GetMetadataResponse429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
 // GetMetadataResponseDefaultHeaders the declared response headers of an HTTP default response for GetMetadata
 type GetMetadataResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
@@ -11074,12 +11676,16 @@ type GetMetadataResponse struct {
 	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *GetMetadataResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetMetadataResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetMetadataResponse429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *GetMetadataResponseDefaultHeaders
 }
@@ -11097,6 +11703,11 @@ func (r GetMetadataResponse) GetJSON400() *BadRequest {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetMetadataResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetMetadataResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -11148,6 +11759,16 @@ type MergeMetadataResponse404Headers struct {
 	XServiceErrorMessage      *string
 }
 
+// MergeMetadataResponse429Headers the declared response headers of an HTTP 429 response for MergeMetadata
+type MergeMetadataResponse429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
 // MergeMetadataResponseDefaultHeaders the declared response headers of an HTTP default response for MergeMetadata
 type MergeMetadataResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
@@ -11165,12 +11786,16 @@ type MergeMetadataResponse struct {
 	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *MergeMetadataResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *MergeMetadataResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *MergeMetadataResponse429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *MergeMetadataResponseDefaultHeaders
 }
@@ -11188,6 +11813,11 @@ func (r MergeMetadataResponse) GetJSON400() *BadRequest {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r MergeMetadataResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r MergeMetadataResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -11247,6 +11877,16 @@ type ReplaceMetadataResponse412Headers struct {
 	XServiceErrorMessage      *string
 }
 
+// ReplaceMetadataResponse429Headers the declared response headers of an HTTP 429 response for ReplaceMetadata
+type ReplaceMetadataResponse429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
 // ReplaceMetadataResponseDefaultHeaders the declared response headers of an HTTP default response for ReplaceMetadata
 type ReplaceMetadataResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
@@ -11266,6 +11906,8 @@ type ReplaceMetadataResponse struct {
 	JSON404 *NotFound
 	// JSON412 the response for an HTTP 412 `application/json` response
 	JSON412 *ErrorResponse
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -11274,6 +11916,8 @@ type ReplaceMetadataResponse struct {
 	Headers404 *ReplaceMetadataResponse404Headers
 	// Headers412 the parsed response headers for an HTTP 412 response
 	Headers412 *ReplaceMetadataResponse412Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ReplaceMetadataResponse429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *ReplaceMetadataResponseDefaultHeaders
 }
@@ -11296,6 +11940,11 @@ func (r ReplaceMetadataResponse) GetJSON404() *NotFound {
 // GetJSON412 returns the response for an HTTP 412 `application/json` response
 func (r ReplaceMetadataResponse) GetJSON412() *ErrorResponse {
 	return r.JSON412
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ReplaceMetadataResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -11347,6 +11996,16 @@ type DeleteShortURLsResponse404Headers struct {
 	XServiceErrorMessage      *string
 }
 
+// DeleteShortURLsResponse429Headers the declared response headers of an HTTP 429 response for DeleteShortURLs
+type DeleteShortURLsResponse429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
 // DeleteShortURLsResponseDefaultHeaders the declared response headers of an HTTP default response for DeleteShortURLs
 type DeleteShortURLsResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
@@ -11364,12 +12023,16 @@ type DeleteShortURLsResponse struct {
 	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *DeleteShortURLsResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *DeleteShortURLsResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteShortURLsResponse429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *DeleteShortURLsResponseDefaultHeaders
 }
@@ -11387,6 +12050,11 @@ func (r DeleteShortURLsResponse) GetJSON400() *BadRequest {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r DeleteShortURLsResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteShortURLsResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -11438,6 +12106,16 @@ type ListShortURLsResponse404Headers struct {
 	XServiceErrorMessage      *string
 }
 
+// ListShortURLsResponse429Headers the declared response headers of an HTTP 429 response for ListShortURLs
+type ListShortURLsResponse429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
 // ListShortURLsResponseDefaultHeaders the declared response headers of an HTTP default response for ListShortURLs
 type ListShortURLsResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
@@ -11457,12 +12135,16 @@ type ListShortURLsResponse struct {
 	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *ListShortURLsResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ListShortURLsResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListShortURLsResponse429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *ListShortURLsResponseDefaultHeaders
 }
@@ -11482,6 +12164,11 @@ func (r ListShortURLsResponse) GetJSON400() *BadRequest {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r ListShortURLsResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListShortURLsResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -11533,6 +12220,16 @@ type CreateShortURLResponse404Headers struct {
 	XServiceErrorMessage      *string
 }
 
+// CreateShortURLResponse429Headers the declared response headers of an HTTP 429 response for CreateShortURL
+type CreateShortURLResponse429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
 // CreateShortURLResponseDefaultHeaders the declared response headers of an HTTP default response for CreateShortURL
 type CreateShortURLResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
@@ -11552,12 +12249,16 @@ type CreateShortURLResponse struct {
 	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *CreateShortURLResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *CreateShortURLResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *CreateShortURLResponse429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *CreateShortURLResponseDefaultHeaders
 }
@@ -11580,6 +12281,11 @@ func (r CreateShortURLResponse) GetJSON400() *BadRequest {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r CreateShortURLResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r CreateShortURLResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -11631,6 +12337,16 @@ type DeleteShortURLResponse404Headers struct {
 	XServiceErrorMessage      *string
 }
 
+// DeleteShortURLResponse429Headers the declared response headers of an HTTP 429 response for DeleteShortURL
+type DeleteShortURLResponse429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
 // DeleteShortURLResponseDefaultHeaders the declared response headers of an HTTP default response for DeleteShortURL
 type DeleteShortURLResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
@@ -11648,12 +12364,16 @@ type DeleteShortURLResponse struct {
 	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *DeleteShortURLResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *DeleteShortURLResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteShortURLResponse429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *DeleteShortURLResponseDefaultHeaders
 }
@@ -11671,6 +12391,11 @@ func (r DeleteShortURLResponse) GetJSON400() *BadRequest {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r DeleteShortURLResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteShortURLResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -11722,6 +12447,16 @@ type GetShortURLParamsResponse404Headers struct {
 	XServiceErrorMessage      *string
 }
 
+// GetShortURLParamsResponse429Headers the declared response headers of an HTTP 429 response for GetShortURLParams
+type GetShortURLParamsResponse429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
 // GetShortURLParamsResponseDefaultHeaders the declared response headers of an HTTP default response for GetShortURLParams
 type GetShortURLParamsResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
@@ -11749,12 +12484,16 @@ type GetShortURLParamsResponse struct {
 	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *GetShortURLParamsResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetShortURLParamsResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetShortURLParamsResponse429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *GetShortURLParamsResponseDefaultHeaders
 }
@@ -11782,6 +12521,11 @@ func (r GetShortURLParamsResponse) GetJSON400() *BadRequest {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetShortURLParamsResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetShortURLParamsResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -11833,6 +12577,16 @@ type ListVariantsResponse404Headers struct {
 	XServiceErrorMessage      *string
 }
 
+// ListVariantsResponse429Headers the declared response headers of an HTTP 429 response for ListVariants
+type ListVariantsResponse429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
 // ListVariantsResponseDefaultHeaders the declared response headers of an HTTP default response for ListVariants
 type ListVariantsResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
@@ -11870,12 +12624,16 @@ type ListVariantsResponse struct {
 	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *ListVariantsResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ListVariantsResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *ListVariantsResponse429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *ListVariantsResponseDefaultHeaders
 }
@@ -11913,6 +12671,11 @@ func (r ListVariantsResponse) GetJSON400() *BadRequest {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r ListVariantsResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r ListVariantsResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -12802,6 +13565,13 @@ func ParseGetIndexResponse(rsp *http.Response) (*GetIndexResponse, error) {
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12853,6 +13623,51 @@ func ParseGetIndexResponse(rsp *http.Response) (*GetIndexResponse, error) {
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers400 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetIndexResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
 	case true:
 		var headers GetIndexResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -12920,6 +13735,13 @@ func ParseGetAuditResponse(rsp *http.Response) (*GetAuditResponse, error) {
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -12961,6 +13783,51 @@ func ParseGetAuditResponse(rsp *http.Response) (*GetAuditResponse, error) {
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers400 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetAuditResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
 	case true:
 		var headers GetAuditResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -13025,6 +13892,13 @@ func ParseListFiltersResponse(rsp *http.Response) (*ListFiltersResponse, error) 
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13066,6 +13940,51 @@ func ParseListFiltersResponse(rsp *http.Response) (*ListFiltersResponse, error) 
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers400 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListFiltersResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
 	case true:
 		var headers ListFiltersResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -13130,6 +14049,13 @@ func ParseReloadFiltersResponse(rsp *http.Response) (*ReloadFiltersResponse, err
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13171,6 +14097,51 @@ func ParseReloadFiltersResponse(rsp *http.Response) (*ReloadFiltersResponse, err
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers400 = &headers
+	case rsp.StatusCode == 429:
+		var headers ReloadFiltersResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
 	case true:
 		var headers ReloadFiltersResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -13241,6 +14212,13 @@ func ParseListGroupsResponse(rsp *http.Response) (*ListGroupsResponse, error) {
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13282,6 +14260,51 @@ func ParseListGroupsResponse(rsp *http.Response) (*ListGroupsResponse, error) {
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers400 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListGroupsResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
 	case true:
 		var headers ListGroupsResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -13359,6 +14382,13 @@ func ParseDeleteGroupResponse(rsp *http.Response) (*DeleteGroupResponse, error) 
 			return nil, err
 		}
 		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
@@ -13449,6 +14479,51 @@ func ParseDeleteGroupResponse(rsp *http.Response) (*DeleteGroupResponse, error) 
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteGroupResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
 	case true:
 		var headers DeleteGroupResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -13520,6 +14595,13 @@ func ParseGetGroupResponse(rsp *http.Response) (*GetGroupResponse, error) {
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13585,6 +14667,51 @@ func ParseGetGroupResponse(rsp *http.Response) (*GetGroupResponse, error) {
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetGroupResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
 	case true:
 		var headers GetGroupResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -13663,6 +14790,13 @@ func ParsePutGroupResponse(rsp *http.Response) (*PutGroupResponse, error) {
 		}
 		response.JSON405 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13728,6 +14862,51 @@ func ParsePutGroupResponse(rsp *http.Response) (*PutGroupResponse, error) {
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers PutGroupResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
 	case true:
 		var headers PutGroupResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -13811,6 +14990,13 @@ func ParseListGlobalImagesResponse(rsp *http.Response) (*ListGlobalImagesRespons
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13852,6 +15038,51 @@ func ParseListGlobalImagesResponse(rsp *http.Response) (*ListGlobalImagesRespons
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers400 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListGlobalImagesResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
 	case true:
 		var headers ListGlobalImagesResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -13927,6 +15158,13 @@ func ParseListKeysResponse(rsp *http.Response) (*ListKeysResponse, error) {
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -13968,6 +15206,51 @@ func ParseListKeysResponse(rsp *http.Response) (*ListKeysResponse, error) {
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers400 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListKeysResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
 	case true:
 		var headers ListKeysResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -14045,6 +15328,13 @@ func ParseDeleteKeyResponse(rsp *http.Response) (*DeleteKeyResponse, error) {
 			return nil, err
 		}
 		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
@@ -14135,6 +15425,51 @@ func ParseDeleteKeyResponse(rsp *http.Response) (*DeleteKeyResponse, error) {
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteKeyResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
 	case true:
 		var headers DeleteKeyResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -14239,6 +15574,13 @@ func ParsePutKeyResponse(rsp *http.Response) (*PutKeyResponse, error) {
 		}
 		response.JSON409 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14335,6 +15677,51 @@ func ParsePutKeyResponse(rsp *http.Response) (*PutKeyResponse, error) {
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers409 = &headers
+	case rsp.StatusCode == 429:
+		var headers PutKeyResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
 	case true:
 		var headers PutKeyResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -14399,6 +15786,13 @@ func ParseListRulesResponse(rsp *http.Response) (*ListRulesResponse, error) {
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14440,6 +15834,51 @@ func ParseListRulesResponse(rsp *http.Response) (*ListRulesResponse, error) {
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers400 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListRulesResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
 	case true:
 		var headers ListRulesResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -14517,6 +15956,13 @@ func ParsePostRulesResponse(rsp *http.Response) (*PostRulesResponse, error) {
 			return nil, err
 		}
 		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
@@ -14607,6 +16053,51 @@ func ParsePostRulesResponse(rsp *http.Response) (*PostRulesResponse, error) {
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers PostRulesResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
 	case true:
 		var headers PostRulesResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -14684,6 +16175,13 @@ func ParseDeleteRuleResponse(rsp *http.Response) (*DeleteRuleResponse, error) {
 			return nil, err
 		}
 		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
@@ -14774,6 +16272,51 @@ func ParseDeleteRuleResponse(rsp *http.Response) (*DeleteRuleResponse, error) {
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteRuleResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
 	case true:
 		var headers DeleteRuleResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -14845,6 +16388,13 @@ func ParseGetRuleResponse(rsp *http.Response) (*GetRuleResponse, error) {
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -14910,6 +16460,51 @@ func ParseGetRuleResponse(rsp *http.Response) (*GetRuleResponse, error) {
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetRuleResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
 	case true:
 		var headers GetRuleResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -15133,6 +16728,13 @@ func ParseGetShortURLResponse(rsp *http.Response) (*GetShortURLResponse, error) 
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -15313,6 +16915,51 @@ func ParseGetShortURLResponse(rsp *http.Response) (*GetShortURLResponse, error) 
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetShortURLResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
 	case true:
 		var headers GetShortURLResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -15398,6 +17045,13 @@ func ParseGetStatsResponse(rsp *http.Response) (*GetStatsResponse, error) {
 		}
 		response.JSON403 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -15470,6 +17124,51 @@ func ParseGetStatsResponse(rsp *http.Response) (*GetStatsResponse, error) {
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers403 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetStatsResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
 	case true:
 		var headers GetStatsResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -15534,6 +17233,13 @@ func ParseGetStatusResponse(rsp *http.Response) (*GetStatusResponse, error) {
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
 		var dest Status
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -15582,6 +17288,51 @@ func ParseGetStatusResponse(rsp *http.Response) (*GetStatusResponse, error) {
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers400 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetStatusResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
 	case true:
 		var headers GetStatusResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -15650,6 +17401,13 @@ func ParseListTransformationsResponse(rsp *http.Response) (*ListTransformationsR
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -15691,6 +17449,51 @@ func ParseListTransformationsResponse(rsp *http.Response) (*ListTransformationsR
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers400 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListTransformationsResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
 	case true:
 		var headers ListTransformationsResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -15769,6 +17572,13 @@ func ParseGetUsageResponse(rsp *http.Response) (*GetUsageResponse, error) {
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -15810,6 +17620,51 @@ func ParseGetUsageResponse(rsp *http.Response) (*GetUsageResponse, error) {
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers400 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetUsageResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
 	case true:
 		var headers GetUsageResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -15889,6 +17744,13 @@ func ParseGetUserResponse(rsp *http.Response) (*GetUserResponse, error) {
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -15954,6 +17816,51 @@ func ParseGetUserResponse(rsp *http.Response) (*GetUserResponse, error) {
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetUserResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
 	case true:
 		var headers GetUserResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -16021,6 +17928,13 @@ func ParseListImagesResponse(rsp *http.Response) (*ListImagesResponse, error) {
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -16062,6 +17976,51 @@ func ParseListImagesResponse(rsp *http.Response) (*ListImagesResponse, error) {
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers400 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListImagesResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
 	case true:
 		var headers ListImagesResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -16146,6 +18105,13 @@ func ParseUploadImageResponse(rsp *http.Response) (*UploadImageResponse, error) 
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
@@ -16249,6 +18215,51 @@ func ParseUploadImageResponse(rsp *http.Response) (*UploadImageResponse, error) 
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers UploadImageResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
 	case true:
 		var headers UploadImageResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -16320,6 +18331,13 @@ func ParseDeleteImageResponse(rsp *http.Response) (*DeleteImageResponse, error) 
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -16385,6 +18403,51 @@ func ParseDeleteImageResponse(rsp *http.Response) (*DeleteImageResponse, error) 
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteImageResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
 	case true:
 		var headers DeleteImageResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -16451,6 +18514,13 @@ func ParseGetImageResponse(rsp *http.Response) (*GetImageResponse, error) {
 			return nil, err
 		}
 		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
@@ -16632,6 +18702,51 @@ func ParseGetImageResponse(rsp *http.Response) (*GetImageResponse, error) {
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetImageResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
 	case true:
 		var headers GetImageResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -16703,6 +18818,13 @@ func ParseDeleteMetadataAlias0Response(rsp *http.Response) (*DeleteMetadataAlias
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -16768,6 +18890,51 @@ func ParseDeleteMetadataAlias0Response(rsp *http.Response) (*DeleteMetadataAlias
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteMetadataAlias0Response429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
 	case true:
 		var headers DeleteMetadataAlias0ResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -16842,6 +19009,13 @@ func ParseGetMetadataAlias0Response(rsp *http.Response) (*GetMetadataAlias0Respo
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -16907,6 +19081,51 @@ func ParseGetMetadataAlias0Response(rsp *http.Response) (*GetMetadataAlias0Respo
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetMetadataAlias0Response429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
 	case true:
 		var headers GetMetadataAlias0ResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -16978,6 +19197,13 @@ func ParseMergeMetadataAlias0Response(rsp *http.Response) (*MergeMetadataAlias0R
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -17043,6 +19269,51 @@ func ParseMergeMetadataAlias0Response(rsp *http.Response) (*MergeMetadataAlias0R
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers MergeMetadataAlias0Response429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
 	case true:
 		var headers MergeMetadataAlias0ResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -17120,6 +19391,13 @@ func ParseReplaceMetadataAlias0Response(rsp *http.Response) (*ReplaceMetadataAli
 			return nil, err
 		}
 		response.JSON412 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
@@ -17217,6 +19495,51 @@ func ParseReplaceMetadataAlias0Response(rsp *http.Response) (*ReplaceMetadataAli
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers412 = &headers
+	case rsp.StatusCode == 429:
+		var headers ReplaceMetadataAlias0Response429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
 	case true:
 		var headers ReplaceMetadataAlias0ResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -17288,6 +19611,13 @@ func ParseDeleteMetadataResponse(rsp *http.Response) (*DeleteMetadataResponse, e
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -17353,6 +19683,51 @@ func ParseDeleteMetadataResponse(rsp *http.Response) (*DeleteMetadataResponse, e
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteMetadataResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
 	case true:
 		var headers DeleteMetadataResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -17427,6 +19802,13 @@ func ParseGetMetadataResponse(rsp *http.Response) (*GetMetadataResponse, error) 
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -17492,6 +19874,51 @@ func ParseGetMetadataResponse(rsp *http.Response) (*GetMetadataResponse, error) 
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetMetadataResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
 	case true:
 		var headers GetMetadataResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -17563,6 +19990,13 @@ func ParseMergeMetadataResponse(rsp *http.Response) (*MergeMetadataResponse, err
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -17628,6 +20062,51 @@ func ParseMergeMetadataResponse(rsp *http.Response) (*MergeMetadataResponse, err
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers MergeMetadataResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
 	case true:
 		var headers MergeMetadataResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -17705,6 +20184,13 @@ func ParseReplaceMetadataResponse(rsp *http.Response) (*ReplaceMetadataResponse,
 			return nil, err
 		}
 		response.JSON412 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
@@ -17802,6 +20288,51 @@ func ParseReplaceMetadataResponse(rsp *http.Response) (*ReplaceMetadataResponse,
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers412 = &headers
+	case rsp.StatusCode == 429:
+		var headers ReplaceMetadataResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
 	case true:
 		var headers ReplaceMetadataResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -17873,6 +20404,13 @@ func ParseDeleteShortURLsResponse(rsp *http.Response) (*DeleteShortURLsResponse,
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -17938,6 +20476,51 @@ func ParseDeleteShortURLsResponse(rsp *http.Response) (*DeleteShortURLsResponse,
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteShortURLsResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
 	case true:
 		var headers DeleteShortURLsResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -18011,6 +20594,13 @@ func ParseListShortURLsResponse(rsp *http.Response) (*ListShortURLsResponse, err
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -18076,6 +20666,51 @@ func ParseListShortURLsResponse(rsp *http.Response) (*ListShortURLsResponse, err
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListShortURLsResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
 	case true:
 		var headers ListShortURLsResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -18154,6 +20789,13 @@ func ParseCreateShortURLResponse(rsp *http.Response) (*CreateShortURLResponse, e
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -18219,6 +20861,51 @@ func ParseCreateShortURLResponse(rsp *http.Response) (*CreateShortURLResponse, e
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers CreateShortURLResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
 	case true:
 		var headers CreateShortURLResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -18290,6 +20977,13 @@ func ParseDeleteShortURLResponse(rsp *http.Response) (*DeleteShortURLResponse, e
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -18355,6 +21049,51 @@ func ParseDeleteShortURLResponse(rsp *http.Response) (*DeleteShortURLResponse, e
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteShortURLResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
 	case true:
 		var headers DeleteShortURLResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -18436,6 +21175,13 @@ func ParseGetShortURLParamsResponse(rsp *http.Response) (*GetShortURLParamsRespo
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -18501,6 +21247,51 @@ func ParseGetShortURLParamsResponse(rsp *http.Response) (*GetShortURLParamsRespo
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetShortURLParamsResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
 	case true:
 		var headers GetShortURLParamsResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -18592,6 +21383,13 @@ func ParseListVariantsResponse(rsp *http.Response) (*ListVariantsResponse, error
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -18657,6 +21455,51 @@ func ParseListVariantsResponse(rsp *http.Response) (*ListVariantsResponse, error
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers ListVariantsResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
 	case true:
 		var headers ListVariantsResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
