@@ -36,16 +36,20 @@ type Store interface {
 // keys nearest to a whole burst, so a flood of new keys (addresses) costs
 // bounded memory and the keys being throttled hardest are kept longest.
 type Memory struct {
-	now    func() time.Time
+	now func() time.Time
+	// base is the clock's reading at the start: times are kept as
+	// nanoseconds since then, read on the monotonic clock where now has
+	// one, so a step of the wall clock moves no budget.
+	base   time.Time
 	seed   maphash.Seed
 	max    int          // keys per shard
-	swept  atomic.Int64 // when the last sweep began, unix nanoseconds
+	swept  atomic.Int64 // when the last sweep began, nanoseconds since base
 	shards [shards]shard
 }
 
 type shard struct {
 	mu  sync.Mutex
-	tat map[string]int64 // unix nanoseconds
+	tat map[string]int64 // nanoseconds since base
 }
 
 const (
@@ -65,7 +69,7 @@ func NewMemory(now func() time.Time, maxKeys int) *Memory {
 	if maxKeys <= 0 {
 		maxKeys = DefaultMaxKeys
 	}
-	m := &Memory{now: now, seed: maphash.MakeSeed(), max: max(maxKeys/shards, 1)}
+	m := &Memory{now: now, base: now(), seed: maphash.MakeSeed(), max: max(maxKeys/shards, 1)}
 	for i := range m.shards {
 		m.shards[i].tat = map[string]int64{}
 	}
@@ -76,7 +80,7 @@ func NewMemory(now func() time.Time, maxKeys int) *Memory {
 // after adding its interval to the key's TAT, the TAT is at most
 // l.Burst intervals ahead of now.
 func (m *Memory) Allow(_ context.Context, key string, l Limit) (Result, error) {
-	now := m.now().UnixNano()
+	now := int64(m.now().Sub(m.base))
 	if last := m.swept.Load(); now-last >= sweepEvery && m.swept.CompareAndSwap(last, now) {
 		m.sweep(now)
 	}
