@@ -14,13 +14,13 @@ import (
 // on the UI's clock.
 func signInEnv(t *testing.T, rl ratelimit.Config) *env {
 	t.Helper()
-	var e *env
-	l, err := ratelimit.New(rl, ratelimit.Options{Now: func() time.Time { return e.clock.Now() }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e = newEnvLimited(t, web.Config{}, nil, l)
-	return e
+	return newEnvLimited(t, web.Config{}, nil, func(now func() time.Time) *ratelimit.Limiter {
+		l, err := ratelimit.New(rl, ratelimit.Options{Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	})
 }
 
 // TestSignInRateLimit counts every sign-in attempt per client address and

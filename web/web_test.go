@@ -86,9 +86,10 @@ func newEnvWith(t *testing.T, cfg web.Config, wrap func(db *storage.DB, h http.H
 	return newEnvLimited(t, cfg, wrap, nil)
 }
 
-// newEnvLimited is newEnvWith with the API's rate limiter (nil: none).
+// newEnvLimited is newEnvWith with the API's rate limiter, which limits
+// (nil: none) makes on the env's clock.
 func newEnvLimited(t *testing.T, cfg web.Config, wrap func(db *storage.DB, h http.Handler) http.Handler,
-	limits *ratelimit.Limiter) *env {
+	limits func(now func() time.Time) *ratelimit.Limiter) *env {
 	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -105,13 +106,17 @@ func newEnvLimited(t *testing.T, cfg web.Config, wrap func(db *storage.DB, h htt
 		t.Fatal(err)
 	}
 	usage := storage.NewUsage(db, storage.UsageConfig{})
+	c := &clock{t: time.Now()}
+	var rl *ratelimit.Limiter
+	if limits != nil {
+		rl = limits(c.Now)
+	}
 	srv, err := api.New(api.Config{AccessControl: api.AccessControl{Database: true, Keys: []api.ConfigKey{
 		{PublicKey: "admin", PrivateKey: adminPriv, Rules: []api.ConfigRule{{Users: api.Users{"*"}, Group: "all"}}},
-	}}}, api.Deps{DB: db, Blobs: blobs, Engine: eng, Usage: usage, RateLimits: limits})
+	}}}, api.Deps{DB: db, Blobs: blobs, Engine: eng, Usage: usage, RateLimits: rl})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &clock{t: time.Now()}
 	cfg.Now = c.Now
 	var uiAPI http.Handler = srv
 	if wrap != nil {
