@@ -6,7 +6,8 @@
 # axe-core), clang, lld, wasi-libc and compiler-rt for wasm32 (wasm-sdk's C
 # example), imagemagick and mate-backgrounds (the stored variations' fidelity
 # test: the benchmark's sources, real photographs), varnish and varnish-modules
-# (the xkey vmod; api/cdn's test runs Varnish in front of a backend), and the pinned emulators of the GCS and Azure blob tests
+# (the xkey vmod; api/cdn's test runs Varnish in front of a backend), redis-server (the rate
+# limits' shared store, which an e2e test starts and stops), and the pinned emulators of the GCS and Azure blob tests
 # (fake-gcs-server with go install, Azurite with npm; see TOOLS), and the npm
 # tools that check api/openapi.yaml (Redocly CLI, openapi-typescript and
 # TypeScript).
@@ -54,6 +55,7 @@ test-deps: deps
 	command -v wasm-ld >/dev/null || need="$$need lld"; \
 	command -v exiftool >/dev/null || need="$$need libimage-exiftool-perl"; \
 	[ -x /usr/bin/convert ] || need="$$need imagemagick"; \
+	command -v redis-server >/dev/null || need="$$need redis-server"; \
 	[ -d /usr/share/backgrounds/mate/nature ] || need="$$need mate-backgrounds"; \
 	[ -f /usr/lib/wasm32-wasi/libc.a ] || need="$$need wasi-libc"; \
 	ls /usr/lib/llvm-*/lib/clang/*/lib/wasi/libclang_rt.builtins-wasm32.a >/dev/null 2>&1 || need="$$need libclang-rt-dev-wasm32"; \

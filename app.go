@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/vitrine/vitrine/api"
+	"github.com/vitrine/vitrine/api/ratelimit"
 	"github.com/vitrine/vitrine/engine"
 	"github.com/vitrine/vitrine/filters"
 	"github.com/vitrine/vitrine/storage"
@@ -25,16 +26,17 @@ import (
 // then Run; a test drives the same value without building the binary.
 //
 // Start: stores (opened and migrated), the first admin key, the engine,
-// the variant cache and counters, metrics, the filters' initial load (in
-// the background), the API and its listener (so /healthz and /status
-// answer at once), the background workers. /readyz answers 200 only once
-// the initial filter load has finished and no filter a request may need
-// has failed.
+// the variant cache and counters, metrics, the rate limiter, the filters'
+// initial load (in the background), the API and its listener (so /healthz
+// and /status answer at once), the background workers. /readyz answers
+// 200 only once the initial filter load has finished and no filter a
+// request may need has failed.
 //
 // Stop (stop): not ready, requests drained, every worker cancelled and
 // joined, counters and caches flushed, every engine slot taken and libvips
-// shut down, filters closed, stores closed. A start that fails part way
-// stops exactly the parts it had started.
+// shut down, filters closed, the rate limiter's Redis connections closed,
+// stores closed. A start that fails part way stops exactly the parts it
+// had started.
 type App struct {
 	cfg     *fileConfig
 	dataDir string
@@ -52,7 +54,8 @@ type App struct {
 	usage     *storage.Usage
 	collector *storage.Collector
 	events    *eventTopics // events.topics, when set
-	loops     []*worker    // the background loops, made by startCaches
+	limits    *ratelimit.Limiter
+	loops     []*worker // the background loops, made by startCaches
 	deps      api.Deps
 	api       *api.Server
 
@@ -78,8 +81,8 @@ func New(cfg *fileConfig, dataDir string, log *slog.Logger, out io.Writer) *App 
 func (a *App) Run(ctx context.Context) (err error) {
 	defer func() { err = errors.Join(err, a.stop()) }()
 	for _, step := range []func(context.Context) error{
-		a.openStores, a.bootstrapAdmin, a.startEngine, a.startCaches, a.startMetrics, a.startFilters,
-		a.startAPI, a.startWorkers, a.startPprof,
+		a.openStores, a.bootstrapAdmin, a.startEngine, a.startCaches, a.startMetrics, a.startRateLimits,
+		a.startFilters, a.startAPI, a.startWorkers, a.startPprof,
 	} {
 		if err := step(ctx); err != nil {
 			return err
@@ -105,6 +108,24 @@ func (a *App) startEngine(context.Context) error {
 	}
 	a.eng = eng
 	raiseGOMAXPROCS(eng.Config().Concurrency)
+	return nil
+}
+
+// startRateLimits makes the rate limiter when a rate is configured
+// (rateLimits): in process, or on the shared Redis of rateLimits.redis.
+func (a *App) startRateLimits(context.Context) error {
+	if !a.cfg.RateLimits.Enabled() {
+		return nil
+	}
+	o := ratelimit.Options{Logger: a.log}
+	if a.deps.Metrics != nil {
+		o.Observer = a.deps.Metrics
+	}
+	l, err := ratelimit.New(a.cfg.RateLimits, o)
+	if err != nil {
+		return err
+	}
+	a.limits, a.deps.RateLimits = l, l
 	return nil
 }
 
@@ -239,6 +260,9 @@ func (a *App) stop() error {
 	}
 	if a.fh != nil {
 		errs = append(errs, a.fh.Close())
+	}
+	if a.limits != nil {
+		errs = append(errs, a.limits.Close())
 	}
 	if a.st != nil {
 		a.st.Close()

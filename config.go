@@ -17,6 +17,7 @@ import (
 
 	"github.com/vitrine/vitrine/api"
 	"github.com/vitrine/vitrine/api/outbound"
+	"github.com/vitrine/vitrine/api/ratelimit"
 	"github.com/vitrine/vitrine/engine"
 	"github.com/vitrine/vitrine/filters"
 	"github.com/vitrine/vitrine/storage"
@@ -57,6 +58,9 @@ type fileConfig struct {
 	// CDN names the cache tags of the answers (api's) and the purgers
 	// changes are sent to (README "CDN").
 	CDN cdnConfig `yaml:"cdn"`
+	// RateLimits limits requests per class, public key and client address
+	// (README "Rate limits"); off unless a rate is set.
+	RateLimits ratelimit.Config `yaml:"rateLimits"`
 }
 
 // limits is the file's `limits` section: api's request limits and engine's
@@ -189,7 +193,7 @@ func (c *fileConfig) validate() error {
 		return fmt.Errorf("storageTimeout, databaseTimeout and requestTimeout must not be negative, and blobQueue.reservationLease (%s) must be longer than twice storageTimeout (%s)", lease, storageTimeout)
 	}
 	return errors.Join(c.Audit.Validate(), c.Variations.Validate(), c.Events.Validate(), c.Webhooks.Validate(),
-		c.Outbound.Validate(), c.CDN.Validate())
+		c.Outbound.Validate(), c.CDN.Validate(), c.RateLimits.Validate())
 }
 
 // compose hands the shared `limits` section to the packages that own its

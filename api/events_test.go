@@ -66,6 +66,8 @@ func TestEventsFired(t *testing.T) {
 		"/users/alice/images/abc/shorturls", "/users/alice/images/abc/shorturls/abcdefg", "/users/alice/images/abc/variants",
 		"/images", "/groups", "/groups/g", "/filters", "/filters/reload",
 		"/keys", "/keys/k", "/keys/k/access", "/keys/k/access/1", "/audit", "/usage",
+		"/webhooks", "/webhooks/w", "/webhooks/w/ping", "/webhooks/w/deliveries", "/webhooks/w/deliveries/1",
+		"/webhooks/w/deliveries/1/redeliver",
 		"/nowhere", "/users/alice/images/abc/unknown",
 	}
 	methods := []string{"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "SEARCH", "PATCH", "BREW"}

@@ -85,7 +85,7 @@ func (s *Server) serveImage(c *call, img storage.Image, chain engine.Chain, form
 		return c.writeBody(data, img.Mime, o)
 	}
 	renderStart := time.Now()
-	v, hit, err := s.variant(c.ctx(), img, chain, format)
+	v, hit, err := s.variant(c.ctx(), img, chain, format, c.limitRender)
 	if err != nil {
 		return err
 	}
@@ -136,9 +136,10 @@ func decodeVariant(b []byte) (variant, bool) {
 	return v, true
 }
 
-// variant returns the rendered image from the variant cache (hit true) or
-// renders and stores it. Concurrent identical misses render once.
-func (s *Server) variant(ctx context.Context, img storage.Image, chain engine.Chain, format string) (v variant, hit bool, err error) {
+// variant returns the rendered image from the variant cache (hit true) or,
+// when admit lets it (the renders rate limit), renders and stores it.
+// Concurrent identical misses render once.
+func (s *Server) variant(ctx context.Context, img storage.Image, chain engine.Chain, format string, admit func() error) (v variant, hit bool, err error) {
 	cache := boolOr(s.cfg.CacheVariants, true)
 	hash := variantHash(img, chain, format)
 	if cache {
@@ -149,6 +150,9 @@ func (s *Server) variant(ctx context.Context, img storage.Image, chain engine.Ch
 		} else if !isNotExist(err) {
 			s.log.Warn("variant cache read", "user", img.User, "image", img.Identifier, "hash", hash, "err", err)
 		}
+	}
+	if err := admit(); err != nil {
+		return v, false, err
 	}
 	v, _, err = s.flight.do(ctx, storage.VariantKey(img.User, img.Identifier, img.BlobToken, hash), func(ctx context.Context) (variant, error) {
 		v, err := s.render(ctx, img, chain, format)

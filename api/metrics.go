@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -10,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promauto"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/vitrine/vitrine/api/ratelimit"
 	"github.com/vitrine/vitrine/storage"
 )
 
@@ -29,6 +31,13 @@ type Metrics struct {
 	filterEr  *prometheus.CounterVec
 	hit, miss prometheus.Counter
 	inflight  prometheus.Gauge
+	// limited counts 429s by class and scope; storeErrors the checks that
+	// went through uncounted because the shared store failed; storeUp,
+	// registered once a shared store is in use, says whether it answers.
+	limited     *prometheus.CounterVec
+	storeErrors prometheus.Counter
+	storeUp     prometheus.Gauge
+	storeUpOnce sync.Once
 }
 
 // NewMetrics registers every metric, plus the Go runtime and process
@@ -64,6 +73,15 @@ func NewMetrics() *Metrics {
 			Name: "vitrine_filter_errors_total", Help: "WebAssembly filter calls that failed, by filter and kind.",
 		}, []string{"filter", "kind"}),
 		inflight: auto.NewGauge(prometheus.GaugeOpts{Name: "vitrine_http_requests_in_flight", Help: "HTTP requests being served."}),
+		limited: auto.NewCounterVec(prometheus.CounterOpts{
+			Name: "vitrine_ratelimit_limited_total", Help: "Requests refused with 429 by a rate limit, by class (reads, renders, writes, signin) and scope (key, address).",
+		}, []string{"class", "scope"}),
+		storeErrors: auto.NewCounter(prometheus.CounterOpts{
+			Name: "vitrine_ratelimit_store_errors_total", Help: "Rate limit checks that let the request through uncounted because the shared store (Redis) failed or was slow.",
+		}),
+		storeUp: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "vitrine_ratelimit_store_up", Help: "1 while the rate limits' shared store (Redis) answers, 0 during an outage (requests then go through unlimited).",
+		}),
 	}
 	m.hit, m.miss = m.cache.WithLabelValues("hit"), m.cache.WithLabelValues("miss")
 	return m
@@ -164,6 +182,28 @@ func (m *Metrics) WatchEngine(load func() (running, waiting int)) {
 		Name: "vitrine_pipelines_waiting", Help: "Requests waiting for an image pipeline slot (queue depth).",
 	}, func() float64 { _, w := load(); return float64(w) })
 }
+
+// ObserveRateLimited counts a request refused by a rate limit; with the
+// two methods below it makes Metrics a ratelimit.Observer.
+func (m *Metrics) ObserveRateLimited(class, scope string) {
+	m.limited.WithLabelValues(class, scope).Inc()
+}
+
+// ObserveRateLimitStoreError counts a rate limit check that failed open.
+func (m *Metrics) ObserveRateLimitStoreError() { m.storeErrors.Inc() }
+
+// ObserveRateLimitStoreUp records whether the shared store answers; the
+// gauge appears with its first call.
+func (m *Metrics) ObserveRateLimitStoreUp(up bool) {
+	m.storeUpOnce.Do(func() { m.reg.MustRegister(m.storeUp) })
+	if up {
+		m.storeUp.Set(1)
+	} else {
+		m.storeUp.Set(0)
+	}
+}
+
+var _ ratelimit.Observer = (*Metrics)(nil)
 
 func result(err error) string {
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vitrine/vitrine/api/outbound"
+	"github.com/vitrine/vitrine/api/ratelimit"
 	"github.com/vitrine/vitrine/engine"
 	"github.com/vitrine/vitrine/storage"
 )
@@ -56,6 +57,10 @@ type Deps struct {
 	// against it and a test ping goes through it (the outbound guard).
 	// Default: none, and /webhooks answers 404.
 	Webhooks *outbound.Guard
+	// RateLimits, when set, limits requests per class, public key and
+	// client address (README, Rate limits); the caller closes it after the
+	// server stopped. Default: no limits.
+	RateLimits *ratelimit.Limiter
 }
 
 // Waker is a background worker that the server tells when it queued work
@@ -93,6 +98,7 @@ type Server struct {
 	metrics   *Metrics
 	accessLog *slog.Logger
 	usage     *storage.Usage
+	limits    *ratelimit.Limiter
 	ids       *requestIDs
 	engine    *engine.Engine
 	filters   FilterAdmin
@@ -124,7 +130,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, stores: newStores(d.DB), blobs: d.Blobs, dbHealth: d.DB, blobHealth: d.Blobs,
 		engine: d.Engine, filters: d.Filters, log: d.Logger, now: d.Now, Bus: &Bus{},
-		metrics: d.Metrics, accessLog: d.AccessLog, usage: d.Usage, ids: newRequestIDs()}
+		metrics: d.Metrics, accessLog: d.AccessLog, usage: d.Usage, limits: d.RateLimits, ids: newRequestIDs()}
 	s.acl = newAccessControl(cfg.AccessControl, d.DB)
 	s.readiness = d.Readiness
 	if d.Webhooks != nil {
@@ -273,6 +279,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) serve(c *call) error {
+	if err := c.limit(classOf(c.method), ratelimit.PerAddress); err != nil {
+		return err
+	}
 	m, err := match(s.routes, c.r.URL.Path)
 	if err != nil {
 		c.params = map[string]string{}
@@ -301,6 +310,11 @@ func (s *Server) serve(c *call) error {
 		return err
 	}
 	c.setActor()
+	if c.keyAuthenticated() {
+		if err := c.limit(classOf(c.method), ratelimit.PerKey); err != nil {
+			return err
+		}
+	}
 	return h(c)
 }
 

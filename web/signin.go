@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/vitrine/vitrine/api"
 )
 
 // signinView is the sign-in form.
@@ -47,6 +49,12 @@ func (u *UI) postSignIn(w http.ResponseWriter, r *http.Request) {
 		_ = writePage(w, r, http.StatusForbidden, signinPage(v))
 		return
 	}
+	// Counted after the CSRF check: an attempt without a form token tests
+	// no key.
+	if err := u.limitSignIn(w, r, ""); err != nil {
+		u.refuseSignIn(w, r, v, err)
+		return
+	}
 	scope := u.throttleScope(r, v.PublicKey)
 	if d := u.throttle.wait(scope, v.PublicKey); d > 0 {
 		secs := int(math.Ceil(d.Seconds()))
@@ -65,6 +73,12 @@ func (u *UI) postSignIn(w http.ResponseWriter, r *http.Request) {
 	var rules []any
 	err := c.getJSON(r.Context(), "/keys/"+url.PathEscape(v.PublicKey)+"/access", nil, &rules)
 	var ae *apiError
+	if errors.As(err, &ae) && ae.Status == http.StatusTooManyRequests {
+		// The API's rate limit on reads, not a verdict on the key pair.
+		v.Error = ae.Message
+		_ = writePage(w, r, http.StatusTooManyRequests, signinPage(v))
+		return
+	}
 	if errors.As(err, &ae) && ae.Status < 500 {
 		u.throttle.fail(scope, v.PublicKey)
 		v.Error = "That public and private key pair is not valid here."
@@ -76,6 +90,10 @@ func (u *UI) postSignIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	u.throttle.succeed(scope, v.PublicKey)
+	if err := u.limitSignIn(w, r, v.PublicKey); err != nil {
+		u.refuseSignIn(w, r, v, err)
+		return
+	}
 	if _, err := u.startSession(w, r, v.PublicKey, priv); err != nil {
 		u.fail(w, r, err)
 		return
@@ -83,6 +101,38 @@ func (u *UI) postSignIn(w http.ResponseWriter, r *http.Request) {
 	u.rememberDevice(w, r, v.PublicKey)
 	http.SetCookie(w, u.cookie(r, signinCookie, "", -1))
 	http.Redirect(w, r, v.Next, http.StatusSeeOther)
+}
+
+// signInLimiter is the rate limit on sign-ins (the signin class of
+// rateLimits); *api.Server is one. LimitSignIn counts an attempt per client
+// address when publicKey is empty, and a verified key pair per public key;
+// it adds the RateLimit headers to h and returns an *api.Error (429) past
+// the limit.
+type signInLimiter interface {
+	LimitSignIn(r *http.Request, h http.Header, publicKey string) error
+}
+
+// limitSignIn counts a sign-in with the API's limiter, when there is one.
+func (u *UI) limitSignIn(w http.ResponseWriter, r *http.Request, publicKey string) error {
+	if u.limits == nil {
+		return nil
+	}
+	return u.limits.LimitSignIn(r, w.Header(), publicKey)
+}
+
+// refuseSignIn shows the form again with the rate limit's refusal (its
+// status, message and Retry-After).
+func (u *UI) refuseSignIn(w http.ResponseWriter, r *http.Request, v signinView, err error) {
+	var e *api.Error
+	if !errors.As(err, &e) {
+		u.fail(w, r, err)
+		return
+	}
+	for k, vals := range e.Header {
+		w.Header()[k] = vals
+	}
+	v.Error = e.Msg
+	_ = writePage(w, r, e.Status, signinPage(v))
 }
 
 // safeNext keeps a post-sign-in destination inside the UI.

@@ -72,6 +72,9 @@ type UI struct {
 	sessions SessionStore
 	proxies  api.AddressList
 	throttle *throttle
+	// limits is the API's rate limit on sign-ins, when its handler has
+	// one (signInLimiter).
+	limits signInLimiter
 	// deviceKey signs the cookies of browsers that signed in (throttle.go);
 	// random per instance, as the throttle's counts are.
 	deviceKey []byte
@@ -91,6 +94,7 @@ func New(cfg Config, apiHandler http.Handler, sessions SessionStore) (*UI, error
 	u := &UI{cfg: cfg, api: apiHandler, sessions: sessions, throttle: newThrottle(cfg.Now), mux: http.NewServeMux(),
 		deviceKey: []byte(randomToken())}
 	u.proxies, _ = api.ParseAddressList(cfg.TrustedProxies) // checked by Validate
+	u.limits, _ = apiHandler.(signInLimiter)
 	u.routes()
 	return u, nil
 }

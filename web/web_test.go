@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/vitrine/vitrine/api"
+	"github.com/vitrine/vitrine/api/ratelimit"
 	"github.com/vitrine/vitrine/engine"
 	"github.com/vitrine/vitrine/storage"
 	"github.com/vitrine/vitrine/web"
@@ -89,6 +90,14 @@ func newEnvWith(t *testing.T, cfg web.Config, wrap func(db *storage.DB, h http.H
 // (nil: as they are) before the API is built.
 func newEnvDeps(t *testing.T, cfg web.Config, wrap func(db *storage.DB, h http.Handler) http.Handler, deps func(*api.Deps)) *env {
 	t.Helper()
+	return newEnvLimited(t, cfg, wrap, nil, deps)
+}
+
+// newEnvLimited is newEnvDeps with the API's rate limiter, which limits
+// (nil: none) makes on the env's clock.
+func newEnvLimited(t *testing.T, cfg web.Config, wrap func(db *storage.DB, h http.Handler) http.Handler,
+	limits func(now func() time.Time) *ratelimit.Limiter, deps func(*api.Deps)) *env {
+	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
 	db, err := storage.Open(ctx, "sqlite://"+filepath.Join(dir, "vitrine.db"), storage.Options{Secret: []byte("test-secret")})
@@ -104,7 +113,11 @@ func newEnvDeps(t *testing.T, cfg web.Config, wrap func(db *storage.DB, h http.H
 		t.Fatal(err)
 	}
 	usage := storage.NewUsage(db, storage.UsageConfig{})
+	c := &clock{t: time.Now()}
 	d := api.Deps{DB: db, Blobs: blobs, Engine: eng, Usage: usage}
+	if limits != nil {
+		d.RateLimits = limits(c.Now)
+	}
 	if deps != nil {
 		deps(&d)
 	}
@@ -114,7 +127,6 @@ func newEnvDeps(t *testing.T, cfg web.Config, wrap func(db *storage.DB, h http.H
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &clock{t: time.Now()}
 	cfg.Now = c.Now
 	var uiAPI http.Handler = srv
 	if wrap != nil {

@@ -7,7 +7,8 @@
 //
 //   - A route (path and method) the document does not describe must have
 //     been refused by the server with the JSON error body (404, 405, 418 or
-//     501); a route answered otherwise is a missing description.
+//     501, or 429: a rate limit per client address counts a request before
+//     it is routed); a route answered otherwise is a missing description.
 //   - A request the document rejects (a parameter out of range, a body of
 //     the wrong shape) must have been refused with a 4xx; tests send such
 //     requests on purpose to check the refusal.
@@ -195,7 +196,8 @@ func (c *Checker) hasPath(req *http.Request) bool {
 func (c *Checker) undocumented(x Exchange) error {
 	r := x.Request
 	switch x.Status {
-	case http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusTeapot, http.StatusNotImplemented:
+	case http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusTeapot, http.StatusNotImplemented,
+		http.StatusTooManyRequests:
 	default:
 		return fmt.Errorf("openapi: %s %s answered %d but api/openapi.yaml does not describe this route",
 			r.Method, r.URL.Path, x.Status)
