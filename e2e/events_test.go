@@ -65,9 +65,9 @@ func (s *stream) types(subject string) []string {
 	return out
 }
 
-// hookReceiver is a webhook receiver on a fixed loopback address that
+// eventReceiver is a webhook receiver on a fixed loopback address that
 // can go down (its listener closed: connections refused) and come back.
-type hookReceiver struct {
+type eventReceiver struct {
 	t      *testing.T
 	addr   string
 	secret string
@@ -82,19 +82,19 @@ type hookReceiver struct {
 	srv *http.Server
 }
 
-func startHookReceiver(t *testing.T) *hookReceiver {
+func startEventReceiver(t *testing.T) *eventReceiver {
 	secret := "whsec_" + "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSwMfKQ9r8GKYo="
 	wh, err := standardwebhooks.NewWebhook(secret)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &hookReceiver{t: t, addr: freeAddr(t), secret: secret, wh: wh, got: newStream()}
+	r := &eventReceiver{t: t, addr: freeAddr(t), secret: secret, wh: wh, got: newStream()}
 	r.up()
 	t.Cleanup(r.down)
 	return r
 }
 
-func (r *hookReceiver) up() {
+func (r *eventReceiver) up() {
 	ln, err := net.Listen("tcp", r.addr)
 	if err != nil {
 		r.t.Fatal(err)
@@ -106,7 +106,7 @@ func (r *hookReceiver) up() {
 	go func() { _ = srv.Serve(ln) }()
 }
 
-func (r *hookReceiver) down() {
+func (r *eventReceiver) down() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.srv != nil {
@@ -115,7 +115,7 @@ func (r *hookReceiver) down() {
 	}
 }
 
-func (r *hookReceiver) serve(w http.ResponseWriter, req *http.Request) {
+func (r *eventReceiver) serve(w http.ResponseWriter, req *http.Request) {
 	body, _ := io.ReadAll(req.Body)
 	if err := r.wh.Verify(body, req.Header); err != nil {
 		r.bad.Add(1)
@@ -204,7 +204,7 @@ func TestEventsEveryConsumer(t *testing.T) {
 	defer cancel()
 	name := uniqueName("events")
 	topics, nats, rabbit := brokers(t, ctx, name)
-	hooks := startHookReceiver(t)
+	hooks := startEventReceiver(t)
 	user := uniqueName("ev")
 	k := key{Public: user, Private: "private-" + user}
 	admin := key{Public: "admin-" + user, Private: "admin-private-" + user}
