@@ -109,8 +109,7 @@ func remaining(h http.Header) int {
 //     past the limit a 429 carries Retry-After, and after that wait the
 //     next is served;
 //   - hammered from both sides for four seconds, the requests accepted in
-//     sum never exceed the configured rate (beyond the burst), and
-//     never exceed it;
+//     sum never exceed the configured rate (beyond the burst);
 //   - with Redis killed in the middle of the hammering, no answer is a 5xx,
 //     every request after the kill is served, and each instance logs the
 //     outage once and reports it in its metrics.
