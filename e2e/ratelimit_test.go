@@ -109,7 +109,8 @@ func remaining(h http.Header) int {
 //     past the limit a 429 carries Retry-After, and after that wait the
 //     next is served;
 //   - hammered from both sides for four seconds, the requests accepted in
-//     sum never exceed the configured rate (beyond the burst);
+//     sum never exceed the configured rate (beyond the burst), and reach
+//     95% of it when the client asked for four times as many;
 //   - with Redis killed in the middle of the hammering, no answer is a 5xx,
 //     every request after the kill is served, and each instance logs the
 //     outage once and reports it in its metrics.
@@ -178,9 +179,13 @@ func TestRateLimitTwoInstancesShareRedis(t *testing.T) {
 		if got > want+1 {
 			t.Errorf("%d accepted beyond the burst in %s, more than the configured %d/s allows (%.0f)", int(got), res.elapsed, rate, want)
 		}
-		// Why no lower bound: how many requests the client makes depends
-		// on the machine's load, so it would time the machine, not the
-		// limiter; the shared budget's exactness is the upper bound above.
+		// The lower bound holds only when the client asked for far more
+		// than the rate throughout: how many requests it makes depends on
+		// the machine's load, which a test must not time.
+		if asked := float64(res.total) / res.elapsed.Seconds(); asked >= 4*rate && got < 0.95*want {
+			t.Errorf("%d accepted beyond the burst in %s (%.0f/s asked), under 95%% of the configured %d/s (%.0f)",
+				int(got), res.elapsed, asked, rate, want)
+		}
 		if res.badHeaders > 0 {
 			t.Errorf("%d answers whose RateLimit disagrees with their status", res.badHeaders)
 		}
