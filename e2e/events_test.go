@@ -232,6 +232,16 @@ accessControl:
 `, dsn, "file://"+t.TempDir(), topicsYAML, k.Public, k.Private, user, admin.Public, admin.Private)
 
 	a := startServer(t, cfg)
+	// Instances started inside a step live until the whole test ends.
+	parent := t
+	startInstance := func(t *testing.T) *server {
+		t.Helper()
+		s, err := tryStart(parent, cfg, parent.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
 	created := a.writeJSON(t, http.MethodPost, "/webhooks", map[string]any{
 		"url": "http://" + hooks.addr + "/hook", "events": []string{"io.vitrine.image.*", "io.vitrine.metadata.*", "io.vitrine.shorturl.*"},
 		"users": []string{user}, "secret": hooks.secret}, admin)
@@ -266,7 +276,7 @@ accessControl:
 		hooks.hold.Store(nil)
 		// The other instance delivers it (again, with the same id) once
 		// the dead instance's claim lapses.
-		b := startServer(t, cfg)
+		b := startInstance(t)
 		subject := "users/" + user + "/images/" + id
 		waitUntil(t, "the held event delivered by the other instance", func() bool {
 			return slices.Contains(hooks.got.types(subject), "io.vitrine.image.added")
