@@ -74,6 +74,7 @@ const (
 	keyScope                      // target a public key
 	groupScope                    // target a group name
 	filterScope                   // target "filters"
+	tokenScope                    // target user/uploadtokens/id
 )
 
 // eventKinds maps every audit action to its event: one table, so that a
@@ -96,6 +97,9 @@ var eventKinds = map[string]eventKind{
 	"group.update":    {"io.vitrine.group.updated", groupScope},
 	"group.delete":    {"io.vitrine.group.deleted", groupScope},
 	"filters.reload":  {"io.vitrine.filters.reloaded", filterScope},
+
+	"uploadtoken.create": {"io.vitrine.uploadtoken.created", tokenScope},
+	"uploadtoken.revoke": {"io.vitrine.uploadtoken.revoked", tokenScope},
 }
 
 // subject and names return the event's subject and the fields of its
@@ -109,6 +113,9 @@ func (k eventKind) subject(target string) (string, map[string]any) {
 		return "keys/" + target, map[string]any{"publicKey": target}
 	case groupScope:
 		return "groups/" + target, map[string]any{"group": target}
+	case tokenScope:
+		user, rest, _ := strings.Cut(target, "/")
+		return "users/" + target, map[string]any{"user": user, "uploadToken": strings.TrimPrefix(rest, "uploadtokens/")}
 	}
 	return target, map[string]any{}
 }
