@@ -66,6 +66,7 @@ func TestEventsFired(t *testing.T) {
 		"/users/alice/images/abc/shorturls", "/users/alice/images/abc/shorturls/abcdefg", "/users/alice/images/abc/variants",
 		"/images", "/groups", "/groups/g", "/filters", "/filters/reload",
 		"/keys", "/keys/k", "/keys/k/access", "/keys/k/access/1", "/audit", "/usage",
+		"/users/alice/uploadtokens", "/users/alice/uploadtokens/3f2a9c4d1e0b7a65",
 		"/nowhere", "/users/alice/images/abc/unknown",
 	}
 	methods := []string{"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "SEARCH", "PATCH", "BREW"}

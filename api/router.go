@@ -35,6 +35,7 @@ var segmentPatterns = map[string]*regexp.Regexp{
 	"pk":    namePattern,
 	"group": regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`),
 	"rule":  regexp.MustCompile(`^[0-9]{1,18}$`),
+	"token": regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`),
 }
 
 // routeMatch is a matched route with its path parameters.

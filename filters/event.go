@@ -87,6 +87,7 @@ var eventNames = []string{
 	"stats.get", "stats.head",
 	"status.get", "status.head",
 	"transformations.get", "transformations.head",
+	"uploadtoken.delete", "uploadtokens.post",
 	"usage.get", "usage.head",
 	"user.get", "user.head",
 	"variants.get", "variants.head",

@@ -40,7 +40,8 @@ type UploadToken struct {
 	MaxBytes, MaxPixels int64
 	// Formats lists the image types (by extension) the token accepts.
 	Formats []string
-	// Metadata is given to each image uploaded with the token.
+	// Metadata is given to each image uploaded with the token; its numbers
+	// read back as json.Number, as metadata's do.
 	Metadata map[string]any
 	// Origin, when set, is the one browser origin the token may be used
 	// from.
@@ -83,8 +84,12 @@ func (r *uploadTokenRow) token() (UploadToken, error) {
 	if r.Revoked != 0 {
 		t.Revoked = time.UnixMicro(r.Revoked).UTC()
 	}
-	if err := json.Unmarshal([]byte(r.Metadata), &t.Metadata); err != nil {
-		return UploadToken{}, fmt.Errorf("upload token %s: metadata: %w", r.ID, err)
+	md, err := decodeDocument(r.Metadata)
+	if err != nil {
+		return UploadToken{}, fmt.Errorf("upload token %s: %w", r.ID, err)
+	}
+	if len(md) > 0 {
+		t.Metadata = md
 	}
 	return t, nil
 }

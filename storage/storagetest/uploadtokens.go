@@ -3,6 +3,7 @@ package storagetest
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -21,7 +22,7 @@ func uploadToken(id, user string, uses int) storage.UploadToken {
 	now := time.Now().UTC().Truncate(time.Microsecond)
 	return storage.UploadToken{ID: id, Hash: hex.EncodeToString(sum[:]), User: user, PublicKey: "issuer",
 		Uses: uses, UsesLeft: uses, MaxBytes: 1 << 20, MaxPixels: 4_000_000, Formats: []string{"jpg", "png"},
-		Metadata: map[string]any{"album": "summer", "n": 2.0}, Origin: "https://app.example",
+		Metadata: map[string]any{"album": "summer", "n": json.Number("2")}, Origin: "https://app.example",
 		Created: now, Expires: now.Add(time.Hour)}
 }
 
