@@ -36,6 +36,9 @@ type fileConfig struct {
 	Engine engine.Config `yaml:",inline"`
 	// Limits are every size limit in one place.
 	Limits limits `yaml:"limits"`
+	// Uploads holds what uploads may be: engine's accepted formats and
+	// api's upload tokens.
+	Uploads uploads `yaml:"uploads"`
 	// Filters configures WebAssembly filters.
 	Filters filters.Config `yaml:"filters"`
 	// Cache bounds the shared variant cache (cacheVariants turns it on).
@@ -68,6 +71,13 @@ type fileConfig struct {
 type limits struct {
 	API    api.Limits    `yaml:",inline"`
 	Engine engine.Limits `yaml:",inline"`
+}
+
+// uploads is the file's `uploads` section: engine's accepted formats and
+// api's upload tokens side by side.
+type uploads struct {
+	Engine engine.Uploads `yaml:",inline"`
+	API    api.Uploads    `yaml:",inline"`
 }
 
 // serviceConfig are the keys package main owns: where to listen, the stores,
@@ -193,15 +203,17 @@ func (c *fileConfig) validate() error {
 		return fmt.Errorf("storageTimeout, databaseTimeout and requestTimeout must not be negative, and blobQueue.reservationLease (%s) must be longer than twice storageTimeout (%s)", lease, storageTimeout)
 	}
 	return errors.Join(c.Audit.Validate(), c.Variations.Validate(), c.Events.Validate(), c.Webhooks.Validate(),
-		c.Outbound.Validate(), c.CDN.Validate(), c.RateLimits.Validate())
+		c.Outbound.Validate(), c.CDN.Validate(), c.RateLimits.Validate(), c.Uploads.API.Validate())
 }
 
-// compose hands the shared `limits` section to the packages that own its
-// parts, and the `cdn` section's tags to api.
+// compose hands the shared `limits` and `uploads` sections to the
+// packages that own their parts, and the `cdn` section's tags to api.
 func (c *fileConfig) compose() {
 	c.API.Limits = c.Limits.API
 	c.API.CDN = c.CDN.Tags
 	c.Engine.Limits = c.Limits.Engine
+	c.API.Uploads = c.Uploads.API
+	c.Engine.Uploads = c.Uploads.Engine
 }
 
 // Every key of the configuration file can be set from the environment, in
@@ -266,11 +278,13 @@ func walkKeys(v reflect.Value, path []string, keys *[]configKey) {
 }
 
 // envName turns a yaml key into its environment form: maxBodyBytes →
-// MAX_BODY_BYTES.
+// MAX_BODY_BYTES. A run of capitals is one word (tokenMaxTTL →
+// TOKEN_MAX_TTL, maxIdleMB → MAX_IDLE_MB).
 func envName(key string) string {
 	var b strings.Builder
-	for i, r := range key {
-		if unicode.IsUpper(r) && i > 0 {
+	rs := []rune(key)
+	for i, r := range rs {
+		if i > 0 && unicode.IsUpper(r) && (!unicode.IsUpper(rs[i-1]) || i+1 < len(rs) && unicode.IsLower(rs[i+1])) {
 			b.WriteByte('_')
 		}
 		b.WriteRune(unicode.ToUpper(r))

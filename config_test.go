@@ -133,6 +133,9 @@ func TestEnvNames(t *testing.T) {
 		"VITRINE_FILTERS_COMPILE_TIMEOUT":      "90s",
 		"VITRINE_CONTENT_NEGOTIATE_IMAGES":     "false",
 		"VITRINE_BLOB_QUEUE_RESERVATION_LEASE": "10m",
+		"VITRINE_UPLOADS_TOKEN_MAX_TTL":        "2h",
+		"VITRINE_UPLOADS_FORMATS":              "png,avif",
+		"VITRINE_PIXEL_POOL_MAX_IDLE_MB":       "64",
 	}
 	for k, v := range env {
 		t.Setenv(k, v)
@@ -154,6 +157,9 @@ func TestEnvNames(t *testing.T) {
 		{"duration", cfg.Filters.CompileTimeout, 90 * time.Second},
 		{"optional bool", *cfg.API.ContentNegotiateImages, false},
 		{"lease", cfg.BlobQueue.ReservationLease, 10 * time.Minute},
+		{"acronym", cfg.API.Uploads.TokenMaxTTL, 2 * time.Hour},
+		{"uploads shared", cfg.Engine.Uploads.Formats, []string{"png", "avif"}},
+		{"acronym at the end", cfg.Engine.PixelPool.MaxIdleMB, 64},
 	}
 	for _, c := range checks {
 		if !reflect.DeepEqual(fmt.Sprint(c.got), fmt.Sprint(c.want)) {
@@ -215,6 +221,7 @@ func TestLoadConfigFile(t *testing.T) {
 		{"variations:\n  scales: [3]\n", "scale 3"},
 		{"requestTimeout: -1s\n", "requestTimeout"},
 		{"outbound:\n  allow: [http://hooks.internal]\n", "outbound.allow"},
+		{"uploads:\n  tokenMaxTTL: 10ms\n", "uploads.tokenMaxTTL"},
 	} {
 		if _, err := loadConfig(write("bad.yaml", bad.yaml), dir); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%q: %v, want an error naming %q", bad.yaml, err, bad.want)

@@ -79,7 +79,7 @@ func (a *App) startCaches(ctx context.Context) error {
 	a.usage = storage.NewUsage(a.st.db, a.cfg.Audit)
 	collect := blobQueueWorker(a.collector, a.cfg.BlobQueue, a.log)
 	a.loops = []*worker{collect, variantCacheWorker(variants, a.cfg.Cache, a.log),
-		usageWorker(a.usage, a.cfg.Audit, a.log), auditWorker(a.usage, a.log)}
+		usageWorker(a.usage, a.cfg.Audit, a.log), auditWorker(a.usage, a.log), uploadTokenWorker(a.st.db, a.log)}
 	a.deps = api.Deps{DB: a.st.db, Blobs: a.st.blobs, Engine: a.eng, Logger: a.log, Variants: variants,
 		Collector: collect, Usage: a.usage}
 	b, err := newVariationBuilder(a.st, a.eng)

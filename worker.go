@@ -8,11 +8,12 @@ import (
 
 // worker is the one shape of the server's background loops (worker_*.go):
 // the blob queue's collector, the variation builder, the variant cache's
-// and the usage counters' flushes, the audit log's purge. It runs its pass
-// at once, then every interval and whenever woken, until its context
-// ends; a pass's error goes to the log. The pass is a single pass that
-// storage offers (Collector.Drain, DB.DrainVariationJobs, Usage.Flush, ...):
-// what to do and when lives here, the tables and transactions there.
+// and the usage counters' flushes, the audit log's and the upload tokens'
+// purges. It runs its pass at once, then every interval and whenever
+// woken, until its context ends; a pass's error goes to the log. The pass
+// is a single pass that storage offers (Collector.Drain,
+// DB.DrainVariationJobs, Usage.Flush, ...): what to do and when lives
+// here, the tables and transactions there.
 //
 // A paced worker rests after a pass that worked on something, restAfter
 // times as long as the pass took, and then passes again at once; so its

@@ -27,6 +27,7 @@ var (
 		"image.delete", "images.post",
 		"metadata.post", "metadata.delete", "metadata.put",
 		"shorturl.delete", "shorturls.post", "shorturls.delete",
+		"uploadtokens.post", "uploadtoken.delete",
 	)
 	// allResources carries both Imbo 2.x's names of the key resources
 	// (keys.put, keys.head, keys.delete) and 3.x's, so rules written for
@@ -211,7 +212,9 @@ var errPermissionDenied = errorf(http.StatusBadRequest, "Permission denied (publ
 // must exist and hold the event's resource for the path user.
 func (s *Server) checkAccess(ctx context.Context, ev *Event) error {
 	c := ev.call
-	if unguarded[c.route.name] {
+	// An upload token was checked (useUploadToken), its issuing key's
+	// right to upload included.
+	if unguarded[c.route.name] || c.token != nil {
 		return nil
 	}
 	if c.publicKey == "" {

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/vitrine/vitrine/api/cdn"
 	"github.com/vitrine/vitrine/storage"
@@ -41,6 +42,10 @@ type Config struct {
 	Limits Limits `yaml:"-"`
 	// CORS configures cross-origin access; off by default.
 	CORS CORS `yaml:"cors"`
+	// Uploads configures upload tokens. The configuration file keeps it
+	// in its `uploads` section, which api shares with engine's accepted
+	// formats, so main composes that section rather than this field.
+	Uploads Uploads `yaml:"-"`
 	// CacheVariants stores transformed images in the blob store so repeated
 	// requests skip the work. Default true.
 	CacheVariants *bool `yaml:"cacheVariants"`
@@ -70,6 +75,24 @@ type Limits struct {
 	MaxMetadataBytes int64 `yaml:"maxMetadataBytes"`
 	// MaxMetadataDepth caps metadata nesting (400 above). Default 16.
 	MaxMetadataDepth int `yaml:"maxMetadataDepth"`
+}
+
+// Uploads configures upload tokens (README, Upload tokens).
+type Uploads struct {
+	// TokenMaxTTL caps the life of an upload token: a request for a longer
+	// one is refused (400). Default 24h.
+	TokenMaxTTL time.Duration `yaml:"tokenMaxTTL"`
+}
+
+// DefaultTokenMaxTTL is Uploads.TokenMaxTTL unless set.
+const DefaultTokenMaxTTL = 24 * time.Hour
+
+// Validate reports a setting out of range; zero means the default.
+func (u Uploads) Validate() error {
+	if u.TokenMaxTTL != 0 && u.TokenMaxTTL < time.Second {
+		return fmt.Errorf("uploads.tokenMaxTTL: want at least 1s, got %s", u.TokenMaxTTL)
+	}
+	return nil
 }
 
 // AccessControl is the configured (immutable) part of access control.
@@ -164,6 +187,9 @@ func (c *Config) Defaults() {
 		c.Authentication.Protocol = "incoming"
 	}
 	c.Limits.defaults()
+	if c.Uploads.TokenMaxTTL == 0 {
+		c.Uploads.TokenMaxTTL = DefaultTokenMaxTTL
+	}
 	c.CORS.defaults()
 	c.Analysis.defaults()
 }
@@ -202,6 +228,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.CDN.Validate(); err != nil {
+		return err
+	}
+	if err := c.Uploads.Validate(); err != nil {
 		return err
 	}
 	seen := map[string]bool{}

@@ -43,11 +43,11 @@ type metadataDoc struct {
 	err  error
 }
 
-// uploadBody reads the images.post body once, capped.
+// uploadBody reads the images.post upload once (readUpload).
 func (c *call) uploadBody() ([]byte, error) {
 	if !c.upload.read {
 		c.upload.read = true
-		c.upload.data, c.upload.err = readBody(c, c.s.cfg.Limits.MaxBodyBytes)
+		c.upload.data, c.upload.err = c.readUpload()
 	}
 	return c.upload.data, c.upload.err
 }

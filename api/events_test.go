@@ -68,6 +68,7 @@ func TestEventsFired(t *testing.T) {
 		"/keys", "/keys/k", "/keys/k/access", "/keys/k/access/1", "/audit", "/usage",
 		"/webhooks", "/webhooks/w", "/webhooks/w/ping", "/webhooks/w/deliveries", "/webhooks/w/deliveries/1",
 		"/webhooks/w/deliveries/1/redeliver",
+		"/users/alice/uploadtokens", "/users/alice/uploadtokens/3f2a9c4d1e0b7a65",
 		"/nowhere", "/users/alice/images/abc/unknown",
 	}
 	methods := []string{"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "SEARCH", "PATCH", "BREW"}

@@ -6,6 +6,7 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -187,6 +188,9 @@ func (s *Server) postImage(c *call) error {
 		Added: s.now().UTC(), Updated: s.now().UTC(), Metadata: c.upload.metadata,
 	}
 	created, err := s.storeImage(c.ctx(), &img, data)
+	if errors.Is(err, storage.ErrUploadTokenSpent) && c.token != nil {
+		return s.tokenSpent(c)
+	}
 	if err != nil {
 		return err
 	}
@@ -201,13 +205,17 @@ func (s *Server) postImage(c *call) error {
 }
 
 // storeImage stores an upload (storage/doc.go): an image the user already
-// has is returned as it is (created false) and nothing is written;
+// has is returned as it is (created false) and nothing is written but the
+// spending of an upload token's use;
 // otherwise the upload's own blob key is reserved, the blob written, and
 // the row committed with its metadata in one transaction that claims the
 // reservation. Whatever fails on the way, no row names a missing blob, and
 // the blob of an upload that does not commit is collected.
 func (s *Server) storeImage(ctx context.Context, img *storage.Image, data []byte) (bool, error) {
 	if existing, err := s.images.Image(ctx, img.User, img.Identifier); err == nil {
+		if err := s.spendUploadToken(ctx); err != nil {
+			return false, err
+		}
 		*img = existing
 		return false, nil
 	} else if !isNotExist(err) {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -109,8 +110,20 @@ func (s *Server) end(rec *recorder, r *http.Request, route, id string, start tim
 	}
 	if s.accessLog != nil {
 		s.accessLog.LogAttrs(r.Context(), slog.LevelInfo, "request",
-			slog.String("id", id), slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			slog.String("id", id), slog.String("method", r.Method), slog.String("path", redactToken(r.URL.Path)),
 			slog.String("route", route), slog.Int("status", rec.status), slog.Int64("bytes", rec.bytes),
 			slog.Float64("ms", float64(d.Microseconds())/1000), slog.String("remote", r.RemoteAddr))
 	}
+}
+
+// redactToken hides an upload token named in a path (DELETE
+// /users/<user>/uploadtokens/<token>): a revocation that failed leaves the
+// token usable, so the access log must not hold it.
+func redactToken(path string) string {
+	const seg = "/uploadtokens/" + uploadTokenPrefix
+	i := strings.Index(path, seg)
+	if i < 0 {
+		return path
+	}
+	return path[:i+len(seg)] + "…"
 }

@@ -73,3 +73,19 @@ func TestMethodLabelsBounded(t *testing.T) {
 		t.Errorf("%d request series, want 2 (GET and OTHER)", n)
 	}
 }
+
+// TestRedactToken: the access log never holds an upload token named in a
+// path, and leaves every other path as it is.
+func TestRedactToken(t *testing.T) {
+	for in, want := range map[string]string{
+		"/users/alice/uploadtokens/vut_Zq3Xb0c8TQm1kM2y7VnS6pJ4wR9aLhE5dGfUoKiYt0s":      "/users/alice/uploadtokens/vut_…",
+		"/users/alice/uploadtokens/vut_Zq3Xb0c8TQm1kM2y7VnS6pJ4wR9aLhE5dGfUoKiYt0s.json": "/users/alice/uploadtokens/vut_…",
+		"/users/alice/uploadtokens/3f2a9c4d1e0b7a65":                                     "/users/alice/uploadtokens/3f2a9c4d1e0b7a65",
+		"/users/vut_x/images/abc": "/users/vut_x/images/abc",
+		"/users/alice/images":     "/users/alice/images",
+	} {
+		if got := redactToken(in); got != want {
+			t.Errorf("redactToken(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

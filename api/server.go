@@ -223,6 +223,8 @@ func (s *Server) buildRoutes() []*route {
 		r("webhookdeliveries", "/webhooks/{webhook}/deliveries", true, map[string]handler{"GET": s.listDeliveries}),
 		r("webhookdelivery", "/webhooks/{webhook}/deliveries/{delivery}", true, map[string]handler{"GET": s.getDelivery}),
 		r("webhookdelivery", "/webhooks/{webhook}/deliveries/{delivery}/redeliver", true, map[string]handler{"POST": s.redeliver}),
+		r("uploadtokens", "/users/{user}/uploadtokens", true, map[string]handler{"POST": s.postUploadToken}),
+		r("uploadtoken", "/users/{user}/uploadtokens/{token}", true, map[string]handler{"DELETE": s.deleteUploadToken}),
 	}
 }
 
@@ -251,6 +253,9 @@ type call struct {
 	// authed is set once the listeners let the call through: its changes
 	// are recorded as made by publicKey, and it counts as the key's use.
 	authed bool
+	// token is the upload token the call is authorised by (an upload made
+	// with one; uploadtokenauth.go), nil for a signed call.
+	token *storage.UploadToken
 }
 
 // event is the `<resource>.<method>` name of the call.
@@ -294,7 +299,7 @@ func (s *Server) serve(c *call) error {
 	case !knownMethods[c.method]:
 		return errorf(http.StatusNotImplemented, "Unsupported HTTP method: %s", c.method)
 	}
-	if s.cfg.CORS.enabled() && s.applyCORS(c) {
+	if s.uploadPreflight(c) || (s.cfg.CORS.enabled() && s.applyCORS(c)) {
 		return nil
 	}
 	h, ok := c.route.handler(c.method)
@@ -304,6 +309,16 @@ func (s *Server) serve(c *call) error {
 		return e
 	}
 	c.publicKey = s.publicKeyOf(c)
+	if err := s.useUploadToken(c); err != nil {
+		return err
+	}
+	if c.token != nil {
+		// The policy is checked on what the client sent, before any
+		// listener reads it.
+		if _, err := c.uploadBody(); err != nil {
+			return err
+		}
+	}
 	c.custom = map[string]any{}
 	ev := &Event{Name: c.event(), call: c, Stats: c.custom}
 	if err := s.Bus.Fire(c.r.Context(), ev); err != nil {

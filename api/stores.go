@@ -100,6 +100,14 @@ type variationStore interface {
 	Variations(ctx context.Context, img storage.Image) ([]storage.Variation, error)
 }
 
+// tokenStore keeps upload tokens.
+type tokenStore interface {
+	CreateUploadToken(ctx context.Context, t storage.UploadToken) error
+	UploadToken(ctx context.Context, hash string) (storage.UploadToken, error)
+	RevokeUploadToken(ctx context.Context, user, id string, at time.Time) (storage.UploadToken, error)
+	SpendUploadToken(ctx context.Context, id string) error
+}
+
 // stores groups the consumer views of one database.
 type stores struct {
 	images      imageStore
@@ -113,6 +121,7 @@ type stores struct {
 	keyNames    keyLister
 	auditLog    auditStore
 	variantRows variantLister
+	tokens      tokenStore
 }
 
 // variantLister lists an image's cached variants.
@@ -121,7 +130,8 @@ type variantLister interface {
 }
 
 func newStores(db *storage.DB) stores {
-	return stores{images: db, listing: db, metadata: db, shortURLs: db, stats: db, keys: db, rules: db, groups: db, keyNames: db, auditLog: db, variantRows: db}
+	return stores{images: db, listing: db, metadata: db, shortURLs: db, stats: db, keys: db, rules: db, groups: db, keyNames: db, auditLog: db, variantRows: db,
+		tokens: db}
 }
 
 var (
@@ -137,6 +147,7 @@ var (
 	_ groupStore     = (*storage.DB)(nil)
 	_ pinger         = (*storage.DB)(nil)
 	_ variationStore = (*storage.DB)(nil)
+	_ tokenStore     = (*storage.DB)(nil)
 	_ blobStore      = (*storage.Blobs)(nil)
 	_ pinger         = (*storage.Blobs)(nil)
 )

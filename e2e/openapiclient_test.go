@@ -16,7 +16,7 @@ import (
 // oapi-codegen generates from api/openapi.yaml with its default options
 // (e2e/openapiclient; `make openapi-check` fails when it is stale): upload,
 // merge metadata, read it back, list with metadata, fetch a transformed
-// image, and a typed 404. Every user key of the metadata, nested values
+// image, issue, use and revoke an upload token, and a typed 404. Every user key of the metadata, nested values
 // included, must come back through the generated types; each exchange is
 // also checked against the document (the tests' shared client).
 func TestGeneratedClient(t *testing.T) {
@@ -114,6 +114,42 @@ func TestGeneratedClient(t *testing.T) {
 		}
 		if ow := r.Headers200.XServiceOutputWidth; ow == nil || *ow != 32 {
 			t.Fatalf("X-Service-OutputWidth = %v, want 32", ow)
+		}
+	})
+
+	t.Run("upload token", func(t *testing.T) {
+		uploads, formats, origin := 2, []string{"png"}, "https://app.example.com"
+		md := openapiclient.JSONObject{"album": "summer"}
+		r, err := c.CreateUploadTokenWithResponse(ctx, "alice", nil, openapiclient.CreateUploadTokenJSONRequestBody{
+			Uploads: &uploads, Formats: &formats, Metadata: &md, Origin: &origin})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tok := r.JSON201
+		if tok == nil || tok.Uploads != 2 || !reflect.DeepEqual(tok.Formats, formats) || tok.Metadata["album"] != "summer" ||
+			tok.Origin == nil || *tok.Origin != origin || tok.Id == "" || len(tok.Token) != 47 {
+			t.Fatalf("token: %d %s", r.StatusCode(), r.Body)
+		}
+		// The token alone: a client that signs nothing.
+		anon, err := openapiclient.NewClientWithResponses(s.URL, openapiclient.WithHTTPClient(client))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bearer := func(_ context.Context, req *http.Request) error {
+			req.Header.Set("Authorization", "Bearer "+tok.Token)
+			return nil
+		}
+		up, err := anon.UploadImageWithBodyWithResponse(ctx, "alice", nil, "image/png", bytes.NewReader(testPNG(t, 20, 20, 8)), bearer)
+		if err != nil || up.JSON201 == nil {
+			t.Fatalf("upload with the token: %v %d %s", err, up.StatusCode(), up.Body)
+		}
+		rv, err := c.RevokeUploadTokenWithResponse(ctx, "alice", tok.Id, nil)
+		if err != nil || rv.JSON200 == nil || rv.JSON200.Id != tok.Id {
+			t.Fatalf("revoke: %v %d %s", err, rv.StatusCode(), rv.Body)
+		}
+		up, err = anon.UploadImageWithBodyWithResponse(ctx, "alice", nil, "image/png", bytes.NewReader(testPNG(t, 20, 20, 9)), bearer)
+		if err != nil || up.JSON401 == nil || up.JSON401.Error.ServiceErrorCode != 112 {
+			t.Fatalf("upload with the revoked token: %v %d %s", err, up.StatusCode(), up.Body)
 		}
 	})
 

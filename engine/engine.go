@@ -35,8 +35,11 @@ type Config struct {
 	DefaultWatermark string `yaml:"defaultWatermark"`
 	// JPEGQuality is the quality of JPEG output without compress (default 80).
 	JPEGQuality int `yaml:"jpegQuality"`
-	// Uploads says which image types may be uploaded.
-	Uploads Uploads `yaml:"uploads"`
+	// Uploads says which image types may be uploaded. The configuration
+	// file keeps it in its `uploads` section, which engine shares with
+	// api's upload tokens, so main composes that section rather than this
+	// field.
+	Uploads Uploads `yaml:"-"`
 	// Output is the policy for transformed and converted images.
 	Output OutputPolicy `yaml:"output"`
 	// PixelPool bounds the pixel buffers kept for guest steps.

@@ -87,9 +87,15 @@ var eventNames = []string{
 	"stats.get", "stats.head",
 	"status.get", "status.head",
 	"transformations.get", "transformations.head",
+	"uploadtoken.delete", "uploadtokens.post",
 	"usage.get", "usage.head",
 	"user.get", "user.head",
 	"variants.get", "variants.head",
+	"webhook.delete", "webhook.get", "webhook.head", "webhook.put",
+	"webhookdeliveries.get", "webhookdeliveries.head",
+	"webhookdelivery.get", "webhookdelivery.head", "webhookdelivery.post",
+	"webhookping.post",
+	"webhooks.get", "webhooks.head", "webhooks.post",
 }
 
 // EventNames returns the name of every event the host fires, sorted.

@@ -51,6 +51,12 @@ var (
 	// It is the operator's problem, so a client sees a 500.
 	ErrDecrypt = &Error{"storage: cannot decrypt private key (wrong or missing secret)",
 		http.StatusInternalServerError, "Internal server error"}
+	// ErrUploadTokenSpent: an upload made with an upload token found it
+	// without a use left when it committed: used up, revoked or expired
+	// meanwhile (the token read again says which). Nothing was written
+	// (401).
+	ErrUploadTokenSpent = &Error{"storage: upload token has no use left", http.StatusUnauthorized,
+		"The upload token has no use left (used up, revoked or expired)"}
 	// ErrUnavailable: a backend did not answer within its timeout, or
 	// failed in a way a retry may mend (503). Every *UnavailableError is
 	// one.

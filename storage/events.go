@@ -76,6 +76,7 @@ const (
 	groupScope                     // target a group name
 	filterScope                    // target "filters"
 	webhookScope                   // target a webhook id
+	tokenScope                     // target user/uploadtokens/id
 )
 
 // eventKinds maps every audit action to its event: one table, so that a
@@ -101,6 +102,9 @@ var eventKinds = map[string]eventKind{
 	"webhook.create":  {"io.vitrine.webhook.created", webhookScope},
 	"webhook.update":  {"io.vitrine.webhook.updated", webhookScope},
 	"webhook.delete":  {"io.vitrine.webhook.deleted", webhookScope},
+
+	"uploadtoken.create": {"io.vitrine.uploadtoken.created", tokenScope},
+	"uploadtoken.revoke": {"io.vitrine.uploadtoken.revoked", tokenScope},
 }
 
 // subject and names return the event's subject and the fields of its
@@ -116,6 +120,9 @@ func (k eventKind) subject(target string) (string, map[string]any) {
 		return "groups/" + target, map[string]any{"group": target}
 	case webhookScope:
 		return "webhooks/" + target, map[string]any{"webhook": target}
+	case tokenScope:
+		user, rest, _ := strings.Cut(target, "/")
+		return "users/" + target, map[string]any{"user": user, "uploadToken": strings.TrimPrefix(rest, "uploadtokens/")}
 	}
 	return target, map[string]any{}
 }

@@ -99,6 +99,11 @@ func (db *DB) InsertImage(ctx context.Context, img *Image) (created bool, err er
 // image leave one row and report created once. When a collector took res
 // first (the write overran its lease), nothing is written and the error
 // is ErrReservationLost.
+//
+// When ctx's Actor carries an upload token, the commit spends one of its
+// uses in the same transaction, whether it adds the image or finds it
+// stored: with no use left (used up, revoked or expired), nothing is
+// written and the error is ErrUploadTokenSpent.
 func (db *DB) CommitImage(ctx context.Context, img *Image, res Reservation, variations bool) (created bool, err error) {
 	if err := validateImage(img); err != nil {
 		return false, err
@@ -130,6 +135,13 @@ func (db *DB) CommitImage(ctx context.Context, img *Image, res Reservation, vari
 	}
 	var n int64
 	err = db.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		if token := ActorFrom(ctx).UploadToken; token != "" {
+			// First, so that the token's row lock orders racing uploads
+			// before either inserts anything.
+			if err := db.spendUploadToken(ctx, tx, token); err != nil {
+				return err
+			}
+		}
 		res2, err := db.insertIgnore(tx.NewInsert().Model(row), "identifier").Exec(ctx)
 		if err != nil {
 			return err

@@ -447,8 +447,11 @@ type Error struct {
 		Message string   `json:"message"`
 
 		// ServiceErrorCode 0, or 101 missing timestamp or signature, 102 invalid timestamp, 103 signature
-		// mismatch, 104 expired timestamp, 201 no image attached, 203 unsupported image type,
-		// 205 invalid image.
+		// mismatch, 104 expired timestamp, 110 unknown upload token, 111 expired upload token,
+		// 112 revoked upload token, 113 used-up upload token, 114 upload token of another
+		// user, 115 upload token on another route, 116 upload token from another origin, 117
+		// upload token whose issuing key may no longer upload, 201 no image attached, 203
+		// unsupported image type, 205 invalid image.
 		ServiceErrorCode int `json:"serviceErrorCode"`
 	} `json:"error"`
 
@@ -741,6 +744,52 @@ type TransformationKind string
 // TransformationParamsType defines model for Transformation.Params.Type.
 type TransformationParamsType string
 
+// UploadToken defines model for UploadToken.
+type UploadToken struct {
+	// Expires An HTTP date in GMT.
+	Expires HTTPDate `json:"expires"`
+	Formats []string `json:"formats"`
+
+	// Id The token's id, as the audit log names it; it may revoke the token.
+	Id        string `json:"id"`
+	MaxBytes  int    `json:"maxBytes"`
+	MaxPixels int    `json:"maxPixels"`
+
+	// Metadata A JSON object with any keys and values.
+	Metadata JSONObject `json:"metadata"`
+
+	// Origin Present when the token names one.
+	Origin *string `json:"origin,omitempty"`
+
+	// Token The token, `vut_` and 43 characters of base64url; shown only here.
+	Token   string `json:"token"`
+	Uploads int    `json:"uploads"`
+}
+
+// UploadTokenRequest An upload token's policy; every field may be left out.
+type UploadTokenRequest struct {
+	// ExpiresIn Seconds the token lives, at most `uploads.tokenMaxTTL` (default 15 minutes, or that when shorter).
+	ExpiresIn *int `json:"expiresIn,omitempty"`
+
+	// Formats Image types accepted, among `uploads.formats` (the default); `jpeg` and `tiff` read as `jpg` and `tif`.
+	Formats *[]string `json:"formats,omitempty"`
+
+	// MaxBytes Bytes per upload, at most `limits.maxBodyBytes` (the default).
+	MaxBytes *int `json:"maxBytes,omitempty"`
+
+	// MaxPixels Width x height per upload, at most `limits.maxPixels` (the default).
+	MaxPixels *int `json:"maxPixels,omitempty"`
+
+	// Metadata Given to each image uploaded with the token (the metadata rules apply).
+	Metadata *JSONObject `json:"metadata,omitempty"`
+
+	// Origin The one browser origin (`https://app.example.com`) the token may be used from; without it, any.
+	Origin *string `json:"origin,omitempty"`
+
+	// Uploads How many uploads the token allows.
+	Uploads *int `json:"uploads,omitempty"`
+}
+
 // UserStats One user's counts in `GET /stats`.
 type UserStats struct {
 	NumBytes  int `json:"numBytes"`
@@ -932,6 +981,9 @@ type Status struct {
 	// Timestamp An HTTP date in GMT.
 	Timestamp HTTPDate `json:"timestamp"`
 }
+
+// TokenRefused defines model for TokenRefused.
+type TokenRefused = Error
 
 // TooManyRequests defines model for TooManyRequests.
 type TooManyRequests = Error
@@ -1639,6 +1691,32 @@ type ListVariantsParams struct {
 	Signature *SignatureQuery `form:"signature,omitempty" json:"signature,omitempty"`
 }
 
+// CreateUploadTokenParams defines parameters for CreateUploadToken.
+type CreateUploadTokenParams struct {
+	// PublicKey The acting public key when it is not named like the path's user (and no `PublicKey` header
+	// is sent); part of the URL an access token or signature covers.
+	PublicKey *PublicKeyQuery `form:"publicKey,omitempty" json:"publicKey,omitempty"`
+
+	// Timestamp The signature's timestamp, instead of the `Authenticate-Timestamp` header.
+	Timestamp *TimestampQuery `form:"timestamp,omitempty" json:"timestamp,omitempty"`
+
+	// Signature The signature, instead of the `Authenticate-Signature` header.
+	Signature *SignatureQuery `form:"signature,omitempty" json:"signature,omitempty"`
+}
+
+// RevokeUploadTokenParams defines parameters for RevokeUploadToken.
+type RevokeUploadTokenParams struct {
+	// PublicKey The acting public key when it is not named like the path's user (and no `PublicKey` header
+	// is sent); part of the URL an access token or signature covers.
+	PublicKey *PublicKeyQuery `form:"publicKey,omitempty" json:"publicKey,omitempty"`
+
+	// Timestamp The signature's timestamp, instead of the `Authenticate-Timestamp` header.
+	Timestamp *TimestampQuery `form:"timestamp,omitempty" json:"timestamp,omitempty"`
+
+	// Signature The signature, instead of the `Authenticate-Signature` header.
+	Signature *SignatureQuery `form:"signature,omitempty" json:"signature,omitempty"`
+}
+
 // ListWebhooksParams defines parameters for ListWebhooks.
 type ListWebhooksParams struct {
 	// PublicKey The acting public key when it is not named like the path's user (and no `PublicKey` header
@@ -1791,6 +1869,9 @@ type ReplaceMetadataJSONRequestBody = JSONObject
 
 // CreateShortURLJSONRequestBody defines body for CreateShortURL for application/json ContentType.
 type CreateShortURLJSONRequestBody CreateShortURLJSONBody
+
+// CreateUploadTokenJSONRequestBody defines body for CreateUploadToken for application/json ContentType.
+type CreateUploadTokenJSONRequestBody = UploadTokenRequest
 
 // CreateWebhookJSONRequestBody defines body for CreateWebhook for application/json ContentType.
 type CreateWebhookJSONRequestBody = WebhookRequest
@@ -2505,6 +2586,18 @@ type ClientInterface interface {
 	// set, an upload whose perceptual hash is within that many bits of one of the user's images is
 	// refused with 409 naming that image, and nothing is stored.
 	//
+	// Signed, or with an upload token (`Authorization: Bearer <token>` or `?uploadToken=<token>`,
+	// see `createUploadToken`): the token's policy is checked before anything is decoded (413 past
+	// its `maxBytes` or `maxPixels`, 415 for a type it does not accept), each upload that answers 200
+	// or 201 spends one of its uses in the image's own transaction, the image gets the token's
+	// metadata (listeners and the analysis add theirs), and the audit log records the upload as
+	// the issuing key's with the token's id in the detail. A token that is unknown, expired,
+	// revoked or used up answers 401 (service error codes 110, 111, 112, 113, with a
+	// `WWW-Authenticate: Bearer` challenge); one of another user, used on another route, from
+	// another origin than its own, or whose issuing key may no longer upload for the user answers
+	// 403 (114, 115, 116, 117). With an `Origin`, the answer carries
+	// `Access-Control-Allow-Origin` for it unless the token names another origin.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /users/{user}/images (the `UploadImage` operationId).
@@ -2676,6 +2769,44 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /users/{user}/images/{image}/variants (the `ListVariants` operationId).
 	ListVariants(ctx context.Context, user User, image ImageID, params *ListVariantsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateUploadTokenWithBody Issue an upload token
+	//
+	// A token that uploads for the path's user with the policy of the body, every field of which
+	// may be left out (an empty body takes every default). Resource `uploadtokens.post` (built-in
+	// group `read-write`); the key must also be allowed `images.post` on the user (403 otherwise),
+	// so a token never hands on more than its issuer holds, and it stops working when its issuer
+	// loses that right. A field out of range is a 400 naming it and its bounds. The token is shown
+	// only in this answer: the service keeps its SHA-256. Audited as `uploadtoken.create`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /users/{user}/uploadtokens (the `CreateUploadToken` operationId).
+	CreateUploadTokenWithBody(ctx context.Context, user User, params *CreateUploadTokenParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateUploadToken Issue an upload token
+	//
+	// A token that uploads for the path's user with the policy of the body, every field of which
+	// may be left out (an empty body takes every default). Resource `uploadtokens.post` (built-in
+	// group `read-write`); the key must also be allowed `images.post` on the user (403 otherwise),
+	// so a token never hands on more than its issuer holds, and it stops working when its issuer
+	// loses that right. A field out of range is a 400 naming it and its bounds. The token is shown
+	// only in this answer: the service keeps its SHA-256. Audited as `uploadtoken.create`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /users/{user}/uploadtokens (the `CreateUploadToken` operationId).
+	CreateUploadToken(ctx context.Context, user User, params *CreateUploadTokenParams, body CreateUploadTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RevokeUploadToken Revoke an upload token
+	//
+	// Revokes one of the user's upload tokens, named by the token itself or by its `id` (as the
+	// audit log shows it): its next upload answers 401. Revoking it again answers 200 with the
+	// first revocation's time. Resource `uploadtoken.delete` (built-in group `read-write`).
+	// Audited as `uploadtoken.revoke`.
+	//
+	// Corresponds with DELETE /users/{user}/uploadtokens/{token} (the `RevokeUploadToken` operationId).
+	RevokeUploadToken(ctx context.Context, user User, token string, params *RevokeUploadTokenParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListWebhooks Every webhook subscription
 	//
@@ -3347,6 +3478,18 @@ func (c *Client) ListImages(ctx context.Context, user User, params *ListImagesPa
 // set, an upload whose perceptual hash is within that many bits of one of the user's images is
 // refused with 409 naming that image, and nothing is stored.
 //
+// Signed, or with an upload token (`Authorization: Bearer <token>` or `?uploadToken=<token>`,
+// see `createUploadToken`): the token's policy is checked before anything is decoded (413 past
+// its `maxBytes` or `maxPixels`, 415 for a type it does not accept), each upload that answers 200
+// or 201 spends one of its uses in the image's own transaction, the image gets the token's
+// metadata (listeners and the analysis add theirs), and the audit log records the upload as
+// the issuing key's with the token's id in the detail. A token that is unknown, expired,
+// revoked or used up answers 401 (service error codes 110, 111, 112, 113, with a
+// `WWW-Authenticate: Bearer` challenge); one of another user, used on another route, from
+// another origin than its own, or whose issuing key may no longer upload for the user answers
+// 403 (114, 115, 116, 117). With an `Origin`, the answer carries
+// `Access-Control-Allow-Origin` for it unless the token names another origin.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /users/{user}/images (the `UploadImage` operationId).
@@ -3729,6 +3872,74 @@ func (c *Client) GetShortURLParams(ctx context.Context, user User, image ImageID
 // Corresponds with GET /users/{user}/images/{image}/variants (the `ListVariants` operationId).
 func (c *Client) ListVariants(ctx context.Context, user User, image ImageID, params *ListVariantsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListVariantsRequest(c.Server, user, image, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateUploadTokenWithBody Issue an upload token
+//
+// A token that uploads for the path's user with the policy of the body, every field of which
+// may be left out (an empty body takes every default). Resource `uploadtokens.post` (built-in
+// group `read-write`); the key must also be allowed `images.post` on the user (403 otherwise),
+// so a token never hands on more than its issuer holds, and it stops working when its issuer
+// loses that right. A field out of range is a 400 naming it and its bounds. The token is shown
+// only in this answer: the service keeps its SHA-256. Audited as `uploadtoken.create`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /users/{user}/uploadtokens (the `CreateUploadToken` operationId).
+func (c *Client) CreateUploadTokenWithBody(ctx context.Context, user User, params *CreateUploadTokenParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateUploadTokenRequestWithBody(c.Server, user, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateUploadToken Issue an upload token
+//
+// A token that uploads for the path's user with the policy of the body, every field of which
+// may be left out (an empty body takes every default). Resource `uploadtokens.post` (built-in
+// group `read-write`); the key must also be allowed `images.post` on the user (403 otherwise),
+// so a token never hands on more than its issuer holds, and it stops working when its issuer
+// loses that right. A field out of range is a 400 naming it and its bounds. The token is shown
+// only in this answer: the service keeps its SHA-256. Audited as `uploadtoken.create`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /users/{user}/uploadtokens (the `CreateUploadToken` operationId).
+func (c *Client) CreateUploadToken(ctx context.Context, user User, params *CreateUploadTokenParams, body CreateUploadTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateUploadTokenRequest(c.Server, user, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RevokeUploadToken Revoke an upload token
+//
+// Revokes one of the user's upload tokens, named by the token itself or by its `id` (as the
+// audit log shows it): its next upload answers 401. Revoking it again answers 200 with the
+// first revocation's time. Resource `uploadtoken.delete` (built-in group `read-write`).
+// Audited as `uploadtoken.revoke`.
+//
+// Corresponds with DELETE /users/{user}/uploadtokens/{token} (the `RevokeUploadToken` operationId).
+func (c *Client) RevokeUploadToken(ctx context.Context, user User, token string, params *RevokeUploadTokenParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRevokeUploadTokenRequest(c.Server, user, token, params)
 	if err != nil {
 		return nil, err
 	}
@@ -7942,6 +8153,196 @@ func NewListVariantsRequest(server string, user User, image ImageID, params *Lis
 	return req, nil
 }
 
+// NewCreateUploadTokenRequest calls the generic CreateUploadToken builder with application/json body
+func NewCreateUploadTokenRequest(server string, user User, params *CreateUploadTokenParams, body CreateUploadTokenJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCreateUploadTokenRequestWithBody(server, user, params, "application/json", bodyReader)
+}
+
+// NewCreateUploadTokenRequestWithBody constructs an http.Request for the CreateUploadToken method, with any body, and a specified content type
+func NewCreateUploadTokenRequestWithBody(server string, user User, params *CreateUploadTokenParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "user", user, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/users/%s/uploadtokens", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.PublicKey != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "publicKey", *params.PublicKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Timestamp != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "timestamp", *params.Timestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Signature != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "signature", *params.Signature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewRevokeUploadTokenRequest constructs an http.Request for the RevokeUploadToken method
+func NewRevokeUploadTokenRequest(server string, user User, token string, params *RevokeUploadTokenParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "user", user, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "token", token, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/users/%s/uploadtokens/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.PublicKey != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "publicKey", *params.PublicKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Timestamp != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "timestamp", *params.Timestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Signature != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "signature", *params.Signature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListWebhooksRequest constructs an http.Request for the ListWebhooks method
 func NewListWebhooksRequest(server string, params *ListWebhooksParams) (*http.Request, error) {
 	var err error
@@ -9118,6 +9519,18 @@ type ClientWithResponsesInterface interface {
 	// set, an upload whose perceptual hash is within that many bits of one of the user's images is
 	// refused with 409 naming that image, and nothing is stored.
 	//
+	// Signed, or with an upload token (`Authorization: Bearer <token>` or `?uploadToken=<token>`,
+	// see `createUploadToken`): the token's policy is checked before anything is decoded (413 past
+	// its `maxBytes` or `maxPixels`, 415 for a type it does not accept), each upload that answers 200
+	// or 201 spends one of its uses in the image's own transaction, the image gets the token's
+	// metadata (listeners and the analysis add theirs), and the audit log records the upload as
+	// the issuing key's with the token's id in the detail. A token that is unknown, expired,
+	// revoked or used up answers 401 (service error codes 110, 111, 112, 113, with a
+	// `WWW-Authenticate: Bearer` challenge); one of another user, used on another route, from
+	// another origin than its own, or whose issuing key may no longer upload for the user answers
+	// 403 (114, 115, 116, 117). With an `Origin`, the answer carries
+	// `Access-Control-Allow-Origin` for it unless the token names another origin.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /users/{user}/images (the `UploadImage` operationId).
@@ -9311,6 +9724,46 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /users/{user}/images/{image}/variants (the `ListVariants` operationId).
 	ListVariantsWithResponse(ctx context.Context, user User, image ImageID, params *ListVariantsParams, reqEditors ...RequestEditorFn) (*ListVariantsResponse, error)
+
+	// CreateUploadTokenWithBodyWithResponse Issue an upload token
+	//
+	// A token that uploads for the path's user with the policy of the body, every field of which
+	// may be left out (an empty body takes every default). Resource `uploadtokens.post` (built-in
+	// group `read-write`); the key must also be allowed `images.post` on the user (403 otherwise),
+	// so a token never hands on more than its issuer holds, and it stops working when its issuer
+	// loses that right. A field out of range is a 400 naming it and its bounds. The token is shown
+	// only in this answer: the service keeps its SHA-256. Audited as `uploadtoken.create`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /users/{user}/uploadtokens (the `CreateUploadToken` operationId).
+	CreateUploadTokenWithBodyWithResponse(ctx context.Context, user User, params *CreateUploadTokenParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateUploadTokenResponse, error)
+
+	// CreateUploadTokenWithResponse Issue an upload token
+	//
+	// A token that uploads for the path's user with the policy of the body, every field of which
+	// may be left out (an empty body takes every default). Resource `uploadtokens.post` (built-in
+	// group `read-write`); the key must also be allowed `images.post` on the user (403 otherwise),
+	// so a token never hands on more than its issuer holds, and it stops working when its issuer
+	// loses that right. A field out of range is a 400 naming it and its bounds. The token is shown
+	// only in this answer: the service keeps its SHA-256. Audited as `uploadtoken.create`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /users/{user}/uploadtokens (the `CreateUploadToken` operationId).
+	CreateUploadTokenWithResponse(ctx context.Context, user User, params *CreateUploadTokenParams, body CreateUploadTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateUploadTokenResponse, error)
+
+	// RevokeUploadTokenWithResponse Revoke an upload token
+	//
+	// Revokes one of the user's upload tokens, named by the token itself or by its `id` (as the
+	// audit log shows it): its next upload answers 401. Revoking it again answers 200 with the
+	// first revocation's time. Resource `uploadtoken.delete` (built-in group `read-write`).
+	// Audited as `uploadtoken.revoke`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /users/{user}/uploadtokens/{token} (the `RevokeUploadToken` operationId).
+	RevokeUploadTokenWithResponse(ctx context.Context, user User, token string, params *RevokeUploadTokenParams, reqEditors ...RequestEditorFn) (*RevokeUploadTokenResponse, error)
 
 	// ListWebhooksWithResponse Every webhook subscription
 	//
@@ -12326,6 +12779,22 @@ type UploadImageResponse400Headers struct {
 	XServiceErrorMessage      *string
 }
 
+// UploadImageResponse401Headers the declared response headers of an HTTP 401 response for UploadImage
+type UploadImageResponse401Headers struct {
+	WWWAuthenticate           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// UploadImageResponse403Headers the declared response headers of an HTTP 403 response for UploadImage
+type UploadImageResponse403Headers struct {
+	WWWAuthenticate           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
 // UploadImageResponse409Headers the declared response headers of an HTTP 409 response for UploadImage
 type UploadImageResponse409Headers struct {
 	XServiceErrorMessage *string
@@ -12333,6 +12802,14 @@ type UploadImageResponse409Headers struct {
 
 // UploadImageResponse413Headers the declared response headers of an HTTP 413 response for UploadImage
 type UploadImageResponse413Headers struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// UploadImageResponse415Headers the declared response headers of an HTTP 415 response for UploadImage
+type UploadImageResponse415Headers struct {
 	XServiceAuthUrl           *string
 	XServiceErrorDate         *HTTPDate
 	XServiceErrorInternalCode *int
@@ -12366,10 +12843,16 @@ type UploadImageResponse struct {
 	JSON201 *Uploaded
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *TokenRefused
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *TokenRefused
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Error
 	// JSON413 the response for an HTTP 413 `application/json` response
 	JSON413 *ErrorResponse
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
@@ -12380,10 +12863,16 @@ type UploadImageResponse struct {
 	Headers201 *UploadImageResponse201Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *UploadImageResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *UploadImageResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *UploadImageResponse403Headers
 	// Headers409 the parsed response headers for an HTTP 409 response
 	Headers409 *UploadImageResponse409Headers
 	// Headers413 the parsed response headers for an HTTP 413 response
 	Headers413 *UploadImageResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *UploadImageResponse415Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *UploadImageResponse429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
@@ -12405,6 +12894,16 @@ func (r UploadImageResponse) GetJSON400() *BadRequest {
 	return r.JSON400
 }
 
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UploadImageResponse) GetJSON401() *TokenRefused {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UploadImageResponse) GetJSON403() *TokenRefused {
+	return r.JSON403
+}
+
 // GetJSON409 returns the response for an HTTP 409 `application/json` response
 func (r UploadImageResponse) GetJSON409() *Error {
 	return r.JSON409
@@ -12413,6 +12912,11 @@ func (r UploadImageResponse) GetJSON409() *Error {
 // GetJSON413 returns the response for an HTTP 413 `application/json` response
 func (r UploadImageResponse) GetJSON413() *ErrorResponse {
 	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r UploadImageResponse) GetJSON415() *ErrorResponse {
+	return r.JSON415
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -14463,6 +14967,206 @@ func (r ListVariantsResponse) ContentType() string {
 	return ""
 }
 
+// CreateUploadTokenResponse201Headers the declared response headers of an HTTP 201 response for CreateUploadToken
+type CreateUploadTokenResponse201Headers struct {
+	CacheControl *string
+}
+
+// CreateUploadTokenResponse400Headers the declared response headers of an HTTP 400 response for CreateUploadToken
+type CreateUploadTokenResponse400Headers struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// CreateUploadTokenResponse403Headers the declared response headers of an HTTP 403 response for CreateUploadToken
+type CreateUploadTokenResponse403Headers struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// CreateUploadTokenResponseDefaultHeaders the declared response headers of an HTTP default response for CreateUploadToken
+type CreateUploadTokenResponseDefaultHeaders struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+type CreateUploadTokenResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *UploadToken
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *ErrorResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateUploadTokenResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateUploadTokenResponse400Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *CreateUploadTokenResponse403Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *CreateUploadTokenResponseDefaultHeaders
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateUploadTokenResponse) GetJSON201() *UploadToken {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateUploadTokenResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r CreateUploadTokenResponse) GetJSON403() *ErrorResponse {
+	return r.JSON403
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r CreateUploadTokenResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateUploadTokenResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateUploadTokenResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateUploadTokenResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateUploadTokenResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RevokeUploadTokenResponse400Headers the declared response headers of an HTTP 400 response for RevokeUploadToken
+type RevokeUploadTokenResponse400Headers struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// RevokeUploadTokenResponse404Headers the declared response headers of an HTTP 404 response for RevokeUploadToken
+type RevokeUploadTokenResponse404Headers struct {
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// RevokeUploadTokenResponseDefaultHeaders the declared response headers of an HTTP default response for RevokeUploadToken
+type RevokeUploadTokenResponseDefaultHeaders struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+type RevokeUploadTokenResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Id string `json:"id"`
+
+		// Revoked An HTTP date in GMT.
+		Revoked HTTPDate `json:"revoked"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RevokeUploadTokenResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RevokeUploadTokenResponse404Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *RevokeUploadTokenResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RevokeUploadTokenResponse) GetJSON200() *struct {
+	Id string `json:"id"`
+
+	// Revoked An HTTP date in GMT.
+	Revoked HTTPDate `json:"revoked"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RevokeUploadTokenResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RevokeUploadTokenResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r RevokeUploadTokenResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r RevokeUploadTokenResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RevokeUploadTokenResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RevokeUploadTokenResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RevokeUploadTokenResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListWebhooksResponse400Headers the declared response headers of an HTTP 400 response for ListWebhooks
 type ListWebhooksResponse400Headers struct {
 	XServiceAuthUrl           *string
@@ -15801,6 +16505,18 @@ func (c *ClientWithResponses) ListImagesWithResponse(ctx context.Context, user U
 // set, an upload whose perceptual hash is within that many bits of one of the user's images is
 // refused with 409 naming that image, and nothing is stored.
 //
+// Signed, or with an upload token (`Authorization: Bearer <token>` or `?uploadToken=<token>`,
+// see `createUploadToken`): the token's policy is checked before anything is decoded (413 past
+// its `maxBytes` or `maxPixels`, 415 for a type it does not accept), each upload that answers 200
+// or 201 spends one of its uses in the image's own transaction, the image gets the token's
+// metadata (listeners and the analysis add theirs), and the audit log records the upload as
+// the issuing key's with the token's id in the detail. A token that is unknown, expired,
+// revoked or used up answers 401 (service error codes 110, 111, 112, 113, with a
+// `WWW-Authenticate: Bearer` challenge); one of another user, used on another route, from
+// another origin than its own, or whose issuing key may no longer upload for the user answers
+// 403 (114, 115, 116, 117). With an `Origin`, the answer carries
+// `Access-Control-Allow-Origin` for it unless the token names another origin.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /users/{user}/images (the `UploadImage` operationId).
@@ -16125,6 +16841,64 @@ func (c *ClientWithResponses) ListVariantsWithResponse(ctx context.Context, user
 		return nil, err
 	}
 	return ParseListVariantsResponse(rsp)
+}
+
+// CreateUploadTokenWithBodyWithResponse Issue an upload token
+//
+// A token that uploads for the path's user with the policy of the body, every field of which
+// may be left out (an empty body takes every default). Resource `uploadtokens.post` (built-in
+// group `read-write`); the key must also be allowed `images.post` on the user (403 otherwise),
+// so a token never hands on more than its issuer holds, and it stops working when its issuer
+// loses that right. A field out of range is a 400 naming it and its bounds. The token is shown
+// only in this answer: the service keeps its SHA-256. Audited as `uploadtoken.create`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /users/{user}/uploadtokens (the `CreateUploadToken` operationId).
+func (c *ClientWithResponses) CreateUploadTokenWithBodyWithResponse(ctx context.Context, user User, params *CreateUploadTokenParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateUploadTokenResponse, error) {
+	rsp, err := c.CreateUploadTokenWithBody(ctx, user, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateUploadTokenResponse(rsp)
+}
+
+// CreateUploadTokenWithResponse Issue an upload token
+//
+// A token that uploads for the path's user with the policy of the body, every field of which
+// may be left out (an empty body takes every default). Resource `uploadtokens.post` (built-in
+// group `read-write`); the key must also be allowed `images.post` on the user (403 otherwise),
+// so a token never hands on more than its issuer holds, and it stops working when its issuer
+// loses that right. A field out of range is a 400 naming it and its bounds. The token is shown
+// only in this answer: the service keeps its SHA-256. Audited as `uploadtoken.create`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /users/{user}/uploadtokens (the `CreateUploadToken` operationId).
+func (c *ClientWithResponses) CreateUploadTokenWithResponse(ctx context.Context, user User, params *CreateUploadTokenParams, body CreateUploadTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*CreateUploadTokenResponse, error) {
+	rsp, err := c.CreateUploadToken(ctx, user, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateUploadTokenResponse(rsp)
+}
+
+// RevokeUploadTokenWithResponse Revoke an upload token
+//
+// Revokes one of the user's upload tokens, named by the token itself or by its `id` (as the
+// audit log shows it): its next upload answers 401. Revoking it again answers 200 with the
+// first revocation's time. Resource `uploadtoken.delete` (built-in group `read-write`).
+// Audited as `uploadtoken.revoke`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /users/{user}/uploadtokens/{token} (the `RevokeUploadToken` operationId).
+func (c *ClientWithResponses) RevokeUploadTokenWithResponse(ctx context.Context, user User, token string, params *RevokeUploadTokenParams, reqEditors ...RequestEditorFn) (*RevokeUploadTokenResponse, error) {
+	rsp, err := c.RevokeUploadToken(ctx, user, token, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRevokeUploadTokenResponse(rsp)
 }
 
 // ListWebhooksWithResponse Every webhook subscription
@@ -21063,6 +21837,20 @@ func ParseUploadImageResponse(rsp *http.Response) (*UploadImageResponse, error) 
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest TokenRefused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest TokenRefused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -21076,6 +21864,13 @@ func ParseUploadImageResponse(rsp *http.Response) (*UploadImageResponse, error) 
 			return nil, err
 		}
 		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
@@ -21145,6 +21940,68 @@ func ParseUploadImageResponse(rsp *http.Response) (*UploadImageResponse, error) 
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers UploadImageResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers UploadImageResponse403Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers403 = &headers
 	case rsp.StatusCode == 409:
 		var headers UploadImageResponse409Headers
 		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
@@ -21186,6 +22043,37 @@ func ParseUploadImageResponse(rsp *http.Response) (*UploadImageResponse, error) 
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers UploadImageResponse415Headers
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers415 = &headers
 	case rsp.StatusCode == 429:
 		var headers UploadImageResponse429Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
@@ -24830,6 +25718,300 @@ func ParseListVariantsResponse(rsp *http.Response) (*ListVariantsResponse, error
 		response.Headers429 = &headers
 	case true:
 		var headers ListVariantsResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateUploadTokenResponse parses an HTTP response from a CreateUploadTokenWithResponse call
+func ParseCreateUploadTokenResponse(rsp *http.Response) (*CreateUploadTokenResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateUploadTokenResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest UploadToken
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers CreateUploadTokenResponse201Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateUploadTokenResponse400Headers
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 403:
+		var headers CreateUploadTokenResponse403Headers
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers403 = &headers
+	case true:
+		var headers CreateUploadTokenResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRevokeUploadTokenResponse parses an HTTP response from a RevokeUploadTokenWithResponse call
+func ParseRevokeUploadTokenResponse(rsp *http.Response) (*RevokeUploadTokenResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RevokeUploadTokenResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Id string `json:"id"`
+
+			// Revoked An HTTP date in GMT.
+			Revoked HTTPDate `json:"revoked"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 400:
+		var headers RevokeUploadTokenResponse400Headers
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers RevokeUploadTokenResponse404Headers
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers404 = &headers
+	case true:
+		var headers RevokeUploadTokenResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

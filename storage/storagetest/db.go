@@ -80,6 +80,9 @@ func TestDBWithSecret(t *testing.T, open func(t *testing.T) *storage.DB, openSec
 		{"Variations", testVariations},
 		{"VariationsFailures", testVariationsFailures},
 		{"VariationsCheck", testVariationsCheck},
+		{"UploadTokens", testUploadTokens},
+		{"UploadTokenCommit", testUploadTokenCommit},
+		{"UploadTokenRace", testUploadTokenRace},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

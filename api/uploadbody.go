@@ -1,0 +1,110 @@
+package api
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"slices"
+	"strings"
+)
+
+// formSlack is the room a multipart/form-data upload may take beside its
+// file: the boundaries, the parts' headers and small fields (a submit
+// button's value).
+const formSlack = 64 << 10
+
+// readUpload reads the upload of images.post: the body itself or, for a
+// multipart/form-data body (a plain HTML form), its one file, capped at
+// limits.maxBodyBytes and, with an upload token, at the token's maxBytes;
+// with a token, the upload's type and pixels are then checked against its
+// policy from the header, before anything is decoded.
+func (c *call) readUpload() ([]byte, error) {
+	limit := c.s.cfg.Limits.MaxBodyBytes
+	t := c.token
+	if t != nil {
+		limit = min(limit, t.MaxBytes)
+	}
+	data, err := readImageBody(c, limit)
+	if err != nil {
+		if t != nil && t.MaxBytes < c.s.cfg.Limits.MaxBodyBytes && httpError(err).Status == http.StatusRequestEntityTooLarge {
+			return nil, errorf(http.StatusRequestEntityTooLarge, "Image too large for the upload token: it allows at most %d bytes", t.MaxBytes)
+		}
+		return nil, err
+	}
+	if t == nil || len(data) == 0 {
+		return data, nil
+	}
+	info, err := c.s.engine.Probe(data)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Contains(t.Formats, info.Ext) {
+		return nil, coded(http.StatusUnsupportedMediaType, codeUnsupportedType, fmt.Sprintf(
+			"Image type %s is not accepted by the upload token (it accepts %s)", info.Ext, strings.Join(t.Formats, ", ")))
+	}
+	if px := int64(info.Width) * int64(info.Height); px > t.MaxPixels {
+		return nil, errorf(http.StatusRequestEntityTooLarge, "Image too large for the upload token: %dx%d is %d pixels; it allows at most %d",
+			info.Width, info.Height, px, t.MaxPixels)
+	}
+	return data, nil
+}
+
+// readImageBody reads the image of an upload at most limit bytes long:
+// the body, or the one file of a multipart/form-data body.
+func readImageBody(c *call, limit int64) ([]byte, error) {
+	mt, params, err := mime.ParseMediaType(c.r.Header.Get("Content-Type"))
+	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
+		return readBody(c, limit)
+	}
+	if c.r.ContentLength > limit+formSlack {
+		return nil, errorf(http.StatusRequestEntityTooLarge, "Request body too large: %d bytes; the limit is %d bytes",
+			c.r.ContentLength, limit)
+	}
+	form := multipart.NewReader(http.MaxBytesReader(c.w, c.r.Body, limit+formSlack), params["boundary"])
+	var file []byte
+	found := false
+	for {
+		p, err := form.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, formError(err)
+		}
+		if p.FileName() == "" {
+			// Another field, or a file input left empty: the body's cap
+			// bounds what is skipped.
+			if _, err := io.Copy(io.Discard, p); err != nil {
+				return nil, formError(err)
+			}
+			continue
+		}
+		if found {
+			return nil, errorf(http.StatusBadRequest, "Send one file per upload: the form holds more than one")
+		}
+		found = true
+		if file, err = io.ReadAll(io.LimitReader(p, limit+1)); err != nil {
+			return nil, formError(err)
+		}
+		if int64(len(file)) > limit {
+			return nil, &http.MaxBytesError{Limit: limit}
+		}
+	}
+	if !found {
+		return nil, coded(http.StatusBadRequest, codeNoImageAttached, "No image attached: the form holds no file")
+	}
+	return file, nil
+}
+
+// formError is the answer to a multipart body that cannot be read: a 413
+// past the cap, a 400 for a malformed form.
+func formError(err error) error {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return err
+	}
+	return &Error{Status: http.StatusBadRequest, Msg: "Invalid multipart/form-data body", err: err}
+}

@@ -1,0 +1,214 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/vitrine/vitrine/storage"
+)
+
+// This file lets an upload through with an upload token (uploadtokens.go
+// issues them): `Authorization: Bearer <token>` or `?uploadToken=<token>`
+// on POST /users/<user>/images, and nothing else. The token stands in for
+// the signature and the access rule; the upload is the issuing key's, and
+// its policy bounds what is read and stored.
+
+// Service error codes of upload token refusals (README, Upload tokens).
+const (
+	codeUploadTokenUnknown = 110
+	codeUploadTokenExpired = 111
+	codeUploadTokenRevoked = 112
+	codeUploadTokenUsedUp  = 113
+	codeUploadTokenUser    = 114
+	codeUploadTokenRoute   = 115
+	codeUploadTokenOrigin  = 116
+	codeUploadTokenIssuer  = 117
+)
+
+// uploadTokenOf returns the upload token the request carries: the
+// uploadToken query parameter, or a Bearer credential that is one (other
+// Bearer credentials are a proxy's business, not ours).
+func (c *call) uploadTokenOf() (string, bool) {
+	if c.query.Has("uploadToken") {
+		return c.query.Get("uploadToken"), true
+	}
+	scheme, cred, found := strings.Cut(strings.TrimSpace(c.r.Header.Get("Authorization")), " ")
+	if cred = strings.TrimSpace(cred); found && strings.EqualFold(scheme, "Bearer") && strings.HasPrefix(cred, uploadTokenPrefix) {
+		return cred, true
+	}
+	return "", false
+}
+
+// isUpload reports whether the call is the one a token authorises.
+func (c *call) isUpload() bool { return c.route.name == "images" && c.method == http.MethodPost }
+
+// tokenRefusal is an upload token refusal: 401 with a WWW-Authenticate
+// challenge for a token that is not (or no longer) a credential, 403 for
+// one used where it does not apply.
+func tokenRefusal(status, code int, format string, args ...any) *Error {
+	e := coded(status, code, fmt.Sprintf(format, args...))
+	if status == http.StatusUnauthorized {
+		e.Header = http.Header{"Www-Authenticate": {`Bearer error="invalid_token", error_description="` +
+			strings.ReplaceAll(e.Msg, `"`, "'") + `"`}}
+	}
+	return e
+}
+
+// useUploadToken checks the upload token the call carries, if any, and
+// makes the call the upload of its issuing key with the token's policy
+// and metadata; the listeners of authentication and access control then
+// let it through. With an Origin, the answer is readable by that page
+// unless the token names another origin.
+func (s *Server) useUploadToken(c *call) error {
+	raw, ok := c.uploadTokenOf()
+	if !ok {
+		return nil
+	}
+	if !c.isUpload() {
+		return tokenRefusal(http.StatusForbidden, codeUploadTokenRoute,
+			"An upload token authorises only uploads: POST /users/<user>/images")
+	}
+	origin := c.r.Header.Get("Origin")
+	t, err := s.tokens.UploadToken(c.ctx(), tokenHash(raw))
+	if isNotExist(err) {
+		c.allowTokenOrigin(origin)
+		return tokenRefusal(http.StatusUnauthorized, codeUploadTokenUnknown, "Unknown upload token")
+	}
+	if err != nil {
+		return err
+	}
+	if t.Origin == "" || strings.EqualFold(t.Origin, origin) {
+		c.allowTokenOrigin(origin)
+	}
+	if err := s.checkUploadToken(c.ctx(), t, c.params["user"], origin); err != nil {
+		return err
+	}
+	c.token, c.publicKey = &t, t.PublicKey
+	c.upload.metadata = maps.Clone(t.Metadata)
+	return nil
+}
+
+// checkUploadToken says why t may not upload for user from origin now, or
+// nil: it must be the user's, neither revoked nor expired nor used up, for
+// this origin (when it names one and the request has one), and its issuing
+// key must still be allowed images.post on the user.
+func (s *Server) checkUploadToken(ctx context.Context, t storage.UploadToken, user, origin string) error {
+	switch {
+	case t.User != user:
+		return tokenRefusal(http.StatusForbidden, codeUploadTokenUser, "Upload token is for user %s, not %s", t.User, user)
+	case !t.Revoked.IsZero():
+		return tokenRefusal(http.StatusUnauthorized, codeUploadTokenRevoked, "Upload token was revoked at %s", httpDate(t.Revoked))
+	case !s.now().Before(t.Expires):
+		return tokenRefusal(http.StatusUnauthorized, codeUploadTokenExpired, "Upload token expired at %s", httpDate(t.Expires))
+	case t.UsesLeft <= 0:
+		return tokenRefusal(http.StatusUnauthorized, codeUploadTokenUsedUp, "Upload token is used up: it allowed %d %s",
+			t.Uses, plural(t.Uses, "upload", "uploads"))
+	case t.Origin != "" && origin != "" && !strings.EqualFold(t.Origin, origin):
+		return tokenRefusal(http.StatusForbidden, codeUploadTokenOrigin, "Upload token is for pages on %s, not %s", t.Origin, origin)
+	}
+	_, rules, ok, err := s.acl.key(ctx, t.PublicKey)
+	if err != nil {
+		return err
+	}
+	if ok {
+		ok, err = s.acl.allows(ctx, rules, "images.post", user)
+		if err != nil {
+			return err
+		}
+	}
+	if !ok {
+		return tokenRefusal(http.StatusForbidden, codeUploadTokenIssuer,
+			"The key that issued this upload token, %s, may no longer upload images for %s", t.PublicKey, user)
+	}
+	return nil
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// tokenSpent is the refusal of an upload whose token had no use left when
+// its image was to be committed (storage.ErrUploadTokenSpent): the token
+// read again says which refusal it is.
+func (s *Server) tokenSpent(c *call) error {
+	t, err := s.tokens.UploadToken(c.ctx(), c.token.Hash)
+	if isNotExist(err) {
+		return tokenRefusal(http.StatusUnauthorized, codeUploadTokenUnknown, "Unknown upload token")
+	}
+	if err != nil {
+		return err
+	}
+	if err := s.checkUploadToken(c.ctx(), t, c.params["user"], ""); err != nil {
+		return err
+	}
+	// Expired by the database's clock a moment before this one's.
+	return tokenRefusal(http.StatusUnauthorized, codeUploadTokenExpired, "Upload token expired at %s", httpDate(t.Expires))
+}
+
+// spendUploadToken spends a use of the upload token ctx's actor carries,
+// for an upload that stores nothing (CommitImage spends the use of one
+// that does).
+func (s *Server) spendUploadToken(ctx context.Context) error {
+	if id := storage.ActorFrom(ctx).UploadToken; id != "" {
+		return s.tokens.SpendUploadToken(ctx, id)
+	}
+	return nil
+}
+
+// allowTokenOrigin lets the page at origin read the answer to an upload
+// made with a token (its service headers too).
+func (c *call) allowTokenOrigin(origin string) {
+	if origin == "" {
+		return
+	}
+	c.w.Header().Set("Access-Control-Allow-Origin", origin)
+	c.varyOrigin = true
+	if _, ok := c.w.(*exposeWriter); !ok {
+		c.w = &exposeWriter{ResponseWriter: c.w, prefix: c.s.cfg.HeaderPrefix + "-"}
+	}
+}
+
+// uploadPreflight answers the CORS preflight of an upload made with a
+// token (a POST to the upload route asking to send Authorization, or with
+// uploadToken in its URL), from any origin: the preflight carries no
+// credential, so the token's origin is checked on the upload itself, whose
+// answer only that origin may read. handled is true when it answered.
+func (s *Server) uploadPreflight(c *call) (handled bool) {
+	origin := c.r.Header.Get("Origin")
+	if c.method != http.MethodOptions || c.route.name != "images" || origin == "" ||
+		!strings.EqualFold(c.r.Header.Get("Access-Control-Request-Method"), http.MethodPost) {
+		return false
+	}
+	var requested []string
+	for _, h := range strings.Split(c.r.Header.Get("Access-Control-Request-Headers"), ",") {
+		if h = http.CanonicalHeaderKey(strings.TrimSpace(h)); h != "" {
+			requested = append(requested, h)
+		}
+	}
+	if !c.query.Has("uploadToken") && !slices.Contains(requested, "Authorization") {
+		return false
+	}
+	allowed := []string{"Authorization", "Content-Type", "Accept"}
+	for _, h := range requested {
+		if !slices.Contains(allowed, h) {
+			allowed = append(allowed, h)
+		}
+	}
+	h := c.w.Header()
+	h.Set("Access-Control-Allow-Origin", origin)
+	h.Set("Access-Control-Allow-Methods", "OPTIONS, POST")
+	h.Set("Access-Control-Allow-Headers", strings.Join(allowed, ", "))
+	h.Set("Access-Control-Max-Age", strconv.Itoa(s.cfg.CORS.MaxAge))
+	c.varyOrigin = true
+	c.commonHeaders()
+	c.w.WriteHeader(http.StatusNoContent)
+	return true
+}
