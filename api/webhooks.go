@@ -49,6 +49,16 @@ func (s *Server) webhookStore() (webhookStore, error) {
 	return s.webhooks, nil
 }
 
+// pathWebhook returns the store and the subscription the path names.
+func (s *Server) pathWebhook(c *call) (webhookStore, storage.Webhook, error) {
+	st, err := s.webhookStore()
+	if err != nil {
+		return nil, storage.Webhook{}, err
+	}
+	w, err := st.Webhook(c.ctx(), c.params["webhook"])
+	return st, w, err
+}
+
 // webhookBody is the JSON of POST and PUT: every field optional but url on
 // POST; on PUT an absent field keeps its value.
 type webhookBody struct {
@@ -230,11 +240,7 @@ func newWebhookID() string {
 
 // getWebhook serves GET /webhooks/{webhook}.
 func (s *Server) getWebhook(c *call) error {
-	st, err := s.webhookStore()
-	if err != nil {
-		return err
-	}
-	w, err := st.Webhook(c.ctx(), c.params["webhook"])
+	_, w, err := s.pathWebhook(c)
 	if err != nil {
 		return err
 	}
@@ -244,7 +250,7 @@ func (s *Server) getWebhook(c *call) error {
 // putWebhook serves PUT /webhooks/{webhook}: the fields given replace
 // theirs (the secret cannot be changed: make a new subscription).
 func (s *Server) putWebhook(c *call) error {
-	st, err := s.webhookStore()
+	st, w, err := s.pathWebhook(c)
 	if err != nil {
 		return err
 	}
@@ -254,10 +260,6 @@ func (s *Server) putWebhook(c *call) error {
 	}
 	if b.Secret != nil {
 		return errorf(http.StatusBadRequest, "A webhook's secret cannot be changed; create a new webhook and delete this one")
-	}
-	w, err := st.Webhook(c.ctx(), c.params["webhook"])
-	if err != nil {
-		return err
 	}
 	if err := s.apply(b, &w); err != nil {
 		return err
@@ -286,11 +288,7 @@ func (s *Server) deleteWebhook(c *call) error {
 // io.vitrine.webhook.ping sent at once, signed as any delivery, whose
 // outcome is the answer (200 whether or not the receiver took it).
 func (s *Server) pingWebhook(c *call) error {
-	st, err := s.webhookStore()
-	if err != nil {
-		return err
-	}
-	w, err := st.Webhook(c.ctx(), c.params["webhook"])
+	_, w, err := s.pathWebhook(c)
 	if err != nil {
 		return err
 	}
@@ -313,14 +311,11 @@ func (s *Server) pingWebhook(c *call) error {
 // listDeliveries serves GET /webhooks/{webhook}/deliveries: the
 // subscription's log, newest first, filtered by state and paged.
 func (s *Server) listDeliveries(c *call) error {
-	st, err := s.webhookStore()
+	st, w, err := s.pathWebhook(c)
 	if err != nil {
 		return err
 	}
-	id := c.params["webhook"]
-	if _, err := st.Webhook(c.ctx(), id); err != nil {
-		return err
-	}
+	id := w.ID
 	var q storage.DeliveryQuery
 	if q.Page, err = intParam(c.query, "page", 1, 1, 1<<30); err != nil {
 		return err
