@@ -38,7 +38,7 @@ var segmentPatterns = map[string]*regexp.Regexp{
 	// webhook is a subscription's id, delivery one of its deliveries.
 	"webhook":  regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`),
 	"delivery": regexp.MustCompile(`^[0-9]{1,18}$`),
-	"token": regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`),
+	"token":    regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`),
 }
 
 // routeMatch is a matched route with its path parameters.

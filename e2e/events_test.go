@@ -342,7 +342,7 @@ accessControl:
 			s    *stream
 		}{{"webhook", hooks.got}, {"nats", nats}, {"rabbit", rabbit}} {
 			waitUntil(t, c.name+" receiving every event", func() bool { return c.s.arrived.Load() >= int64(total) })
-		time.Sleep(time.Second) // so that an event too many, if any, is counted below
+			time.Sleep(time.Second) // so that an event too many, if any, is counted below
 			want.mu.Lock()
 			for subject, types := range want.bySubject {
 				if got := c.s.types(subject); !slices.Equal(got, types) {
