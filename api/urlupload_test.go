@@ -343,8 +343,9 @@ func TestUploadByURLRedirects(t *testing.T) {
 // address or by a host name resolving to one: the dialer fails the test
 // if it is asked for anything.
 func TestUploadByURLRefused(t *testing.T) {
-	e, d := urlEnv(t, testConfig(), outbound.Config{
-		Dialer: &recordingDialer{t: t, dialNothing: true},
+	never := &recordingDialer{t: t, dialNothing: true}
+	e, _ := urlEnv(t, testConfig(), outbound.Config{
+		Dialer: never,
 		Resolver: names{
 			"localhost.test": {"127.0.0.1"},
 			"metadata.test":  {"169.254.169.254"},
@@ -374,7 +375,7 @@ func TestUploadByURLRefused(t *testing.T) {
 			e.wantNothingStored(c.url)
 		})
 	}
-	if dialed := d.calls(); len(dialed) != 0 {
+	if dialed := never.calls(); len(dialed) != 0 {
 		t.Errorf("dialed %v", dialed)
 	}
 }
