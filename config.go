@@ -36,8 +36,8 @@ type fileConfig struct {
 	Engine engine.Config `yaml:",inline"`
 	// Limits are every size limit in one place.
 	Limits limits `yaml:"limits"`
-	// Uploads holds what uploads may be: engine's accepted formats and
-	// api's upload tokens.
+	// Uploads holds what uploads may be: engine's accepted formats, api's
+	// upload tokens and ingestion by URL.
 	Uploads uploads `yaml:"uploads"`
 	// Filters configures WebAssembly filters.
 	Filters filters.Config `yaml:"filters"`
@@ -74,7 +74,7 @@ type limits struct {
 }
 
 // uploads is the file's `uploads` section: engine's accepted formats and
-// api's upload tokens side by side.
+// api's upload tokens and ingestion by URL side by side.
 type uploads struct {
 	Engine engine.Uploads `yaml:",inline"`
 	API    api.Uploads    `yaml:",inline"`

@@ -222,6 +222,8 @@ func TestLoadConfigFile(t *testing.T) {
 		{"requestTimeout: -1s\n", "requestTimeout"},
 		{"outbound:\n  allow: [http://hooks.internal]\n", "outbound.allow"},
 		{"uploads:\n  tokenMaxTTL: 10ms\n", "uploads.tokenMaxTTL"},
+		{"uploads:\n  urlTimeout: -1s\n", "uploads.urlTimeout"},
+		{"uploads:\n  urlConnectTimeout: -1s\n", "uploads.urlConnectTimeout"},
 	} {
 		if _, err := loadConfig(write("bad.yaml", bad.yaml), dir); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%q: %v, want an error naming %q", bad.yaml, err, bad.want)

@@ -81,7 +81,7 @@ func (a *App) startCaches(ctx context.Context) error {
 	a.loops = []*worker{collect, variantCacheWorker(variants, a.cfg.Cache, a.log),
 		usageWorker(a.usage, a.cfg.Audit, a.log), auditWorker(a.usage, a.log), uploadTokenWorker(a.st.db, a.log)}
 	a.deps = api.Deps{DB: a.st.db, Blobs: a.st.blobs, Engine: a.eng, Logger: a.log, Variants: variants,
-		Collector: collect, Usage: a.usage}
+		Collector: collect, Usage: a.usage, Outbound: a.cfg.Outbound}
 	b, err := newVariationBuilder(a.st, a.eng)
 	if err != nil {
 		return err

@@ -30,7 +30,9 @@ func (s *Server) authenticate(ctx context.Context, ev *Event) error {
 	case http.MethodGet, http.MethodHead:
 		return s.checkAccessToken(ctx, c)
 	case http.MethodPost, http.MethodPut, http.MethodDelete:
-		return s.checkSignature(ctx, c)
+		err := s.checkSignature(ctx, c)
+		c.signed = err == nil
+		return err
 	}
 	return nil
 }

@@ -77,22 +77,54 @@ type Limits struct {
 	MaxMetadataDepth int `yaml:"maxMetadataDepth"`
 }
 
-// Uploads configures upload tokens (README, Upload tokens).
+// Uploads configures upload tokens (README, Upload tokens) and ingestion
+// by URL (README, Ingestion by URL).
 type Uploads struct {
 	// TokenMaxTTL caps the life of an upload token: a request for a longer
 	// one is refused (400). Default 24h.
 	TokenMaxTTL time.Duration `yaml:"tokenMaxTTL"`
+	// URLTimeout bounds the whole fetch of an image named by URL, from the
+	// first lookup through every redirect to the last byte (504 past it).
+	// Default 30s.
+	URLTimeout time.Duration `yaml:"urlTimeout"`
+	// URLConnectTimeout bounds each connection such a fetch opens (504
+	// past it). Default 10s, and never more than URLTimeout.
+	URLConnectTimeout time.Duration `yaml:"urlConnectTimeout"`
 }
 
-// DefaultTokenMaxTTL is Uploads.TokenMaxTTL unless set.
-const DefaultTokenMaxTTL = 24 * time.Hour
+// Defaults of Uploads' fields left unset.
+const (
+	DefaultTokenMaxTTL       = 24 * time.Hour
+	DefaultURLTimeout        = 30 * time.Second
+	DefaultURLConnectTimeout = 10 * time.Second
+)
 
 // Validate reports a setting out of range; zero means the default.
 func (u Uploads) Validate() error {
 	if u.TokenMaxTTL != 0 && u.TokenMaxTTL < time.Second {
 		return fmt.Errorf("uploads.tokenMaxTTL: want at least 1s, got %s", u.TokenMaxTTL)
 	}
+	if u.URLTimeout < 0 {
+		return fmt.Errorf("uploads.urlTimeout: want a positive duration, got %s", u.URLTimeout)
+	}
+	if u.URLConnectTimeout < 0 {
+		return fmt.Errorf("uploads.urlConnectTimeout: want a positive duration, got %s", u.URLConnectTimeout)
+	}
 	return nil
+}
+
+// defaults fills unset fields.
+func (u *Uploads) defaults() {
+	if u.TokenMaxTTL == 0 {
+		u.TokenMaxTTL = DefaultTokenMaxTTL
+	}
+	if u.URLTimeout == 0 {
+		u.URLTimeout = DefaultURLTimeout
+	}
+	if u.URLConnectTimeout == 0 {
+		u.URLConnectTimeout = DefaultURLConnectTimeout
+	}
+	u.URLConnectTimeout = min(u.URLConnectTimeout, u.URLTimeout)
 }
 
 // AccessControl is the configured (immutable) part of access control.
@@ -187,9 +219,7 @@ func (c *Config) Defaults() {
 		c.Authentication.Protocol = "incoming"
 	}
 	c.Limits.defaults()
-	if c.Uploads.TokenMaxTTL == 0 {
-		c.Uploads.TokenMaxTTL = DefaultTokenMaxTTL
-	}
+	c.Uploads.defaults()
 	c.CORS.defaults()
 	c.Analysis.defaults()
 }

@@ -26,6 +26,9 @@ type upload struct {
 	info *engine.Info
 	// metadata is what listeners set for the new image.
 	metadata map[string]any
+	// source is the URL the image was fetched from (an upload by URL,
+	// urlupload.go), without user information.
+	source string
 	// origSum is the MD5 of the bytes the client sent, once a listener
 	// replaced them.
 	origSum string

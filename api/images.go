@@ -185,7 +185,7 @@ func (s *Server) postImage(c *call) error {
 	img := storage.Image{
 		User: user, Identifier: id, Size: int64(len(data)), Extension: info.Ext, Mime: info.Mime,
 		Width: info.Width, Height: info.Height, Frames: info.Frames, Checksum: id, OriginalChecksum: orig,
-		Added: s.now().UTC(), Updated: s.now().UTC(), Metadata: c.upload.metadata,
+		Added: s.now().UTC(), Updated: s.now().UTC(), Metadata: c.upload.metadata, Source: c.upload.source,
 	}
 	created, err := s.storeImage(c.ctx(), &img, data)
 	if errors.Is(err, storage.ErrUploadTokenSpent) && c.token != nil {

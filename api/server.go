@@ -53,6 +53,12 @@ type Deps struct {
 	// Usage, when set, counts requests per key and status, uploads and
 	// variant cache results per day (GET /usage and the admin UI's charts).
 	Usage *storage.Usage
+	// Outbound configures the guard that fetches the images of uploads
+	// by URL (README, Ingestion by URL): its allowlist (outbound.allow)
+	// and, in tests, its resolver and dialer; the server sets its caps
+	// (uploads.urlTimeout, uploads.urlConnectTimeout, limits.maxBodyBytes).
+	// The zero value refuses every address the guard's ranges list.
+	Outbound outbound.Config
 	// Webhooks, when set, offers /webhooks: subscriptions are checked
 	// against it and a test ping goes through it (the outbound guard).
 	// Default: none, and /webhooks answers 404.
@@ -95,6 +101,7 @@ type Server struct {
 	// webhooks is nil while webhooks are off; guard checks their URLs.
 	webhooks  webhookStore
 	guard     *outbound.Guard
+	ingest    *outbound.Guard // fetches the images of uploads by URL
 	metrics   *Metrics
 	accessLog *slog.Logger
 	usage     *storage.Usage
@@ -136,6 +143,10 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if d.Webhooks != nil {
 		s.webhooks, s.guard = d.DB, d.Webhooks
 	}
+	var err error
+	if s.ingest, err = ingestGuard(cfg, d.Outbound); err != nil {
+		return nil, fmt.Errorf("api: %w", err)
+	}
 	s.collector = noWaker{}
 	if d.Collector != nil {
 		s.collector = d.Collector
@@ -144,7 +155,6 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if d.Variations != nil {
 		s.builder, s.variations = d.Variations, d.DB
 	}
-	var err error
 	s.variants = d.Variants
 	if d.Variants == nil {
 		if s.variants, err = storage.NewVariantCache(d.DB, d.Blobs, storage.CacheConfig{}); err != nil {
@@ -256,6 +266,10 @@ type call struct {
 	// token is the upload token the call is authorised by (an upload made
 	// with one; uploadtokenauth.go), nil for a signed call.
 	token *storage.UploadToken
+	// signed is set once the call's signature is verified: the image of
+	// an upload by URL is fetched only for a call that proved its key or
+	// carries an upload token (urlupload.go).
+	signed bool
 }
 
 // event is the `<resource>.<method>` name of the call.

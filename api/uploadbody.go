@@ -53,8 +53,15 @@ func (c *call) readUpload() ([]byte, error) {
 }
 
 // readImageBody reads the image of an upload at most limit bytes long:
-// the body, or the one file of a multipart/form-data body.
+// the body, the one file of a multipart/form-data body, or the image at
+// the URL a JSON body names (urlupload.go).
 func readImageBody(c *call, limit int64) ([]byte, error) {
+	if u, ok, err := c.uploadURL(); ok || err != nil {
+		if err != nil {
+			return nil, err
+		}
+		return c.fetchImage(u, limit)
+	}
 	mt, params, err := mime.ParseMediaType(c.r.Header.Get("Content-Type"))
 	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
 		return readBody(c, limit)

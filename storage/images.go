@@ -194,8 +194,11 @@ func (db *DB) recordNewImage(ctx context.Context, tx bun.Tx, img *Image, variati
 			return err
 		}
 	}
-	if err := db.auditWith(ctx, tx, auditEvent{"image.create", img.User + "/" + img.Identifier,
-		map[string]any{"bytes": img.Size, "mime": img.Mime, "width": img.Width, "height": img.Height}}, imageData(img)); err != nil {
+	detail := map[string]any{"bytes": img.Size, "mime": img.Mime, "width": img.Width, "height": img.Height}
+	if img.Source != "" {
+		detail["source"] = clip(img.Source, 2048)
+	}
+	if err := db.auditWith(ctx, tx, auditEvent{"image.create", img.User + "/" + img.Identifier, detail}, imageData(img)); err != nil {
 		return err
 	}
 	return db.addCount(ctx, tx, img.User, 1, img.Size)

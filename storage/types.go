@@ -36,6 +36,10 @@ type Image struct {
 	// Distance is the Hamming distance to Query.Similar's hash in a
 	// similarity listing, else 0.
 	Distance int
+	// Source, given to CommitImage, is the URL the image was fetched from
+	// (an upload by URL): the audit entry of its creation records it. It
+	// is not stored with the image.
+	Source string
 }
 
 // Key is the blob key of the image's bytes.

@@ -744,6 +744,13 @@ type TransformationKind string
 // TransformationParamsType defines model for Transformation.Params.Type.
 type TransformationParamsType string
 
+// UploadByURL An upload by URL (see `uploadImage`).
+type UploadByURL struct {
+	// Url The absolute http or https URL of the image; its user information, if any, is sent as
+	// Basic authentication to that host, and left out of the audit log and the messages.
+	Url string `json:"url"`
+}
+
 // UploadToken defines model for UploadToken.
 type UploadToken struct {
 	// Expires An HTTP date in GMT.
@@ -1855,6 +1862,9 @@ type PutKeyJSONRequestBody PutKeyJSONBody
 // PostRulesJSONRequestBody defines body for PostRules for application/json ContentType.
 type PostRulesJSONRequestBody PostRulesJSONBody
 
+// UploadImageJSONRequestBody defines body for UploadImage for application/json ContentType.
+type UploadImageJSONRequestBody = UploadByURL
+
 // MergeMetadataAlias0JSONRequestBody defines body for MergeMetadataAlias0 for application/json ContentType.
 type MergeMetadataAlias0JSONRequestBody = JSONObject
 
@@ -2598,10 +2608,69 @@ type ClientInterface interface {
 	// 403 (114, 115, 116, 117). With an `Origin`, the answer carries
 	// `Access-Control-Allow-Origin` for it unless the token names another origin.
 	//
+	// Ingestion by URL: with `Content-Type: application/json` and a body that is a JSON object,
+	// `{"url": "https://..."}`, the service fetches the image at that URL and uploads it as if its
+	// bytes had been sent (the same size limit and token policy, listeners, sniffing, analysis;
+	// the origin's `Content-Type` is not read). Every connection goes through the outbound guard
+	// (README, Outbound connections): an address on the service's own network (loopback,
+	// private, link-local, cloud metadata, ...) is refused with 400 naming why, unless
+	// `outbound.allow` opens it; up to 5 redirects to http or https URLs are followed, each
+	// target checked again. A body over the size limit answers 413 as soon as the stream passes
+	// it; a fetch longer than `uploads.urlTimeout` (or a connection longer than
+	// `uploads.urlConnectTimeout`) 504; an origin that cannot be reached or answers other than
+	// 2xx 502 naming why; a redirect loop, a sixth redirect or one to another scheme 400;
+	// something that is not an image 415. Nothing is stored on any error. The audit entry of
+	// the new image records the URL (without user information) as `source` in its detail.
+	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /users/{user}/images (the `UploadImage` operationId).
 	UploadImageWithBody(ctx context.Context, user User, params *UploadImageParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UploadImage Upload an image
+	//
+	// The body is the image's bytes. Its identifier is the MD5 of the stored bytes: bytes the user
+	// already has answer 200 with the existing identifier, a new image 201. Limits answer 413
+	// (body size, dimensions, pixels) before any pixel is decoded.
+	//
+	// A new image is analysed before the upload answers (each part can be switched off with
+	// `analysis.*`): its EXIF, IPTC and XMP tags are copied into its metadata under the key `exif`
+	// (GPS positions left out unless `analysis.exifGps`; see the `exif` key of the metadata), and its
+	// properties (`blurhash`, `thumbhash`, `averageColor`, `palette`, `phash`) appear in the
+	// listings. A failed analysis never fails the upload. With `analysis.rejectNearDuplicates`
+	// set, an upload whose perceptual hash is within that many bits of one of the user's images is
+	// refused with 409 naming that image, and nothing is stored.
+	//
+	// Signed, or with an upload token (`Authorization: Bearer <token>` or `?uploadToken=<token>`,
+	// see `createUploadToken`): the token's policy is checked before anything is decoded (413 past
+	// its `maxBytes` or `maxPixels`, 415 for a type it does not accept), each upload that answers 200
+	// or 201 spends one of its uses in the image's own transaction, the image gets the token's
+	// metadata (listeners and the analysis add theirs), and the audit log records the upload as
+	// the issuing key's with the token's id in the detail. A token that is unknown, expired,
+	// revoked or used up answers 401 (service error codes 110, 111, 112, 113, with a
+	// `WWW-Authenticate: Bearer` challenge); one of another user, used on another route, from
+	// another origin than its own, or whose issuing key may no longer upload for the user answers
+	// 403 (114, 115, 116, 117). With an `Origin`, the answer carries
+	// `Access-Control-Allow-Origin` for it unless the token names another origin.
+	//
+	// Ingestion by URL: with `Content-Type: application/json` and a body that is a JSON object,
+	// `{"url": "https://..."}`, the service fetches the image at that URL and uploads it as if its
+	// bytes had been sent (the same size limit and token policy, listeners, sniffing, analysis;
+	// the origin's `Content-Type` is not read). Every connection goes through the outbound guard
+	// (README, Outbound connections): an address on the service's own network (loopback,
+	// private, link-local, cloud metadata, ...) is refused with 400 naming why, unless
+	// `outbound.allow` opens it; up to 5 redirects to http or https URLs are followed, each
+	// target checked again. A body over the size limit answers 413 as soon as the stream passes
+	// it; a fetch longer than `uploads.urlTimeout` (or a connection longer than
+	// `uploads.urlConnectTimeout`) 504; an origin that cannot be reached or answers other than
+	// 2xx 502 naming why; a redirect loop, a sixth redirect or one to another scheme 400;
+	// something that is not an image 415. Nothing is stored on any error. The audit entry of
+	// the new image records the URL (without user information) as `source` in its detail.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /users/{user}/images (the `UploadImage` operationId).
+	UploadImage(ctx context.Context, user User, params *UploadImageParams, body UploadImageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteImage Delete an image
 	//
@@ -3490,11 +3559,80 @@ func (c *Client) ListImages(ctx context.Context, user User, params *ListImagesPa
 // 403 (114, 115, 116, 117). With an `Origin`, the answer carries
 // `Access-Control-Allow-Origin` for it unless the token names another origin.
 //
+// Ingestion by URL: with `Content-Type: application/json` and a body that is a JSON object,
+// `{"url": "https://..."}`, the service fetches the image at that URL and uploads it as if its
+// bytes had been sent (the same size limit and token policy, listeners, sniffing, analysis;
+// the origin's `Content-Type` is not read). Every connection goes through the outbound guard
+// (README, Outbound connections): an address on the service's own network (loopback,
+// private, link-local, cloud metadata, ...) is refused with 400 naming why, unless
+// `outbound.allow` opens it; up to 5 redirects to http or https URLs are followed, each
+// target checked again. A body over the size limit answers 413 as soon as the stream passes
+// it; a fetch longer than `uploads.urlTimeout` (or a connection longer than
+// `uploads.urlConnectTimeout`) 504; an origin that cannot be reached or answers other than
+// 2xx 502 naming why; a redirect loop, a sixth redirect or one to another scheme 400;
+// something that is not an image 415. Nothing is stored on any error. The audit entry of
+// the new image records the URL (without user information) as `source` in its detail.
+//
 // Takes any type of body and a specified content type.
 //
 // Corresponds with POST /users/{user}/images (the `UploadImage` operationId).
 func (c *Client) UploadImageWithBody(ctx context.Context, user User, params *UploadImageParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewUploadImageRequestWithBody(c.Server, user, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UploadImage Upload an image
+//
+// The body is the image's bytes. Its identifier is the MD5 of the stored bytes: bytes the user
+// already has answer 200 with the existing identifier, a new image 201. Limits answer 413
+// (body size, dimensions, pixels) before any pixel is decoded.
+//
+// A new image is analysed before the upload answers (each part can be switched off with
+// `analysis.*`): its EXIF, IPTC and XMP tags are copied into its metadata under the key `exif`
+// (GPS positions left out unless `analysis.exifGps`; see the `exif` key of the metadata), and its
+// properties (`blurhash`, `thumbhash`, `averageColor`, `palette`, `phash`) appear in the
+// listings. A failed analysis never fails the upload. With `analysis.rejectNearDuplicates`
+// set, an upload whose perceptual hash is within that many bits of one of the user's images is
+// refused with 409 naming that image, and nothing is stored.
+//
+// Signed, or with an upload token (`Authorization: Bearer <token>` or `?uploadToken=<token>`,
+// see `createUploadToken`): the token's policy is checked before anything is decoded (413 past
+// its `maxBytes` or `maxPixels`, 415 for a type it does not accept), each upload that answers 200
+// or 201 spends one of its uses in the image's own transaction, the image gets the token's
+// metadata (listeners and the analysis add theirs), and the audit log records the upload as
+// the issuing key's with the token's id in the detail. A token that is unknown, expired,
+// revoked or used up answers 401 (service error codes 110, 111, 112, 113, with a
+// `WWW-Authenticate: Bearer` challenge); one of another user, used on another route, from
+// another origin than its own, or whose issuing key may no longer upload for the user answers
+// 403 (114, 115, 116, 117). With an `Origin`, the answer carries
+// `Access-Control-Allow-Origin` for it unless the token names another origin.
+//
+// Ingestion by URL: with `Content-Type: application/json` and a body that is a JSON object,
+// `{"url": "https://..."}`, the service fetches the image at that URL and uploads it as if its
+// bytes had been sent (the same size limit and token policy, listeners, sniffing, analysis;
+// the origin's `Content-Type` is not read). Every connection goes through the outbound guard
+// (README, Outbound connections): an address on the service's own network (loopback,
+// private, link-local, cloud metadata, ...) is refused with 400 naming why, unless
+// `outbound.allow` opens it; up to 5 redirects to http or https URLs are followed, each
+// target checked again. A body over the size limit answers 413 as soon as the stream passes
+// it; a fetch longer than `uploads.urlTimeout` (or a connection longer than
+// `uploads.urlConnectTimeout`) 504; an origin that cannot be reached or answers other than
+// 2xx 502 naming why; a redirect loop, a sixth redirect or one to another scheme 400;
+// something that is not an image 415. Nothing is stored on any error. The audit entry of
+// the new image records the URL (without user information) as `source` in its detail.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /users/{user}/images (the `UploadImage` operationId).
+func (c *Client) UploadImage(ctx context.Context, user User, params *UploadImageParams, body UploadImageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUploadImageRequest(c.Server, user, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -6471,6 +6609,17 @@ func NewListImagesRequest(server string, user User, params *ListImagesParams) (*
 	}
 
 	return req, nil
+}
+
+// NewUploadImageRequest calls the generic UploadImage builder with application/json body
+func NewUploadImageRequest(server string, user User, params *UploadImageParams, body UploadImageJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUploadImageRequestWithBody(server, user, params, "application/json", bodyReader)
 }
 
 // NewUploadImageRequestWithBody constructs an http.Request for the UploadImage method, with any body, and a specified content type
@@ -9531,10 +9680,69 @@ type ClientWithResponsesInterface interface {
 	// 403 (114, 115, 116, 117). With an `Origin`, the answer carries
 	// `Access-Control-Allow-Origin` for it unless the token names another origin.
 	//
+	// Ingestion by URL: with `Content-Type: application/json` and a body that is a JSON object,
+	// `{"url": "https://..."}`, the service fetches the image at that URL and uploads it as if its
+	// bytes had been sent (the same size limit and token policy, listeners, sniffing, analysis;
+	// the origin's `Content-Type` is not read). Every connection goes through the outbound guard
+	// (README, Outbound connections): an address on the service's own network (loopback,
+	// private, link-local, cloud metadata, ...) is refused with 400 naming why, unless
+	// `outbound.allow` opens it; up to 5 redirects to http or https URLs are followed, each
+	// target checked again. A body over the size limit answers 413 as soon as the stream passes
+	// it; a fetch longer than `uploads.urlTimeout` (or a connection longer than
+	// `uploads.urlConnectTimeout`) 504; an origin that cannot be reached or answers other than
+	// 2xx 502 naming why; a redirect loop, a sixth redirect or one to another scheme 400;
+	// something that is not an image 415. Nothing is stored on any error. The audit entry of
+	// the new image records the URL (without user information) as `source` in its detail.
+	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /users/{user}/images (the `UploadImage` operationId).
 	UploadImageWithBodyWithResponse(ctx context.Context, user User, params *UploadImageParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UploadImageResponse, error)
+
+	// UploadImageWithResponse Upload an image
+	//
+	// The body is the image's bytes. Its identifier is the MD5 of the stored bytes: bytes the user
+	// already has answer 200 with the existing identifier, a new image 201. Limits answer 413
+	// (body size, dimensions, pixels) before any pixel is decoded.
+	//
+	// A new image is analysed before the upload answers (each part can be switched off with
+	// `analysis.*`): its EXIF, IPTC and XMP tags are copied into its metadata under the key `exif`
+	// (GPS positions left out unless `analysis.exifGps`; see the `exif` key of the metadata), and its
+	// properties (`blurhash`, `thumbhash`, `averageColor`, `palette`, `phash`) appear in the
+	// listings. A failed analysis never fails the upload. With `analysis.rejectNearDuplicates`
+	// set, an upload whose perceptual hash is within that many bits of one of the user's images is
+	// refused with 409 naming that image, and nothing is stored.
+	//
+	// Signed, or with an upload token (`Authorization: Bearer <token>` or `?uploadToken=<token>`,
+	// see `createUploadToken`): the token's policy is checked before anything is decoded (413 past
+	// its `maxBytes` or `maxPixels`, 415 for a type it does not accept), each upload that answers 200
+	// or 201 spends one of its uses in the image's own transaction, the image gets the token's
+	// metadata (listeners and the analysis add theirs), and the audit log records the upload as
+	// the issuing key's with the token's id in the detail. A token that is unknown, expired,
+	// revoked or used up answers 401 (service error codes 110, 111, 112, 113, with a
+	// `WWW-Authenticate: Bearer` challenge); one of another user, used on another route, from
+	// another origin than its own, or whose issuing key may no longer upload for the user answers
+	// 403 (114, 115, 116, 117). With an `Origin`, the answer carries
+	// `Access-Control-Allow-Origin` for it unless the token names another origin.
+	//
+	// Ingestion by URL: with `Content-Type: application/json` and a body that is a JSON object,
+	// `{"url": "https://..."}`, the service fetches the image at that URL and uploads it as if its
+	// bytes had been sent (the same size limit and token policy, listeners, sniffing, analysis;
+	// the origin's `Content-Type` is not read). Every connection goes through the outbound guard
+	// (README, Outbound connections): an address on the service's own network (loopback,
+	// private, link-local, cloud metadata, ...) is refused with 400 naming why, unless
+	// `outbound.allow` opens it; up to 5 redirects to http or https URLs are followed, each
+	// target checked again. A body over the size limit answers 413 as soon as the stream passes
+	// it; a fetch longer than `uploads.urlTimeout` (or a connection longer than
+	// `uploads.urlConnectTimeout`) 504; an origin that cannot be reached or answers other than
+	// 2xx 502 naming why; a redirect loop, a sixth redirect or one to another scheme 400;
+	// something that is not an image 415. Nothing is stored on any error. The audit entry of
+	// the new image records the URL (without user information) as `source` in its detail.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /users/{user}/images (the `UploadImage` operationId).
+	UploadImageWithResponse(ctx context.Context, user User, params *UploadImageParams, body UploadImageJSONRequestBody, reqEditors ...RequestEditorFn) (*UploadImageResponse, error)
 
 	// DeleteImageWithResponse Delete an image
 	//
@@ -12826,6 +13034,16 @@ type UploadImageResponse429Headers struct {
 	XServiceErrorMessage      *string
 }
 
+// UploadImageResponse502Headers the declared response headers of an HTTP 502 response for UploadImage
+type UploadImageResponse502Headers struct {
+	XServiceErrorMessage *string
+}
+
+// UploadImageResponse504Headers the declared response headers of an HTTP 504 response for UploadImage
+type UploadImageResponse504Headers struct {
+	XServiceErrorMessage *string
+}
+
 // UploadImageResponseDefaultHeaders the declared response headers of an HTTP default response for UploadImage
 type UploadImageResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
@@ -12855,6 +13073,10 @@ type UploadImageResponse struct {
 	JSON415 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *Error
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Error
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -12875,6 +13097,10 @@ type UploadImageResponse struct {
 	Headers415 *UploadImageResponse415Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *UploadImageResponse429Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *UploadImageResponse502Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *UploadImageResponse504Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *UploadImageResponseDefaultHeaders
 }
@@ -12922,6 +13148,16 @@ func (r UploadImageResponse) GetJSON415() *ErrorResponse {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r UploadImageResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r UploadImageResponse) GetJSON502() *Error {
+	return r.JSON502
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r UploadImageResponse) GetJSON504() *Error {
+	return r.JSON504
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -16517,11 +16753,76 @@ func (c *ClientWithResponses) ListImagesWithResponse(ctx context.Context, user U
 // 403 (114, 115, 116, 117). With an `Origin`, the answer carries
 // `Access-Control-Allow-Origin` for it unless the token names another origin.
 //
+// Ingestion by URL: with `Content-Type: application/json` and a body that is a JSON object,
+// `{"url": "https://..."}`, the service fetches the image at that URL and uploads it as if its
+// bytes had been sent (the same size limit and token policy, listeners, sniffing, analysis;
+// the origin's `Content-Type` is not read). Every connection goes through the outbound guard
+// (README, Outbound connections): an address on the service's own network (loopback,
+// private, link-local, cloud metadata, ...) is refused with 400 naming why, unless
+// `outbound.allow` opens it; up to 5 redirects to http or https URLs are followed, each
+// target checked again. A body over the size limit answers 413 as soon as the stream passes
+// it; a fetch longer than `uploads.urlTimeout` (or a connection longer than
+// `uploads.urlConnectTimeout`) 504; an origin that cannot be reached or answers other than
+// 2xx 502 naming why; a redirect loop, a sixth redirect or one to another scheme 400;
+// something that is not an image 415. Nothing is stored on any error. The audit entry of
+// the new image records the URL (without user information) as `source` in its detail.
+//
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
 // Corresponds with POST /users/{user}/images (the `UploadImage` operationId).
 func (c *ClientWithResponses) UploadImageWithBodyWithResponse(ctx context.Context, user User, params *UploadImageParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UploadImageResponse, error) {
 	rsp, err := c.UploadImageWithBody(ctx, user, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUploadImageResponse(rsp)
+}
+
+// UploadImageWithResponse Upload an image
+//
+// The body is the image's bytes. Its identifier is the MD5 of the stored bytes: bytes the user
+// already has answer 200 with the existing identifier, a new image 201. Limits answer 413
+// (body size, dimensions, pixels) before any pixel is decoded.
+//
+// A new image is analysed before the upload answers (each part can be switched off with
+// `analysis.*`): its EXIF, IPTC and XMP tags are copied into its metadata under the key `exif`
+// (GPS positions left out unless `analysis.exifGps`; see the `exif` key of the metadata), and its
+// properties (`blurhash`, `thumbhash`, `averageColor`, `palette`, `phash`) appear in the
+// listings. A failed analysis never fails the upload. With `analysis.rejectNearDuplicates`
+// set, an upload whose perceptual hash is within that many bits of one of the user's images is
+// refused with 409 naming that image, and nothing is stored.
+//
+// Signed, or with an upload token (`Authorization: Bearer <token>` or `?uploadToken=<token>`,
+// see `createUploadToken`): the token's policy is checked before anything is decoded (413 past
+// its `maxBytes` or `maxPixels`, 415 for a type it does not accept), each upload that answers 200
+// or 201 spends one of its uses in the image's own transaction, the image gets the token's
+// metadata (listeners and the analysis add theirs), and the audit log records the upload as
+// the issuing key's with the token's id in the detail. A token that is unknown, expired,
+// revoked or used up answers 401 (service error codes 110, 111, 112, 113, with a
+// `WWW-Authenticate: Bearer` challenge); one of another user, used on another route, from
+// another origin than its own, or whose issuing key may no longer upload for the user answers
+// 403 (114, 115, 116, 117). With an `Origin`, the answer carries
+// `Access-Control-Allow-Origin` for it unless the token names another origin.
+//
+// Ingestion by URL: with `Content-Type: application/json` and a body that is a JSON object,
+// `{"url": "https://..."}`, the service fetches the image at that URL and uploads it as if its
+// bytes had been sent (the same size limit and token policy, listeners, sniffing, analysis;
+// the origin's `Content-Type` is not read). Every connection goes through the outbound guard
+// (README, Outbound connections): an address on the service's own network (loopback,
+// private, link-local, cloud metadata, ...) is refused with 400 naming why, unless
+// `outbound.allow` opens it; up to 5 redirects to http or https URLs are followed, each
+// target checked again. A body over the size limit answers 413 as soon as the stream passes
+// it; a fetch longer than `uploads.urlTimeout` (or a connection longer than
+// `uploads.urlConnectTimeout`) 504; an origin that cannot be reached or answers other than
+// 2xx 502 naming why; a redirect loop, a sixth redirect or one to another scheme 400;
+// something that is not an image 415. Nothing is stored on any error. The audit entry of
+// the new image records the URL (without user information) as `source` in its detail.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /users/{user}/images (the `UploadImage` operationId).
+func (c *ClientWithResponses) UploadImageWithResponse(ctx context.Context, user User, params *UploadImageParams, body UploadImageJSONRequestBody, reqEditors ...RequestEditorFn) (*UploadImageResponse, error) {
+	rsp, err := c.UploadImage(ctx, user, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
@@ -21879,6 +22180,20 @@ func ParseUploadImageResponse(rsp *http.Response) (*UploadImageResponse, error) 
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -22119,6 +22434,26 @@ func ParseUploadImageResponse(rsp *http.Response) (*UploadImageResponse, error) 
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 502:
+		var headers UploadImageResponse502Headers
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers502 = &headers
+	case rsp.StatusCode == 504:
+		var headers UploadImageResponse504Headers
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers504 = &headers
 	case true:
 		var headers UploadImageResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {

@@ -50,8 +50,8 @@ func testAudit(t *testing.T, db *storage.DB) {
 	if all[1].Actor != "admin" || all[1].Addr != "192.0.2.7" || all[0].Actor != "cli" || all[0].Addr != "" {
 		t.Errorf("actors: %+v, %+v", all[0], all[1])
 	}
-	if all[2].Detail["resources"] == nil || all[7].Detail["keys"] == nil {
-		t.Errorf("details: %+v, %+v", all[2].Detail, all[7].Detail)
+	if all[2].Detail["resources"] == nil || all[7].Detail["keys"] == nil || all[6].Detail["source"] != "https://images.example/img1.png" {
+		t.Errorf("details: %+v, %+v, %+v", all[2].Detail, all[7].Detail, all[6].Detail)
 	}
 	auditFilters(t, db, start)
 }
@@ -89,7 +89,12 @@ func auditSteps(t *testing.T, db *storage.DB) []auditStep {
 			}
 			return db.DeleteRule(cli, "k1", rules[0].ID)
 		}},
-		{"image.create", "u/img1", func() error { _, err := db.InsertImage(api, image("u", "img1", base)); return err }},
+		{"image.create", "u/img1", func() error {
+			img := image("u", "img1", base)
+			img.Source = "https://images.example/img1.png"
+			_, err := db.InsertImage(api, img)
+			return err
+		}},
 		{"metadata.set", "u/img1", func() error { return db.SetMetadata(api, "u", "img1", map[string]any{"a": 1}) }},
 		{"metadata.merge", "u/img1", func() error { _, err := db.MergeMetadata(cli, "u", "img1", map[string]any{"b": 2}); return err }},
 		{"metadata.delete", "u/img1", func() error { return db.DeleteMetadata(api, "u", "img1") }},
