@@ -99,7 +99,7 @@ func (s *Server) getAudit(c *call) error {
 var usageMetrics = map[string]bool{
 	storage.MetricKeyRequests: true, storage.MetricRequests: true, storage.MetricUploads: true,
 	storage.MetricUploadBytes: true, storage.MetricVariantHits: true, storage.MetricVariantMisses: true,
-	storage.MetricRenderMicros: true, storage.MetricRenders: true,
+	storage.MetricRenderMicros: true, storage.MetricRenders: true, storage.MetricRateLimited: true,
 }
 
 // getUsage serves GET /usage (resource usage.get, in the built-in group

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/vitrine/vitrine/api/ratelimit"
+	"github.com/vitrine/vitrine/storage"
 )
 
 // Where each class is counted (README, Rate limits):
@@ -82,6 +83,13 @@ func takeLimit(l *ratelimit.Limiter, c *call, h http.Header, class ratelimit.Cla
 	ratelimit.SetHeaders(h, d)
 	if !d.Limited() {
 		return nil
+	}
+	if c.s.usage != nil {
+		label := id
+		if scope == ratelimit.PerAddress {
+			label = "(address)"
+		}
+		c.s.usage.Add(storage.MetricRateLimited, label, 1)
 	}
 	return tooManyRequests(d)
 }

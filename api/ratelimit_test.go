@@ -2,9 +2,12 @@ package api_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"github.com/vitrine/vitrine/storage"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -164,6 +167,23 @@ func TestRateLimits(t *testing.T) {
 		}
 		if strings.Contains(rec.Body.String(), "vitrine_ratelimit_store_up") {
 			t.Error("vitrine_ratelimit_store_up is exported without a shared store")
+		}
+	})
+	t.Run("usage counts the refusals per key", func(t *testing.T) {
+		if err := e.usage.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		rows, err := e.db.UsageSince(context.Background(), storage.MetricRateLimited, "2000-01-01")
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]int64{}
+		for _, r := range rows {
+			got[r.Label] += r.Value
+		}
+		// The key's GET and HEAD and its upload; admin's new variant.
+		if want := map[string]int64{userKey: 3, "admin": 1}; !maps.Equal(got, want) {
+			t.Errorf("ratelimit.hits per label %v, want %v", got, want)
 		}
 	})
 }

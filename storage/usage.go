@@ -31,6 +31,10 @@ const (
 	MetricVariantMisses = "variant.misses"
 	MetricRenderMicros  = "render.us"
 	MetricRenders       = "renders"
+	// MetricRateLimited counts requests refused by a rate limit, per
+	// public key (label) for the limits per key, and under the label
+	// "(address)" for the limits per client address.
+	MetricRateLimited = "ratelimit.hits"
 )
 
 // UsageCount is one counter row: Day is "YYYY-MM-DD" (UTC); Last is the

@@ -1,6 +1,7 @@
 package web_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -64,8 +65,20 @@ func TestSignInRateLimit(t *testing.T) {
 		t.Fatalf("a fourth attempt from the address: %d, Retry-After %q:\n%s", p.status, p.header.Get("Retry-After"), p.body)
 	}
 	e.clock.Add(time.Hour)
-	if p := e.browser(t).signIn("admin", adminPriv); p.status != http.StatusSeeOther {
+	b = e.browser(t)
+	if p := b.signIn("admin", adminPriv); p.status != http.StatusSeeOther {
 		t.Fatalf("an hour later: %d", p.status)
+	}
+	// The overview charts the refusals per key: one of admin's key, one
+	// of the address.
+	if err := e.usage.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	p = b.do(http.MethodGet, "/admin/", nil, nil)
+	for _, want := range []string{"Requests refused by rate limits, per key", "admin", "(address)"} {
+		if !strings.Contains(p.body, want) {
+			t.Errorf("the overview lacks %q", want)
+		}
 	}
 }
 

@@ -51,6 +51,37 @@ func (r usageRows) perDay(days []string, keep func(label string) bool) []float64
 	return out
 }
 
+// topLabels returns the n labels with the largest sums over days, largest
+// first, and their sums.
+func (r usageRows) topLabels(days []string, n int) ([]string, []float64) {
+	in := make(map[string]bool, len(days))
+	for _, d := range days {
+		in[d] = true
+	}
+	sums := map[string]float64{}
+	for _, row := range r.Days {
+		if in[row.Day] {
+			sums[row.Label] += float64(row.Value)
+		}
+	}
+	names := make([]string, 0, len(sums))
+	for l := range sums {
+		names = append(names, l)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if sums[names[i]] != sums[names[j]] {
+			return sums[names[i]] > sums[names[j]]
+		}
+		return names[i] < names[j]
+	})
+	names = names[:min(n, len(names))]
+	vals := make([]float64, len(names))
+	for i, l := range names {
+		vals[i] = sums[l]
+	}
+	return names, vals
+}
+
 // shortDays turns YYYY-MM-DD labels into MM-DD.
 func shortDays(days []string) []string {
 	out := make([]string, len(days))
@@ -68,7 +99,7 @@ func (q *request) overviewCharts(ctx context.Context, bytesByUser map[string]int
 	}
 	days := lastDays(q.ui.cfg.Now(), usageDays)
 	read := map[string]usageRows{}
-	for _, m := range []string{"uploads", "upload.bytes", "variant.hits", "variant.misses", "render.us", "renders", "requests"} {
+	for _, m := range []string{"uploads", "upload.bytes", "variant.hits", "variant.misses", "render.us", "renders", "requests", "ratelimit.hits"} {
 		r, err := q.usage(ctx, m, usageDays)
 		if err != nil {
 			return nil, err
@@ -120,6 +151,10 @@ func (q *request) overviewCharts(ctx context.Context, bytesByUser map[string]int
 		}
 		charts = append(charts, chartSpec{ID: "c-storage", Title: "Storage per user", Labels: names,
 			Series: []chartSeries{{"Bytes", vals}}, Format: func(v float64) string { return humanBytes(int64(v)) }, Binary: true})
+	}
+	if names, vals := read["ratelimit.hits"].topLabels(days, 12); len(names) > 0 {
+		charts = append(charts, chartSpec{ID: "c-ratelimited", Title: "Requests refused by rate limits, per key",
+			Labels: names, Series: []chartSeries{{"Refused", vals}}})
 	}
 	out := make([]chartView, len(charts))
 	for i, c := range charts {

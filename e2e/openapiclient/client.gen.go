@@ -249,6 +249,7 @@ func (e ListGlobalImagesParamsFields) Valid() bool {
 // Defines values for GetUsageParamsMetric.
 const (
 	KeyRequests   GetUsageParamsMetric = "key.requests"
+	RatelimitHits GetUsageParamsMetric = "ratelimit.hits"
 	RenderUs      GetUsageParamsMetric = "render.us"
 	Renders       GetUsageParamsMetric = "renders"
 	Requests      GetUsageParamsMetric = "requests"
@@ -262,6 +263,8 @@ const (
 func (e GetUsageParamsMetric) Valid() bool {
 	switch e {
 	case KeyRequests:
+		return true
+	case RatelimitHits:
 		return true
 	case RenderUs:
 		return true
@@ -1341,7 +1344,9 @@ type GetUsageParams struct {
 	// Metric The counter, each row's `label` meaning: `key.requests` (label: the public key; the answer
 	// adds `keys`), `requests` (label: the status code), `uploads` and `upload.bytes` (label:
 	// the user), `variant.hits`, `variant.misses`, `renders` and `render.us` (the render time of
-	// misses in microseconds; label empty). Anything else is a 400.
+	// misses in microseconds; label empty), `ratelimit.hits` (requests refused by a rate limit;
+	// label: the public key, or `(address)` for the limits per client address). Anything else
+	// is a 400.
 	Metric GetUsageParamsMetric `form:"metric" json:"metric"`
 
 	// Days How many days back, today included.
