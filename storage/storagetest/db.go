@@ -80,6 +80,11 @@ func TestDBWithSecret(t *testing.T, open func(t *testing.T) *storage.DB, openSec
 		{"Variations", testVariations},
 		{"VariationsFailures", testVariationsFailures},
 		{"VariationsCheck", testVariationsCheck},
+		{"Erasure", testErasure},
+		{"ErasureLeftovers", testErasureLeftovers},
+		{"ErasureFailures", testErasureFailures},
+		{"ErasureConcurrent", testErasureConcurrent},
+		{"ErasureRacesUploads", testErasureRacesUploads},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
