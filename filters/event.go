@@ -88,7 +88,7 @@ var eventNames = []string{
 	"status.get", "status.head",
 	"transformations.get", "transformations.head",
 	"usage.get", "usage.head",
-	"user.get", "user.head",
+	"user.delete", "user.get", "user.head",
 	"variants.get", "variants.head",
 }
 
