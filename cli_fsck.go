@@ -111,6 +111,7 @@ func printReport(w io.Writer, r *storage.CheckReport, repaired bool) {
 		{"variant blobs no record names", r.OrphanVariantBlobs, "--repair deletes them"},
 		{"stored variation records whose blob is missing", r.VariationsWithoutBlob, "--repair rebuilds them"},
 		{"stored variation blobs no record names", r.OrphanVariationBlobs, "--repair deletes them"},
+		{"rows and blobs left of erased users", r.ErasedUserLeftovers, "--repair deletes the blobs; erase the user again for the rows"},
 	} {
 		fmt.Fprintf(w, "%s: %d", c.what, c.f.Count)
 		switch {

@@ -50,6 +50,8 @@ type fileConfig struct {
 	Audit storage.UsageConfig `yaml:"audit"`
 	// Variations configures stored variations (README "Stored variations").
 	Variations VariationsConfig `yaml:"variations"`
+	// Erasure tunes the erasure of users (README "Erasing a user").
+	Erasure ErasureConfig `yaml:"erasure"`
 	// Events names where every change is published (README "Events").
 	Events eventsConfig `yaml:"events"`
 	// Webhooks configures the delivery of events to subscriptions
@@ -202,7 +204,7 @@ func (c *fileConfig) validate() error {
 	if c.StorageTimeout < 0 || c.DatabaseTimeout < 0 || c.RequestTimeout < 0 || lease <= 2*storageTimeout {
 		return fmt.Errorf("storageTimeout, databaseTimeout and requestTimeout must not be negative, and blobQueue.reservationLease (%s) must be longer than twice storageTimeout (%s)", lease, storageTimeout)
 	}
-	return errors.Join(c.Audit.Validate(), c.Variations.Validate(), c.Events.Validate(), c.Webhooks.Validate(),
+	return errors.Join(c.Audit.Validate(), c.Variations.Validate(), c.Erasure.Validate(), c.Events.Validate(), c.Webhooks.Validate(),
 		c.Outbound.Validate(), c.CDN.Validate(), c.RateLimits.Validate(), c.Uploads.API.Validate())
 }
 

@@ -65,8 +65,9 @@ func raiseGOMAXPROCS(n int) {
 }
 
 // startCaches makes the variant cache, the blob queue's collector, the
-// usage counters, the variation builder and the event topics, and the
-// workers that run them (worker_*.go), which start with startWorkers.
+// usage counters, the erasure worker, the variation builder and the event
+// topics, and the workers that run them (worker_*.go), which start with
+// startWorkers.
 func (a *App) startCaches(ctx context.Context) error {
 	variants, err := storage.NewVariantCache(a.st.db, a.st.blobs, a.cfg.Cache)
 	if err != nil {
@@ -80,8 +81,11 @@ func (a *App) startCaches(ctx context.Context) error {
 	collect := blobQueueWorker(a.collector, a.cfg.BlobQueue, a.log)
 	a.loops = []*worker{collect, variantCacheWorker(variants, a.cfg.Cache, a.log),
 		usageWorker(a.usage, a.cfg.Audit, a.log), auditWorker(a.usage, a.log), uploadTokenWorker(a.st.db, a.log)}
+	erasures := erasureWorker(a.st.db, a.st.blobs, erasurePass(a.cfg.Erasure, a.cfg.Audit.Flush), a.cfg.Erasure.Interval,
+		collect.Wake, a.log)
+	a.loops = append(a.loops, erasures)
 	a.deps = api.Deps{DB: a.st.db, Blobs: a.st.blobs, Engine: a.eng, Logger: a.log, Variants: variants,
-		Collector: collect, Usage: a.usage, Outbound: a.cfg.Outbound}
+		Collector: collect, Usage: a.usage, Outbound: a.cfg.Outbound, Erasures: erasures}
 	b, err := newVariationBuilder(a.st, a.eng)
 	if err != nil {
 		return err

@@ -12,8 +12,11 @@ import (
 // added while the server drains come later, so App.stop flushes once the
 // requests and the workers have stopped, before the database closes.
 func usageWorker(u *storage.Usage, cfg storage.UsageConfig, log *slog.Logger) *worker {
-	return newWorker("usage counters", cfg.Flush, 5*time.Second, counted(u.Flush), log)
+	return newWorker("usage counters", cfg.Flush, usageWorkerInterval, counted(u.Flush), log)
 }
+
+// usageWorkerInterval is audit.flush's default.
+const usageWorkerInterval = 5 * time.Second
 
 // auditWorker deletes the audit entries past audit.retention
 // (storage.Usage.PurgeAudit) at start and every hour.

@@ -33,6 +33,7 @@ var (
 	// (keys.put, keys.head, keys.delete) and 3.x's, so rules written for
 	// either keep working.
 	allResources = append(slices.Clone(readWriteResources),
+		"user.delete",
 		"keys.put", "keys.head", "keys.delete", "keys.options", "keys.post", "keys.get",
 		"key.put", "key.head", "key.delete", "key.options",
 		"accessrule.get", "accessrule.head", "accessrule.delete", "accessrule.options",

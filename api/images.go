@@ -166,6 +166,9 @@ func (s *Server) listGlobalImages(c *call) error {
 // full decode check, then the blob (durable) before the row commits.
 func (s *Server) postImage(c *call) error {
 	user := c.params["user"]
+	if err := s.refuseErasing(c.ctx(), user); err != nil {
+		return err
+	}
 	// Listeners of images.post may have read, replaced or tagged the
 	// upload already (eventdata.go); this is the final body.
 	data, err := c.uploadBody()

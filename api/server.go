@@ -35,6 +35,11 @@ type Deps struct {
 	// Default: none, and the queue waits for whichever collector runs on
 	// the database (the App in package main runs one in every instance).
 	Collector Waker
+	// Erasures erases users in the background; the server wakes it after
+	// a DELETE /users/<user>. Default: none, and the erasure waits for
+	// whichever worker runs on the database (the App in package main runs
+	// one in every instance).
+	Erasures Waker
 	// Variations builds stored variations: it says which uploads get them
 	// (their job is queued in the upload's transaction), the server wakes
 	// it after such an upload, and its presence turns the variation picker
@@ -90,6 +95,8 @@ type Server struct {
 	blobHealth pinger
 	variants   variantCache
 	collector  Waker
+	// erasureWorker erases users; it is woken after a DELETE of a user.
+	erasureWorker Waker
 	// builder decides which uploads get variations and is woken after
 	// one; variations, when set, lists the stored variations the picker
 	// chooses from.
@@ -147,9 +154,12 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if s.ingest, err = ingestGuard(cfg, d.Outbound); err != nil {
 		return nil, fmt.Errorf("api: %w", err)
 	}
-	s.collector = noWaker{}
+	s.collector, s.erasureWorker = noWaker{}, noWaker{}
 	if d.Collector != nil {
 		s.collector = d.Collector
+	}
+	if d.Erasures != nil {
+		s.erasureWorker = d.Erasures
 	}
 	s.builder = noBuilder{}
 	if d.Variations != nil {
@@ -203,7 +213,9 @@ func (s *Server) buildRoutes() []*route {
 		r("stats", "/stats", true, map[string]handler{"GET": s.getStats}),
 		r("transformations", "/transformations", true, map[string]handler{"GET": s.getTransformations}),
 		r("globalshorturl", "/s/{id}", false, map[string]handler{"GET": s.getShortURL}),
-		r("user", "/users/{user}", true, map[string]handler{"GET": s.getUser}),
+		r("user", "/users/{user}", true, map[string]handler{"GET": s.getUser, "DELETE": s.deleteUser}),
+		r("user", "/users/{user}/erasure", true, map[string]handler{"GET": s.getErasure}),
+		r("user", "/users/{user}/erasure/receipt", true, map[string]handler{"GET": s.getReceipt}),
 		r("images", "/users/{user}/images", true, map[string]handler{"GET": s.listImages, "POST": s.postImage}),
 		image,
 		r("metadata", "/users/{user}/images/{image}/metadata", true, metadata),

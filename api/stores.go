@@ -122,6 +122,7 @@ type stores struct {
 	auditLog    auditStore
 	variantRows variantLister
 	tokens      tokenStore
+	erasures    erasureStore
 }
 
 // variantLister lists an image's cached variants.
@@ -131,7 +132,7 @@ type variantLister interface {
 
 func newStores(db *storage.DB) stores {
 	return stores{images: db, listing: db, metadata: db, shortURLs: db, stats: db, keys: db, rules: db, groups: db, keyNames: db, auditLog: db, variantRows: db,
-		tokens: db}
+		tokens: db, erasures: db}
 }
 
 var (

@@ -89,7 +89,7 @@ var eventNames = []string{
 	"transformations.get", "transformations.head",
 	"uploadtoken.delete", "uploadtokens.post",
 	"usage.get", "usage.head",
-	"user.get", "user.head",
+	"user.delete", "user.get", "user.head",
 	"variants.get", "variants.head",
 	"webhook.delete", "webhook.get", "webhook.head", "webhook.put",
 	"webhookdeliveries.get", "webhookdeliveries.head",

@@ -42,6 +42,11 @@
 //     transaction that checks the image's token. A delete drops their rows
 //     and queues their blobs; fsck checks them as it checks variants
 //     (fsck_variations.go).
+//   - Erasures of users (erasures.go, erasure_step.go) follow it too: each
+//     batch deletes a user's image rows and the rows of every table that
+//     belongs to them, and queues the blobs they named, in one
+//     transaction; an erasure is done only once the blob queue and a
+//     listing of the store hold nothing under the user's keys.
 //   - Events (events.go) follow it too: while SetEvents is on, every change
 //     the audit log records writes its event row in the same transaction;
 //     DrainEvents takes due rows by compare-and-swap, never one whose

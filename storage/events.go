@@ -35,7 +35,7 @@ type Event struct {
 	Source string
 	// Subject is users/<user>/images/<image> for a change to an image,
 	// its metadata or its short URLs; keys/<public key> for a key and its
-	// rules; groups/<name>; filters.
+	// rules; groups/<name>; filters; users/<user> for a user's erasure.
 	Subject string
 	// Time is when the change was made.
 	Time time.Time
@@ -77,6 +77,7 @@ const (
 	filterScope                    // target "filters"
 	webhookScope                   // target a webhook id
 	tokenScope                     // target user/uploadtokens/id
+	userScope                      // target a user
 )
 
 // eventKinds maps every audit action to its event: one table, so that a
@@ -102,6 +103,7 @@ var eventKinds = map[string]eventKind{
 	"webhook.create":  {"io.vitrine.webhook.created", webhookScope},
 	"webhook.update":  {"io.vitrine.webhook.updated", webhookScope},
 	"webhook.delete":  {"io.vitrine.webhook.deleted", webhookScope},
+	"user.erase":      {"io.vitrine.user.erased", userScope},
 
 	"uploadtoken.create": {"io.vitrine.uploadtoken.created", tokenScope},
 	"uploadtoken.revoke": {"io.vitrine.uploadtoken.revoked", tokenScope},
@@ -123,6 +125,8 @@ func (k eventKind) subject(target string) (string, map[string]any) {
 	case tokenScope:
 		user, rest, _ := strings.Cut(target, "/")
 		return "users/" + target, map[string]any{"user": user, "uploadToken": strings.TrimPrefix(rest, "uploadtokens/")}
+	case userScope:
+		return "users/" + target, map[string]any{"user": target}
 	}
 	return target, map[string]any{}
 }

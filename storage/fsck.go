@@ -69,13 +69,19 @@ type CheckReport struct {
 	// VariantBlobBytes the size of the variant blobs in the store.
 	VariantRecordBytes int64 `json:"variantRecordBytes"`
 	VariantBlobBytes   int64 `json:"variantBlobBytes"`
+	// ErasedUsers counts the users checked for what their erasure left
+	// (fsck_erasures.go); ErasedUserLeftovers are the rows (one finding
+	// per table, "<user>: <rows> <kind>") and blobs left of them.
+	ErasedUsers         int64    `json:"erasedUsers"`
+	ErasedUserLeftovers Findings `json:"erasedUserLeftovers"`
 	// Queue is blob_queue after the check (and the repair's drain).
 	Queue QueueStats `json:"queue"`
 }
 
 func (r *CheckReport) findings() []*Findings {
 	return []*Findings{&r.ImagesWithoutBlob, &r.OrphanImageBlobs, &r.VariantsOfDeletedImages,
-		&r.VariantsWithoutBlob, &r.OrphanVariantBlobs, &r.VariationsWithoutBlob, &r.OrphanVariationBlobs}
+		&r.VariantsWithoutBlob, &r.OrphanVariantBlobs, &r.VariationsWithoutBlob, &r.OrphanVariationBlobs,
+		&r.ErasedUserLeftovers}
 }
 
 // Clean reports whether the check found nothing to fix. (The cache's
@@ -126,6 +132,7 @@ func Check(ctx context.Context, db *DB, blobs *Blobs, opts CheckOptions) (*Check
 	c := &checker{db: db, blobs: blobs, opts: opts, r: &CheckReport{}, cutoff: time.Now().Add(-opts.Grace)}
 	for _, phase := range []func(context.Context) error{
 		c.imageRows, c.imageBlobs, c.variantRows, c.variantBlobs, c.variationRows, c.variationBlobs,
+		c.erasedUsers,
 	} {
 		if err := phase(ctx); err != nil {
 			return c.r, err

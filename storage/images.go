@@ -177,7 +177,8 @@ func (db *DB) CommitImage(ctx context.Context, img *Image, res Reservation, vari
 
 // recordNewImage writes, in tx, what goes with a new image row: its
 // variation job (with variations), metadata, properties, the audit entry
-// (and event) and the user's counts.
+// (and event) and the user's counts; ErrErasing while the user is being
+// erased.
 func (db *DB) recordNewImage(ctx context.Context, tx bun.Tx, img *Image, variations bool) error {
 	if variations {
 		if err := db.addVariationJob(ctx, tx, img.User, img.Identifier); err != nil {
@@ -201,7 +202,10 @@ func (db *DB) recordNewImage(ctx context.Context, tx bun.Tx, img *Image, variati
 	if err := db.auditWith(ctx, tx, auditEvent{"image.create", img.User + "/" + img.Identifier, detail}, imageData(img)); err != nil {
 		return err
 	}
-	return db.addCount(ctx, tx, img.User, 1, img.Size)
+	if err := db.addCount(ctx, tx, img.User, 1, img.Size); err != nil {
+		return err
+	}
+	return db.refuseErasing(ctx, tx, img.User)
 }
 
 // Image returns one image's record (without metadata).

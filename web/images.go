@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/vitrine/vitrine/api"
 )
 
 // usersView lists the users the key can browse.
@@ -129,6 +131,10 @@ type imagesView struct {
 	PrevHref, NextHref, ResetRef         string
 	Error                                string
 	CanUpload                            bool
+	// CanErase offers the user's erasure; Erasing leads to the erasure
+	// under way.
+	CanErase bool
+	Erasing  string
 	// Listed is set once the listing answered: the count means something.
 	Listed bool
 	// FirstHref and LastHref lead back from a page past the last one.
@@ -150,13 +156,20 @@ func (u *UI) images(q *request) error {
 		return &apiError{Status: http.StatusNotFound, Message: noSuch("user", user, "")}
 	}
 	v := q.listingView("Images of "+user, "/users/"+url.PathEscape(user))
-	v.User, v.CanUpload = user, q.may("images.post", user)
+	v.User, v.CanUpload, v.CanErase = user, q.may("images.post", user), q.may("user.delete", user)
 	if d := q.r.URL.Query().Get("deleted"); d != "" {
 		v.Page.Notice = "Image " + d + " was deleted."
 	}
 	q.takeBulkResult(&v)
+	var e api.Erasure
+	if err := q.api.getJSON(q.r.Context(), "/users/"+url.PathEscape(user)+"/erasure", nil, &e); err == nil && e.State != "done" {
+		v.Erasing, v.CanUpload, v.CanErase = q.userPath(user)+"/erasure", false, false
+	}
 	status, err := q.runListing(&v, "/users/"+url.PathEscape(user)+"/images", nil)
 	if err != nil {
+		if v.Erasing != "" {
+			return q.redirect("/users/" + url.PathEscape(user) + "/erasure")
+		}
 		return notFoundAs(err, noSuch("user", user, ": no image is stored for it and no key has its name"))
 	}
 	q.offerBulk(&v, user)

@@ -72,6 +72,7 @@ type env struct {
 	db    *storage.DB
 	// usage counts the API's requests; a test flushes it to read them.
 	usage *storage.Usage
+	blobs *storage.Blobs
 }
 
 func newEnv(t *testing.T, cfg web.Config) *env {
@@ -148,7 +149,7 @@ func newEnvLimited(t *testing.T, cfg web.Config, wrap func(db *storage.DB, h htt
 		blobs.Close()
 		db.Close()
 	})
-	return &env{url: hs.URL, clock: c, db: db, usage: usage}
+	return &env{url: hs.URL, clock: c, db: db, usage: usage, blobs: blobs}
 }
 
 // browser is a cookie-keeping client that does not follow redirects.

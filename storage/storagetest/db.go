@@ -83,6 +83,11 @@ func TestDBWithSecret(t *testing.T, open func(t *testing.T) *storage.DB, openSec
 		{"UploadTokens", testUploadTokens},
 		{"UploadTokenCommit", testUploadTokenCommit},
 		{"UploadTokenRace", testUploadTokenRace},
+		{"Erasure", testErasure},
+		{"ErasureLeftovers", testErasureLeftovers},
+		{"ErasureFailures", testErasureFailures},
+		{"ErasureConcurrent", testErasureConcurrent},
+		{"ErasureRacesUploads", testErasureRacesUploads},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

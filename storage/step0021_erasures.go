@@ -1,0 +1,111 @@
+package storage
+
+// Step 21 adds erasures, the durable jobs that erase a user (erasures.go),
+// and erasure_items, the images each one erased (its receipt). active is
+// the user's name while the erasure is unfinished and NULL once it is
+// done: its unique index keeps one unfinished erasure per user, however
+// many requests race (every dialect lets NULLs repeat in a unique index).
+func init() {
+	register(Migration{
+		Version: 21,
+		Name:    "user erasures",
+		SQLite: []string{
+			`CREATE TABLE erasures (
+				id INTEGER PRIMARY KEY AUTOINCREMENT,
+				user_name TEXT NOT NULL,
+				active TEXT,
+				actor TEXT NOT NULL,
+				addr TEXT NOT NULL,
+				requested BIGINT NOT NULL,
+				started BIGINT NOT NULL,
+				finished BIGINT NOT NULL,
+				phase TEXT NOT NULL,
+				counts TEXT NOT NULL,
+				due BIGINT NOT NULL,
+				claim BIGINT NOT NULL,
+				failures INTEGER NOT NULL,
+				last_error TEXT NOT NULL,
+				receipt_sha256 TEXT NOT NULL)`,
+			`CREATE UNIQUE INDEX erasures_active ON erasures (active)`,
+			`CREATE INDEX erasures_user ON erasures (user_name, id)`,
+			`CREATE INDEX erasures_due ON erasures (finished, due)`,
+			`CREATE TABLE erasure_items (
+				erasure_id BIGINT NOT NULL,
+				identifier TEXT NOT NULL,
+				checksum TEXT NOT NULL,
+				original_checksum TEXT NOT NULL,
+				size BIGINT NOT NULL,
+				extension TEXT NOT NULL,
+				width INTEGER NOT NULL,
+				height INTEGER NOT NULL,
+				added BIGINT NOT NULL,
+				PRIMARY KEY (erasure_id, identifier))`,
+		},
+		Postgres: []string{
+			`CREATE TABLE erasures (
+				id BIGSERIAL PRIMARY KEY,
+				user_name TEXT COLLATE "C" NOT NULL,
+				active TEXT COLLATE "C",
+				actor TEXT COLLATE "C" NOT NULL,
+				addr TEXT NOT NULL,
+				requested BIGINT NOT NULL,
+				started BIGINT NOT NULL,
+				finished BIGINT NOT NULL,
+				phase TEXT NOT NULL,
+				counts TEXT NOT NULL,
+				due BIGINT NOT NULL,
+				claim BIGINT NOT NULL,
+				failures INTEGER NOT NULL,
+				last_error TEXT NOT NULL,
+				receipt_sha256 TEXT NOT NULL)`,
+			`CREATE UNIQUE INDEX erasures_active ON erasures (active)`,
+			`CREATE INDEX erasures_user ON erasures (user_name, id)`,
+			`CREATE INDEX erasures_due ON erasures (finished, due)`,
+			`CREATE TABLE erasure_items (
+				erasure_id BIGINT NOT NULL,
+				identifier TEXT COLLATE "C" NOT NULL,
+				checksum TEXT NOT NULL,
+				original_checksum TEXT NOT NULL,
+				size BIGINT NOT NULL,
+				extension TEXT NOT NULL,
+				width INTEGER NOT NULL,
+				height INTEGER NOT NULL,
+				added BIGINT NOT NULL,
+				PRIMARY KEY (erasure_id, identifier))`,
+		},
+		MySQL: []string{
+			`CREATE TABLE erasures (
+				id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+				user_name VARCHAR(255) NOT NULL,
+				active VARCHAR(255) NULL,
+				actor VARCHAR(255) NOT NULL,
+				addr VARCHAR(64) NOT NULL,
+				requested BIGINT NOT NULL,
+				started BIGINT NOT NULL,
+				finished BIGINT NOT NULL,
+				phase VARCHAR(16) NOT NULL,
+				counts TEXT NOT NULL,
+				due BIGINT NOT NULL,
+				claim BIGINT NOT NULL,
+				failures INTEGER NOT NULL,
+				last_error TEXT NOT NULL,
+				receipt_sha256 VARCHAR(64) NOT NULL,
+				UNIQUE INDEX erasures_active (active),
+				INDEX erasures_user (user_name, id),
+				INDEX erasures_due (finished, due)
+			) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
+			`CREATE TABLE erasure_items (
+				erasure_id BIGINT NOT NULL,
+				identifier VARCHAR(255) NOT NULL,
+				checksum VARCHAR(128) NOT NULL,
+				original_checksum VARCHAR(128) NOT NULL,
+				size BIGINT NOT NULL,
+				extension VARCHAR(32) NOT NULL,
+				width INTEGER NOT NULL,
+				height INTEGER NOT NULL,
+				added BIGINT NOT NULL,
+				PRIMARY KEY (erasure_id, identifier)
+			) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin`,
+		},
+	})
+}
