@@ -35,7 +35,7 @@ type Event struct {
 	Source string
 	// Subject is users/<user>/images/<image> for a change to an image,
 	// its metadata or its short URLs; keys/<public key> for a key and its
-	// rules; groups/<name>; filters.
+	// rules; groups/<name>; webhooks/<id>; blocklist/<id>; filters.
 	Subject string
 	// Time is when the change was made.
 	Time time.Time
@@ -77,6 +77,8 @@ const (
 	filterScope                    // target "filters"
 	webhookScope                   // target a webhook id
 	tokenScope                     // target user/uploadtokens/id
+
+	blocklistScope // target a blocklist entry's id
 )
 
 // eventKinds maps every audit action to its event: one table, so that a
@@ -105,6 +107,9 @@ var eventKinds = map[string]eventKind{
 
 	"uploadtoken.create": {"io.vitrine.uploadtoken.created", tokenScope},
 	"uploadtoken.revoke": {"io.vitrine.uploadtoken.revoked", tokenScope},
+
+	"blocklist.add":    {"io.vitrine.blocklist.added", blocklistScope},
+	"blocklist.delete": {"io.vitrine.blocklist.deleted", blocklistScope},
 }
 
 // subject and names return the event's subject and the fields of its
@@ -123,6 +128,8 @@ func (k eventKind) subject(target string) (string, map[string]any) {
 	case tokenScope:
 		user, rest, _ := strings.Cut(target, "/")
 		return "users/" + target, map[string]any{"user": user, "uploadToken": strings.TrimPrefix(rest, "uploadtokens/")}
+	case blocklistScope:
+		return "blocklist/" + target, map[string]any{"blocklist": target}
 	}
 	return target, map[string]any{}
 }
