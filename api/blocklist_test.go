@@ -345,3 +345,20 @@ func TestBlocklistOtherInstance(t *testing.T) {
 	clk.advance(5 * time.Second)
 	wantBlocked(t, other.uploadAs("bob", picture(t, 400, 300, 3, 70)), hash.Entry.ID)
 }
+
+// TestBlocklistWithoutHashAnalysis: with analysis.perceptualHash off the
+// upload's hash is computed for the check alone, so a hash entry still
+// refuses a copy.
+func TestBlocklistWithoutHashAnalysis(t *testing.T) {
+	off := false
+	cfg := testConfig()
+	cfg.Analysis.PerceptualHash = &off
+	e := newEnv(t, cfg)
+	on := newEnv(t, testConfig()) // where the picture's hash is read
+	hash := on.phashOf("alice", on.upload(picture(t, 640, 480, 6, 90)))
+	entry := blocklistResult(t, e.admin(http.MethodPost, "/blocklist", `{"phash": "`+hash+`"}`), http.StatusCreated)
+	wantBlocked(t, e.uploadAs("bob", picture(t, 384, 288, 6, 70)), entry.Entry.ID)
+	if r := e.uploadAs("bob", picture(t, 640, 480, 7, 90)); r.StatusCode != http.StatusCreated {
+		t.Fatalf("an unrelated picture: %d %s", r.StatusCode, r.body)
+	}
+}
