@@ -48,6 +48,7 @@ var (
 		"webhookping.post", "webhookping.options",
 		"webhookdeliveries.get", "webhookdeliveries.head", "webhookdeliveries.options",
 		"webhookdelivery.get", "webhookdelivery.head", "webhookdelivery.post", "webhookdelivery.options",
+		"blocklist.get", "blocklist.head", "blocklist.post", "blocklist.delete", "blocklist.options",
 	)
 	builtinGroups = map[string][]string{
 		"read-only":  readOnlyResources,

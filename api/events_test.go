@@ -69,6 +69,7 @@ func TestEventsFired(t *testing.T) {
 		"/webhooks", "/webhooks/w", "/webhooks/w/ping", "/webhooks/w/deliveries", "/webhooks/w/deliveries/1",
 		"/webhooks/w/deliveries/1/redeliver",
 		"/users/alice/uploadtokens", "/users/alice/uploadtokens/3f2a9c4d1e0b7a65",
+		"/blocklist", "/blocklist/1", "/blocklist/1/remove",
 		"/nowhere", "/users/alice/images/abc/unknown",
 	}
 	methods := []string{"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "SEARCH", "PATCH", "BREW"}

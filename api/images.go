@@ -185,6 +185,9 @@ func (s *Server) postImage(c *call) error {
 	if c.upload.origSum != "" {
 		orig = c.upload.origSum
 	}
+	if err := s.checkBlockedChecksums(c.ctx(), id, orig); err != nil {
+		return err
+	}
 	img := storage.Image{
 		User: user, Identifier: id, Size: int64(len(data)), Extension: info.Ext, Mime: info.Mime,
 		Width: info.Width, Height: info.Height, Frames: info.Frames, Checksum: id, OriginalChecksum: orig,
@@ -207,15 +210,20 @@ func (s *Server) postImage(c *call) error {
 		"height": img.Height, "extension": img.Extension}, out{status: status})
 }
 
-// storeImage stores an upload (storage/doc.go): an image the user already
-// has is returned as it is (created false) and nothing is written but the
-// spending of an upload token's use;
+// storeImage stores an upload (storage/doc.go): a picture the blocklist
+// blocks by its perceptual hash is refused (451) first, whether or not the
+// user has it; an image the user already has is returned as it is
+// (created false) and nothing is written but the spending of an upload
+// token's use;
 // otherwise the upload's own blob key is reserved, the blob written, and
 // the row committed with its metadata in one transaction that claims the
 // reservation. Whatever fails on the way, no row names a missing blob, and
 // the blob of an upload that does not commit is collected.
 func (s *Server) storeImage(ctx context.Context, img *storage.Image, data []byte) (bool, error) {
 	if existing, err := s.images.Image(ctx, img.User, img.Identifier); err == nil {
+		if err := s.checkBlockedHash(ctx, nil, data); err != nil {
+			return false, err
+		}
 		if err := s.spendUploadToken(ctx); err != nil {
 			return false, err
 		}
@@ -225,6 +233,9 @@ func (s *Server) storeImage(ctx context.Context, img *storage.Image, data []byte
 		return false, err
 	}
 	s.analyzeUpload(ctx, img, data)
+	if err := s.checkBlockedHash(ctx, img.Properties, data); err != nil {
+		return false, err
+	}
 	if err := s.checkNearDuplicate(ctx, img); err != nil {
 		return false, err
 	}

@@ -39,6 +39,8 @@ var segmentPatterns = map[string]*regexp.Regexp{
 	"webhook":  regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`),
 	"delivery": regexp.MustCompile(`^[0-9]{1,18}$`),
 	"token":    regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`),
+	// entry is a blocklist entry's id.
+	"entry": regexp.MustCompile(`^[0-9]{1,18}$`),
 }
 
 // routeMatch is a matched route with its path parameters.

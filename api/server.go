@@ -114,6 +114,8 @@ type Server struct {
 	usage     *storage.Usage
 	limits    *ratelimit.Limiter
 	ids       *requestIDs
+	// blocklist checks uploads against the takedown blocklist.
+	blocklist *blocklist
 	engine    *engine.Engine
 	filters   FilterAdmin
 	log       *slog.Logger
@@ -146,6 +148,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		engine: d.Engine, filters: d.Filters, log: d.Logger, now: d.Now, Bus: &Bus{},
 		metrics: d.Metrics, accessLog: d.AccessLog, usage: d.Usage, limits: d.RateLimits, ids: newRequestIDs()}
 	s.acl = newAccessControl(cfg.AccessControl, d.DB)
+	s.blocklist = &blocklist{store: d.DB, now: d.Now}
 	s.readiness = d.Readiness
 	if d.Webhooks != nil {
 		s.webhooks, s.guard = d.DB, d.Webhooks
@@ -247,6 +250,9 @@ func (s *Server) buildRoutes() []*route {
 		r("webhookdelivery", "/webhooks/{webhook}/deliveries/{delivery}/redeliver", true, map[string]handler{"POST": s.redeliver}),
 		r("uploadtokens", "/users/{user}/uploadtokens", true, map[string]handler{"POST": s.postUploadToken}),
 		r("uploadtoken", "/users/{user}/uploadtokens/{token}", true, map[string]handler{"DELETE": s.deleteUploadToken}),
+		r("blocklist", "/blocklist", true, map[string]handler{"GET": s.listBlocklist, "POST": s.postBlocklist}),
+		r("blocklist", "/blocklist/{entry}", true, map[string]handler{"GET": s.getBlocklistEntry, "DELETE": s.deleteBlocklistEntry}),
+		r("blocklist", "/blocklist/{entry}/remove", true, map[string]handler{"POST": s.removeBlocked}),
 	}
 }
 

@@ -72,6 +72,7 @@ var eventNames = []string{
 	"accessrule.delete", "accessrule.get", "accessrule.head",
 	"accessrules.get", "accessrules.head", "accessrules.post",
 	"audit.get", "audit.head",
+	"blocklist.delete", "blocklist.get", "blocklist.head", "blocklist.post",
 	"filters.get", "filters.head", "filters.post",
 	"globalimages.get", "globalimages.head",
 	"globalshorturl.get", "globalshorturl.head",

@@ -35,7 +35,8 @@ type Event struct {
 	Source string
 	// Subject is users/<user>/images/<image> for a change to an image,
 	// its metadata or its short URLs; keys/<public key> for a key and its
-	// rules; groups/<name>; filters; users/<user> for a user's erasure.
+	// rules; groups/<name>; webhooks/<id>; blocklist/<id>; filters; users/<user>
+	// for a user's erasure.
 	Subject string
 	// Time is when the change was made.
 	Time time.Time
@@ -71,13 +72,14 @@ type eventKind struct {
 type eventScope int
 
 const (
-	imageScope   eventScope = iota // target user/identifier
-	keyScope                       // target a public key
-	groupScope                     // target a group name
-	filterScope                    // target "filters"
-	webhookScope                   // target a webhook id
-	tokenScope                     // target user/uploadtokens/id
-	userScope                      // target a user
+	imageScope     eventScope = iota // target user/identifier
+	keyScope                         // target a public key
+	groupScope                       // target a group name
+	filterScope                      // target "filters"
+	webhookScope                     // target a webhook id
+	tokenScope                       // target user/uploadtokens/id
+	userScope                        // target a user
+	blocklistScope                   // target a blocklist entry's id
 )
 
 // eventKinds maps every audit action to its event: one table, so that a
@@ -107,6 +109,9 @@ var eventKinds = map[string]eventKind{
 
 	"uploadtoken.create": {"io.vitrine.uploadtoken.created", tokenScope},
 	"uploadtoken.revoke": {"io.vitrine.uploadtoken.revoked", tokenScope},
+
+	"blocklist.add":    {"io.vitrine.blocklist.added", blocklistScope},
+	"blocklist.delete": {"io.vitrine.blocklist.deleted", blocklistScope},
 }
 
 // subject and names return the event's subject and the fields of its
@@ -127,6 +132,8 @@ func (k eventKind) subject(target string) (string, map[string]any) {
 		return "users/" + target, map[string]any{"user": user, "uploadToken": strings.TrimPrefix(rest, "uploadtokens/")}
 	case userScope:
 		return "users/" + target, map[string]any{"user": target}
+	case blocklistScope:
+		return "blocklist/" + target, map[string]any{"blocklist": target}
 	}
 	return target, map[string]any{}
 }

@@ -17,6 +17,11 @@ import (
 // identifier) and compared with a popcount; BenchmarkSimilar measures it
 // at 100,000 images per user on each backend (README, "Similar images").
 
+// HashDistance is the Hamming distance between two perceptual hashes: the
+// number of bits in which they differ, 0 to 64. Every comparison of
+// hashes goes through it (similar images, the blocklist).
+func HashDistance(a, b uint64) int { return bits.OnesCount64(a ^ b) }
+
 // candidate is one image within the distance.
 type candidate struct {
 	ref  ImageRef
@@ -116,7 +121,7 @@ func (db *DB) hashCandidates(ctx context.Context, q Query) ([]candidate, error) 
 		}
 		d := int(v)
 		if db.kind == sqliteKind {
-			d = bits.OnesCount64(uint64(v) ^ sim.Hash)
+			d = HashDistance(uint64(v), sim.Hash)
 		}
 		if d > sim.MaxDistance || ref == sim.Exclude {
 			continue
@@ -164,7 +169,7 @@ func (db *DB) nearHashes(ctx context.Context, q Query) (near []int64, few bool, 
 		if err := rows.Scan(&v); err != nil {
 			return nil, false, fmt.Errorf("storage: similar images: %w", err)
 		}
-		if bits.OnesCount64(uint64(v)^q.Similar.Hash) <= q.Similar.MaxDistance && !seen[v] {
+		if HashDistance(uint64(v), q.Similar.Hash) <= q.Similar.MaxDistance && !seen[v] {
 			seen[v] = true
 			near = append(near, v)
 		}

@@ -36,7 +36,7 @@ type auditRow struct {
 // a trailing "." selects every action on that kind of thing.
 var auditActions = []string{
 	"image.", "image.create", "image.delete", "metadata.", "shorturl.", "key.", "key.create", "key.update",
-	"key.delete", "rule.", "group.", "filters.reload", "webhook.",
+	"key.delete", "rule.", "group.", "filters.reload", "webhook.", "blocklist.",
 }
 
 const auditPageSize = 50
@@ -84,6 +84,9 @@ func (u *UI) audit(q *request) error {
 		}
 		if strings.HasPrefix(e.Action, "webhook.") && e.Action != "webhook.delete" {
 			row.TargetHref = q.path("/webhooks/" + url.PathEscape(e.Target))
+		}
+		if e.Action == "blocklist.add" {
+			row.TargetHref = q.path("/blocklist/" + url.PathEscape(e.Target))
 		}
 		v.Entries = append(v.Entries, row)
 	}

@@ -45,6 +45,9 @@ type imageView struct {
 	Similar  []thumbView
 	// What the key may do with the image.
 	CanEditMetadata, CanShorten, CanDeleteShort, CanDelete bool
+	// CanBlock offers the blocklist's form for this image (BlockHref).
+	CanBlock  bool
+	BlockHref string
 }
 
 type kv struct{ Key, Value string }
@@ -67,6 +70,8 @@ func (q *request) loadImage(v *imageView) error {
 	apiPath := q.imagePath(v.User, v.ID)
 	v.Base = q.path(apiPath)
 	v.CanEditMetadata, v.CanDelete = q.may("metadata.put", v.User), q.may("image.delete", v.User)
+	v.CanBlock = q.mayAny("blocklist.post")
+	v.BlockHref = q.path("/blocklist") + "?" + url.Values{"user": {v.User}, "image": {v.ID}}.Encode() + "#add-image"
 	v.CanShorten, v.CanDeleteShort = q.may("shorturls.post", v.User), q.may("shorturl.delete", v.User)
 	l, err := q.list(ctx, "/users/"+url.PathEscape(v.User)+"/images", url.Values{"ids[]": {v.ID}})
 	if err != nil {

@@ -439,6 +439,71 @@ type AuditEntry struct {
 	Time time.Time `json:"time"`
 }
 
+// BlocklistEntry One entry; `checksum`, or `phash` with `distance`, is set, the others null.
+type BlocklistEntry struct {
+	// Actor The public key that added it.
+	Actor string `json:"actor"`
+
+	// Checksum The MD5 blocked, 32 lower-case hex digits.
+	Checksum *string   `json:"checksum"`
+	Created  time.Time `json:"created"`
+
+	// Distance A hash within this many bits of `phash` is blocked.
+	Distance *int  `json:"distance"`
+	Id       int64 `json:"id"`
+
+	// Phash The perceptual hash blocked, 16 hex digits as listings show it.
+	Phash  *string `json:"phash"`
+	Reason string  `json:"reason"`
+}
+
+// BlocklistMatch A stored image an entry matches.
+type BlocklistMatch struct {
+	Added    time.Time `json:"added"`
+	Checksum string    `json:"checksum"`
+
+	// Distance Bits between its perceptual hash and the entry's; 0 for a checksum.
+	Distance         int     `json:"distance"`
+	Extension        string  `json:"extension"`
+	Height           int     `json:"height"`
+	ImageIdentifier  string  `json:"imageIdentifier"`
+	OriginalChecksum *string `json:"originalChecksum"`
+	Size             int64   `json:"size"`
+	User             string  `json:"user"`
+	Width            int     `json:"width"`
+}
+
+// BlocklistRequest `{"checksum": "<md5>"}` or `{"phash": "<hex>", "distance": 6}`, with a reason.
+type BlocklistRequest struct {
+	// Checksum An MD5 to block (either case).
+	Checksum *string `json:"checksum,omitempty"`
+
+	// Distance With `phash`, how many bits an upload's hash may differ and still be blocked.
+	Distance *int `json:"distance,omitempty"`
+
+	// Phash A perceptual hash to block, as listings show it (`fields[]=phash`).
+	Phash *string `json:"phash,omitempty"`
+
+	// Reason Why it is blocked, for those who read the list.
+	Reason *string `json:"reason,omitempty"`
+
+	// Remove Delete the stored images the entry matches.
+	Remove *bool `json:"remove,omitempty"`
+}
+
+// BlocklistResult defines model for BlocklistResult.
+type BlocklistResult struct {
+	// Entry One entry; `checksum`, or `phash` with `distance`, is set, the others null.
+	Entry BlocklistEntry `json:"entry"`
+
+	// Matches A page of the stored images the entry matches now.
+	Matches []BlocklistMatch `json:"matches"`
+
+	// Removed The images this request deleted.
+	Removed []BlocklistMatch `json:"removed"`
+	Search  Search           `json:"search"`
+}
+
 // Delivery defines model for Delivery.
 type Delivery struct {
 	Attempts int `json:"attempts"`
@@ -977,6 +1042,9 @@ type WebhookRequest struct {
 	Users *[]string `json:"users,omitempty"`
 }
 
+// BlocklistEntryID defines model for BlocklistEntryID.
+type BlocklistEntryID = string
+
 // Checksums defines model for Checksums.
 type Checksums = []string
 
@@ -1148,6 +1216,83 @@ type GetAuditParams struct {
 	// Limit Entries per page.
 	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
 
+	// PublicKey The acting public key when it is not named like the path's user (and no `PublicKey` header
+	// is sent); part of the URL an access token or signature covers.
+	PublicKey *PublicKeyQuery `form:"publicKey,omitempty" json:"publicKey,omitempty"`
+
+	// Timestamp The signature's timestamp, instead of the `Authenticate-Timestamp` header.
+	Timestamp *TimestampQuery `form:"timestamp,omitempty" json:"timestamp,omitempty"`
+
+	// Signature The signature, instead of the `Authenticate-Signature` header.
+	Signature *SignatureQuery `form:"signature,omitempty" json:"signature,omitempty"`
+}
+
+// ListBlocklistParams defines parameters for ListBlocklist.
+type ListBlocklistParams struct {
+	// Page Page number, from 1.
+	Page *Page `form:"page,omitempty" json:"page,omitempty"`
+
+	// Limit Entries per page.
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// PublicKey The acting public key when it is not named like the path's user (and no `PublicKey` header
+	// is sent); part of the URL an access token or signature covers.
+	PublicKey *PublicKeyQuery `form:"publicKey,omitempty" json:"publicKey,omitempty"`
+
+	// Timestamp The signature's timestamp, instead of the `Authenticate-Timestamp` header.
+	Timestamp *TimestampQuery `form:"timestamp,omitempty" json:"timestamp,omitempty"`
+
+	// Signature The signature, instead of the `Authenticate-Signature` header.
+	Signature *SignatureQuery `form:"signature,omitempty" json:"signature,omitempty"`
+}
+
+// AddBlocklistEntryParams defines parameters for AddBlocklistEntry.
+type AddBlocklistEntryParams struct {
+	// PublicKey The acting public key when it is not named like the path's user (and no `PublicKey` header
+	// is sent); part of the URL an access token or signature covers.
+	PublicKey *PublicKeyQuery `form:"publicKey,omitempty" json:"publicKey,omitempty"`
+
+	// Timestamp The signature's timestamp, instead of the `Authenticate-Timestamp` header.
+	Timestamp *TimestampQuery `form:"timestamp,omitempty" json:"timestamp,omitempty"`
+
+	// Signature The signature, instead of the `Authenticate-Signature` header.
+	Signature *SignatureQuery `form:"signature,omitempty" json:"signature,omitempty"`
+}
+
+// DeleteBlocklistEntryParams defines parameters for DeleteBlocklistEntry.
+type DeleteBlocklistEntryParams struct {
+	// PublicKey The acting public key when it is not named like the path's user (and no `PublicKey` header
+	// is sent); part of the URL an access token or signature covers.
+	PublicKey *PublicKeyQuery `form:"publicKey,omitempty" json:"publicKey,omitempty"`
+
+	// Timestamp The signature's timestamp, instead of the `Authenticate-Timestamp` header.
+	Timestamp *TimestampQuery `form:"timestamp,omitempty" json:"timestamp,omitempty"`
+
+	// Signature The signature, instead of the `Authenticate-Signature` header.
+	Signature *SignatureQuery `form:"signature,omitempty" json:"signature,omitempty"`
+}
+
+// GetBlocklistEntryParams defines parameters for GetBlocklistEntry.
+type GetBlocklistEntryParams struct {
+	// Page Page number, from 1.
+	Page *Page `form:"page,omitempty" json:"page,omitempty"`
+
+	// Limit Matching images per page.
+	Limit *int `form:"limit,omitempty" json:"limit,omitempty"`
+
+	// PublicKey The acting public key when it is not named like the path's user (and no `PublicKey` header
+	// is sent); part of the URL an access token or signature covers.
+	PublicKey *PublicKeyQuery `form:"publicKey,omitempty" json:"publicKey,omitempty"`
+
+	// Timestamp The signature's timestamp, instead of the `Authenticate-Timestamp` header.
+	Timestamp *TimestampQuery `form:"timestamp,omitempty" json:"timestamp,omitempty"`
+
+	// Signature The signature, instead of the `Authenticate-Signature` header.
+	Signature *SignatureQuery `form:"signature,omitempty" json:"signature,omitempty"`
+}
+
+// RemoveBlockedParams defines parameters for RemoveBlocked.
+type RemoveBlockedParams struct {
 	// PublicKey The acting public key when it is not named like the path's user (and no `PublicKey` header
 	// is sent); part of the URL an access token or signature covers.
 	PublicKey *PublicKeyQuery `form:"publicKey,omitempty" json:"publicKey,omitempty"`
@@ -2013,6 +2158,9 @@ type PingWebhookParams struct {
 	Signature *SignatureQuery `form:"signature,omitempty" json:"signature,omitempty"`
 }
 
+// AddBlocklistEntryJSONRequestBody defines body for AddBlocklistEntry for application/json ContentType.
+type AddBlocklistEntryJSONRequestBody = BlocklistRequest
+
 // PutGroupJSONRequestBody defines body for PutGroup for application/json ContentType.
 type PutGroupJSONRequestBody PutGroupJSONBody
 
@@ -2521,6 +2669,69 @@ type ClientInterface interface {
 	// Corresponds with GET /audit (the `GetAudit` operationId).
 	GetAudit(ctx context.Context, params *GetAuditParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListBlocklist The blocklist's entries
+	//
+	// Newest first, paged (resource `blocklist.get`). Never cached.
+	//
+	// Corresponds with GET /blocklist (the `ListBlocklist` operationId).
+	ListBlocklist(ctx context.Context, params *ListBlocklistParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AddBlocklistEntryWithBody Block a picture
+	//
+	// Blocks a checksum, or a perceptual hash within `distance` bits (default 6), across every user,
+	// from now on: the instance that answers checks every later upload against it at once, the
+	// others within 5 seconds for a hash (at once for a checksum). The answer lists the stored
+	// images the entry matches, of every user (resource `blocklist.post`); with `remove: true`
+	// they are deleted first, as `POST /blocklist/{entry}/remove` does. A checksum or hash that an
+	// entry blocks already is a 409 naming it.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /blocklist (the `AddBlocklistEntry` operationId).
+	AddBlocklistEntryWithBody(ctx context.Context, params *AddBlocklistEntryParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AddBlocklistEntry Block a picture
+	//
+	// Blocks a checksum, or a perceptual hash within `distance` bits (default 6), across every user,
+	// from now on: the instance that answers checks every later upload against it at once, the
+	// others within 5 seconds for a hash (at once for a checksum). The answer lists the stored
+	// images the entry matches, of every user (resource `blocklist.post`); with `remove: true`
+	// they are deleted first, as `POST /blocklist/{entry}/remove` does. A checksum or hash that an
+	// entry blocks already is a 409 naming it.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /blocklist (the `AddBlocklistEntry` operationId).
+	AddBlocklistEntry(ctx context.Context, params *AddBlocklistEntryParams, body AddBlocklistEntryJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteBlocklistEntry Unblock
+	//
+	// Uploads the entry blocked are accepted again: at once on the instance that answers, within
+	// 5 seconds on the others for a hash (resource `blocklist.delete`). Answers the entry deleted.
+	//
+	// Corresponds with DELETE /blocklist/{entry} (the `DeleteBlocklistEntry` operationId).
+	DeleteBlocklistEntry(ctx context.Context, entry BlocklistEntryID, params *DeleteBlocklistEntryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetBlocklistEntry An entry and the stored images it matches
+	//
+	// The images of every user it matches now: for a checksum those whose checksum or original
+	// checksum it is, by user and identifier; for a hash those within its distance, nearest first
+	// (resource `blocklist.get`). Never cached.
+	//
+	// Corresponds with GET /blocklist/{entry} (the `GetBlocklistEntry` operationId).
+	GetBlocklistEntry(ctx context.Context, entry BlocklistEntryID, params *GetBlocklistEntryParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RemoveBlocked Delete every stored image the entry matches
+	//
+	// Every user's images the entry matches are deleted, each as `DELETE
+	// /users/{user}/images/{image}` deletes it (its audit entry and event under the caller's key,
+	// its blobs through the deletion queue, a CDN purge), up to 1000 per request: `search.hits` of
+	// the answer counts what is left (resource `blocklist.post`, whatever the key may do on those
+	// users).
+	//
+	// Corresponds with POST /blocklist/{entry}/remove (the `RemoveBlocked` operationId).
+	RemoveBlocked(ctx context.Context, entry BlocklistEntryID, params *RemoveBlockedParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListFilters WebAssembly filter folders
 	//
 	// Every filter folder with its state, manifest, content hash, load error and counters.
@@ -2788,7 +2999,9 @@ type ClientInterface interface {
 	// properties (`blurhash`, `thumbhash`, `averageColor`, `palette`, `phash`) appear in the
 	// listings. A failed analysis never fails the upload. With `analysis.rejectNearDuplicates`
 	// set, an upload whose perceptual hash is within that many bits of one of the user's images is
-	// refused with 409 naming that image, and nothing is stored.
+	// refused with 409 naming that image, and nothing is stored. A picture the blocklist blocks is
+	// refused with 451 before anything is stored (spending no upload token's use), whether or not
+	// the user has it already.
 	//
 	// Signed, or with an upload token (`Authorization: Bearer <token>` or `?uploadToken=<token>`,
 	// see `createUploadToken`): the token's policy is checked before anything is decoded (413 past
@@ -2833,7 +3046,9 @@ type ClientInterface interface {
 	// properties (`blurhash`, `thumbhash`, `averageColor`, `palette`, `phash`) appear in the
 	// listings. A failed analysis never fails the upload. With `analysis.rejectNearDuplicates`
 	// set, an upload whose perceptual hash is within that many bits of one of the user's images is
-	// refused with 409 naming that image, and nothing is stored.
+	// refused with 409 naming that image, and nothing is stored. A picture the blocklist blocks is
+	// refused with 451 before anything is stored (spending no upload token's use), whether or not
+	// the user has it already.
 	//
 	// Signed, or with an upload token (`Authorization: Bearer <token>` or `?uploadToken=<token>`,
 	// see `createUploadToken`): the token's policy is checked before anything is decoded (413 past
@@ -3206,6 +3421,129 @@ func (c *Client) GetIndex(ctx context.Context, reqEditors ...RequestEditorFn) (*
 // Corresponds with GET /audit (the `GetAudit` operationId).
 func (c *Client) GetAudit(ctx context.Context, params *GetAuditParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetAuditRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListBlocklist The blocklist's entries
+//
+// Newest first, paged (resource `blocklist.get`). Never cached.
+//
+// Corresponds with GET /blocklist (the `ListBlocklist` operationId).
+func (c *Client) ListBlocklist(ctx context.Context, params *ListBlocklistParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListBlocklistRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AddBlocklistEntryWithBody Block a picture
+//
+// Blocks a checksum, or a perceptual hash within `distance` bits (default 6), across every user,
+// from now on: the instance that answers checks every later upload against it at once, the
+// others within 5 seconds for a hash (at once for a checksum). The answer lists the stored
+// images the entry matches, of every user (resource `blocklist.post`); with `remove: true`
+// they are deleted first, as `POST /blocklist/{entry}/remove` does. A checksum or hash that an
+// entry blocks already is a 409 naming it.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /blocklist (the `AddBlocklistEntry` operationId).
+func (c *Client) AddBlocklistEntryWithBody(ctx context.Context, params *AddBlocklistEntryParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAddBlocklistEntryRequestWithBody(c.Server, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AddBlocklistEntry Block a picture
+//
+// Blocks a checksum, or a perceptual hash within `distance` bits (default 6), across every user,
+// from now on: the instance that answers checks every later upload against it at once, the
+// others within 5 seconds for a hash (at once for a checksum). The answer lists the stored
+// images the entry matches, of every user (resource `blocklist.post`); with `remove: true`
+// they are deleted first, as `POST /blocklist/{entry}/remove` does. A checksum or hash that an
+// entry blocks already is a 409 naming it.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /blocklist (the `AddBlocklistEntry` operationId).
+func (c *Client) AddBlocklistEntry(ctx context.Context, params *AddBlocklistEntryParams, body AddBlocklistEntryJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAddBlocklistEntryRequest(c.Server, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteBlocklistEntry Unblock
+//
+// Uploads the entry blocked are accepted again: at once on the instance that answers, within
+// 5 seconds on the others for a hash (resource `blocklist.delete`). Answers the entry deleted.
+//
+// Corresponds with DELETE /blocklist/{entry} (the `DeleteBlocklistEntry` operationId).
+func (c *Client) DeleteBlocklistEntry(ctx context.Context, entry BlocklistEntryID, params *DeleteBlocklistEntryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteBlocklistEntryRequest(c.Server, entry, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetBlocklistEntry An entry and the stored images it matches
+//
+// The images of every user it matches now: for a checksum those whose checksum or original
+// checksum it is, by user and identifier; for a hash those within its distance, nearest first
+// (resource `blocklist.get`). Never cached.
+//
+// Corresponds with GET /blocklist/{entry} (the `GetBlocklistEntry` operationId).
+func (c *Client) GetBlocklistEntry(ctx context.Context, entry BlocklistEntryID, params *GetBlocklistEntryParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetBlocklistEntryRequest(c.Server, entry, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RemoveBlocked Delete every stored image the entry matches
+//
+// Every user's images the entry matches are deleted, each as `DELETE
+// /users/{user}/images/{image}` deletes it (its audit entry and event under the caller's key,
+// its blobs through the deletion queue, a CDN purge), up to 1000 per request: `search.hits` of
+// the answer counts what is left (resource `blocklist.post`, whatever the key may do on those
+// users).
+//
+// Corresponds with POST /blocklist/{entry}/remove (the `RemoveBlocked` operationId).
+func (c *Client) RemoveBlocked(ctx context.Context, entry BlocklistEntryID, params *RemoveBlockedParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRemoveBlockedRequest(c.Server, entry, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3803,7 +4141,9 @@ func (c *Client) ListImages(ctx context.Context, user User, params *ListImagesPa
 // properties (`blurhash`, `thumbhash`, `averageColor`, `palette`, `phash`) appear in the
 // listings. A failed analysis never fails the upload. With `analysis.rejectNearDuplicates`
 // set, an upload whose perceptual hash is within that many bits of one of the user's images is
-// refused with 409 naming that image, and nothing is stored.
+// refused with 409 naming that image, and nothing is stored. A picture the blocklist blocks is
+// refused with 451 before anything is stored (spending no upload token's use), whether or not
+// the user has it already.
 //
 // Signed, or with an upload token (`Authorization: Bearer <token>` or `?uploadToken=<token>`,
 // see `createUploadToken`): the token's policy is checked before anything is decoded (413 past
@@ -3858,7 +4198,9 @@ func (c *Client) UploadImageWithBody(ctx context.Context, user User, params *Upl
 // properties (`blurhash`, `thumbhash`, `averageColor`, `palette`, `phash`) appear in the
 // listings. A failed analysis never fails the upload. With `analysis.rejectNearDuplicates`
 // set, an upload whose perceptual hash is within that many bits of one of the user's images is
-// refused with 409 naming that image, and nothing is stored.
+// refused with 409 naming that image, and nothing is stored. A picture the blocklist blocks is
+// refused with 451 before anything is stored (spending no upload token's use), whether or not
+// the user has it already.
 //
 // Signed, or with an upload token (`Authorization: Bearer <token>` or `?uploadToken=<token>`,
 // see `createUploadToken`): the token's policy is checked before anything is decoded (413 past
@@ -4742,6 +5084,478 @@ func NewGetAuditRequest(server string, params *GetAuditParams) (*http.Request, e
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListBlocklistRequest constructs an http.Request for the ListBlocklist method
+func NewListBlocklistRequest(server string, params *ListBlocklistParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/blocklist")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Page != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PublicKey != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "publicKey", *params.PublicKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Timestamp != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "timestamp", *params.Timestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Signature != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "signature", *params.Signature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAddBlocklistEntryRequest calls the generic AddBlocklistEntry builder with application/json body
+func NewAddBlocklistEntryRequest(server string, params *AddBlocklistEntryParams, body AddBlocklistEntryJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAddBlocklistEntryRequestWithBody(server, params, "application/json", bodyReader)
+}
+
+// NewAddBlocklistEntryRequestWithBody constructs an http.Request for the AddBlocklistEntry method, with any body, and a specified content type
+func NewAddBlocklistEntryRequestWithBody(server string, params *AddBlocklistEntryParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/blocklist")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.PublicKey != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "publicKey", *params.PublicKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Timestamp != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "timestamp", *params.Timestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Signature != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "signature", *params.Signature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewDeleteBlocklistEntryRequest constructs an http.Request for the DeleteBlocklistEntry method
+func NewDeleteBlocklistEntryRequest(server string, entry BlocklistEntryID, params *DeleteBlocklistEntryParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "entry", entry, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/blocklist/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.PublicKey != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "publicKey", *params.PublicKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Timestamp != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "timestamp", *params.Timestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Signature != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "signature", *params.Signature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetBlocklistEntryRequest constructs an http.Request for the GetBlocklistEntry method
+func NewGetBlocklistEntryRequest(server string, entry BlocklistEntryID, params *GetBlocklistEntryParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "entry", entry, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/blocklist/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Page != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "page", *params.Page, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Limit != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "limit", *params.Limit, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PublicKey != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "publicKey", *params.PublicKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Timestamp != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "timestamp", *params.Timestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Signature != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "signature", *params.Signature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewRemoveBlockedRequest constructs an http.Request for the RemoveBlocked method
+func NewRemoveBlockedRequest(server string, entry BlocklistEntryID, params *RemoveBlockedParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "entry", entry, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/blocklist/%s/remove", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.PublicKey != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "publicKey", *params.PublicKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Timestamp != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "timestamp", *params.Timestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Signature != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "signature", *params.Signature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -9900,6 +10714,77 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /audit (the `GetAudit` operationId).
 	GetAuditWithResponse(ctx context.Context, params *GetAuditParams, reqEditors ...RequestEditorFn) (*GetAuditResponse, error)
 
+	// ListBlocklistWithResponse The blocklist's entries
+	//
+	// Newest first, paged (resource `blocklist.get`). Never cached.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /blocklist (the `ListBlocklist` operationId).
+	ListBlocklistWithResponse(ctx context.Context, params *ListBlocklistParams, reqEditors ...RequestEditorFn) (*ListBlocklistResponse, error)
+
+	// AddBlocklistEntryWithBodyWithResponse Block a picture
+	//
+	// Blocks a checksum, or a perceptual hash within `distance` bits (default 6), across every user,
+	// from now on: the instance that answers checks every later upload against it at once, the
+	// others within 5 seconds for a hash (at once for a checksum). The answer lists the stored
+	// images the entry matches, of every user (resource `blocklist.post`); with `remove: true`
+	// they are deleted first, as `POST /blocklist/{entry}/remove` does. A checksum or hash that an
+	// entry blocks already is a 409 naming it.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /blocklist (the `AddBlocklistEntry` operationId).
+	AddBlocklistEntryWithBodyWithResponse(ctx context.Context, params *AddBlocklistEntryParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AddBlocklistEntryResponse, error)
+
+	// AddBlocklistEntryWithResponse Block a picture
+	//
+	// Blocks a checksum, or a perceptual hash within `distance` bits (default 6), across every user,
+	// from now on: the instance that answers checks every later upload against it at once, the
+	// others within 5 seconds for a hash (at once for a checksum). The answer lists the stored
+	// images the entry matches, of every user (resource `blocklist.post`); with `remove: true`
+	// they are deleted first, as `POST /blocklist/{entry}/remove` does. A checksum or hash that an
+	// entry blocks already is a 409 naming it.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /blocklist (the `AddBlocklistEntry` operationId).
+	AddBlocklistEntryWithResponse(ctx context.Context, params *AddBlocklistEntryParams, body AddBlocklistEntryJSONRequestBody, reqEditors ...RequestEditorFn) (*AddBlocklistEntryResponse, error)
+
+	// DeleteBlocklistEntryWithResponse Unblock
+	//
+	// Uploads the entry blocked are accepted again: at once on the instance that answers, within
+	// 5 seconds on the others for a hash (resource `blocklist.delete`). Answers the entry deleted.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /blocklist/{entry} (the `DeleteBlocklistEntry` operationId).
+	DeleteBlocklistEntryWithResponse(ctx context.Context, entry BlocklistEntryID, params *DeleteBlocklistEntryParams, reqEditors ...RequestEditorFn) (*DeleteBlocklistEntryResponse, error)
+
+	// GetBlocklistEntryWithResponse An entry and the stored images it matches
+	//
+	// The images of every user it matches now: for a checksum those whose checksum or original
+	// checksum it is, by user and identifier; for a hash those within its distance, nearest first
+	// (resource `blocklist.get`). Never cached.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /blocklist/{entry} (the `GetBlocklistEntry` operationId).
+	GetBlocklistEntryWithResponse(ctx context.Context, entry BlocklistEntryID, params *GetBlocklistEntryParams, reqEditors ...RequestEditorFn) (*GetBlocklistEntryResponse, error)
+
+	// RemoveBlockedWithResponse Delete every stored image the entry matches
+	//
+	// Every user's images the entry matches are deleted, each as `DELETE
+	// /users/{user}/images/{image}` deletes it (its audit entry and event under the caller's key,
+	// its blobs through the deletion queue, a CDN purge), up to 1000 per request: `search.hits` of
+	// the answer counts what is left (resource `blocklist.post`, whatever the key may do on those
+	// users).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /blocklist/{entry}/remove (the `RemoveBlocked` operationId).
+	RemoveBlockedWithResponse(ctx context.Context, entry BlocklistEntryID, params *RemoveBlockedParams, reqEditors ...RequestEditorFn) (*RemoveBlockedResponse, error)
+
 	// ListFiltersWithResponse WebAssembly filter folders
 	//
 	// Every filter folder with its state, manifest, content hash, load error and counters.
@@ -10219,7 +11104,9 @@ type ClientWithResponsesInterface interface {
 	// properties (`blurhash`, `thumbhash`, `averageColor`, `palette`, `phash`) appear in the
 	// listings. A failed analysis never fails the upload. With `analysis.rejectNearDuplicates`
 	// set, an upload whose perceptual hash is within that many bits of one of the user's images is
-	// refused with 409 naming that image, and nothing is stored.
+	// refused with 409 naming that image, and nothing is stored. A picture the blocklist blocks is
+	// refused with 451 before anything is stored (spending no upload token's use), whether or not
+	// the user has it already.
 	//
 	// Signed, or with an upload token (`Authorization: Bearer <token>` or `?uploadToken=<token>`,
 	// see `createUploadToken`): the token's policy is checked before anything is decoded (413 past
@@ -10264,7 +11151,9 @@ type ClientWithResponsesInterface interface {
 	// properties (`blurhash`, `thumbhash`, `averageColor`, `palette`, `phash`) appear in the
 	// listings. A failed analysis never fails the upload. With `analysis.rejectNearDuplicates`
 	// set, an upload whose perceptual hash is within that many bits of one of the user's images is
-	// refused with 409 naming that image, and nothing is stored.
+	// refused with 409 naming that image, and nothing is stored. A picture the blocklist blocks is
+	// refused with 451 before anything is stored (spending no upload token's use), whether or not
+	// the user has it already.
 	//
 	// Signed, or with an upload token (`Authorization: Bearer <token>` or `?uploadToken=<token>`,
 	// see `createUploadToken`): the token's policy is checked before anything is decoded (413 past
@@ -10850,6 +11739,449 @@ func (r GetAuditResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetAuditResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListBlocklistResponse400Headers the declared response headers of an HTTP 400 response for ListBlocklist
+type ListBlocklistResponse400Headers struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// ListBlocklistResponseDefaultHeaders the declared response headers of an HTTP default response for ListBlocklist
+type ListBlocklistResponseDefaultHeaders struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+type ListBlocklistResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Entries []BlocklistEntry `json:"entries"`
+		Search  Search           `json:"search"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *ListBlocklistResponse400Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *ListBlocklistResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListBlocklistResponse) GetJSON200() *struct {
+	Entries []BlocklistEntry `json:"entries"`
+	Search  Search           `json:"search"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListBlocklistResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ListBlocklistResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ListBlocklistResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListBlocklistResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListBlocklistResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListBlocklistResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// AddBlocklistEntryResponse201Headers the declared response headers of an HTTP 201 response for AddBlocklistEntry
+type AddBlocklistEntryResponse201Headers struct {
+	Location *string
+}
+
+// AddBlocklistEntryResponse400Headers the declared response headers of an HTTP 400 response for AddBlocklistEntry
+type AddBlocklistEntryResponse400Headers struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// AddBlocklistEntryResponseDefaultHeaders the declared response headers of an HTTP default response for AddBlocklistEntry
+type AddBlocklistEntryResponseDefaultHeaders struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+type AddBlocklistEntryResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *BlocklistResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *AddBlocklistEntryResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *AddBlocklistEntryResponse400Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *AddBlocklistEntryResponseDefaultHeaders
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r AddBlocklistEntryResponse) GetJSON201() *BlocklistResult {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AddBlocklistEntryResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r AddBlocklistEntryResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r AddBlocklistEntryResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r AddBlocklistEntryResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AddBlocklistEntryResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AddBlocklistEntryResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AddBlocklistEntryResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteBlocklistEntryResponse400Headers the declared response headers of an HTTP 400 response for DeleteBlocklistEntry
+type DeleteBlocklistEntryResponse400Headers struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// DeleteBlocklistEntryResponse404Headers the declared response headers of an HTTP 404 response for DeleteBlocklistEntry
+type DeleteBlocklistEntryResponse404Headers struct {
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// DeleteBlocklistEntryResponseDefaultHeaders the declared response headers of an HTTP default response for DeleteBlocklistEntry
+type DeleteBlocklistEntryResponseDefaultHeaders struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+type DeleteBlocklistEntryResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BlocklistEntry
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DeleteBlocklistEntryResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeleteBlocklistEntryResponse404Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *DeleteBlocklistEntryResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteBlocklistEntryResponse) GetJSON200() *BlocklistEntry {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteBlocklistEntryResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteBlocklistEntryResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r DeleteBlocklistEntryResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteBlocklistEntryResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteBlocklistEntryResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteBlocklistEntryResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteBlocklistEntryResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetBlocklistEntryResponse400Headers the declared response headers of an HTTP 400 response for GetBlocklistEntry
+type GetBlocklistEntryResponse400Headers struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// GetBlocklistEntryResponse404Headers the declared response headers of an HTTP 404 response for GetBlocklistEntry
+type GetBlocklistEntryResponse404Headers struct {
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// GetBlocklistEntryResponseDefaultHeaders the declared response headers of an HTTP default response for GetBlocklistEntry
+type GetBlocklistEntryResponseDefaultHeaders struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+type GetBlocklistEntryResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BlocklistResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetBlocklistEntryResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetBlocklistEntryResponse404Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *GetBlocklistEntryResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetBlocklistEntryResponse) GetJSON200() *BlocklistResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetBlocklistEntryResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetBlocklistEntryResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetBlocklistEntryResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetBlocklistEntryResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetBlocklistEntryResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetBlocklistEntryResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetBlocklistEntryResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RemoveBlockedResponse400Headers the declared response headers of an HTTP 400 response for RemoveBlocked
+type RemoveBlockedResponse400Headers struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// RemoveBlockedResponse404Headers the declared response headers of an HTTP 404 response for RemoveBlocked
+type RemoveBlockedResponse404Headers struct {
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// RemoveBlockedResponseDefaultHeaders the declared response headers of an HTTP default response for RemoveBlocked
+type RemoveBlockedResponseDefaultHeaders struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+type RemoveBlockedResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BlocklistResult
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RemoveBlockedResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RemoveBlockedResponse404Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *RemoveBlockedResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RemoveBlockedResponse) GetJSON200() *BlocklistResult {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RemoveBlockedResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RemoveBlockedResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r RemoveBlockedResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r RemoveBlockedResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RemoveBlockedResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RemoveBlockedResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RemoveBlockedResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -13957,6 +15289,11 @@ type UploadImageResponse429Headers struct {
 	XServiceErrorMessage      *string
 }
 
+// UploadImageResponse451Headers the declared response headers of an HTTP 451 response for UploadImage
+type UploadImageResponse451Headers struct {
+	XServiceErrorMessage *string
+}
+
 // UploadImageResponse502Headers the declared response headers of an HTTP 502 response for UploadImage
 type UploadImageResponse502Headers struct {
 	XServiceErrorMessage *string
@@ -13996,6 +15333,8 @@ type UploadImageResponse struct {
 	JSON415 *ErrorResponse
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
+	// JSON451 the response for an HTTP 451 `application/json` response
+	JSON451 *Error
 	// JSON502 the response for an HTTP 502 `application/json` response
 	JSON502 *Error
 	// JSON504 the response for an HTTP 504 `application/json` response
@@ -14020,6 +15359,8 @@ type UploadImageResponse struct {
 	Headers415 *UploadImageResponse415Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *UploadImageResponse429Headers
+	// Headers451 the parsed response headers for an HTTP 451 response
+	Headers451 *UploadImageResponse451Headers
 	// Headers502 the parsed response headers for an HTTP 502 response
 	Headers502 *UploadImageResponse502Headers
 	// Headers504 the parsed response headers for an HTTP 504 response
@@ -14071,6 +15412,11 @@ func (r UploadImageResponse) GetJSON415() *ErrorResponse {
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
 func (r UploadImageResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
+}
+
+// GetJSON451 returns the response for an HTTP 451 `application/json` response
+func (r UploadImageResponse) GetJSON451() *Error {
+	return r.JSON451
 }
 
 // GetJSON502 returns the response for an HTTP 502 `application/json` response
@@ -17209,6 +18555,113 @@ func (c *ClientWithResponses) GetAuditWithResponse(ctx context.Context, params *
 	return ParseGetAuditResponse(rsp)
 }
 
+// ListBlocklistWithResponse The blocklist's entries
+//
+// Newest first, paged (resource `blocklist.get`). Never cached.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /blocklist (the `ListBlocklist` operationId).
+func (c *ClientWithResponses) ListBlocklistWithResponse(ctx context.Context, params *ListBlocklistParams, reqEditors ...RequestEditorFn) (*ListBlocklistResponse, error) {
+	rsp, err := c.ListBlocklist(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListBlocklistResponse(rsp)
+}
+
+// AddBlocklistEntryWithBodyWithResponse Block a picture
+//
+// Blocks a checksum, or a perceptual hash within `distance` bits (default 6), across every user,
+// from now on: the instance that answers checks every later upload against it at once, the
+// others within 5 seconds for a hash (at once for a checksum). The answer lists the stored
+// images the entry matches, of every user (resource `blocklist.post`); with `remove: true`
+// they are deleted first, as `POST /blocklist/{entry}/remove` does. A checksum or hash that an
+// entry blocks already is a 409 naming it.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /blocklist (the `AddBlocklistEntry` operationId).
+func (c *ClientWithResponses) AddBlocklistEntryWithBodyWithResponse(ctx context.Context, params *AddBlocklistEntryParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AddBlocklistEntryResponse, error) {
+	rsp, err := c.AddBlocklistEntryWithBody(ctx, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAddBlocklistEntryResponse(rsp)
+}
+
+// AddBlocklistEntryWithResponse Block a picture
+//
+// Blocks a checksum, or a perceptual hash within `distance` bits (default 6), across every user,
+// from now on: the instance that answers checks every later upload against it at once, the
+// others within 5 seconds for a hash (at once for a checksum). The answer lists the stored
+// images the entry matches, of every user (resource `blocklist.post`); with `remove: true`
+// they are deleted first, as `POST /blocklist/{entry}/remove` does. A checksum or hash that an
+// entry blocks already is a 409 naming it.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /blocklist (the `AddBlocklistEntry` operationId).
+func (c *ClientWithResponses) AddBlocklistEntryWithResponse(ctx context.Context, params *AddBlocklistEntryParams, body AddBlocklistEntryJSONRequestBody, reqEditors ...RequestEditorFn) (*AddBlocklistEntryResponse, error) {
+	rsp, err := c.AddBlocklistEntry(ctx, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAddBlocklistEntryResponse(rsp)
+}
+
+// DeleteBlocklistEntryWithResponse Unblock
+//
+// Uploads the entry blocked are accepted again: at once on the instance that answers, within
+// 5 seconds on the others for a hash (resource `blocklist.delete`). Answers the entry deleted.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /blocklist/{entry} (the `DeleteBlocklistEntry` operationId).
+func (c *ClientWithResponses) DeleteBlocklistEntryWithResponse(ctx context.Context, entry BlocklistEntryID, params *DeleteBlocklistEntryParams, reqEditors ...RequestEditorFn) (*DeleteBlocklistEntryResponse, error) {
+	rsp, err := c.DeleteBlocklistEntry(ctx, entry, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteBlocklistEntryResponse(rsp)
+}
+
+// GetBlocklistEntryWithResponse An entry and the stored images it matches
+//
+// The images of every user it matches now: for a checksum those whose checksum or original
+// checksum it is, by user and identifier; for a hash those within its distance, nearest first
+// (resource `blocklist.get`). Never cached.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /blocklist/{entry} (the `GetBlocklistEntry` operationId).
+func (c *ClientWithResponses) GetBlocklistEntryWithResponse(ctx context.Context, entry BlocklistEntryID, params *GetBlocklistEntryParams, reqEditors ...RequestEditorFn) (*GetBlocklistEntryResponse, error) {
+	rsp, err := c.GetBlocklistEntry(ctx, entry, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetBlocklistEntryResponse(rsp)
+}
+
+// RemoveBlockedWithResponse Delete every stored image the entry matches
+//
+// Every user's images the entry matches are deleted, each as `DELETE
+// /users/{user}/images/{image}` deletes it (its audit entry and event under the caller's key,
+// its blobs through the deletion queue, a CDN purge), up to 1000 per request: `search.hits` of
+// the answer counts what is left (resource `blocklist.post`, whatever the key may do on those
+// users).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /blocklist/{entry}/remove (the `RemoveBlocked` operationId).
+func (c *ClientWithResponses) RemoveBlockedWithResponse(ctx context.Context, entry BlocklistEntryID, params *RemoveBlockedParams, reqEditors ...RequestEditorFn) (*RemoveBlockedResponse, error) {
+	rsp, err := c.RemoveBlocked(ctx, entry, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRemoveBlockedResponse(rsp)
+}
+
 // ListFiltersWithResponse WebAssembly filter folders
 //
 // Every filter folder with its state, manifest, content hash, load error and counters.
@@ -17720,7 +19173,9 @@ func (c *ClientWithResponses) ListImagesWithResponse(ctx context.Context, user U
 // properties (`blurhash`, `thumbhash`, `averageColor`, `palette`, `phash`) appear in the
 // listings. A failed analysis never fails the upload. With `analysis.rejectNearDuplicates`
 // set, an upload whose perceptual hash is within that many bits of one of the user's images is
-// refused with 409 naming that image, and nothing is stored.
+// refused with 409 naming that image, and nothing is stored. A picture the blocklist blocks is
+// refused with 451 before anything is stored (spending no upload token's use), whether or not
+// the user has it already.
 //
 // Signed, or with an upload token (`Authorization: Bearer <token>` or `?uploadToken=<token>`,
 // see `createUploadToken`): the token's policy is checked before anything is decoded (413 past
@@ -17771,7 +19226,9 @@ func (c *ClientWithResponses) UploadImageWithBodyWithResponse(ctx context.Contex
 // properties (`blurhash`, `thumbhash`, `averageColor`, `palette`, `phash`) appear in the
 // listings. A failed analysis never fails the upload. With `analysis.rejectNearDuplicates`
 // set, an upload whose perceptual hash is within that many bits of one of the user's images is
-// refused with 409 naming that image, and nothing is stored.
+// refused with 409 naming that image, and nothing is stored. A picture the blocklist blocks is
+// refused with 451 before anything is stored (spending no upload token's use), whether or not
+// the user has it already.
 //
 // Signed, or with an upload token (`Authorization: Bearer <token>` or `?uploadToken=<token>`,
 // see `createUploadToken`): the token's policy is checked before anything is decoded (413 past
@@ -18668,6 +20125,644 @@ func ParseGetAuditResponse(rsp *http.Response) (*GetAuditResponse, error) {
 		response.Headers429 = &headers
 	case true:
 		var headers GetAuditResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListBlocklistResponse parses an HTTP response from a ListBlocklistWithResponse call
+func ParseListBlocklistResponse(rsp *http.Response) (*ListBlocklistResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListBlocklistResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Entries []BlocklistEntry `json:"entries"`
+			Search  Search           `json:"search"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 400:
+		var headers ListBlocklistResponse400Headers
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers400 = &headers
+	case true:
+		var headers ListBlocklistResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAddBlocklistEntryResponse parses an HTTP response from a AddBlocklistEntryWithResponse call
+func ParseAddBlocklistEntryResponse(rsp *http.Response) (*AddBlocklistEntryResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AddBlocklistEntryResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest BlocklistResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 201:
+		var headers AddBlocklistEntryResponse201Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers AddBlocklistEntryResponse400Headers
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers400 = &headers
+	case true:
+		var headers AddBlocklistEntryResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteBlocklistEntryResponse parses an HTTP response from a DeleteBlocklistEntryWithResponse call
+func ParseDeleteBlocklistEntryResponse(rsp *http.Response) (*DeleteBlocklistEntryResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteBlocklistEntryResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BlocklistEntry
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 400:
+		var headers DeleteBlocklistEntryResponse400Headers
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeleteBlocklistEntryResponse404Headers
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers404 = &headers
+	case true:
+		var headers DeleteBlocklistEntryResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetBlocklistEntryResponse parses an HTTP response from a GetBlocklistEntryWithResponse call
+func ParseGetBlocklistEntryResponse(rsp *http.Response) (*GetBlocklistEntryResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetBlocklistEntryResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BlocklistResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 400:
+		var headers GetBlocklistEntryResponse400Headers
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetBlocklistEntryResponse404Headers
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers404 = &headers
+	case true:
+		var headers GetBlocklistEntryResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRemoveBlockedResponse parses an HTTP response from a RemoveBlockedWithResponse call
+func ParseRemoveBlockedResponse(rsp *http.Response) (*RemoveBlockedResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RemoveBlockedResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BlocklistResult
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 400:
+		var headers RemoveBlockedResponse400Headers
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers RemoveBlockedResponse404Headers
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers404 = &headers
+	case true:
+		var headers RemoveBlockedResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -23807,6 +25902,13 @@ func ParseUploadImageResponse(rsp *http.Response) (*UploadImageResponse, error) 
 		}
 		response.JSON429 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 451:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON451 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
 		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -24061,6 +26163,16 @@ func ParseUploadImageResponse(rsp *http.Response) (*UploadImageResponse, error) 
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers429 = &headers
+	case rsp.StatusCode == 451:
+		var headers UploadImageResponse451Headers
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers451 = &headers
 	case rsp.StatusCode == 502:
 		var headers UploadImageResponse502Headers
 		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {

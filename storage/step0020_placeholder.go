@@ -1,9 +1,0 @@
-package storage
-
-// PLACEHOLDER, DROP AT MERGE: step 20 is written on another branch; this
-// stand-in only keeps the registry's numbers without a gap (checkRegistry)
-// so that step 21 can be tested on this branch. It changes nothing.
-func init() {
-	register(Migration{Version: 20, Name: "placeholder for step 20 (drop at merge)",
-		SQLite: []string{`SELECT 1`}, Postgres: []string{`SELECT 1`}, MySQL: []string{`SELECT 1`}})
-}
