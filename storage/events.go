@@ -35,7 +35,7 @@ type Event struct {
 	Source string
 	// Subject is users/<user>/images/<image> for a change to an image,
 	// its metadata or its short URLs; keys/<public key> for a key and its
-	// rules; groups/<name>; filters.
+	// rules; groups/<name>; filters; users/<user> for a user's quotas.
 	Subject string
 	// Time is when the change was made.
 	Time time.Time
@@ -76,6 +76,7 @@ const (
 	groupScope                     // target a group name
 	filterScope                    // target "filters"
 	webhookScope                   // target a webhook id
+	userScope                      // target a user name
 )
 
 // eventKinds maps every audit action to its event: one table, so that a
@@ -101,6 +102,7 @@ var eventKinds = map[string]eventKind{
 	"webhook.create":  {"io.vitrine.webhook.created", webhookScope},
 	"webhook.update":  {"io.vitrine.webhook.updated", webhookScope},
 	"webhook.delete":  {"io.vitrine.webhook.deleted", webhookScope},
+	"quota.update":    {"io.vitrine.quota.updated", userScope},
 }
 
 // subject and names return the event's subject and the fields of its
@@ -116,6 +118,8 @@ func (k eventKind) subject(target string) (string, map[string]any) {
 		return "groups/" + target, map[string]any{"group": target}
 	case webhookScope:
 		return "webhooks/" + target, map[string]any{"webhook": target}
+	case userScope:
+		return "users/" + target, map[string]any{"user": target}
 	}
 	return target, map[string]any{}
 }

@@ -98,7 +98,9 @@ func (db *DB) InsertImage(ctx context.Context, img *Image) (created bool, err er
 // get stored variations; DrainVariationJobs). Concurrent commits of one
 // image leave one row and report created once. When a collector took res
 // first (the write overran its lease), nothing is written and the error
-// is ErrReservationLost.
+// is ErrReservationLost. When a new image would take its user past a
+// quota (quotas.go), nothing is written and the error is a *QuotaError
+// (ErrQuotaExceeded); the caller releases res.
 func (db *DB) CommitImage(ctx context.Context, img *Image, res Reservation, variations bool) (created bool, err error) {
 	if err := validateImage(img); err != nil {
 		return false, err
@@ -165,7 +167,7 @@ func (db *DB) CommitImage(ctx context.Context, img *Image, res Reservation, vari
 
 // recordNewImage writes, in tx, what goes with a new image row: its
 // variation job (with variations), metadata, properties, the audit entry
-// (and event) and the user's counts.
+// (and event) and the user's counts, and checks the user's quotas.
 func (db *DB) recordNewImage(ctx context.Context, tx bun.Tx, img *Image, variations bool) error {
 	if variations {
 		if err := db.addVariationJob(ctx, tx, img.User, img.Identifier); err != nil {
@@ -186,7 +188,13 @@ func (db *DB) recordNewImage(ctx context.Context, tx bun.Tx, img *Image, variati
 		map[string]any{"bytes": img.Size, "mime": img.Mime, "width": img.Width, "height": img.Height}}, imageData(img)); err != nil {
 		return err
 	}
-	return db.addCount(ctx, tx, img.User, 1, img.Size)
+	// Last, so that the user's row of image_counts, which orders the
+	// user's uploads on every instance, is locked for as short a time as
+	// may be.
+	if err := db.addCount(ctx, tx, img.User, 1, img.Size); err != nil {
+		return err
+	}
+	return db.enforceQuota(ctx, tx, img.User, img.Size)
 }
 
 // Image returns one image's record (without metadata).

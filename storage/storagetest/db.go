@@ -80,6 +80,12 @@ func TestDBWithSecret(t *testing.T, open func(t *testing.T) *storage.DB, openSec
 		{"Variations", testVariations},
 		{"VariationsFailures", testVariationsFailures},
 		{"VariationsCheck", testVariationsCheck},
+		{"QuotaImages", testQuotaImages},
+		{"QuotaBytes", testQuotaBytes},
+		{"QuotaOverride", testQuotaOverride},
+		{"QuotaConcurrent", testQuotaConcurrent},
+		{"VariantQuota", testVariantQuota},
+		{"CheckUsage", testCheckUsage},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
