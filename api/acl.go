@@ -22,6 +22,7 @@ var (
 		"globalimages.get", "globalimages.head", "globalimages.options",
 		"shorturls.get", "shorturls.head", "shorturls.options",
 		"variants.get", "variants.head", "variants.options",
+		"quota.get", "quota.head", "quota.options",
 	}
 	readWriteResources = append(slices.Clone(readOnlyResources),
 		"image.delete", "images.post",
@@ -46,6 +47,7 @@ var (
 		"webhookping.post", "webhookping.options",
 		"webhookdeliveries.get", "webhookdeliveries.head", "webhookdeliveries.options",
 		"webhookdelivery.get", "webhookdelivery.head", "webhookdelivery.post", "webhookdelivery.options",
+		"quota.put",
 	)
 	builtinGroups = map[string][]string{
 		"read-only":  readOnlyResources,

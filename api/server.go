@@ -194,6 +194,7 @@ func (s *Server) buildRoutes() []*route {
 		r("transformations", "/transformations", true, map[string]handler{"GET": s.getTransformations}),
 		r("globalshorturl", "/s/{id}", false, map[string]handler{"GET": s.getShortURL}),
 		r("user", "/users/{user}", true, map[string]handler{"GET": s.getUser}),
+		r("quota", "/users/{user}/quota", true, map[string]handler{"GET": s.getQuota, "PUT": s.putQuota}),
 		r("images", "/users/{user}/images", true, map[string]handler{"GET": s.listImages, "POST": s.postImage}),
 		image,
 		r("metadata", "/users/{user}/images/{image}/metadata", true, metadata),

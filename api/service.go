@@ -88,8 +88,11 @@ func (s *Server) getUser(c *call) error {
 	if err != nil {
 		return err
 	}
-	return c.writeJSON(map[string]any{"user": user, "numImages": n, "lastModified": httpDate(last)},
-		out{cache: cacheJSON, etag: true, lastModified: last})
+	v := map[string]any{"user": user, "numImages": n, "lastModified": httpDate(last)}
+	if err := s.userQuotaFields(c.ctx(), user, v); err != nil {
+		return err
+	}
+	return c.writeJSON(v, out{cache: cacheJSON, etag: true, lastModified: last})
 }
 
 // lastModified is the latest change among the users' images, or now.

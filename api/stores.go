@@ -113,6 +113,7 @@ type stores struct {
 	keyNames    keyLister
 	auditLog    auditStore
 	variantRows variantLister
+	quotas      quotaStore
 }
 
 // variantLister lists an image's cached variants.
@@ -121,7 +122,8 @@ type variantLister interface {
 }
 
 func newStores(db *storage.DB) stores {
-	return stores{images: db, listing: db, metadata: db, shortURLs: db, stats: db, keys: db, rules: db, groups: db, keyNames: db, auditLog: db, variantRows: db}
+	return stores{images: db, listing: db, metadata: db, shortURLs: db, stats: db, keys: db, rules: db, groups: db, keyNames: db, auditLog: db, variantRows: db,
+		quotas: db}
 }
 
 var (
