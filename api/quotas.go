@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -29,31 +31,26 @@ var _ quotaStore = (*storage.DB)(nil)
 // quotaFields are the JSON names of the quotas, in order.
 var quotaFields = []string{"images", "bytes", "variantsPerImage"}
 
-// quotasJSON is a set of quotas as the API writes them (0 is unlimited).
-func quotasJSON(q storage.Quotas) map[string]int64 {
-	return map[string]int64{"images": q.Images, "bytes": q.Bytes, "variantsPerImage": q.VariantsPerImage}
+// quotasOf is a set of quotas as the API writes them (0 is unlimited).
+func quotasOf(q storage.Quotas) Quotas {
+	return Quotas{Images: q.Images, Bytes: q.Bytes, VariantsPerImage: q.VariantsPerImage}
 }
 
-// usageJSON is what a user stores: images and bytes count against the
-// quotas, variants and variations are shown beside them.
-func usageJSON(u storage.QuotaUsage) map[string]int64 {
-	return map[string]int64{"images": u.Images, "bytes": u.Bytes,
-		"variants": u.Variants, "variantBytes": u.VariantBytes, "maxVariantsPerImage": u.MaxVariantsPerImage,
-		"variations": u.Variations, "variationBytes": u.VariationBytes}
+// usageOf is what a user stores as the API writes it.
+func usageOf(u storage.QuotaUsage) QuotaUsage {
+	return QuotaUsage{Images: u.Images, Bytes: u.Bytes, Variants: u.Variants, VariantBytes: u.VariantBytes,
+		MaxVariantsPerImage: u.MaxVariantsPerImage, Variations: u.Variations, VariationBytes: u.VariationBytes}
 }
 
-// quotaJSON is the answer of GET and PUT /users/<user>/quota: the quotas
-// in force, the user's own (null where the default holds), the defaults
-// and the usage.
-func quotaJSON(q storage.UserQuota) map[string]any {
-	override := map[string]*int64{"images": q.Override.Images, "bytes": q.Override.Bytes,
-		"variantsPerImage": q.Override.VariantsPerImage}
-	var updated any
+// userQuotaOf is the answer of GET and PUT /users/<user>/quota.
+func userQuotaOf(q storage.UserQuota) UserQuota {
+	v := UserQuota{User: q.User, Quota: quotasOf(q.Limits), Defaults: quotasOf(q.Defaults), Usage: usageOf(q.Usage),
+		Override: QuotaOverride{Images: q.Override.Images, Bytes: q.Override.Bytes, VariantsPerImage: q.Override.VariantsPerImage}}
 	if !q.Updated.IsZero() {
-		updated = httpDate(q.Updated)
+		d := httpDate(q.Updated)
+		v.Updated = &d
 	}
-	return map[string]any{"user": q.User, "quota": quotasJSON(q.Limits), "override": override,
-		"defaults": quotasJSON(q.Defaults), "updated": updated, "usage": usageJSON(q.Usage)}
+	return v
 }
 
 // getQuota serves GET /users/<user>/quota, for any user name: a user with
@@ -63,7 +60,7 @@ func (s *Server) getQuota(c *call) error {
 	if err != nil {
 		return err
 	}
-	return c.writeJSON(quotaJSON(q), out{cache: cacheNone})
+	return c.writeJSON(userQuotaOf(q), out{cache: cacheNone})
 }
 
 // putQuota serves PUT /users/<user>/quota: the body's quotas become the
@@ -77,30 +74,31 @@ func (s *Server) putQuota(c *call) error {
 	if body == nil {
 		return errorf(http.StatusBadRequest, "The quota must be a JSON object of %s", strings.Join(quotaFields, ", "))
 	}
-	var o storage.QuotaOverride
-	for name, raw := range body {
-		var dst **int64
-		switch name {
-		case "images":
-			dst = &o.Images
-		case "bytes":
-			dst = &o.Bytes
-		case "variantsPerImage":
-			dst = &o.VariantsPerImage
-		default:
+	for _, name := range slices.Sorted(maps.Keys(body)) {
+		if !slices.Contains(quotaFields, name) {
 			return errorf(http.StatusBadRequest, "Unknown quota '%s': the quotas are %s", name, strings.Join(quotaFields, ", "))
 		}
-		v, err := quotaValue(name, raw)
+	}
+	var o storage.QuotaOverride
+	for _, f := range []struct {
+		name string
+		dst  **int64
+	}{{"images", &o.Images}, {"bytes", &o.Bytes}, {"variantsPerImage", &o.VariantsPerImage}} {
+		raw, ok := body[f.name]
+		if !ok {
+			continue
+		}
+		v, err := quotaValue(f.name, raw)
 		if err != nil {
 			return err
 		}
-		*dst = v
+		*f.dst = v
 	}
 	q, err := s.quotas.SetQuota(c.ctx(), c.params["user"], o)
 	if err != nil {
 		return err
 	}
-	return c.writeJSON(quotaJSON(q), out{cache: cacheNone})
+	return c.writeJSON(userQuotaOf(q), out{cache: cacheNone})
 }
 
 // quotaValue reads one quota of a PUT body: null, or a whole number from
@@ -124,13 +122,13 @@ func clipText(s string, n int) string {
 	return strings.ToValidUTF8(s[:n], "") + "…"
 }
 
-// userQuotaFields adds the user's quotas and usage to GET /users/<user>.
-func (s *Server) userQuotaFields(ctx context.Context, user string, v map[string]any) error {
-	q, err := s.quotas.UserQuota(ctx, user)
+// userQuota fills the quotas and usage of GET /users/<user>.
+func (s *Server) userQuota(ctx context.Context, v *User) error {
+	q, err := s.quotas.UserQuota(ctx, v.User)
 	if err != nil {
 		return err
 	}
-	v["quota"], v["usage"] = quotasJSON(q.Limits), usageJSON(q.Usage)
+	v.Quota, v.Usage = quotasOf(q.Limits), usageOf(q.Usage)
 	return nil
 }
 

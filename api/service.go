@@ -88,8 +88,8 @@ func (s *Server) getUser(c *call) error {
 	if err != nil {
 		return err
 	}
-	v := map[string]any{"user": user, "numImages": n, "lastModified": httpDate(last)}
-	if err := s.userQuotaFields(c.ctx(), user, v); err != nil {
+	v := User{User: user, NumImages: n, LastModified: httpDate(last)}
+	if err := s.userQuota(c.ctx(), &v); err != nil {
 		return err
 	}
 	return c.writeJSON(v, out{cache: cacheJSON, etag: true, lastModified: last})

@@ -113,6 +113,7 @@ func (u *UI) routes() {
 	page("GET "+p+"/{$}", u.overview)
 	page("GET "+p+"/users", u.users)
 	page("GET "+p+"/users/{user}", u.images)
+	page("POST "+p+"/users/{user}/quota", u.saveQuota)
 	page("GET "+p+"/users/{user}/images/{image}", u.image)
 	page("POST "+p+"/users/{user}/images/{image}/metadata", u.saveMetadata)
 	page("POST "+p+"/users/{user}/images/{image}/shorturls", u.createShortURL)
