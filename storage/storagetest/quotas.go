@@ -336,7 +336,7 @@ func testVariantQuota(t *testing.T, db *storage.DB) {
 			case stored && err == nil:
 				stores++
 			case !errors.Is(err, storage.ErrQuotaExceeded):
-				failures = append(failures, fmt.Errorf("Put r%d: %v, %w", i, stored, err))
+				failures = append(failures, fmt.Errorf("put r%d: %v, %w", i, stored, err))
 			}
 		}()
 	}
