@@ -59,11 +59,11 @@ func (q *request) loadQuota(v *imagesView, form *quotaView) error {
 			Value: u.Images, Max: uq.Quota.Images, Own: uq.Override.Images != nil},
 		{Label: "Bytes of originals", Used: humanBytes(u.Bytes), Limit: limitLabel(uq.Quota.Bytes, humanBytes(uq.Quota.Bytes)),
 			Value: u.Bytes, Max: uq.Quota.Bytes, Own: uq.Override.Bytes != nil},
-		{Label: "Cached variants per image (the most of any image)", Used: strconv.FormatInt(u.MaxVariantsPerImage, 10),
+		{Label: "Cached variants per image", Used: strconv.FormatInt(u.MaxVariantsPerImage, 10),
 			Limit: limitLabel(uq.Quota.VariantsPerImage, strconv.FormatInt(uq.Quota.VariantsPerImage, 10)),
 			Value: u.MaxVariantsPerImage, Max: uq.Quota.VariantsPerImage, Own: uq.Override.VariantsPerImage != nil},
 	}
-	qv.Beside = fmt.Sprintf("Not counted: %d cached variants (%s), %d stored variations (%s).",
+	qv.Beside = fmt.Sprintf("Variants per image: those of the image with the most. Not counted: %d cached variants (%s), %d stored variations (%s).",
 		u.Variants, humanBytes(u.VariantBytes), u.Variations, humanBytes(u.VariationBytes))
 	if form != nil {
 		qv.Images, qv.Bytes, qv.VariantsPerImage, qv.Error = form.Images, form.Bytes, form.VariantsPerImage, form.Error
