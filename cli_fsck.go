@@ -97,8 +97,8 @@ func progress(w io.Writer) func(string, int64, int64) {
 }
 
 func printReport(w io.Writer, r *storage.CheckReport, repaired bool) {
-	fmt.Fprintf(w, "read %d image records, %d image blobs, %d variant records, %d variant blobs\n",
-		r.Images, r.ImageBlobs, r.Variants, r.VariantBlobs)
+	fmt.Fprintf(w, "read %d image records, %d image blobs, %d variant records, %d variant blobs, %d users' usage\n",
+		r.Images, r.ImageBlobs, r.Variants, r.VariantBlobs, r.Users)
 	for _, c := range []struct {
 		what string
 		f    storage.Findings
@@ -112,6 +112,7 @@ func printReport(w io.Writer, r *storage.CheckReport, repaired bool) {
 		{"stored variation records whose blob is missing", r.VariationsWithoutBlob, "--repair rebuilds them"},
 		{"stored variation blobs no record names", r.OrphanVariationBlobs, "--repair deletes them"},
 		{"rows and blobs left of erased users", r.ErasedUserLeftovers, "--repair deletes the blobs; erase the user again for the rows"},
+		{"users whose usage (the quotas count it) disagrees with their images", r.UsageMismatches, "--repair recounts them"},
 	} {
 		fmt.Fprintf(w, "%s: %d", c.what, c.f.Count)
 		switch {

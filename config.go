@@ -66,6 +66,9 @@ type fileConfig struct {
 	// RateLimits limits requests per class, public key and client address
 	// (README "Rate limits"); off unless a rate is set.
 	RateLimits ratelimit.Config `yaml:"rateLimits"`
+	// Quotas are the default quotas of every user (README "Quotas"); a
+	// user's own, set through the API, override them.
+	Quotas storage.Quotas `yaml:"quotas"`
 }
 
 // limits is the file's `limits` section: api's request limits and engine's
@@ -205,7 +208,7 @@ func (c *fileConfig) validate() error {
 		return fmt.Errorf("storageTimeout, databaseTimeout and requestTimeout must not be negative, and blobQueue.reservationLease (%s) must be longer than twice storageTimeout (%s)", lease, storageTimeout)
 	}
 	return errors.Join(c.Audit.Validate(), c.Variations.Validate(), c.Erasure.Validate(), c.Events.Validate(), c.Webhooks.Validate(),
-		c.Outbound.Validate(), c.CDN.Validate(), c.RateLimits.Validate(), c.Uploads.API.Validate())
+		c.Outbound.Validate(), c.CDN.Validate(), c.RateLimits.Validate(), c.Uploads.API.Validate(), c.Quotas.Validate())
 }
 
 // compose hands the shared `limits` and `uploads` sections to the

@@ -74,6 +74,7 @@ func openDBConfig(ctx context.Context, cfg *fileConfig, dataDir string) (*stores
 		return nil, fmt.Errorf("database: %w", err)
 	}
 	st.db.SetEvents(eventsWanted(cfg))
+	st.db.SetQuotas(cfg.Quotas)
 	return st, nil
 }
 

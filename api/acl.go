@@ -22,6 +22,7 @@ var (
 		"globalimages.get", "globalimages.head", "globalimages.options",
 		"shorturls.get", "shorturls.head", "shorturls.options",
 		"variants.get", "variants.head", "variants.options",
+		"quota.get", "quota.head", "quota.options",
 	}
 	readWriteResources = append(slices.Clone(readOnlyResources),
 		"image.delete", "images.post",
@@ -49,6 +50,7 @@ var (
 		"webhookdeliveries.get", "webhookdeliveries.head", "webhookdeliveries.options",
 		"webhookdelivery.get", "webhookdelivery.head", "webhookdelivery.post", "webhookdelivery.options",
 		"blocklist.get", "blocklist.head", "blocklist.post", "blocklist.delete", "blocklist.options",
+		"quota.put",
 	)
 	builtinGroups = map[string][]string{
 		"read-only":  readOnlyResources,

@@ -61,7 +61,7 @@ func TestStatusUnavailable(t *testing.T) {
 func TestEventsFired(t *testing.T) {
 	paths := []string{
 		"/", "/status", "/stats.json", "/transformations", "/s/abcdefg",
-		"/users/alice", "/users/alice/images", "/users/alice/images/abc.png",
+		"/users/alice", "/users/alice/quota", "/users/alice/images", "/users/alice/images/abc.png",
 		"/users/alice/images/abc/metadata", "/users/alice/images/abc/meta.json",
 		"/users/alice/images/abc/shorturls", "/users/alice/images/abc/shorturls/abcdefg", "/users/alice/images/abc/variants",
 		"/images", "/groups", "/groups/g", "/filters", "/filters/reload",

@@ -159,6 +159,10 @@ func (s *Server) variant(ctx context.Context, img storage.Image, chain engine.Ch
 		if err == nil && cache {
 			stored, err := s.variants.Put(ctx, img, storage.VariantName{Hash: hash, Chain: chain.Key(), Format: format}, encodeVariant(v))
 			switch {
+			case errors.Is(err, storage.ErrQuotaExceeded):
+				// Answered, not cached: the image has as many variants
+				// as its user's quota allows.
+				s.collector.Wake()
 			case err != nil:
 				s.log.Warn("variant cache write", "user", img.User, "image", img.Identifier, "hash", hash, "err", err)
 			case !stored:

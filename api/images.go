@@ -214,11 +214,12 @@ func (s *Server) postImage(c *call) error {
 // blocks by its perceptual hash is refused (451) first, whether or not the
 // user has it; an image the user already has is returned as it is
 // (created false) and nothing is written but the spending of an upload
-// token's use;
-// otherwise the upload's own blob key is reserved, the blob written, and
-// the row committed with its metadata in one transaction that claims the
-// reservation. Whatever fails on the way, no row names a missing blob, and
-// the blob of an upload that does not commit is collected.
+// token's use; an upload its user's quotas leave no room for is refused
+// before anything is; otherwise the upload's own blob key is reserved, the
+// blob written, and the row committed with its metadata in one
+// transaction that claims the reservation and checks the quotas again.
+// Whatever fails on the way, no row names a missing blob, and the blob of
+// an upload that does not commit is collected.
 func (s *Server) storeImage(ctx context.Context, img *storage.Image, data []byte) (bool, error) {
 	if existing, err := s.images.Image(ctx, img.User, img.Identifier); err == nil {
 		if err := s.checkBlockedHash(ctx, nil, data); err != nil {
@@ -230,6 +231,9 @@ func (s *Server) storeImage(ctx context.Context, img *storage.Image, data []byte
 		*img = existing
 		return false, nil
 	} else if !isNotExist(err) {
+		return false, err
+	}
+	if err := s.checkQuota(ctx, img); err != nil {
 		return false, err
 	}
 	s.analyzeUpload(ctx, img, data)

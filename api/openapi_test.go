@@ -148,10 +148,18 @@ func TestOpenAPICheckerRejects(t *testing.T) {
 		}
 	}
 	ok := openapitest.Exchange{Request: httptest.NewRequest("GET", "/users/alice.json", nil), Status: 200,
-		Header: jsonHeader, ResponseBody: []byte(`{"user":"alice","numImages":3,"lastModified":"Tue, 24 Nov 2026 05:00:00 GMT"}`)}
+		Header: jsonHeader, ResponseBody: []byte(userBody(""))}
 	if err := c.Check(ok); err != nil {
 		t.Errorf("a conforming exchange: %v", err)
 	}
+}
+
+// userBody is a GET /users/alice answer the document describes, with
+// extra appended to its fields.
+func userBody(extra string) string {
+	return `{"user":"alice","numImages":3,"lastModified":"Tue, 24 Nov 2026 05:00:00 GMT",` +
+		`"quota":{"images":100,"bytes":0,"variantsPerImage":50},` +
+		`"usage":{"images":3,"bytes":900,"variants":2,"variantBytes":80,"maxVariantsPerImage":1,"variations":0,"variationBytes":0}` + extra + `}`
 }
 
 // tbRecorder is a testing.TB that keeps the errors reported to it, so a
@@ -184,8 +192,8 @@ func TestOpenAPIMiddlewareStrict(t *testing.T) {
 		name, path, body string
 		want             string // "" for a conforming exchange
 	}{
-		{"undocumented field", "/users/alice",
-			`{"user":"alice","numImages":3,"lastModified":"Tue, 24 Nov 2026 05:00:00 GMT","secret":"leaked"}`, "secret"},
+		{"undocumented field", "/users/alice", userBody(`,"secret":"leaked"`), "secret"},
+		{"conforming user", "/users/alice", userBody(""), ""},
 		{"undocumented nested field", "/filters",
 			filter(`{"calls":12,"errors":0,"timeouts":0,"rejections":1,"p50Ms":3.2,"p99Ms":9.8,"busy":0,"instances":2,"waiting":1,"extra":1}`), "extra"},
 		{"wrongly typed stat", "/filters", filter(strings.Replace(goodStats, `"busy":0`, `"busy":"none"`, 1)), "busy"},

@@ -219,6 +219,7 @@ func (s *Server) buildRoutes() []*route {
 		r("user", "/users/{user}", true, map[string]handler{"GET": s.getUser, "DELETE": s.deleteUser}),
 		r("user", "/users/{user}/erasure", true, map[string]handler{"GET": s.getErasure}),
 		r("user", "/users/{user}/erasure/receipt", true, map[string]handler{"GET": s.getReceipt}),
+		r("quota", "/users/{user}/quota", true, map[string]handler{"GET": s.getQuota, "PUT": s.putQuota}),
 		r("images", "/users/{user}/images", true, map[string]handler{"GET": s.listImages, "POST": s.postImage}),
 		image,
 		r("metadata", "/users/{user}/images/{image}/metadata", true, metadata),

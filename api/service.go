@@ -88,8 +88,11 @@ func (s *Server) getUser(c *call) error {
 	if err != nil {
 		return err
 	}
-	return c.writeJSON(map[string]any{"user": user, "numImages": n, "lastModified": httpDate(last)},
-		out{cache: cacheJSON, etag: true, lastModified: last})
+	v := User{User: user, NumImages: n, LastModified: httpDate(last)}
+	if err := s.userQuota(c.ctx(), &v); err != nil {
+		return err
+	}
+	return c.writeJSON(v, out{cache: cacheJSON, etag: true, lastModified: last})
 }
 
 // lastModified is the latest change among the users' images, or now.

@@ -123,6 +123,7 @@ type stores struct {
 	variantRows variantLister
 	tokens      tokenStore
 	erasures    erasureStore
+	quotas      quotaStore
 }
 
 // variantLister lists an image's cached variants.
@@ -132,7 +133,7 @@ type variantLister interface {
 
 func newStores(db *storage.DB) stores {
 	return stores{images: db, listing: db, metadata: db, shortURLs: db, stats: db, keys: db, rules: db, groups: db, keyNames: db, auditLog: db, variantRows: db,
-		tokens: db, erasures: db}
+		tokens: db, erasures: db, quotas: db}
 }
 
 var (

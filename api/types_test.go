@@ -58,6 +58,8 @@ func TestResponseTypes(t *testing.T) {
 		{"filters", "/filters", &api.FilterList{}},
 		{"status", "/status", &api.Status{}},
 		{"stats", "/stats", &api.Stats{}},
+		{"user", "/users/alice", &api.User{}},
+		{"quota", "/users/alice/quota", &api.UserQuota{}},
 		{"error", "/users/alice/images/nope/metadata", &api.ErrorBody{}},
 	}
 	for _, tc := range cases {

@@ -27,6 +27,13 @@ func TestGeneratedClient(t *testing.T) {
       rules:
         - users: [alice]
           group: read-write
+    - publicKey: operator
+      privateKey: operator-private
+      rules:
+        - users: "*"
+          group: all
+quotas:
+  images: 100
 `)
 	c, err := openapiclient.NewClientWithResponses(s.URL, openapiclient.WithHTTPClient(client),
 		openapiclient.WithRequestEditorFn(signRequest(key{Public: "alice", Private: "alice-private"})))
@@ -114,6 +121,37 @@ func TestGeneratedClient(t *testing.T) {
 		}
 		if ow := r.Headers200.XServiceOutputWidth; ow == nil || *ow != 32 {
 			t.Fatalf("X-Service-OutputWidth = %v, want 32", ow)
+		}
+	})
+
+	t.Run("quotas", func(t *testing.T) {
+		op, err := openapiclient.NewClientWithResponses(s.URL, openapiclient.WithHTTPClient(client),
+			openapiclient.WithRequestEditorFn(signRequest(key{Public: "operator", Private: "operator-private"})))
+		if err != nil {
+			t.Fatal(err)
+		}
+		images, variants := 2, 0
+		r, err := op.PutQuotaWithResponse(ctx, "alice", nil, openapiclient.PutQuotaJSONRequestBody{Images: &images, VariantsPerImage: &variants})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.JSON200 == nil || r.JSON200.Quota.Images != 2 || r.JSON200.Defaults.Images != 100 || r.JSON200.Override.Bytes != nil ||
+			r.JSON200.Override.VariantsPerImage == nil || *r.JSON200.Override.VariantsPerImage != 0 || r.JSON200.Updated == nil {
+			t.Fatalf("put quota: %d %s", r.StatusCode(), r.Body)
+		}
+		u, err := c.GetUserWithResponse(ctx, "alice", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u.JSON200 == nil || u.JSON200.Quota.Images != 2 || u.JSON200.Usage.Images != 1 || u.JSON200.Usage.Bytes == 0 {
+			t.Fatalf("get user: %d %s", u.StatusCode(), u.Body)
+		}
+		q, err := c.GetQuotaWithResponse(ctx, "alice", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if q.JSON200 == nil || q.JSON200.User != "alice" || q.JSON200.Usage.Images != 1 || *q.JSON200.Override.Images != 2 {
+			t.Fatalf("get quota: %d %s", q.StatusCode(), q.Body)
 		}
 	})
 

@@ -83,6 +83,7 @@ var eventNames = []string{
 	"index.get", "index.head",
 	"keys.delete", "keys.get", "keys.head", "keys.put",
 	"metadata.delete", "metadata.get", "metadata.head", "metadata.post", "metadata.put",
+	"quota.get", "quota.head", "quota.put",
 	"shorturl.delete", "shorturl.get", "shorturl.head",
 	"shorturls.delete", "shorturls.get", "shorturls.head", "shorturls.post",
 	"stats.get", "stats.head",

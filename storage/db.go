@@ -76,6 +76,8 @@ type DB struct {
 	events atomic.Bool
 	// written signals EventsWritten.
 	written chan struct{}
+	// quotas are the default quotas (SetQuotas); nil is unlimited.
+	quotas atomic.Pointer[Quotas]
 }
 
 // Open connects to the database named by dsn and applies any pending schema

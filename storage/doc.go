@@ -52,6 +52,10 @@
 //     DrainEvents takes due rows by compare-and-swap, never one whose
 //     subject has an older row left, and hands each to its caller's
 //     delivery.
+//   - Quotas (quotas.go) are checked in the transaction that commits an
+//     image, right after it has taken its user's row of image_counts, and
+//     in the one that records a variant, which holds its image's row: a
+//     refused commit writes nothing and its reserved blob is collected.
 //
 // `vitrine fsck` (Check) compares the two sides and reports (and with
 // --repair, fixes) whatever breaks the invariant: a lost blob, a blob no
@@ -80,7 +84,8 @@
 // image blob tokens, 9 variant blob tokens, 10 audit log, usage counters,
 // key creation time and session address (audit.go, usage.go), 11 image
 // insertion order, 12 image frames, 13 image properties (analysis), 14
-// variation jobs, 15 stored variations. To add step N, add one file,
+// variation jobs, 15 stored variations, 16 variant chains, 17 events, 18
+// webhooks and deliveries, 20 per-user quotas. To add step N, add one file,
 // stepNNNN_what.go, that registers it:
 //
 //	func init() {

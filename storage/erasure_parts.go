@@ -53,6 +53,7 @@ type userPart struct {
 var userParts = []userPart{
 	rowsOfUser("imageCounts", "image_counts"),
 	rowsOfUser("uploadTokens", "upload_tokens"),
+	rowsOfUser("quotas", "quotas"),
 	{"usageCounters", countUsage, eraseUsage},
 	{"webhooks", countWebhooks, eraseWebhooks},
 }

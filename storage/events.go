@@ -36,7 +36,7 @@ type Event struct {
 	// Subject is users/<user>/images/<image> for a change to an image,
 	// its metadata or its short URLs; keys/<public key> for a key and its
 	// rules; groups/<name>; webhooks/<id>; blocklist/<id>; filters; users/<user>
-	// for a user's erasure.
+	// for a user's erasure and quotas.
 	Subject string
 	// Time is when the change was made.
 	Time time.Time
@@ -112,6 +112,7 @@ var eventKinds = map[string]eventKind{
 
 	"blocklist.add":    {"io.vitrine.blocklist.added", blocklistScope},
 	"blocklist.delete": {"io.vitrine.blocklist.deleted", blocklistScope},
+	"quota.update":     {"io.vitrine.quota.updated", userScope},
 }
 
 // subject and names return the event's subject and the fields of its

@@ -17,7 +17,8 @@ type CheckOptions struct {
 	// it may belong to an upload in flight (default 1h).
 	Grace time.Duration
 	// Repair queues the deletion of orphan blobs, removes variant records
-	// whose image or blob is gone, and drains the queue. Image records
+	// whose image or blob is gone, recounts the users' usage rows that
+	// disagree with their images, and drains the queue. Image records
 	// whose blob is missing are only reported: their bytes must come from
 	// a backup, or the image be deleted.
 	Repair bool
@@ -74,6 +75,11 @@ type CheckReport struct {
 	// per table, "<user>: <rows> <kind>") and blobs left of them.
 	ErasedUsers         int64    `json:"erasedUsers"`
 	ErasedUserLeftovers Findings `json:"erasedUserLeftovers"`
+	// Users counts the users' rows of image_counts, what the quotas are
+	// checked against; UsageMismatches are those that disagree with the
+	// user's images, or users with images and no row (fsck_usage.go).
+	Users           int64    `json:"users"`
+	UsageMismatches Findings `json:"usageMismatches"`
 	// Queue is blob_queue after the check (and the repair's drain).
 	Queue QueueStats `json:"queue"`
 }
@@ -81,7 +87,7 @@ type CheckReport struct {
 func (r *CheckReport) findings() []*Findings {
 	return []*Findings{&r.ImagesWithoutBlob, &r.OrphanImageBlobs, &r.VariantsOfDeletedImages,
 		&r.VariantsWithoutBlob, &r.OrphanVariantBlobs, &r.VariationsWithoutBlob, &r.OrphanVariationBlobs,
-		&r.ErasedUserLeftovers}
+		&r.ErasedUserLeftovers, &r.UsageMismatches}
 }
 
 // Clean reports whether the check found nothing to fix. (The cache's
@@ -132,7 +138,7 @@ func Check(ctx context.Context, db *DB, blobs *Blobs, opts CheckOptions) (*Check
 	c := &checker{db: db, blobs: blobs, opts: opts, r: &CheckReport{}, cutoff: time.Now().Add(-opts.Grace)}
 	for _, phase := range []func(context.Context) error{
 		c.imageRows, c.imageBlobs, c.variantRows, c.variantBlobs, c.variationRows, c.variationBlobs,
-		c.erasedUsers,
+		c.erasedUsers, c.usageRows,
 	} {
 		if err := phase(ctx); err != nil {
 			return c.r, err

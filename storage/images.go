@@ -104,6 +104,10 @@ func (db *DB) InsertImage(ctx context.Context, img *Image) (created bool, err er
 // uses in the same transaction, whether it adds the image or finds it
 // stored: with no use left (used up, revoked or expired), nothing is
 // written and the error is ErrUploadTokenSpent.
+//
+// When a new image would take its user past a
+// quota (quotas.go), nothing is written and the error is a *QuotaError
+// (ErrQuotaExceeded); the caller releases res.
 func (db *DB) CommitImage(ctx context.Context, img *Image, res Reservation, variations bool) (created bool, err error) {
 	if err := validateImage(img); err != nil {
 		return false, err
@@ -177,8 +181,8 @@ func (db *DB) CommitImage(ctx context.Context, img *Image, res Reservation, vari
 
 // recordNewImage writes, in tx, what goes with a new image row: its
 // variation job (with variations), metadata, properties, the audit entry
-// (and event) and the user's counts; ErrErasing while the user is being
-// erased.
+// (and event) and the user's counts, and checks the user's quotas;
+// ErrErasing while the user is being erased.
 func (db *DB) recordNewImage(ctx context.Context, tx bun.Tx, img *Image, variations bool) error {
 	if variations {
 		if err := db.addVariationJob(ctx, tx, img.User, img.Identifier); err != nil {
@@ -202,10 +206,16 @@ func (db *DB) recordNewImage(ctx context.Context, tx bun.Tx, img *Image, variati
 	if err := db.auditWith(ctx, tx, auditEvent{"image.create", img.User + "/" + img.Identifier, detail}, imageData(img)); err != nil {
 		return err
 	}
+	// Last, so that the user's row of image_counts, which orders the
+	// user's uploads on every instance, is locked for as short a time as
+	// may be.
 	if err := db.addCount(ctx, tx, img.User, 1, img.Size); err != nil {
 		return err
 	}
-	return db.refuseErasing(ctx, tx, img.User)
+	if err := db.refuseErasing(ctx, tx, img.User); err != nil {
+		return err
+	}
+	return db.enforceQuota(ctx, tx, img.User, img.Size)
 }
 
 // Image returns one image's record (without metadata).

@@ -129,7 +129,10 @@ func (c *VariantCache) Get(ctx context.Context, img Image, hash string) ([]byte,
 // and its blob is collected. stored is false in that case. When this
 // instance's estimate of the total passes MaxBytes it evicts before
 // returning, so the cap holds after every Put of one instance (and after
-// every flush across instances).
+// every flush across instances). A variant that would take its image past
+// the user's variants-per-image quota is not stored: stored is false and
+// the error a *QuotaError (ErrQuotaExceeded); its blob, if written, is
+// released.
 func (c *VariantCache) Put(ctx context.Context, img Image, name VariantName, data []byte) (stored bool, err error) {
 	hash := name.Hash
 	if err := checkLen("user", img.User, maxName, true); err != nil {
@@ -140,6 +143,11 @@ func (c *VariantCache) Put(ctx context.Context, img Image, name VariantName, dat
 	}
 	if err := checkLen("variant hash", hash, maxChecksum, true); err != nil {
 		return false, err
+	}
+	// Before the blob is written, so that a variant past the quota costs
+	// no write; again below where it counts.
+	if err := c.db.checkVariantQuota(ctx, c.db.bun, img, hash); err != nil {
+		return false, fmt.Errorf("storage: record variant %s: %w", hash, err)
 	}
 	key := VariantKey(img.User, img.Identifier, img.BlobToken, hash)
 	res, err := c.db.Reserve(ctx, key)
@@ -166,6 +174,9 @@ func (c *VariantCache) Put(ctx context.Context, img Image, name VariantName, dat
 			return c.db.release(ctx, tx, res) // the image is gone: so is its variant
 		}
 		if err != nil {
+			return err
+		}
+		if err := c.db.checkVariantQuota(ctx, tx, img, hash); err != nil {
 			return err
 		}
 		q := tx.NewInsert().Model(row)

@@ -139,6 +139,9 @@ type imagesView struct {
 	Listed bool
 	// FirstHref and LastHref lead back from a page past the last one.
 	FirstHref, LastHref string
+	// Quota is the user's quotas and usage, when the key may read them
+	// (a user's grid only).
+	Quota *quotaView
 }
 
 type option struct{ Value, Label string }
@@ -155,24 +158,40 @@ func (u *UI) images(q *request) error {
 	if !validName(user) {
 		return &apiError{Status: http.StatusNotFound, Message: noSuch("user", user, "")}
 	}
+	return u.renderImages(q, user, 0, nil)
+}
+
+// renderImages writes a user's page: its quotas (with the form as posted,
+// when form is set) and its image grid; status, when not 0, overrides the
+// grid's.
+func (u *UI) renderImages(q *request, user string, status int, form *quotaView) error {
 	v := q.listingView("Images of "+user, "/users/"+url.PathEscape(user))
 	v.User, v.CanUpload, v.CanErase = user, q.may("images.post", user), q.may("user.delete", user)
-	if d := q.r.URL.Query().Get("deleted"); d != "" {
-		v.Page.Notice = "Image " + d + " was deleted."
+	switch in := q.r.URL.Query(); {
+	case in.Get("deleted") != "":
+		v.Page.Notice = "Image " + in.Get("deleted") + " was deleted."
+	case in.Get("done") == "quota":
+		v.Page.Notice = "Quotas saved."
 	}
 	q.takeBulkResult(&v)
 	var e api.Erasure
 	if err := q.api.getJSON(q.r.Context(), "/users/"+url.PathEscape(user)+"/erasure", nil, &e); err == nil && e.State != "done" {
 		v.Erasing, v.CanUpload, v.CanErase = q.userPath(user)+"/erasure", false, false
 	}
-	status, err := q.runListing(&v, "/users/"+url.PathEscape(user)+"/images", nil)
+	listed, err := q.runListing(&v, "/users/"+url.PathEscape(user)+"/images", nil)
 	if err != nil {
 		if v.Erasing != "" {
 			return q.redirect("/users/" + url.PathEscape(user) + "/erasure")
 		}
 		return notFoundAs(err, noSuch("user", user, ": no image is stored for it and no key has its name"))
 	}
+	if err := q.loadQuota(&v, form); err != nil {
+		return err
+	}
 	q.offerBulk(&v, user)
+	if status == 0 {
+		status = listed
+	}
 	return q.render(status, imagesPage(v))
 }
 

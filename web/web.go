@@ -117,6 +117,7 @@ func (u *UI) routes() {
 	page("POST "+p+"/users/{user}/erase", u.erase)
 	page("GET "+p+"/users/{user}/erasure", u.erasure)
 	page("GET "+p+"/users/{user}/erasure/receipt", u.receipt)
+	page("POST "+p+"/users/{user}/quota", u.saveQuota)
 	page("GET "+p+"/users/{user}/images/{image}", u.image)
 	page("POST "+p+"/users/{user}/images/{image}/metadata", u.saveMetadata)
 	page("POST "+p+"/users/{user}/images/{image}/shorturls", u.createShortURL)

@@ -8,7 +8,8 @@ import (
 // Event types PurgeTags reads (README, "Events"): a change to an image,
 // its metadata or its short URLs has the subject users/<user>/images/<id>;
 // a change of a key or its rules keys/<public key>; a group's
-// groups/<name>; a user's erasure users/<user>.
+// groups/<name>; a user's erasure and a change of a user's quotas
+// users/<user>.
 const (
 	imageAdded      = "io.vitrine.image.added"
 	imageDeleted    = "io.vitrine.image.deleted"
@@ -22,6 +23,7 @@ const (
 	groupUpdated    = "io.vitrine.group.updated"
 	groupDeleted    = "io.vitrine.group.deleted"
 	userErased      = "io.vitrine.user.erased"
+	quotaUpdated    = "io.vitrine.quota.updated"
 )
 
 // eventNames are the fields of an event's data that name what changed.
@@ -50,6 +52,8 @@ type eventNames struct {
 //     so All.
 //   - A user erased: everything of the user, and the listings across
 //     users.
+//   - A user's quotas changed: the user's listing tag, which GET
+//     /users/<user> (quotas and usage) carries.
 //
 // When the event does not name what it needs (a subject or data of
 // another shape), PurgeTags returns All: a purge too many costs cache
@@ -85,13 +89,16 @@ func (t Tags) PurgeTags(eventType, subject string, data json.RawMessage) []strin
 		return []string{t.Key(pk)}
 	case groupUpdated, groupDeleted:
 		return []string{t.All()}
-	case userErased:
+	case userErased, quotaUpdated:
 		user, ok := strings.CutPrefix(subject, "users/")
 		if !ok || user == "" || strings.Contains(user, "/") {
 			user = names.User
 		}
 		if user == "" {
 			return []string{t.All()}
+		}
+		if eventType == quotaUpdated {
+			return []string{t.Listing(user)}
 		}
 		return []string{t.User(user), t.Listings()}
 	}

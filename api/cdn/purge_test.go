@@ -37,6 +37,8 @@ func TestPurgeTags(t *testing.T) {
 		{"io.vitrine.user.erased", user, `{"user": "alice"}`, []string{d.User("alice"), d.Listings()}},
 		{"io.vitrine.user.erased", "", `{"user": "alice"}`, []string{d.User("alice"), d.Listings()}},
 		{"io.vitrine.user.erased", "", `{}`, []string{d.All()}},
+		{"io.vitrine.quota.updated", user, `{"user": "alice", "images": 10}`, []string{d.Listing("alice")}},
+		{"io.vitrine.quota.updated", "", `{}`, []string{d.All()}},
 		// Changes that only grant, or that no cached response shows.
 		{"io.vitrine.shorturl.created", img, `{"id": "abcdefg"}`, nil},
 		{"io.vitrine.key.created", "keys/frontend", `{}`, nil},

@@ -635,7 +635,7 @@ type Error struct {
 		// 112 revoked upload token, 113 used-up upload token, 114 upload token of another
 		// user, 115 upload token on another route, 116 upload token from another origin, 117
 		// upload token whose issuing key may no longer upload, 201 no image attached, 203
-		// unsupported image type, 205 invalid image.
+		// unsupported image type, 205 invalid image, 210 quota exceeded.
 		ServiceErrorCode int `json:"serviceErrorCode"`
 	} `json:"error"`
 
@@ -859,6 +859,38 @@ type Preset struct {
 	Transformations []string `json:"transformations"`
 }
 
+// QuotaOverride A user's own quotas, each a whole number (0 unlimited) or null for the configured default.
+type QuotaOverride struct {
+	Bytes            *int `json:"bytes,omitempty"`
+	Images           *int `json:"images,omitempty"`
+	VariantsPerImage *int `json:"variantsPerImage,omitempty"`
+}
+
+// QuotaUsage What a user stores: `images` and `bytes` (of the originals) count against the quotas; the
+// cached variants (with the most any one image has) and the stored variations are shown beside
+// them.
+type QuotaUsage struct {
+	Bytes               int `json:"bytes"`
+	Images              int `json:"images"`
+	MaxVariantsPerImage int `json:"maxVariantsPerImage"`
+	VariantBytes        int `json:"variantBytes"`
+	Variants            int `json:"variants"`
+	VariationBytes      int `json:"variationBytes"`
+	Variations          int `json:"variations"`
+}
+
+// Quotas Quotas, each 0 for unlimited.
+type Quotas struct {
+	// Bytes Total bytes of the user's originals.
+	Bytes int `json:"bytes"`
+
+	// Images Images the user may store.
+	Images int `json:"images"`
+
+	// VariantsPerImage Distinct cached variants per image; a render past it is answered but not cached.
+	VariantsPerImage int `json:"variantsPerImage"`
+}
+
 // Rule defines model for Rule.
 type Rule struct {
 	Group     *string    `json:"group,omitempty"`
@@ -979,6 +1011,31 @@ type UploadTokenRequest struct {
 
 	// Uploads How many uploads the token allows.
 	Uploads *int `json:"uploads,omitempty"`
+}
+
+// UserQuota defines model for UserQuota.
+type UserQuota struct {
+	// Defaults Quotas, each 0 for unlimited.
+	Defaults Quotas `json:"defaults"`
+
+	// Override The user's own quotas; null where the default holds.
+	Override struct {
+		Bytes            *int `json:"bytes"`
+		Images           *int `json:"images"`
+		VariantsPerImage *int `json:"variantsPerImage"`
+	} `json:"override"`
+
+	// Quota Quotas, each 0 for unlimited.
+	Quota Quotas `json:"quota"`
+
+	// Updated When the user's own quotas last changed; null when the user has none.
+	Updated *HTTPDate `json:"updated"`
+
+	// Usage What a user stores: `images` and `bytes` (of the originals) count against the quotas; the
+	// cached variants (with the most any one image has) and the stored variations are shown beside
+	// them.
+	Usage QuotaUsage `json:"usage"`
+	User  string     `json:"user"`
 }
 
 // UserStats One user's counts in `GET /stats`.
@@ -1155,6 +1212,9 @@ type NotFound = Error
 type PublicKey struct {
 	PublicKey string `json:"publicKey"`
 }
+
+// QuotaResponse defines model for QuotaResponse.
+type QuotaResponse = UserQuota
 
 // RuleResponse defines model for RuleResponse.
 type RuleResponse = Rule
@@ -2003,6 +2063,32 @@ type ListVariantsParams struct {
 	Signature *SignatureQuery `form:"signature,omitempty" json:"signature,omitempty"`
 }
 
+// GetQuotaParams defines parameters for GetQuota.
+type GetQuotaParams struct {
+	// PublicKey The acting public key when it is not named like the path's user (and no `PublicKey` header
+	// is sent); part of the URL an access token or signature covers.
+	PublicKey *PublicKeyQuery `form:"publicKey,omitempty" json:"publicKey,omitempty"`
+
+	// Timestamp The signature's timestamp, instead of the `Authenticate-Timestamp` header.
+	Timestamp *TimestampQuery `form:"timestamp,omitempty" json:"timestamp,omitempty"`
+
+	// Signature The signature, instead of the `Authenticate-Signature` header.
+	Signature *SignatureQuery `form:"signature,omitempty" json:"signature,omitempty"`
+}
+
+// PutQuotaParams defines parameters for PutQuota.
+type PutQuotaParams struct {
+	// PublicKey The acting public key when it is not named like the path's user (and no `PublicKey` header
+	// is sent); part of the URL an access token or signature covers.
+	PublicKey *PublicKeyQuery `form:"publicKey,omitempty" json:"publicKey,omitempty"`
+
+	// Timestamp The signature's timestamp, instead of the `Authenticate-Timestamp` header.
+	Timestamp *TimestampQuery `form:"timestamp,omitempty" json:"timestamp,omitempty"`
+
+	// Signature The signature, instead of the `Authenticate-Signature` header.
+	Signature *SignatureQuery `form:"signature,omitempty" json:"signature,omitempty"`
+}
+
 // CreateUploadTokenParams defines parameters for CreateUploadToken.
 type CreateUploadTokenParams struct {
 	// PublicKey The acting public key when it is not named like the path's user (and no `PublicKey` header
@@ -2187,6 +2273,9 @@ type ReplaceMetadataJSONRequestBody = JSONObject
 
 // CreateShortURLJSONRequestBody defines body for CreateShortURL for application/json ContentType.
 type CreateShortURLJSONRequestBody CreateShortURLJSONBody
+
+// PutQuotaJSONRequestBody defines body for PutQuota for application/json ContentType.
+type PutQuotaJSONRequestBody = QuotaOverride
 
 // CreateUploadTokenJSONRequestBody defines body for CreateUploadToken for application/json ContentType.
 type CreateUploadTokenJSONRequestBody = UploadTokenRequest
@@ -3247,6 +3336,41 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /users/{user}/images/{image}/variants (the `ListVariants` operationId).
 	ListVariants(ctx context.Context, user User, image ImageID, params *ListVariantsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetQuota A user's quotas and usage
+	//
+	// The quotas in force, the user's own (`null` where the default holds), the configured defaults
+	// and what the user stores, for any user name (a user with nothing stored has no usage).
+	// Resource `quota.get`, in the built-in group `read-only`.
+	//
+	// Corresponds with GET /users/{user}/quota (the `GetQuota` operationId).
+	GetQuota(ctx context.Context, user User, params *GetQuotaParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutQuotaWithBody Set a user's own quotas
+	//
+	// The body's quotas replace the user's own: each a whole number (0 unlimited) or `null` for the
+	// configured default; a quota left out is `null`, so `{}` gives the user the defaults back. A
+	// quota under what the user stores removes nothing: further uploads are refused until the user
+	// is under it. Audited as `quota.update`, an event `io.vitrine.quota.updated`. Resource
+	// `quota.put`, in the built-in group `all`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /users/{user}/quota (the `PutQuota` operationId).
+	PutQuotaWithBody(ctx context.Context, user User, params *PutQuotaParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutQuota Set a user's own quotas
+	//
+	// The body's quotas replace the user's own: each a whole number (0 unlimited) or `null` for the
+	// configured default; a quota left out is `null`, so `{}` gives the user the defaults back. A
+	// quota under what the user stores removes nothing: further uploads are refused until the user
+	// is under it. Audited as `quota.update`, an event `io.vitrine.quota.updated`. Resource
+	// `quota.put`, in the built-in group `all`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PUT /users/{user}/quota (the `PutQuota` operationId).
+	PutQuota(ctx context.Context, user User, params *PutQuotaParams, body PutQuotaJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateUploadTokenWithBody Issue an upload token
 	//
@@ -4610,6 +4734,71 @@ func (c *Client) GetShortURLParams(ctx context.Context, user User, image ImageID
 // Corresponds with GET /users/{user}/images/{image}/variants (the `ListVariants` operationId).
 func (c *Client) ListVariants(ctx context.Context, user User, image ImageID, params *ListVariantsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListVariantsRequest(c.Server, user, image, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetQuota A user's quotas and usage
+//
+// The quotas in force, the user's own (`null` where the default holds), the configured defaults
+// and what the user stores, for any user name (a user with nothing stored has no usage).
+// Resource `quota.get`, in the built-in group `read-only`.
+//
+// Corresponds with GET /users/{user}/quota (the `GetQuota` operationId).
+func (c *Client) GetQuota(ctx context.Context, user User, params *GetQuotaParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetQuotaRequest(c.Server, user, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutQuotaWithBody Set a user's own quotas
+//
+// The body's quotas replace the user's own: each a whole number (0 unlimited) or `null` for the
+// configured default; a quota left out is `null`, so `{}` gives the user the defaults back. A
+// quota under what the user stores removes nothing: further uploads are refused until the user
+// is under it. Audited as `quota.update`, an event `io.vitrine.quota.updated`. Resource
+// `quota.put`, in the built-in group `all`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /users/{user}/quota (the `PutQuota` operationId).
+func (c *Client) PutQuotaWithBody(ctx context.Context, user User, params *PutQuotaParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutQuotaRequestWithBody(c.Server, user, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutQuota Set a user's own quotas
+//
+// The body's quotas replace the user's own: each a whole number (0 unlimited) or `null` for the
+// configured default; a quota left out is `null`, so `{}` gives the user the defaults back. A
+// quota under what the user stores removes nothing: further uploads are refused until the user
+// is under it. Audited as `quota.update`, an event `io.vitrine.quota.updated`. Resource
+// `quota.put`, in the built-in group `all`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PUT /users/{user}/quota (the `PutQuota` operationId).
+func (c *Client) PutQuota(ctx context.Context, user User, params *PutQuotaParams, body PutQuotaJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutQuotaRequest(c.Server, user, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -9629,6 +9818,189 @@ func NewListVariantsRequest(server string, user User, image ImageID, params *Lis
 	return req, nil
 }
 
+// NewGetQuotaRequest constructs an http.Request for the GetQuota method
+func NewGetQuotaRequest(server string, user User, params *GetQuotaParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "user", user, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/users/%s/quota", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.PublicKey != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "publicKey", *params.PublicKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Timestamp != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "timestamp", *params.Timestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Signature != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "signature", *params.Signature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPutQuotaRequest calls the generic PutQuota builder with application/json body
+func NewPutQuotaRequest(server string, user User, params *PutQuotaParams, body PutQuotaJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPutQuotaRequestWithBody(server, user, params, "application/json", bodyReader)
+}
+
+// NewPutQuotaRequestWithBody constructs an http.Request for the PutQuota method, with any body, and a specified content type
+func NewPutQuotaRequestWithBody(server string, user User, params *PutQuotaParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "user", user, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/users/%s/quota", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.PublicKey != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "publicKey", *params.PublicKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Timestamp != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "timestamp", *params.Timestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Signature != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "signature", *params.Signature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewCreateUploadTokenRequest calls the generic CreateUploadToken builder with application/json body
 func NewCreateUploadTokenRequest(server string, user User, params *CreateUploadTokenParams, body CreateUploadTokenJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -11374,6 +11746,43 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /users/{user}/images/{image}/variants (the `ListVariants` operationId).
 	ListVariantsWithResponse(ctx context.Context, user User, image ImageID, params *ListVariantsParams, reqEditors ...RequestEditorFn) (*ListVariantsResponse, error)
+
+	// GetQuotaWithResponse A user's quotas and usage
+	//
+	// The quotas in force, the user's own (`null` where the default holds), the configured defaults
+	// and what the user stores, for any user name (a user with nothing stored has no usage).
+	// Resource `quota.get`, in the built-in group `read-only`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /users/{user}/quota (the `GetQuota` operationId).
+	GetQuotaWithResponse(ctx context.Context, user User, params *GetQuotaParams, reqEditors ...RequestEditorFn) (*GetQuotaResponse, error)
+
+	// PutQuotaWithBodyWithResponse Set a user's own quotas
+	//
+	// The body's quotas replace the user's own: each a whole number (0 unlimited) or `null` for the
+	// configured default; a quota left out is `null`, so `{}` gives the user the defaults back. A
+	// quota under what the user stores removes nothing: further uploads are refused until the user
+	// is under it. Audited as `quota.update`, an event `io.vitrine.quota.updated`. Resource
+	// `quota.put`, in the built-in group `all`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /users/{user}/quota (the `PutQuota` operationId).
+	PutQuotaWithBodyWithResponse(ctx context.Context, user User, params *PutQuotaParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutQuotaResponse, error)
+
+	// PutQuotaWithResponse Set a user's own quotas
+	//
+	// The body's quotas replace the user's own: each a whole number (0 unlimited) or `null` for the
+	// configured default; a quota left out is `null`, so `{}` gives the user the defaults back. A
+	// quota under what the user stores removes nothing: further uploads are refused until the user
+	// is under it. Audited as `quota.update`, an event `io.vitrine.quota.updated`. Resource
+	// `quota.put`, in the built-in group `all`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /users/{user}/quota (the `PutQuota` operationId).
+	PutQuotaWithResponse(ctx context.Context, user User, params *PutQuotaParams, body PutQuotaJSONRequestBody, reqEditors ...RequestEditorFn) (*PutQuotaResponse, error)
 
 	// CreateUploadTokenWithBodyWithResponse Issue an upload token
 	//
@@ -14790,7 +15199,15 @@ type GetUserResponse struct {
 		// LastModified An HTTP date in GMT.
 		LastModified HTTPDate `json:"lastModified"`
 		NumImages    int      `json:"numImages"`
-		User         string   `json:"user"`
+
+		// Quota Quotas, each 0 for unlimited.
+		Quota Quotas `json:"quota"`
+
+		// Usage What a user stores: `images` and `bytes` (of the originals) count against the quotas; the
+		// cached variants (with the most any one image has) and the stored variations are shown beside
+		// them.
+		Usage QuotaUsage `json:"usage"`
+		User  string     `json:"user"`
 	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
@@ -14819,7 +15236,15 @@ func (r GetUserResponse) GetJSON200() *struct {
 	// LastModified An HTTP date in GMT.
 	LastModified HTTPDate `json:"lastModified"`
 	NumImages    int      `json:"numImages"`
-	User         string   `json:"user"`
+
+	// Quota Quotas, each 0 for unlimited.
+	Quota Quotas `json:"quota"`
+
+	// Usage What a user stores: `images` and `bytes` (of the originals) count against the quotas; the
+	// cached variants (with the most any one image has) and the stored variations are shown beside
+	// them.
+	Usage QuotaUsage `json:"usage"`
+	User  string     `json:"user"`
 } {
 	return r.JSON200
 }
@@ -15252,7 +15677,6 @@ type UploadImageResponse401Headers struct {
 
 // UploadImageResponse403Headers the declared response headers of an HTTP 403 response for UploadImage
 type UploadImageResponse403Headers struct {
-	WWWAuthenticate           *string
 	XServiceErrorDate         *HTTPDate
 	XServiceErrorInternalCode *int
 	XServiceErrorMessage      *string
@@ -15324,7 +15748,7 @@ type UploadImageResponse struct {
 	// JSON401 the response for an HTTP 401 `application/json` response
 	JSON401 *TokenRefused
 	// JSON403 the response for an HTTP 403 `application/json` response
-	JSON403 *TokenRefused
+	JSON403 *Error
 	// JSON409 the response for an HTTP 409 `application/json` response
 	JSON409 *Error
 	// JSON413 the response for an HTTP 413 `application/json` response
@@ -15390,7 +15814,7 @@ func (r UploadImageResponse) GetJSON401() *TokenRefused {
 }
 
 // GetJSON403 returns the response for an HTTP 403 `application/json` response
-func (r UploadImageResponse) GetJSON403() *TokenRefused {
+func (r UploadImageResponse) GetJSON403() *Error {
 	return r.JSON403
 }
 
@@ -17466,6 +17890,194 @@ func (r ListVariantsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ListVariantsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetQuotaResponse400Headers the declared response headers of an HTTP 400 response for GetQuota
+type GetQuotaResponse400Headers struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// GetQuotaResponse429Headers the declared response headers of an HTTP 429 response for GetQuota
+type GetQuotaResponse429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// GetQuotaResponseDefaultHeaders the declared response headers of an HTTP default response for GetQuota
+type GetQuotaResponseDefaultHeaders struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+type GetQuotaResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *QuotaResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetQuotaResponse400Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetQuotaResponse429Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *GetQuotaResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetQuotaResponse) GetJSON200() *QuotaResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetQuotaResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetQuotaResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r GetQuotaResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r GetQuotaResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetQuotaResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetQuotaResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetQuotaResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PutQuotaResponse400Headers the declared response headers of an HTTP 400 response for PutQuota
+type PutQuotaResponse400Headers struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// PutQuotaResponse429Headers the declared response headers of an HTTP 429 response for PutQuota
+type PutQuotaResponse429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// PutQuotaResponseDefaultHeaders the declared response headers of an HTTP default response for PutQuota
+type PutQuotaResponseDefaultHeaders struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+type PutQuotaResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *QuotaResponse
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PutQuotaResponse400Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PutQuotaResponse429Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *PutQuotaResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutQuotaResponse) GetJSON200() *QuotaResponse {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PutQuotaResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PutQuotaResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r PutQuotaResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PutQuotaResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutQuotaResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutQuotaResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutQuotaResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -19580,6 +20192,61 @@ func (c *ClientWithResponses) ListVariantsWithResponse(ctx context.Context, user
 		return nil, err
 	}
 	return ParseListVariantsResponse(rsp)
+}
+
+// GetQuotaWithResponse A user's quotas and usage
+//
+// The quotas in force, the user's own (`null` where the default holds), the configured defaults
+// and what the user stores, for any user name (a user with nothing stored has no usage).
+// Resource `quota.get`, in the built-in group `read-only`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /users/{user}/quota (the `GetQuota` operationId).
+func (c *ClientWithResponses) GetQuotaWithResponse(ctx context.Context, user User, params *GetQuotaParams, reqEditors ...RequestEditorFn) (*GetQuotaResponse, error) {
+	rsp, err := c.GetQuota(ctx, user, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetQuotaResponse(rsp)
+}
+
+// PutQuotaWithBodyWithResponse Set a user's own quotas
+//
+// The body's quotas replace the user's own: each a whole number (0 unlimited) or `null` for the
+// configured default; a quota left out is `null`, so `{}` gives the user the defaults back. A
+// quota under what the user stores removes nothing: further uploads are refused until the user
+// is under it. Audited as `quota.update`, an event `io.vitrine.quota.updated`. Resource
+// `quota.put`, in the built-in group `all`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /users/{user}/quota (the `PutQuota` operationId).
+func (c *ClientWithResponses) PutQuotaWithBodyWithResponse(ctx context.Context, user User, params *PutQuotaParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutQuotaResponse, error) {
+	rsp, err := c.PutQuotaWithBody(ctx, user, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutQuotaResponse(rsp)
+}
+
+// PutQuotaWithResponse Set a user's own quotas
+//
+// The body's quotas replace the user's own: each a whole number (0 unlimited) or `null` for the
+// configured default; a quota left out is `null`, so `{}` gives the user the defaults back. A
+// quota under what the user stores removes nothing: further uploads are refused until the user
+// is under it. Audited as `quota.update`, an event `io.vitrine.quota.updated`. Resource
+// `quota.put`, in the built-in group `all`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /users/{user}/quota (the `PutQuota` operationId).
+func (c *ClientWithResponses) PutQuotaWithResponse(ctx context.Context, user User, params *PutQuotaParams, body PutQuotaJSONRequestBody, reqEditors ...RequestEditorFn) (*PutQuotaResponse, error) {
+	rsp, err := c.PutQuota(ctx, user, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutQuotaResponse(rsp)
 }
 
 // CreateUploadTokenWithBodyWithResponse Issue an upload token
@@ -24961,7 +25628,15 @@ func ParseGetUserResponse(rsp *http.Response) (*GetUserResponse, error) {
 			// LastModified An HTTP date in GMT.
 			LastModified HTTPDate `json:"lastModified"`
 			NumImages    int      `json:"numImages"`
-			User         string   `json:"user"`
+
+			// Quota Quotas, each 0 for unlimited.
+			Quota Quotas `json:"quota"`
+
+			// Usage What a user stores: `images` and `bytes` (of the originals) count against the quotas; the
+			// cached variants (with the most any one image has) and the stored variations are shown beside
+			// them.
+			Usage QuotaUsage `json:"usage"`
+			User  string     `json:"user"`
 		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
@@ -25868,7 +26543,7 @@ func ParseUploadImageResponse(rsp *http.Response) (*UploadImageResponse, error) 
 		response.JSON401 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
-		var dest TokenRefused
+		var dest Error
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26017,13 +26692,6 @@ func ParseUploadImageResponse(rsp *http.Response) (*UploadImageResponse, error) 
 		response.Headers401 = &headers
 	case rsp.StatusCode == 403:
 		var headers UploadImageResponse403Headers
-		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
-			var value string
-			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
-				return nil, err
-			}
-			headers.WWWAuthenticate = &value
-		}
 		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
 			var value HTTPDate
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -29792,6 +30460,320 @@ func ParseListVariantsResponse(rsp *http.Response) (*ListVariantsResponse, error
 		response.Headers429 = &headers
 	case true:
 		var headers ListVariantsResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetQuotaResponse parses an HTTP response from a GetQuotaWithResponse call
+func ParseGetQuotaResponse(rsp *http.Response) (*GetQuotaResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetQuotaResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest QuotaResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 400:
+		var headers GetQuotaResponse400Headers
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetQuotaResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
+	case true:
+		var headers GetQuotaResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePutQuotaResponse parses an HTTP response from a PutQuotaWithResponse call
+func ParsePutQuotaResponse(rsp *http.Response) (*PutQuotaResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutQuotaResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest QuotaResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 400:
+		var headers PutQuotaResponse400Headers
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 429:
+		var headers PutQuotaResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
+	case true:
+		var headers PutQuotaResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

@@ -91,6 +91,12 @@ func TestDBWithSecret(t *testing.T, open func(t *testing.T) *storage.DB, openSec
 		{"ErasureFailures", testErasureFailures},
 		{"ErasureConcurrent", testErasureConcurrent},
 		{"ErasureRacesUploads", testErasureRacesUploads},
+		{"QuotaImages", testQuotaImages},
+		{"QuotaBytes", testQuotaBytes},
+		{"QuotaOverride", testQuotaOverride},
+		{"QuotaConcurrent", testQuotaConcurrent},
+		{"VariantQuota", testVariantQuota},
+		{"CheckUsage", testCheckUsage},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
