@@ -13,30 +13,40 @@
 #   slow   1 subscription to a receiver that answers each delivery after
 #          DELAY (webhooks.timeout 60s)
 #
-# Prints the upload latency's median, 90th and 99th percentile per
-# configuration, and for hooks, once every delivery arrived, the delivery
-# lag (arrival at the receiver minus the event's time) and the events
-# delivered per second from the first change to the last delivery (bounded
-# here by the one client's upload rate). Then, unless DRAIN=0, the outbox
-# drain benchmark of storage (events/s; on PostgreSQL too with
+# and, when CONFIGS names them, the two halves of hooks: nats (the topic
+# alone, webhooks off) and webhooks (the 3 subscriptions alone).
+#
+# Prints per configuration the upload latency's median, 90th and 99th
+# percentile and the server's CPU time per upload (everything it did from
+# start to stop, the deliveries included, over the uploads), and where
+# receivers answer at once, once every delivery arrived, the delivery lag
+# (arrival at the receiver minus the event's time) and the events delivered
+# per second from the first change to the last delivery (bounded here by
+# the one client's upload rate). Then, unless DRAIN=0, the outbox drain
+# benchmark of storage (events/s; on PostgreSQL too with
 # VITRINE_TEST_POSTGRES). Its numbers describe this machine only.
 #
-#   e2e/load/events.sh                   # 2 rounds, 100 1920x1080 sources
-#   ROUNDS=4 SOURCES=200 SIZES=1080p,12mp e2e/load/events.sh
+#   e2e/load/events.sh                   # 2 rounds, 200 1920x1080 sources
+#   ROUNDS=4 SOURCES=100 SIZES=1080p,12mp e2e/load/events.sh
+#   CONFIGS="off nats webhooks hooks" DRAIN=0 e2e/load/events.sh
 #
-# Environment: ROUNDS (default 2), SOURCES (default 100), SIZES (1080p,
-# 12mp or both, comma-separated; default 1080p), DELAY (the slow receiver's,
-# default 30s), NATS_SERVER_URL (default nats://127.0.0.1:4222), DRAIN
-# (0: skip the drain benchmark), PPROF (an address: serve the hooks
-# server's profiles there, debug.pprofListen), KEEP (1: keep the temp
-# directory), VITRINE_BIN (a binary to test instead of building the working
-# tree). Traffic goes to 127.0.0.1 only.
+# Environment: ROUNDS (default 2), SOURCES (default 200), SIZES (1080p,
+# 12mp or both, comma-separated; default 1080p), CONFIGS (default "off
+# hooks slow"), VARIATIONS (stored variations; default false, as their
+# builder would run on after the uploads and blur the CPU time), DELAY
+# (the slow receiver's, default 30s), NATS_SERVER_URL (default
+# nats://127.0.0.1:4222), DRAIN (0: skip the drain benchmark), PPROF (an
+# address: serve each server's profiles there, debug.pprofListen), KEEP
+# (1: keep the temp directory), VITRINE_BIN (a binary to test instead of
+# building the working tree). Traffic goes to 127.0.0.1 only.
 set -euo pipefail
 
 ROUNDS=${ROUNDS:-2}
-SOURCES=${SOURCES:-100}
+SOURCES=${SOURCES:-200}
 SIZES=${SIZES:-1080p}
 DELAY=${DELAY:-30s}
+CONFIGS=${CONFIGS:-off hooks slow}
+VARIATIONS=${VARIATIONS:-false}
 DRAIN=${DRAIN:-1}
 PPROF=${PPROF:-}
 KEEP=${KEEP:-0}
@@ -54,31 +64,32 @@ admin=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
 secret=whsec_$(head -c 32 /dev/urandom | base64)
 uploads=$((SOURCES * ($(tr -cd , <<<"$SIZES" | wc -c) + 1)))
 
-configs="off hooks slow"
+configs=$CONFIGS
 nats=${NATS_SERVER_URL#*://}
 nats=${nats%%/*}
 if ! timeout 2 bash -c "exec 3<>/dev/tcp/${nats%:*}/${nats##*:}" 2>/dev/null; then
-	echo "no NATS server answers at $NATS_SERVER_URL (set NATS_SERVER_URL): skipping the hooks configuration" >&2
-	configs="off slow"
+	echo "no NATS server answers at $NATS_SERVER_URL (set NATS_SERVER_URL): skipping hooks and nats" >&2
+	configs=$(tr ' ' '\n' <<<"$configs" | grep -vx -e hooks -e nats | tr '\n' ' ')
 fi
 
 # events_config file mode: the load key, an admin key for /webhooks, and
 # the mode's events, webhooks and outbound sections.
 events_config() {
-	local extra
+	local topic="events:
+  topics: [\"nats://vitrine-bench?natsv2\"]" allow="outbound:
+  allow: [127.0.0.1]" extra
 	case $2 in
 	off) extra="webhooks:
   enabled: false" ;;
-	hooks) extra="events:
-  topics: [\"nats://vitrine-bench?natsv2\"]
-outbound:
-  allow: [127.0.0.1]${PPROF:+
-debug:
-  pprofListen: $PPROF}" ;;
+	nats) extra="$topic
+webhooks:
+  enabled: false" ;;
+	webhooks) extra=$allow ;;
+	hooks) extra="$topic
+$allow" ;;
 	slow) extra="webhooks:
   timeout: 60s
-outbound:
-  allow: [127.0.0.1]" ;;
+$allow" ;;
 	esac
 	cat >"$1" <<YAML
 accessControl:
@@ -90,7 +101,11 @@ accessControl:
       privateKey: $admin
       rules: [{users: ["*"], group: all}]
 cacheVariants: false
-$extra
+variations:
+  enabled: $VARIATIONS
+$extra${PPROF:+
+debug:
+  pprofListen: $PPROF}
 YAML
 }
 
@@ -138,7 +153,13 @@ wait_deliveries() {
 	echo "only $got of $1 deliveries arrived" >&2
 }
 
-declare -A label=([off]="events off" [hooks]="3 webhooks + NATS" [slow]="1 slow webhook ($DELAY)")
+# cpu_ms: the running server's CPU time so far (user and system), ms.
+cpu_ms() {
+	awk -v hz="$(getconf CLK_TCK)" '{ printf "%.0f", ($14 + $15) * 1000 / hz }' "/proc/$pid/stat"
+}
+
+declare -A label=([off]="events off" [nats]="NATS topic" [webhooks]="3 webhooks"
+	[hooks]="3 webhooks + NATS" [slow]="1 slow webhook ($DELAY)")
 summary=()
 for round in $(seq "$ROUNDS"); do
 	order=$configs
@@ -148,26 +169,31 @@ for round in $(seq "$ROUNDS"); do
 		rm -rf "$tmp/data"
 		start_server "$tmp/$mode.yaml"
 		case $mode in
-		hooks) start_receiver 3 0s ;;
+		hooks | webhooks) start_receiver 3 0s ;;
 		slow) start_receiver 1 "$DELAY" ;;
 		esac
 		for u in ${hook_urls[@]+"${hook_urls[@]}"}; do subscribe "$u"; done
+		cpu0=$(cpu_ms)
 		"$tmp/gen" -url "$base" -user load -pub load -priv "$priv" -n "$SOURCES" -sizes "$SIZES" \
 			-upload-latency >"$tmp/latency"
+		case $mode in
+		hooks | webhooks) wait_deliveries $((uploads * 3)) ;;
+		esac
+		cpu=$((($(cpu_ms) - cpu0) * 10 / uploads))
 		while read -r line; do
-			summary+=("round $round, ${label[$mode]}: $line")
+			summary+=("round $round, ${label[$mode]}: $line, server CPU $((cpu / 10)).$((cpu % 10)) ms per upload")
 			echo "${summary[-1]}" >&2
 		done <"$tmp/latency"
-		[ "$mode" != hooks ] || wait_deliveries $((uploads * 3))
 		# The receiver first: a slow one would hold the server's stop.
 		stop_receiver
 		stop_server
-		case $mode in
-		hooks) summary+=("round $round, ${label[$mode]}: $(cat "$tmp/stats")") ;;
-		slow) summary+=("round $round, ${label[$mode]}: $(awk '{ print $2 }' "$tmp/stats") deliveries arrived while the uploads ran") ;;
-		esac
-		[ "$mode" = off ] || echo "${summary[-1]}" >&2
 		hook_urls=()
+		case $mode in
+		hooks | webhooks) summary+=("round $round, ${label[$mode]}: $(cat "$tmp/stats")") ;;
+		slow) summary+=("round $round, ${label[$mode]}: $(awk '{ print $2 }' "$tmp/stats") deliveries arrived while the uploads ran") ;;
+		*) continue ;;
+		esac
+		echo "${summary[-1]}" >&2
 	done
 done
 
