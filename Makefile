@@ -15,7 +15,7 @@
 GO ?= go
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test deps test-deps build vet templ-check openapi-client openapi-check fuzz asan bench load load-mixed load-upload
+.PHONY: run test deps test-deps build vet templ-check openapi-client openapi-check fuzz asan bench load load-mixed load-upload load-events
 
 deps:
 	@pkg-config --exists vips 2>/dev/null || { \
@@ -182,3 +182,8 @@ load-mixed: build
 # Upload latency with stored variations on and off (p50/p90/p99 per size).
 load-upload: build
 	VITRINE_BIN=$(CURDIR)/vitrine e2e/load/upload.sh
+
+# Upload latency with events off, 3 webhooks and a NATS topic, and a slow
+# webhook; delivery lag; outbox drain throughput.
+load-events: build
+	VITRINE_BIN=$(CURDIR)/vitrine e2e/load/events.sh

@@ -4,9 +4,13 @@
 // (path and query with accessToken), one per line, for wrk to cycle through.
 //
 //	gen -url http://127.0.0.1:PORT -user load -pub load -priv SECRET -n 32 -out DIR
-//	gen -url ... -priv SECRET -n 16 -upload-latency
+//	gen -url ... -priv SECRET -n 16 -upload-latency [-sizes 1080p,12mp]
 //	                   uploads n sources per size one after another and prints
-//	                   the uploads' latency percentiles (e2e/load/upload.sh)
+//	                   the uploads' latency percentiles (e2e/load/upload.sh,
+//	                   e2e/load/events.sh)
+//	gen -receiver 127.0.0.1:P1,127.0.0.1:P2 [-delay 30s] [-secret whsec_...] [-stats FILE]
+//	                   answers webhook deliveries (receiver.go) and records
+//	                   their delivery lag (e2e/load/events.sh)
 //	gen -free-port     prints a free TCP port on 127.0.0.1
 //	gen -wait URL      waits up to 30 s for URL to answer 200
 //
@@ -44,6 +48,11 @@ func main() {
 	freePort := flag.Bool("free-port", false, "print a free TCP port on 127.0.0.1 and exit")
 	wait := flag.String("wait", "", "wait until this URL answers 200, then exit")
 	latency := flag.Bool("upload-latency", false, "upload n sources per size one by one and print latency percentiles")
+	sizeNames := flag.String("sizes", "1080p,12mp", "-upload-latency: the source sizes, of 1080p (1920x1080) and 12mp (4000x3000)")
+	receiver := flag.String("receiver", "", "serve webhook deliveries on these comma-separated addresses until SIGTERM")
+	delay := flag.Duration("delay", 0, "-receiver: wait this long before answering each delivery")
+	secret := flag.String("secret", "", "-receiver: verify each delivery's signature with this whsec_ secret")
+	stats := flag.String("stats", "", "-receiver: write the delivery statistics to this file on SIGTERM")
 	flag.Parse()
 
 	switch {
@@ -52,6 +61,9 @@ func main() {
 		check(err)
 		fmt.Println(ln.Addr().(*net.TCPAddr).Port)
 		ln.Close()
+		return
+	case *receiver != "":
+		receive(strings.Split(*receiver, ","), *delay, *secret, *stats)
 		return
 	case *wait != "":
 		deadline := time.Now().Add(30 * time.Second)
@@ -68,7 +80,15 @@ func main() {
 		os.Exit(1)
 	}
 	if *latency && *base != "" && *priv != "" && *n > 0 {
-		uploadLatency(strings.TrimSuffix(*base, "/"), *user, *pub, *priv, *n)
+		var sizes []size
+		for _, name := range strings.Split(*sizeNames, ",") {
+			i := slices.IndexFunc(sourceSizes, func(s size) bool { return s.name == name })
+			if i < 0 {
+				check(fmt.Errorf("unknown size %q (1080p, 12mp)", name))
+			}
+			sizes = append(sizes, sourceSizes[i])
+		}
+		uploadLatency(strings.TrimSuffix(*base, "/"), *user, *pub, *priv, *n, sizes)
 		return
 	}
 	if *base == "" || *priv == "" || *out == "" || *n < 1 {
@@ -78,10 +98,6 @@ func main() {
 	check(os.MkdirAll(*out, 0o755))
 	*base = strings.TrimSuffix(*base, "/")
 
-	sizes := []struct {
-		name string
-		w, h int
-	}{{"1080p", 1920, 1080}, {"12mp", 4000, 3000}}
 	workloads := []struct {
 		name, spec string
 	}{{"thumb", "thumbnail:width=200,height=200"}, {"w800", "resize:width=800"},
@@ -89,9 +105,9 @@ func main() {
 		// (wasm-sdk/examples/duotone); it needs a server with that filter.
 		{"thumbduo", "thumbnail:width=200,height=200&t[]=duotone:dark=202020,light=f0f0f0"}}
 
-	for si, size := range sizes {
+	for si, sz := range sourceSizes {
 		start := time.Now()
-		srcs := generate(size.w, size.h, *n, uint32(si**n))
+		srcs := generate(sz.w, sz.h, *n, uint32(si**n))
 		var total int
 		ids := make([]string, len(srcs))
 		for i, src := range srcs {
@@ -99,37 +115,56 @@ func main() {
 			ids[i] = upload(*base, *user, *pub, *priv, src)
 		}
 		fmt.Fprintf(os.Stderr, "gen: %d distinct %dx%d JPEGs, %d KB on average, generated and uploaded in %s\n",
-			len(srcs), size.w, size.h, total/len(srcs)/1024, time.Since(start).Round(time.Millisecond))
+			len(srcs), sz.w, sz.h, total/len(srcs)/1024, time.Since(start).Round(time.Millisecond))
 		for _, wl := range workloads {
 			var b strings.Builder
 			for _, id := range ids {
 				b.WriteString(signedPath(*base, *user, *priv, id, wl.spec))
 				b.WriteByte('\n')
 			}
-			check(os.WriteFile(filepath.Join(*out, wl.name+"-"+size.name+".paths"), []byte(b.String()), 0o644))
+			check(os.WriteFile(filepath.Join(*out, wl.name+"-"+sz.name+".paths"), []byte(b.String()), 0o644))
 		}
 	}
 }
 
-// uploadLatency uploads n distinct 1920x1080 and n 4000x3000 JPEGs,
-// alternating, each as soon as the one before is answered, and prints the
-// median, 90th and 99th percentile of their latency per size.
-func uploadLatency(base, user, pub, priv string, n int) {
+// size is a size of the generated sources.
+type size struct {
+	name string
+	w, h int
+}
+
+var sourceSizes = []size{{"1080p", 1920, 1080}, {"12mp", 4000, 3000}}
+
+// uploadLatency uploads n distinct JPEGs of each size, alternating sizes,
+// each as soon as the one before is answered, and prints the median, 90th
+// and 99th percentile of their latency per size.
+func uploadLatency(base, user, pub, priv string, n int, sizes []size) {
 	seed := uint32(time.Now().UnixNano())
-	small, large := generate(1920, 1080, n, seed), generate(4000, 3000, n, seed+uint32(n))
-	var ms [2][]float64
+	srcs := make([][][]byte, len(sizes))
+	for k, s := range sizes {
+		srcs[k] = generate(s.w, s.h, n, seed+uint32(k*n))
+	}
+	ms := make([][]float64, len(sizes))
 	for i := range n {
-		for k, src := range [][]byte{small[i], large[i]} {
+		for k := range sizes {
 			start := time.Now()
-			upload(base, user, pub, priv, src)
+			upload(base, user, pub, priv, srcs[k][i])
 			ms[k] = append(ms[k], float64(time.Since(start).Microseconds())/1000)
 		}
 	}
-	for k, name := range []string{"1920x1080", "4000x3000"} {
-		slices.Sort(ms[k])
-		pct := func(p float64) float64 { return ms[k][min(len(ms[k])-1, int(p*float64(len(ms[k]))))] }
-		fmt.Printf("%s uploads %d p50 %.1f ms p90 %.1f ms p99 %.1f ms\n", name, n, pct(0.5), pct(0.9), pct(0.99))
+	for k, s := range sizes {
+		fmt.Printf("%dx%d uploads %d p50 %.1f ms p90 %.1f ms p99 %.1f ms\n", s.w, s.h, n,
+			percentile(ms[k], 0.5), percentile(ms[k], 0.9), percentile(ms[k], 0.99))
 	}
+}
+
+// percentile is the p-th quantile of v (nearest rank, v sorted in place).
+func percentile(v []float64, p float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	slices.Sort(v)
+	return v[min(len(v)-1, int(p*float64(len(v))))]
 }
 
 // signedPath is the request target of a JPEG GET of id through spec, with an
