@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -72,9 +73,19 @@ type Limits struct {
 // Uploads says which image types may be uploaded.
 type Uploads struct {
 	// Formats lists the input types Inspect accepts for upload, by
-	// extension: jpg, png, gif, webp, tif, avif, heic (default jpg, png,
+	// extension: jpg, png, gif, webp, tif, avif, heic, jxl (default jpg, png,
 	// gif, webp). Stored images of any type are transformed.
 	Formats []string `yaml:"formats"`
+	// SVG accepts SVG uploads (default false), each checked before
+	// librsvg renders it: scripts, event handlers, external references and
+	// entity declarations are refused (svg.go).
+	SVG bool `yaml:"svg"`
+	// PDF accepts PDF uploads (default false); the first page is the
+	// image, rendered at PDFDPI.
+	PDF bool `yaml:"pdf"`
+	// PDFDPI is the resolution PDF pages are rendered at (default 150, at
+	// most 600); the size limits apply to the rendered page.
+	PDFDPI int `yaml:"pdfDPI"`
 }
 
 // OutputPolicy is the policy for transformed and converted images.
@@ -97,8 +108,8 @@ type PixelPool struct {
 
 // Info describes an image as read from its header.
 type Info struct {
-	Mime   string // image/jpeg, image/png, image/gif, image/webp, image/tiff, image/avif, image/heic
-	Ext    string // jpg, png, gif, webp, tif, avif, heic
+	Mime   string // image/jpeg, image/png, image/gif, image/webp, image/tiff, image/avif, image/heic, image/jxl, image/svg+xml, application/pdf
+	Ext    string // jpg, png, gif, webp, tif, avif, heic, jxl, svg, pdf
 	Width  int
 	Height int
 	// Frames is the number of frames of an animation, 1 for a still image.
@@ -163,6 +174,19 @@ func (c Config) withDefaults() Config {
 	if len(c.Uploads.Formats) == 0 {
 		c.Uploads.Formats = DefaultUploadFormats
 	}
+	// uploads.svg and uploads.pdf add their types to the accepted ones.
+	c.Uploads.Formats = slices.Clone(c.Uploads.Formats)
+	for _, o := range []struct {
+		ext string
+		on  bool
+	}{{"svg", c.Uploads.SVG}, {"pdf", c.Uploads.PDF}} {
+		if o.on && !slices.Contains(c.Uploads.Formats, o.ext) {
+			c.Uploads.Formats = append(c.Uploads.Formats, o.ext)
+		}
+	}
+	if c.Uploads.PDFDPI == 0 {
+		c.Uploads.PDFDPI = DefaultPDFDPI
+	}
 	if c.MaxAnimationPixels == 0 {
 		c.MaxAnimationPixels = DefaultMaxPixels
 	}
@@ -186,6 +210,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("engine: maxFrames and maxAnimationPixels must not be negative")
 	case c.MaxTransformations < 0:
 		return fmt.Errorf("engine: maxTransformations must not be negative, got %d", c.MaxTransformations)
+	case c.Uploads.PDFDPI < 0 || c.Uploads.PDFDPI > MaxPDFDPI:
+		return fmt.Errorf("engine: uploads.pdfDPI must be between 1 and %d, got %d", MaxPDFDPI, c.Uploads.PDFDPI)
 	case c.JPEGQuality < 0 || c.JPEGQuality > 100:
 		return fmt.Errorf("engine: jpegQuality must be between 1 and 100, got %d", c.JPEGQuality)
 	}
