@@ -35,15 +35,15 @@ const (
 	// Measured on a 10-frame 200x200 GIF resized to width 100
 	// (BenchmarkAnimatedGIFResize): 266 ms at 7, 86 ms at 3, 84 ms at 1,
 	// with the same mean error against the source and 5% more bytes.
-	gifEffort       = 3
-	avifQuality     = 60
+	gifEffort   = 3
+	avifQuality = 60
 	// jxlQuality is JPEG XL's quality without compress: libvips' default
 	// (distance 2.35 on libjxl's scale).
 	jxlQuality = 75
 	// jxlEffort is libjxl's effort (1 fastest .. 9 slowest; libjxl's
 	// default 7). Measured at 1 MP (BenchmarkEncodeJXL, README,
 	// Performance): see there for the times that chose it.
-	jxlEffort = 4
+	jxlEffort       = 4
 	webpQuality     = 80
 	pngDefaultLevel = 6
 )

@@ -137,9 +137,9 @@ func TestSVGRendered(t *testing.T) {
 		x, y int
 		want color.NRGBA
 	}{
-		{60, 80, color.NRGBA{255, 0, 0, 255}},     // the red square
-		{180, 80, color.NRGBA{0, 0, 255, 255}},    // the blue circle
-		{120, 150, color.NRGBA{0, 255, 0, 255}},   // the gradient, by #g
+		{60, 80, color.NRGBA{255, 0, 0, 255}},      // the red square
+		{180, 80, color.NRGBA{0, 0, 255, 255}},     // the blue circle
+		{120, 150, color.NRGBA{0, 255, 0, 255}},    // the gradient, by #g
 		{120, 20, color.NRGBA{255, 255, 255, 255}}, // background
 	} {
 		if got := pixel(t, res.Data, p.x, p.y); !near(got, p.want, 8) {
@@ -178,4 +178,3 @@ func writeLook(t *testing.T, name string, data []byte) {
 		}
 	}
 }
-
