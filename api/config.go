@@ -52,6 +52,9 @@ type Config struct {
 	// Analysis configures what uploads learn about themselves (EXIF into
 	// metadata, placeholders, colours, perceptual hash).
 	Analysis Analysis `yaml:"analysis"`
+	// ClientHints configures responsive sizes by client hints
+	// (clienthints.go); off by default.
+	ClientHints ClientHints `yaml:"clientHints"`
 	// CDN names the cache tags of image, metadata, short URL and listing
 	// answers and the headers that carry them (README, "CDN"); the zero
 	// value is the defaults. The configuration file keeps it in its `cdn`
@@ -222,6 +225,7 @@ func (c *Config) Defaults() {
 	c.Uploads.defaults()
 	c.CORS.defaults()
 	c.Analysis.defaults()
+	c.ClientHints.defaults()
 }
 
 // defaults fills unset limits.
@@ -255,6 +259,9 @@ func (c *Config) Validate() error {
 		}
 	}
 	if err := c.Analysis.validate(); err != nil {
+		return err
+	}
+	if err := c.ClientHints.validate(); err != nil {
 		return err
 	}
 	if err := c.CDN.Validate(); err != nil {

@@ -31,7 +31,7 @@ func (s *Server) getImage(c *call) error {
 		return err
 	}
 	c.originalHeaders(img)
-	chain, err := s.engine.ParseChain(specs)
+	chain, err := c.parseChain(img, specs)
 	if err != nil {
 		return err
 	}

@@ -272,6 +272,8 @@ type call struct {
 	custom map[string]any
 	// varyOrigin is set when CORS applies, so Vary gets Origin.
 	varyOrigin bool
+	// varyHints are the client hint headers the image answer depends on.
+	varyHints []string
 	// negotiated is set when the Accept header chose the response type, so
 	// Vary gets Accept.
 	negotiated bool
