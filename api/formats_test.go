@@ -1,10 +1,13 @@
 package api_test
 
 import (
+	"bytes"
 	"image"
 	"math"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/davidbyttow/govips/v2/vips"
@@ -123,5 +126,52 @@ func TestJXLInput(t *testing.T) {
 	}
 	if d := meanAbsDiff(t, vipsPixels(t, jxl), vipsPixels(t, png.body)); d > 0.5 {
 		t.Errorf("jxl served as png: mean abs error %.2f", d)
+	}
+}
+
+// TestSVGUpload stores an SVG as sent when uploads.svg is on, serves it
+// with a policy that runs nothing, and renders it as PNG; hostile SVGs are
+// refused with a 415 naming what was found, and the loopback server they
+// point at gets no request.
+func TestSVGUpload(t *testing.T) {
+	var hits atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+	defer srv.Close()
+	svg := []byte(`<svg xmlns="http://www.w3.org/2000/svg" width="60" height="40"><rect width="30" height="40" fill="#f00"/></svg>`)
+	off := newEnv(t, testConfig())
+	if r := off.signed(http.MethodPost, "/users/alice/images", userKey, userPriv, svg); r.StatusCode != 415 ||
+		r.errMessage(t) != "Unsupported image type: image/svg+xml (uploads.svg is off)" {
+		t.Errorf("uploads.svg off: %d %s", r.StatusCode, r.body)
+	}
+	e := newEnvWith(t, testConfig(), withEngine(t, engine.Config{Uploads: engine.Uploads{SVG: true}}))
+	id := e.upload(svg)
+	orig := e.get(e.tokenURL("/users/alice/images/"+id, userPriv))
+	if orig.Header.Get("Content-Type") != "image/svg+xml" || !bytes.Equal(orig.body, svg) ||
+		!strings.HasPrefix(orig.Header.Get("Content-Security-Policy"), "default-src 'none'") {
+		t.Errorf("original: %s, CSP %q, same bytes %v", orig.Header.Get("Content-Type"), orig.Header.Get("Content-Security-Policy"), bytes.Equal(orig.body, svg))
+	}
+	png := e.get(e.tokenURL("/users/alice/images/"+id+".png?t[]=resize:width=120", userPriv))
+	if png.StatusCode != 200 || png.Header.Get("X-Service-OutputWidth") != "120" {
+		t.Fatalf(".png: %d %s", png.StatusCode, png.body)
+	}
+	px := vipsPixels(t, png.body)
+	if c := px.NRGBAAt(20, 40); c.R < 250 || c.G > 5 || c.A < 250 {
+		t.Errorf("left half %v, want red", c)
+	}
+	if c := px.NRGBAAt(100, 40); c.A > 5 {
+		t.Errorf("right half %v, want transparent", c)
+	}
+	for name, doc := range map[string]string{
+		"script":   `<svg xmlns="http://www.w3.org/2000/svg"><script>fetch("` + srv.URL + `")</script></svg>`,
+		"image":    `<svg xmlns="http://www.w3.org/2000/svg"><image href="` + srv.URL + `/x.png" width="9" height="9"/></svg>`,
+		"entities": `<!DOCTYPE svg [<!ENTITY x SYSTEM "` + srv.URL + `/x">]><svg xmlns="http://www.w3.org/2000/svg">&x;</svg>`,
+	} {
+		r := e.signed(http.MethodPost, "/users/alice/images", userKey, userPriv, []byte(doc))
+		if r.StatusCode != 415 || !strings.HasPrefix(r.errMessage(t), "SVG refused: ") {
+			t.Errorf("%s: %d %s", name, r.StatusCode, r.body)
+		}
+	}
+	if hits.Load() != 0 {
+		t.Errorf("the loopback server got %d requests", hits.Load())
 	}
 }
