@@ -48,6 +48,7 @@ func TestJXLRoundTrip(t *testing.T) {
 			t.Fatalf("q%d: output not sniffed as jxl", q)
 		}
 		got := decodeRGBA(t, res.Data)
+		writeLook(t, "jxl-q"+strconv.Itoa(q)+".png", encodePicture(t, got, "png"))
 		d := meanAbsDiff(t, want, got)
 		t.Logf("q%d: %d bytes, mean abs error %.2f", q, len(res.Data), d)
 		if d > 8 {
