@@ -1839,6 +1839,16 @@ type GetImageParams struct {
 	// usable as `t[]=<preset>`. An unknown transformation or invalid parameter is a 400 naming it.
 	// Commas and colons may be sent as they are.
 	//
+	// Sizes in device pixels: `thumbnail`, `resize`, `maxSize`, `crop` and `smartSize` take `dpr`
+	// (1 to 4; `thumbnail:width=200,dpr=2` gives a 400 pixel wide image, and is the same variant
+	// as `thumbnail:width=400`); a `dpr` out of range is a 400. With `clientHints.enabled`, a
+	// sizing step without `dpr` takes the `Sec-CH-DPR` request header (clamped to 1-4), and
+	// `resize` and `maxSize` take `width=auto`: the `Sec-CH-Width` header, else
+	// `Sec-CH-Viewport-Width` times the DPR, else the stored width; rounded up to a multiple of
+	// `clientHints.widthStep` and never more than the stored width, so the variant cache holds
+	// at most one variant per step. `width=auto` without client hints enabled is a 400. Hints are
+	// headers: the access token or signature of the URL authorises every size they choose.
+	//
 	// A few that need more than their parameter list: `thumbnail` (with `fit=outbound`) and `crop`
 	// take a `gravity` saying which part the crop keeps: `centre`, a compass point (`north`,
 	// `northeast`, ...), `attention` (the most salient area), `entropy` (the busiest area) or
@@ -1998,7 +2008,7 @@ type ListShortURLsParams struct {
 
 // CreateShortURLJSONBody defines parameters for CreateShortURL.
 type CreateShortURLJSONBody struct {
-	// Extension Output format (`jpg`, `jpeg`, `png`, `gif`, `webp`, `avif`), or none for the stored type.
+	// Extension Output format (`jpg`, `jpeg`, `png`, `gif`, `webp`, `avif`, `jxl`), or none for the stored type.
 	Extension *string `json:"extension,omitempty"`
 
 	// ImageIdentifier Must equal the path's image.
@@ -3179,8 +3189,9 @@ type ClientInterface interface {
 
 	// GetImage An image, optionally transformed or converted
 	//
-	// `{image}` may carry an extension (`.jpg`, `.png`, `.gif`, `.webp`, `.avif`) that picks the
-	// output format; otherwise `Accept` may pick it, and the stored type is kept whenever acceptable.
+	// `{image}` may carry an extension (`.jpg`, `.png`, `.gif`, `.webp`, `.avif`, `.jxl`) that picks the
+	// output format; otherwise `Accept` may pick it, and the stored type is kept whenever acceptable
+	// (WebP, AVIF and JPEG XL only when `Accept` names them, never from a wildcard).
 	// The original is served byte for byte; every other output is re-encoded without EXIF, XMP, IPTC
 	// or comments (unless `output.keepMetadata`). Transformed images carry an `ETag` that is the MD5
 	// of the transformed bytes and `X-Service-TransformationCache: Hit|Miss`. A missing image is 404
@@ -4386,8 +4397,9 @@ func (c *Client) DeleteImage(ctx context.Context, user User, image ImageWithExte
 
 // GetImage An image, optionally transformed or converted
 //
-// `{image}` may carry an extension (`.jpg`, `.png`, `.gif`, `.webp`, `.avif`) that picks the
-// output format; otherwise `Accept` may pick it, and the stored type is kept whenever acceptable.
+// `{image}` may carry an extension (`.jpg`, `.png`, `.gif`, `.webp`, `.avif`, `.jxl`) that picks the
+// output format; otherwise `Accept` may pick it, and the stored type is kept whenever acceptable
+// (WebP, AVIF and JPEG XL only when `Accept` names them, never from a wildcard).
 // The original is served byte for byte; every other output is re-encoded without EXIF, XMP, IPTC
 // or comments (unless `output.keepMetadata`). Transformed images carry an `ETag` that is the MD5
 // of the transformed bytes and `X-Service-TransformationCache: Hit|Miss`. A missing image is 404
@@ -11569,8 +11581,9 @@ type ClientWithResponsesInterface interface {
 
 	// GetImageWithResponse An image, optionally transformed or converted
 	//
-	// `{image}` may carry an extension (`.jpg`, `.png`, `.gif`, `.webp`, `.avif`) that picks the
-	// output format; otherwise `Accept` may pick it, and the stored type is kept whenever acceptable.
+	// `{image}` may carry an extension (`.jpg`, `.png`, `.gif`, `.webp`, `.avif`, `.jxl`) that picks the
+	// output format; otherwise `Accept` may pick it, and the stored type is kept whenever acceptable
+	// (WebP, AVIF and JPEG XL only when `Accept` names them, never from a wildcard).
 	// The original is served byte for byte; every other output is re-encoded without EXIF, XMP, IPTC
 	// or comments (unless `output.keepMetadata`). Transformed images carry an `ETag` that is the MD5
 	// of the transformed bytes and `X-Service-TransformationCache: Hit|Miss`. A missing image is 404
@@ -14414,11 +14427,14 @@ func (r GetReadyzResponse) ContentType() string {
 
 // GetShortURLResponse200Headers the declared response headers of an HTTP 200 response for GetShortURL
 type GetShortURLResponse200Headers struct {
+	AcceptCH                    *string
 	CacheControl                *string
 	CacheTag                    *string
+	ContentSecurityPolicy       *string
 	ETag                        *string
 	LastModified                *HTTPDate
 	SurrogateKey                *string
+	Vary                        *string
 	XServiceImageIdentifier     *string
 	XServiceOriginalExtension   *string
 	XServiceOriginalFileSize    *int
@@ -15999,11 +16015,14 @@ func (r DeleteImageResponse) ContentType() string {
 
 // GetImageResponse200Headers the declared response headers of an HTTP 200 response for GetImage
 type GetImageResponse200Headers struct {
+	AcceptCH                    *string
 	CacheControl                *string
 	CacheTag                    *string
+	ContentSecurityPolicy       *string
 	ETag                        *string
 	LastModified                *HTTPDate
 	SurrogateKey                *string
+	Vary                        *string
 	XServiceImageIdentifier     *string
 	XServiceOriginalExtension   *string
 	XServiceOriginalFileSize    *int
@@ -19896,8 +19915,9 @@ func (c *ClientWithResponses) DeleteImageWithResponse(ctx context.Context, user 
 
 // GetImageWithResponse An image, optionally transformed or converted
 //
-// `{image}` may carry an extension (`.jpg`, `.png`, `.gif`, `.webp`, `.avif`) that picks the
-// output format; otherwise `Accept` may pick it, and the stored type is kept whenever acceptable.
+// `{image}` may carry an extension (`.jpg`, `.png`, `.gif`, `.webp`, `.avif`, `.jxl`) that picks the
+// output format; otherwise `Accept` may pick it, and the stored type is kept whenever acceptable
+// (WebP, AVIF and JPEG XL only when `Accept` names them, never from a wildcard).
 // The original is served byte for byte; every other output is re-encoded without EXIF, XMP, IPTC
 // or comments (unless `output.keepMetadata`). Transformed images carry an `ETag` that is the MD5
 // of the transformed bytes and `X-Service-TransformationCache: Hit|Miss`. A missing image is 404
@@ -24395,6 +24415,13 @@ func ParseGetShortURLResponse(rsp *http.Response) (*GetShortURLResponse, error) 
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetShortURLResponse200Headers
+		if values := rsp.Header.Values("Accept-CH"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Accept-CH", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AcceptCH = &value
+		}
 		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -24408,6 +24435,13 @@ func ParseGetShortURLResponse(rsp *http.Response) (*GetShortURLResponse, error) 
 				return nil, err
 			}
 			headers.CacheTag = &value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -24429,6 +24463,13 @@ func ParseGetShortURLResponse(rsp *http.Response) (*GetShortURLResponse, error) 
 				return nil, err
 			}
 			headers.SurrogateKey = &value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = &value
 		}
 		if values := rsp.Header.Values("X-Service-ImageIdentifier"); len(values) > 0 {
 			var value string
@@ -27135,6 +27176,13 @@ func ParseGetImageResponse(rsp *http.Response) (*GetImageResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetImageResponse200Headers
+		if values := rsp.Header.Values("Accept-CH"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Accept-CH", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AcceptCH = &value
+		}
 		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -27148,6 +27196,13 @@ func ParseGetImageResponse(rsp *http.Response) (*GetImageResponse, error) {
 				return nil, err
 			}
 			headers.CacheTag = &value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -27169,6 +27224,13 @@ func ParseGetImageResponse(rsp *http.Response) (*GetImageResponse, error) {
 				return nil, err
 			}
 			headers.SurrogateKey = &value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = &value
 		}
 		if values := rsp.Header.Values("X-Service-ImageIdentifier"); len(values) > 0 {
 			var value string
