@@ -109,16 +109,18 @@ func (e *Engine) Probe(data []byte) (Info, error) {
 // corrupt or truncated is refused (KindCorrupt) before it is stored. Types
 // Config.Uploads.Formats does not list are refused as unsupported.
 func (e *Engine) Inspect(ctx context.Context, data []byte) (Info, error) {
+	// A type uploads do not take is refused as such before its loader
+	// (or the SVG check) reads anything.
+	if f, ok := sniff(data); ok && !e.uploadAllowed(f.ext) {
+		msg := "Unsupported image type: " + f.mime
+		if f.ext == "svg" || f.ext == "pdf" {
+			msg += " (uploads." + f.ext + " is off)"
+		}
+		return Info{}, &Error{Kind: KindUnsupported, Msg: msg}
+	}
 	info, err := e.Probe(data)
 	if err != nil {
 		return Info{}, err
-	}
-	if !e.uploadAllowed(info.Ext) {
-		msg := "Unsupported image type: " + info.Mime
-		if info.Ext == "svg" || info.Ext == "pdf" {
-			msg += " (uploads." + info.Ext + " is off)"
-		}
-		return Info{}, &Error{Kind: KindUnsupported, Msg: msg}
 	}
 	if err := e.acquire(ctx); err != nil {
 		return Info{}, err
