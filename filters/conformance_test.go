@@ -163,7 +163,7 @@ var sdkBuilt sync.Map
 
 // sdkExample builds the example of role in lang once and returns its
 // module's path and its manifest.
-func sdkExample(t *testing.T, lang sdkLang, role string) (wasm string, manifest map[string]any) {
+func sdkExample(t testing.TB, lang sdkLang, role string) (wasm string, manifest map[string]any) {
 	t.Helper()
 	v, _ := sdkBuilt.LoadOrStore(lang.name+"/"+role, &guestBuild{})
 	b := v.(*guestBuild)
@@ -199,7 +199,7 @@ func sdkExample(t *testing.T, lang sdkLang, role string) (wasm string, manifest 
 
 // loadSDKExample loads the example of role in lang, its manifest changed by
 // mod (when not nil), into a host of its own logging as JSON to logs.
-func loadSDKExample(t *testing.T, lang sdkLang, role string, logs *lockedBuffer, mod func(map[string]any)) (*Set, string) {
+func loadSDKExample(t testing.TB, lang sdkLang, role string, logs *lockedBuffer, mod func(map[string]any)) (*Set, string) {
 	t.Helper()
 	wasm, m := sdkExample(t, lang, role)
 	if mod != nil {
