@@ -241,6 +241,38 @@ func TestSDKConformance(t *testing.T) {
 	}
 }
 
+// TestSDKManifests checks that every language's example of a role has the
+// same manifest as the Go one's, but for its name, description and (C's
+// minsize, which shares a folder with Go's) priority: the kit compares
+// like with like.
+func TestSDKManifests(t *testing.T) {
+	for _, role := range []string{"invert", "duotone", "minsize"} {
+		var want string
+		for _, lang := range sdkLangs {
+			data, err := os.ReadFile(filepath.Join("..", lang.folder(role), "filter.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m map[string]any
+			if err := json.Unmarshal(data, &m); err != nil {
+				t.Fatalf("%s/filter.json: %v", lang.folder(role), err)
+			}
+			if m["name"] != filepath.Base(lang.folder(role)) {
+				t.Errorf("%s/filter.json names %v", lang.folder(role), m["name"])
+			}
+			delete(m, "name")
+			delete(m, "description")
+			delete(m, "priority")
+			got, _ := json.Marshal(m)
+			if want == "" {
+				want = string(got)
+			} else if string(got) != want {
+				t.Errorf("%s/filter.json:\n%s\nwant, as the Go example's:\n%s", lang.folder(role), got, want)
+			}
+		}
+	}
+}
+
 // kitImage is the kit's input: random colours and alpha, an odd size so
 // that loops working on several pixels at once meet a remainder.
 func kitImage() *image.NRGBA { return testImage(61, 37, 7) }
