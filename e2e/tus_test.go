@@ -140,11 +140,11 @@ func (s *server) kill() {
 	<-s.done
 }
 
-// bigPNG writes a PNG of about 60 MB (noise, stored uncompressed) and
+// bigPNG writes a PNG of 60 MB (opaque noise, stored uncompressed: 3 bytes a pixel) and
 // returns its path and bytes.
 func bigPNG(t *testing.T) (string, []byte) {
 	t.Helper()
-	img := image.NewNRGBA(image.Rect(0, 0, 4000, 3750))
+	img := image.NewNRGBA(image.Rect(0, 0, 4000, 5000))
 	if _, err := rand.Read(img.Pix); err != nil {
 		t.Fatal(err)
 	}
