@@ -255,6 +255,12 @@
         metadata: { filename: f.file.name, filetype: f.file.type || "application/octet-stream" },
         storeFingerprintForResuming: false,
         onProgress: function (sent) { if (f.state === "sending") setProgress(f, sent); },
+        // A resumed file asks the server first (HEAD) how much it has.
+        onAfterResponse: function (req, res) {
+          if (req.getMethod() === "HEAD" && res.getHeader("Upload-Offset")) {
+            f.view.li.setAttribute("data-resumed-from", res.getHeader("Upload-Offset"));
+          }
+        },
         onError: function (err) { finish(f, { error: tusMessage(err) }); },
         onSuccess: function (payload) {
           setProgress(f, f.size);
