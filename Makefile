@@ -39,6 +39,10 @@ AZURITE = $(TOOLS)/azurite-$(AZURITE_VERSION)/node_modules/.bin/azurite-blob
 # The checks of api/openapi.yaml (e2e/openapitools_test.go names the same
 # versions): Redocly CLI lints it; openapi-typescript and tsc type-check a
 # TypeScript client of it.
+# tus-js-client runs the resumable upload e2e (e2e/tus_test.go names the
+# same version).
+TUS_JS_CLIENT_VERSION = 4.3.1
+TUS_JS_CLIENT_DIR = $(TOOLS)/tus-js-client-$(TUS_JS_CLIENT_VERSION)
 REDOCLY_VERSION = 2.77.0
 OPENAPI_TS_VERSION = 7.13.0
 TYPESCRIPT_VERSION = 5.9.3
@@ -74,6 +78,9 @@ test-deps: deps
 	@[ -x $(REDOCLY) ] || { \
 		echo "installing @redocly/cli $(REDOCLY_VERSION) in $(TOOLS)"; \
 		npm install --no-audit --no-fund --silent --prefix $(REDOCLY_DIR) @redocly/cli@$(REDOCLY_VERSION) >/dev/null; }
+	@[ -d $(TUS_JS_CLIENT_DIR)/node_modules/tus-js-client ] || { \
+		echo "installing tus-js-client $(TUS_JS_CLIENT_VERSION) in $(TOOLS)"; \
+		npm install --no-audit --no-fund --silent --prefix $(TUS_JS_CLIENT_DIR) tus-js-client@$(TUS_JS_CLIENT_VERSION) >/dev/null; }
 	@[ -x $(OPENAPI_TS) ] && [ -x $(OPENAPI_TS_DIR)/node_modules/.bin/tsc ] || { \
 		echo "installing openapi-typescript $(OPENAPI_TS_VERSION) and typescript $(TYPESCRIPT_VERSION) in $(TOOLS)"; \
 		npm install --no-audit --no-fund --silent --prefix $(OPENAPI_TS_DIR) \

@@ -33,6 +33,11 @@ require (
 )
 
 require (
+	github.com/tus/tusd/v2 v2.9.1
+	golang.org/x/exp v0.0.0-20250106191152-7588d65b2ba8
+)
+
+require (
 	cel.dev/expr v0.25.3 // indirect
 	cloud.google.com/go v0.123.0 // indirect
 	cloud.google.com/go/auth v0.23.2 // indirect
