@@ -68,7 +68,7 @@ func throttleUploads(b *browser, bytesPerSecond float64) {
 	b.t.Helper()
 	conds := []*network.Conditions{}
 	if bytesPerSecond > 0 {
-		conds = append(conds, &network.Conditions{URLPattern: "*://*/users/*/uploads*", DownloadThroughput: -1, UploadThroughput: bytesPerSecond})
+		conds = append(conds, &network.Conditions{URLPattern: "*://*:*/users/*/uploads*", DownloadThroughput: -1, UploadThroughput: bytesPerSecond})
 	}
 	b.do(chromedp.Action[chromedp.Void](func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
 		if _, err := cdp.Call(ctx, tg, network.Enable, network.EnableParams{}); err != nil {
