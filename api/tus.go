@@ -430,7 +430,19 @@ func (w *tusWriter) WriteHeader(code int) {
 		w.status = code
 		return
 	}
+	h := w.Header()
+	if code != http.StatusCreated || h.Get("Content-Type") != "" {
+		w.ResponseWriter.WriteHeader(code)
+		return
+	}
+	// A creation that did not complete the upload: tusd answers no body,
+	// the service's answers are JSON.
+	offset, _ := strconv.ParseInt(h.Get("Upload-Offset"), 10, 64)
+	body, _ := json.Marshal(map[string]any{"location": h.Get("Location"), "expires": h.Get("Upload-Expires"), "offset": offset})
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
 	w.ResponseWriter.WriteHeader(code)
+	_, _ = w.ResponseWriter.Write(body)
 }
 
 func (w *tusWriter) Write(b []byte) (int, error) {

@@ -66,11 +66,11 @@ func (e *env) uploadParts() []string {
 // becomes the image a POST of the same bytes names; its parts are gone.
 func TestTusUpload(t *testing.T) {
 	e := newEnv(t, tusConfig())
-	img := pngImage(t, 400, 300, 7)
+	img := noisePNG(t, 400, 300)
 	if len(img) < 3*(64<<10)/2 {
 		t.Fatalf("test image of %d bytes spans too few parts", len(img))
 	}
-	for _, token := range []string{"", e.issue(map[string]any{"uploads": 1}).Token} {
+	for _, token := range []string{"", e.issue(map[string]any{"uploads": 2}).Token} {
 		path := e.createUpload(token, len(img))
 		half := len(img) / 2
 		r := e.tusReq(http.MethodPatch, path, token, img[:half], "Upload-Offset", "0")
@@ -202,11 +202,13 @@ func TestTusRefusals(t *testing.T) {
 func TestTusExpiry(t *testing.T) {
 	var now atomic.Int64
 	now.Store(time.Now().UnixNano())
-	e := newEnvWith(t, tusConfig(), func(d *api.Deps) { d.Now = func() time.Time { return time.Unix(0, now.Load()) } })
-	img := pngImage(t, 200, 200, 5)
+	cfg := tusConfig()
+	cfg.Uploads.ResumableTTL = time.Minute // a shift the signatures' window allows
+	e := newEnvWith(t, cfg, func(d *api.Deps) { d.Now = func() time.Time { return time.Unix(0, now.Load()) } })
+	img := noisePNG(t, 200, 200)
 	path := e.createUpload("", len(img))
 	e.tusReq(http.MethodPatch, path, "", img[:1000], "Upload-Offset", "0")
-	now.Add(int64(25 * time.Hour))
+	now.Add(int64(61 * time.Second))
 	r := e.tusReq(http.MethodHead, path, "", nil)
 	if r.StatusCode != http.StatusGone || r.Header.Get("X-Service-Error-InternalCode") != "144" {
 		t.Fatalf("HEAD of an expired upload: %d %v", r.StatusCode, r.Header)
