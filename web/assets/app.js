@@ -239,11 +239,15 @@
       return m ? m[1] : "";
     }
     // The result the no-JavaScript page shows for an uploaded image.
-    function lookUp(f, user, id) {
+    // existed: the final answer was 200, not 201 (the user had the image).
+    function lookUp(f, user, id, existed) {
       var q = new URLSearchParams({ user: user, uploaded: id, format: "json" });
       fetch(form.getAttribute("action") + "?" + q.toString(), { credentials: "same-origin", headers: { "Accept": "application/json" } })
         .then(function (r) { return r.json(); })
-        .then(function (rs) { finish(f, rs && rs[0] ? rs[0] : { error: "Uploaded as " + id + ", but the image is not listed." }); },
+        .then(function (rs) {
+          if (rs && rs[0]) rs[0].existed = existed;
+          finish(f, rs && rs[0] ? rs[0] : { error: "Uploaded as " + id + ", but the image is not listed." });
+        },
           function () { finish(f, { error: "Uploaded as " + id + ", but its details could not be read." }); });
     }
 
@@ -264,10 +268,11 @@
         onError: function (err) { finish(f, { error: tusMessage(err) }); },
         onSuccess: function (payload) {
           setProgress(f, f.size);
-          var id = tusIdentifier(payload && payload.lastResponse);
+          var last = payload && payload.lastResponse;
+          var id = tusIdentifier(last);
           if (!id) { finish(f, { error: "The upload finished but the server named no image." }); return; }
           f.view.state.textContent = "Processing…";
-          lookUp(f, user, id);
+          lookUp(f, user, id, last.getStatus() === 200);
         }
       });
       f.upload = up;
