@@ -266,8 +266,8 @@ func (s *Server) buildRoutes() []*route {
 		r("webhookdelivery", "/webhooks/{webhook}/deliveries/{delivery}/redeliver", true, map[string]handler{"POST": s.redeliver}),
 		r("uploadtokens", "/users/{user}/uploadtokens", true, map[string]handler{"POST": s.postUploadToken}),
 		r("uploadtoken", "/users/{user}/uploadtokens/{token}", true, map[string]handler{"DELETE": s.deleteUploadToken}),
-		r("uploads", "/users/{user}/uploads", false, map[string]handler{"POST": s.serveUploads}),
-		r("uploads", "/users/{user}/uploads/{upload}", false, map[string]handler{
+		r("uploads", "/users/{user}/uploads", false, map[string]handler{"POST": s.serveUploads, "OPTIONS": s.serveTusOptions}),
+		r("uploads", "/users/{user}/uploads/{upload}", false, map[string]handler{"OPTIONS": s.serveTusOptions,
 			"HEAD": s.serveUploads, "PATCH": s.serveUploads, "DELETE": s.serveUploads}),
 		r("blocklist", "/blocklist", true, map[string]handler{"GET": s.listBlocklist, "POST": s.postBlocklist}),
 		r("blocklist", "/blocklist/{entry}", true, map[string]handler{"GET": s.getBlocklistEntry, "DELETE": s.deleteBlocklistEntry}),
@@ -357,8 +357,7 @@ func (s *Server) serve(c *call) error {
 		return nil
 	}
 	if c.route.name == "uploads" && c.method == http.MethodOptions {
-		s.serveTusOptions(c)
-		return nil
+		return s.serveTusOptions(c) // no credential needed
 	}
 	h, ok := c.route.handler(c.method)
 	if !ok {

@@ -135,7 +135,7 @@ func (s *Server) serveUploads(c *call) error {
 
 // serveTusOptions answers OPTIONS on the upload routes: tus's discovery
 // (Tus-Version, Tus-Extension, Tus-Max-Size), with no credential needed.
-func (s *Server) serveTusOptions(c *call) {
+func (s *Server) serveTusOptions(c *call) error {
 	c.commonHeaders()
 	h := c.w.Header()
 	h.Set("Tus-Resumable", "1.0.0")
@@ -143,6 +143,7 @@ func (s *Server) serveTusOptions(c *call) {
 	h.Set("Tus-Extension", s.tus.h.SupportedExtensions()+",expiration")
 	h.Set("Tus-Max-Size", strconv.FormatInt(s.cfg.Limits.MaxBodyBytes, 10))
 	c.w.WriteHeader(http.StatusNoContent)
+	return nil
 }
 
 // check refuses what the service can name better than tusd: an upload
