@@ -23,6 +23,9 @@ func (s *Server) getImage(c *call) error {
 	if err != nil {
 		return err
 	}
+	if specs, err = autoQuality(c.query, specs); err != nil {
+		return err
+	}
 	img, err := s.images.Image(c.ctx(), c.params["user"], c.params["image"])
 	if isNotExist(err) {
 		return errorf(http.StatusNotFound, "Image not found")
