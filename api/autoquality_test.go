@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -32,8 +33,16 @@ func TestAutoQualityHeader(t *testing.T) {
 			t.Errorf("%s: the cached variant differs", c.query)
 		}
 	}
+	// Another size in the same size class (not in the variant cache)
+	// uses the answer stored by the first search: one encode.
+	first := e.get(e.tokenURL("/users/alice/images/"+id+".jpg?t[]=resize:width=300&quality=auto", userPriv)).Header.Get("X-Service-Quality")
+	q, _, _ := strings.Cut(first, ";")
+	r := e.get(e.tokenURL("/users/alice/images/"+id+".jpg?t[]=resize:width=290&quality=auto", userPriv))
+	if got, want := r.Header.Get("X-Service-Quality"), q+"; stored; target=high(80)"; r.StatusCode != 200 || got != want {
+		t.Errorf("width 290 after 300: %d, X-Service-Quality %q, want %q", r.StatusCode, got, want)
+	}
 	// An explicit level wins over quality=auto.
-	r := e.get(e.tokenURL("/users/alice/images/"+id+".jpg?t[]=compress:level=50&quality=auto", userPriv))
+	r = e.get(e.tokenURL("/users/alice/images/"+id+".jpg?t[]=compress:level=50&quality=auto", userPriv))
 	if r.StatusCode != 200 || r.Header.Get("X-Service-Quality") != "" {
 		t.Errorf("compress:level=50 with quality=auto: %d, X-Service-Quality %q", r.StatusCode, r.Header.Get("X-Service-Quality"))
 	}

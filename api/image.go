@@ -194,6 +194,7 @@ func (s *Server) render(ctx context.Context, img storage.Image, chain engine.Cha
 		Source: engine.Info{Mime: img.Mime, Ext: img.Extension, Width: img.Width, Height: img.Height},
 		Env:    engine.Env{Metadata: md, LoadImage: s.loadOther(img)},
 	}
+	req.Qualities = s.storedQualities(ctx, img, chain)
 	source := "original"
 	v, ok := s.pickVariation(ctx, img, chain, req.Env)
 	var res *engine.Result
@@ -219,6 +220,7 @@ func (s *Server) render(ctx context.Context, img storage.Image, chain engine.Cha
 	if err != nil {
 		return variant{}, err
 	}
+	s.storeQuality(ctx, img, res.Quality)
 	// The output's dimensions go out as <prefix>-OutputWidth and
 	// -OutputHeight, so a client learns them without decoding the bytes;
 	// <prefix>-Source says whether a stored variation or the original was

@@ -216,3 +216,14 @@ func scoreEncoded(ref []byte, w, h int, data []byte) (float64, error) {
 	}
 	return ssimulacra2(ref, px, w, h)
 }
+
+// WantsQuality reports whether the chain asks for auto quality
+// (compress:level=auto), so that a caller loads the stored answers.
+func (c Chain) WantsQuality() bool {
+	for _, st := range c.steps {
+		if cs, ok := st.(*compress); ok && cs.auto {
+			return true
+		}
+	}
+	return false
+}
