@@ -46,6 +46,13 @@ REDOCLY_DIR = $(TOOLS)/redocly-$(REDOCLY_VERSION)
 OPENAPI_TS_DIR = $(TOOLS)/openapi-typescript-$(OPENAPI_TS_VERSION)-typescript-$(TYPESCRIPT_VERSION)
 REDOCLY = $(REDOCLY_DIR)/node_modules/.bin/redocly
 OPENAPI_TS = $(OPENAPI_TS_DIR)/node_modules/.bin/openapi-typescript
+# The AssemblyScript compiler the filter SDK in wasm-sdk/assemblyscript is
+# built with (filters/conformance_test.go and wasm-sdk/Makefile name the
+# same version). The Rust SDK is built with Debian's rustc and its wasm32-wasi
+# standard library (apt: rustc, libstd-rust-dev-wasm32), called as
+# /usr/bin/rustc since a rustup rustc on PATH may lack the target.
+ASC_VERSION = 0.28.20
+ASC = $(TOOLS)/assemblyscript-$(ASC_VERSION)/node_modules/.bin/asc
 
 test-deps: deps
 	@need=""; \
@@ -61,6 +68,8 @@ test-deps: deps
 	[ -d /usr/share/backgrounds/mate/nature ] || need="$$need mate-backgrounds"; \
 	[ -f /usr/lib/wasm32-wasi/libc.a ] || need="$$need wasi-libc"; \
 	ls /usr/lib/llvm-*/lib/clang/*/lib/wasi/libclang_rt.builtins-wasm32.a >/dev/null 2>&1 || need="$$need libclang-rt-dev-wasm32"; \
+	[ -x /usr/bin/rustc ] || need="$$need rustc"; \
+	[ -d /usr/lib/rustlib/wasm32-wasi ] || need="$$need libstd-rust-dev-wasm32"; \
 	command -v varnishd >/dev/null || [ -x /usr/sbin/varnishd ] || need="$$need varnish"; \
 	ls /usr/lib/*/varnish/vmods/libvmod_xkey.so >/dev/null 2>&1 || need="$$need varnish-modules"; \
 	if [ -n "$$need" ]; then \
@@ -76,6 +85,9 @@ test-deps: deps
 	@[ -x $(REDOCLY) ] || { \
 		echo "installing @redocly/cli $(REDOCLY_VERSION) in $(TOOLS)"; \
 		npm install --no-audit --no-fund --silent --prefix $(REDOCLY_DIR) @redocly/cli@$(REDOCLY_VERSION) >/dev/null; }
+	@[ -x $(ASC) ] || { \
+		echo "installing assemblyscript $(ASC_VERSION) in $(TOOLS)"; \
+		npm install --no-audit --no-fund --silent --prefix $(TOOLS)/assemblyscript-$(ASC_VERSION) assemblyscript@$(ASC_VERSION) >/dev/null; }
 	@[ -x $(OPENAPI_TS) ] && [ -x $(OPENAPI_TS_DIR)/node_modules/.bin/tsc ] || { \
 		echo "installing openapi-typescript $(OPENAPI_TS_VERSION) and typescript $(TYPESCRIPT_VERSION) in $(TOOLS)"; \
 		npm install --no-audit --no-fund --silent --prefix $(OPENAPI_TS_DIR) \
@@ -162,9 +174,10 @@ asan: deps
 test: vet test-deps
 	VITRINE_TEST_FAKE_GCS_SERVER=$(FAKE_GCS_SERVER) VITRINE_TEST_AZURITE=$(AZURITE) \
 		VITRINE_TEST_REDOCLY=$(REDOCLY) VITRINE_TEST_OPENAPI_TYPESCRIPT=$(OPENAPI_TS) \
+		VITRINE_TEST_ASC=$(ASC) VITRINE_TEST_ALL_GUESTS=1 \
 		MALLOC_ARENA_MAX=2 $(GO) test -race -count=1 -timeout 30m ./...
 	VITRINE_TEST_FAULTS=1 $(GO) test -count=1 -timeout 10m -run '^TestFaults$$' -v ./e2e/
-	$(MAKE) --no-print-directory -C wasm-sdk test examples tutorial
+	VITRINE_TEST_ALL_GUESTS=1 $(MAKE) --no-print-directory -C wasm-sdk test examples tutorial ASC=$(ASC)
 	$(MAKE) --no-print-directory fuzz
 	$(MAKE) --no-print-directory asan
 

@@ -183,6 +183,9 @@ type dispatcher struct {
 
 	mu   sync.Mutex
 	busy map[string]int
+	// hooks are the sinks as last read, at hooksRead (see sinks).
+	hooks     map[string]sink
+	hooksRead time.Time
 	wg   sync.WaitGroup
 }
 
@@ -197,10 +200,6 @@ func (d *dispatcher) lease() time.Duration { return d.cfg.Timeout + 30*time.Seco
 // pass starts an attempt of each due delivery whose sink has a free slot,
 // and returns without waiting for them: one slow receiver holds no pass.
 func (d *dispatcher) pass(ctx context.Context) (int, error) {
-	sinks, err := d.sinks(ctx)
-	if err != nil {
-		return 0, err
-	}
 	d.mu.Lock()
 	var full []string
 	for s, n := range d.busy {
@@ -210,6 +209,10 @@ func (d *dispatcher) pass(ctx context.Context) (int, error) {
 	}
 	d.mu.Unlock()
 	due, err := d.db.DueDeliveries(ctx, dueBatch, full)
+	if err != nil || len(due) == 0 {
+		return 0, err
+	}
+	sinks, err := d.sinks(ctx, due)
 	if err != nil {
 		return 0, err
 	}
@@ -239,24 +242,49 @@ func (d *dispatcher) pass(ctx context.Context) (int, error) {
 	return started, nil
 }
 
-// sinks returns every sink by name: the subscriptions (read at each pass,
-// so that every instance sends to what the database holds) and the
-// configured ones.
-func (d *dispatcher) sinks(ctx context.Context) (map[string]sink, error) {
-	out := make(map[string]sink, len(d.static))
-	for name, s := range d.static {
-		out[name] = s
-	}
+// hooksTTL bounds how long a pass trusts the subscriptions it read
+// before: a subscription changed on another instance (its URL or secret)
+// is sent to as it now is within hooksTTL. A new one is seen at once (see
+// sinks).
+const hooksTTL = time.Second
+
+// sinks returns every sink by name: the configured ones (CDN purgers) and
+// the subscriptions, read again when the last read is older than hooksTTL
+// or lacks a sink one of due names (one created since), so that a sink
+// missing from the answer is one the database no longer holds.
+func (d *dispatcher) sinks(ctx context.Context, due []storage.Delivery) (map[string]sink, error) {
 	if d.client == nil {
-		return out, nil
+		return d.static, nil
 	}
+	d.mu.Lock()
+	cached, fresh := d.hooks, time.Since(d.hooksRead) < hooksTTL
+	d.mu.Unlock()
+	for _, dl := range due {
+		if !fresh {
+			break
+		}
+		_, static := d.static[dl.Sink]
+		_, hook := cached[dl.Sink]
+		fresh = static || hook
+	}
+	if fresh {
+		return cached, nil
+	}
+	read := time.Now()
 	hooks, err := d.db.Webhooks(ctx)
 	if err != nil {
 		return nil, err
 	}
+	out := make(map[string]sink, len(d.static)+len(hooks))
+	for name, s := range d.static {
+		out[name] = s
+	}
 	for _, h := range hooks {
 		out[storage.WebhookSink(h.ID)] = webhookSink{hook: h, client: d.client}
 	}
+	d.mu.Lock()
+	d.hooks, d.hooksRead = out, read
+	d.mu.Unlock()
 	return out, nil
 }
 
@@ -329,6 +357,12 @@ func (d *dispatcher) mark(ctx context.Context, h storage.Webhook, state storage.
 	}
 	if err != nil {
 		d.log.Warn("deliveries", "err", err)
+	}
+	if state == storage.DeliveryFailed || state == storage.DeliveryDone && !h.FailingSince.IsZero() {
+		// The subscriptions read before no longer hold the mark.
+		d.mu.Lock()
+		d.hooksRead = time.Time{}
+		d.mu.Unlock()
 	}
 }
 

@@ -1,20 +1,23 @@
 #!/usr/bin/env bash
-# Follows the tutorial of README.md (this folder) literally, so that the page
-# and what works cannot drift apart: the fenced blocks tagged "tutorial" are
-# turned into one shell script, in the order of the page ("sh tutorial" runs
-# as it stands, "go tutorial main.go" and the like write that file in the
-# current folder), which runs with HOME in a temporary folder (the
-# tutorial's ~/filters) and $VITRINE a checkout made of this folder and the
-# server binary. It ends with `vitrine filter test`; this script then checks
-# that out.png is the portrait tinted orange.
+# Follows a tutorial of README.md (this folder) literally, so that the page
+# and what works cannot drift apart: the fenced blocks tagged TAG (the first
+# argument; "tutorial", the Go one, by default) are turned into one shell
+# script, in the order of the page ("sh TAG" runs as it stands, "go TAG
+# main.go" and the like write that file in the current folder), which runs
+# with HOME in a temporary folder (the tutorial's ~/filters) and $VITRINE a
+# checkout made of this folder and the server binary. It ends with `vitrine
+# filter test`; this script then checks that ~/filters/tint/out.png is the
+# portrait tinted orange.
 #
-#   wasm-sdk/tutorial_test.sh            builds the server binary first
-#   VITRINE_BIN=./vitrine wasm-sdk/tutorial_test.sh   uses a built one
+#   wasm-sdk/tutorial_test.sh [TAG]      builds the server binary first
+#   VITRINE_BIN=./vitrine wasm-sdk/tutorial_test.sh [TAG]   uses a built one
 #
-# Run by `make -C wasm-sdk tutorial` and by `make test`. Needs Go ($GO, else
-# go; the tutorial itself runs go) and libvips (the server binary), nothing
-# from the network.
+# check-readme.sh runs it for every language's tag. Needs Go ($GO, else go;
+# the check and the Go tutorial run go), libvips (the server binary) and
+# the tutorial's own toolchain; nothing from the network (npm runs offline,
+# from the npm cache that make test-deps filled).
 set -euo pipefail
+TAG=${1:-tutorial}
 GO=${GO:-go}
 sdk=$(cd "$(dirname "$0")" && pwd)
 repo=$(dirname "$sdk")
@@ -27,6 +30,8 @@ export GOCACHE GOMODCACHE GOPATH
 GOCACHE=$("$GO" env GOCACHE)
 GOMODCACHE=$("$GO" env GOMODCACHE)
 GOPATH=$("$GO" env GOPATH)
+# npm too keeps its cache, and installs from it alone.
+export npm_config_cache=${npm_config_cache:-$HOME/.npm} npm_config_offline=true npm_config_update_notifier=false
 
 checkout=$tmp/vitrine
 mkdir -p "$checkout" "$tmp/home"
@@ -39,10 +44,10 @@ else
 fi
 
 # The tutorial as a script: each tagged block in order.
-awk '
+awk -v tag="$TAG" '
 	inblock && /^```[ \t]*$/ { if (file != "") print "TUTORIAL_EOF"; inblock = 0; next }
 	inblock { print; next }
-	/^```[a-z]+ tutorial/ {
+	$0 ~ "^```[a-z]+ " tag "([ \t]|$)" {
 		n = split($0, w, /[ \t]+/)
 		file = n >= 3 ? w[3] : ""
 		if (file != "") print "cat > " file " <<'\''TUTORIAL_EOF'\''"
@@ -50,11 +55,11 @@ awk '
 	}
 ' "$sdk/README.md" >"$tmp/tutorial.sh"
 if ! grep -q 'filter test' "$tmp/tutorial.sh"; then
-	echo "tutorial_test.sh: no tutorial blocks ending with vitrine filter test in README.md" >&2
+	echo "tutorial_test.sh: no $TAG blocks ending with vitrine filter test in README.md" >&2
 	exit 1
 fi
 
-echo "running the tutorial of wasm-sdk/README.md in $tmp/home"
+echo "running the $TAG blocks of wasm-sdk/README.md in $tmp/home"
 (cd "$tmp/home" && HOME=$tmp/home VITRINE=$checkout bash -euxo pipefail "$tmp/tutorial.sh")
 
 # out.png is where the tutorial left it: in the filter's folder.
@@ -103,4 +108,4 @@ func fail(err error) {
 }
 EOF
 (cd "$tmp/check" && "$GO" run main.go "$out")
-echo "tutorial_test.sh: ok"
+echo "tutorial_test.sh $TAG: ok"
