@@ -27,8 +27,10 @@ func parseCompress(p *Params) (Step, error) {
 		c.auto = true
 		return c, p.Err()
 	}
-	if n, err := strconv.Atoi(v); v != "" && (err != nil || n < 0 || n > 100) {
+	if n, err := strconv.Atoi(v); v != "" && err != nil {
 		p.Fail("Invalid value for level: %q (0 to 100, or auto)", v)
+	} else if n < 0 || n > 100 {
+		p.Fail("level must be between 0 and 100, or auto")
 	} else {
 		c.level = n
 	}
