@@ -67,6 +67,8 @@ test-deps: deps
 	command -v exiftool >/dev/null || need="$$need libimage-exiftool-perl"; \
 	[ -x /usr/bin/convert ] || need="$$need imagemagick"; \
 	command -v redis-server >/dev/null || need="$$need redis-server"; \
+	command -v butteraugli_main >/dev/null || need="$$need libjxl-devtools"; \
+	[ -d /usr/share/backgrounds/gnome ] || need="$$need gnome-backgrounds"; \
 	[ -d /usr/share/backgrounds/mate/nature ] || need="$$need mate-backgrounds"; \
 	[ -f /usr/lib/wasm32-wasi/libc.a ] || need="$$need wasi-libc"; \
 	ls /usr/lib/llvm-*/lib/clang/*/lib/wasi/libclang_rt.builtins-wasm32.a >/dev/null 2>&1 || need="$$need libclang-rt-dev-wasm32"; \

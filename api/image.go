@@ -23,6 +23,9 @@ func (s *Server) getImage(c *call) error {
 	if err != nil {
 		return err
 	}
+	if specs, err = autoQuality(c.query, specs); err != nil {
+		return err
+	}
 	img, err := s.images.Image(c.ctx(), c.params["user"], c.params["image"])
 	if isNotExist(err) {
 		return errorf(http.StatusNotFound, "Image not found")
@@ -201,6 +204,7 @@ func (s *Server) render(ctx context.Context, img storage.Image, chain engine.Cha
 		Source: engine.Info{Mime: img.Mime, Ext: img.Extension, Width: img.Width, Height: img.Height},
 		Env:    engine.Env{Metadata: md, LoadImage: s.loadOther(img)},
 	}
+	req.Qualities = s.storedQualities(ctx, img, chain)
 	source := "original"
 	v, ok := s.pickVariation(ctx, img, chain, req.Env)
 	var res *engine.Result
@@ -226,6 +230,7 @@ func (s *Server) render(ctx context.Context, img storage.Image, chain engine.Cha
 	if err != nil {
 		return variant{}, err
 	}
+	s.storeQuality(ctx, img, res.Quality)
 	// The output's dimensions go out as <prefix>-OutputWidth and
 	// -OutputHeight, so a client learns them without decoding the bytes;
 	// <prefix>-Source says whether a stored variation or the original was

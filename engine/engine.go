@@ -43,6 +43,8 @@ type Config struct {
 	Uploads Uploads `yaml:"-"`
 	// Output is the policy for transformed and converted images.
 	Output OutputPolicy `yaml:"output"`
+	// AutoQuality configures compress:level=auto and quality=auto.
+	AutoQuality AutoQuality `yaml:"autoQuality"`
 	// PixelPool bounds the pixel buffers kept for guest steps.
 	PixelPool PixelPool `yaml:"pixelPool"`
 	// Logger receives libvips' own messages (errors; warnings at debug
@@ -129,6 +131,13 @@ type Request struct {
 	// Variation, when set, says the source bytes are a stored variation of
 	// the image (Chain.PickVariation chose it), not the original.
 	Variation *VariationSource
+	// AutoQuality, when set, asks for the lowest quality meeting the named
+	// perceptual target ("" for the configured one), as quality=auto does;
+	// a compress step in the chain wins.
+	AutoQuality *string
+	// Qualities are the auto-quality answers stored for this image, which
+	// a render with auto quality starts from (one encode when one fits).
+	Qualities []QualityAnswer
 }
 
 // Result is one encoded output.
@@ -140,6 +149,10 @@ type Result struct {
 	Height int
 	// Headers are extra response headers named without the service prefix.
 	Headers map[string]string
+	// Quality is the auto-quality answer this render found by searching
+	// (nil when it used a stored one or no auto quality), for the caller
+	// to store with the image.
+	Quality *QualityAnswer
 }
 
 // Defaults applied by New to zero fields of Config.
@@ -199,6 +212,9 @@ func (c Config) withDefaults() Config {
 // Validate reports the first field out of range. Zero values are valid (they
 // mean "default").
 func (c Config) Validate() error {
+	if err := c.AutoQuality.Validate(); err != nil {
+		return err
+	}
 	switch {
 	case c.Concurrency < 0:
 		return fmt.Errorf("engine: concurrency must not be negative, got %d", c.Concurrency)
@@ -419,6 +435,10 @@ func (e *Engine) render(ctx context.Context, src []byte, req Request) (*Result, 
 	if req.Format != "" {
 		s.Output.Format = req.Format
 	}
+	if req.AutoQuality != nil && !s.Output.LevelSet && !s.Output.Auto {
+		s.Output.Auto, s.Output.AutoTarget = true, *req.AutoQuality
+	}
+	s.qualities = req.Qualities
 	if s.Output.Format == "" {
 		s.Output.Format = d.ext
 	}
@@ -461,16 +481,25 @@ func (e *Engine) runChain(s *State, c Chain, frames int) error {
 // s.Output.Format; w and h are the size reported (one frame's for an
 // animation).
 func (e *Engine) finish(s *State, w, h int) (*Result, error) {
-	start := time.Now()
-	data, err := e.encode(s.Image, s.Output)
-	if err != nil {
-		return nil, err
+	var answer *QualityAnswer
+	var data []byte
+	var err error
+	if s.Output.Auto && slices.Contains(AutoQualityFormats(), s.Output.Format) && s.Image.Pages() <= 1 {
+		if data, answer, err = e.autoEncode(s, s.qualities); err != nil {
+			return nil, err
+		}
+	} else {
+		start := time.Now()
+		if data, err = e.encode(s.Image, s.Output); err != nil {
+			return nil, err
+		}
+		if data, err = e.finishEncoded(data, s.Output); err != nil {
+			return nil, err
+		}
+		e.observe("encode", s.Output.Format, start)
 	}
-	if data, err = e.finishEncoded(data, s.Output); err != nil {
-		return nil, err
-	}
-	e.observe("encode", s.Output.Format, start)
 	return &Result{
+		Quality: answer,
 		Data:    data,
 		Mime:    mimeOf[s.Output.Format],
 		Ext:     s.Output.Format,
