@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/vitrine/vitrine/api"
-	"github.com/vitrine/vitrine/engine"
 )
 
 // TestTusConcurrentPatch: two instances share the database and the blob
@@ -22,18 +21,7 @@ import (
 // the rest sent from B's offset finishes the image with the file's bytes.
 func TestTusConcurrentPatch(t *testing.T) {
 	a := newEnv(t, tusConfig())
-	eng, err := engine.New(engine.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srvB, err := api.New(tusConfig(), api.Deps{DB: a.db, Blobs: a.blobs, Engine: eng, Usage: a.usage})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hsB := httptest.NewServer(checked(t, srvB))
-	defer hsB.Close()
-	b := *a
-	b.url = hsB.URL
+	b := a.otherInstance(tusConfig(), func(d *api.Deps) { d.Usage = a.usage })
 
 	const part = 64 << 10
 	img := noisePNG(t, 400, 300)
