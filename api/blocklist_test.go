@@ -9,7 +9,6 @@ import (
 	"image/jpeg"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"reflect"
 	"slices"
 	"strings"
@@ -18,7 +17,6 @@ import (
 	"time"
 
 	"github.com/vitrine/vitrine/api"
-	"github.com/vitrine/vitrine/engine"
 	"github.com/vitrine/vitrine/storage"
 )
 
@@ -318,17 +316,7 @@ func (c *clock) advance(d time.Duration) { c.at.Add(int64(d)) }
 func TestBlocklistOtherInstance(t *testing.T) {
 	e := newEnv(t, testConfig())
 	clk := newClock()
-	eng, err := engine.New(engine.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := api.New(testConfig(), api.Deps{DB: e.db, Blobs: e.blobs, Engine: eng, Now: clk.now})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(checked(t, srv))
-	t.Cleanup(hs.Close)
-	other := &env{t: t, url: hs.URL, db: e.db, blobs: e.blobs, dir: e.dir, srv: srv, coll: e.coll}
+	other := e.otherInstance(testConfig(), func(d *api.Deps) { d.Now = clk.now })
 
 	orig := e.upload(picture(t, 640, 480, 3, 90))
 	if r := other.uploadAs("bob", picture(t, 640, 480, 4, 90)); r.StatusCode != http.StatusCreated { // reads the hash entries: none

@@ -130,6 +130,28 @@ func newEnvWith(t *testing.T, cfg api.Config, with func(*api.Deps)) *env {
 	return &env{t: t, url: hs.URL, db: db, blobs: blobs, dir: dir, srv: srv, coll: coll, usage: usage}
 }
 
+// otherInstance is a second server on e's database and blob store, as
+// another instance of the service would be, with its dependencies changed
+// by with (when not nil).
+func (e *env) otherInstance(cfg api.Config, with func(*api.Deps)) *env {
+	e.t.Helper()
+	eng, err := engine.New(engine.Config{})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	deps := api.Deps{DB: e.db, Blobs: e.blobs, Engine: eng}
+	if with != nil {
+		with(&deps)
+	}
+	srv, err := api.New(cfg, deps)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	hs := httptest.NewServer(checked(e.t, srv))
+	e.t.Cleanup(hs.Close)
+	return &env{t: e.t, url: hs.URL, db: e.db, blobs: e.blobs, dir: e.dir, srv: srv, coll: e.coll, usage: deps.Usage}
+}
+
 // checked wraps srv so that every request and response of the test is
 // validated against the API reference, api/openapi.yaml; a mismatch fails
 // the test naming the route and what differs.

@@ -202,6 +202,42 @@ func filesUnder(t *testing.T, dir string) []string {
 	return files
 }
 
+// killAndRestart SIGKILLs s and starts it again on the same address,
+// with cfg and the same data folder, as a supervisor would.
+func killAndRestart(t *testing.T, s *server, cfg, data string) *server {
+	t.Helper()
+	s.kill()
+	s2, err := tryStartAt(t, cfg, data, strings.TrimPrefix(s.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s2
+}
+
+// checkClean stops s, then checks that fsck finds nothing in its data and
+// that the staging folder holds no file.
+func checkClean(t *testing.T, s *server, staging string) {
+	t.Helper()
+	s.Stop()
+	if out, errOut, err := runCLI(t, nil, "fsck", "--config", s.Config, "--data", s.DataDir, "--grace", "0s"); err != nil {
+		t.Fatalf("fsck: %v\n%s\n%s", err, out, errOut)
+	}
+	if files := filesUnder(t, staging); len(files) != 0 {
+		t.Fatalf("the staging folder still holds %v", files)
+	}
+}
+
+// tusKillConfig is the configuration of the kill tests: upload tokens,
+// resumable uploads staged in staging in parts of 1 MB (a kill loses at
+// most one), and bodies up to 100 MB.
+func tusKillConfig(staging string) string {
+	return tokenKeysConfig + fmt.Sprintf(`  stagingDir: %q
+  partSize: 1048576
+limits:
+  maxBodyBytes: 104857600
+`, staging)
+}
+
 // TestTusResumeAfterKill: tus-js-client uploads a 60 MB PNG with a token;
 // the server is killed (SIGKILL) at about half and restarted on the same
 // address; the client resumes from what the staging folder kept and
@@ -209,35 +245,20 @@ func filesUnder(t *testing.T, dir string) []string {
 // bytes; fsck finds nothing and the staging folder is empty.
 func TestTusResumeAfterKill(t *testing.T) {
 	staging := t.TempDir()
-	cfg := tokenKeysConfig + fmt.Sprintf(`  stagingDir: %q
-  partSize: 1048576
-limits:
-  maxBodyBytes: 104857600
-`, staging)
+	cfg := tusKillConfig(staging)
 	data := t.TempDir()
 	s := startServerData(t, cfg, data)
-	addr := strings.TrimPrefix(s.URL, "http://")
 	file, img := bigPNG(t)
 	tok := s.issueToken(t, map[string]any{"maxBytes": 100 << 20})
 
 	c := startTusClient(t, file, s.URL+"/users/alice/uploads", tok.Token, "", true)
 	atHalf(t, c, len(img))
-	s.kill()
-	s2, err := tryStartAt(t, cfg, data, addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s2 := killAndRestart(t, s, cfg, data)
 	resumed := c.until(t, "resumed", func(v string) bool { n, _ := strconv.Atoi(v); return n > 0 })
 	id := c.until(t, "done", anyLine)
 	t.Logf("resumed from %s of %d bytes", resumed, len(img))
 	checkSameAsPost(t, s2, id, img)
-	s2.Stop()
-	if out, errOut, err := runCLI(t, nil, "fsck", "--config", s2.Config, "--data", data, "--grace", "0s"); err != nil {
-		t.Fatalf("fsck: %v\n%s\n%s", err, out, errOut)
-	}
-	if files := filesUnder(t, staging); len(files) != 0 {
-		t.Fatalf("the staging folder still holds %v", files)
-	}
+	checkClean(t, s2, staging)
 }
 
 // TestTusResumeOnAnotherInstance: two instances share PostgreSQL and S3
