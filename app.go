@@ -13,8 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
-
 	"github.com/vitrine/vitrine/api"
 	"github.com/vitrine/vitrine/api/ratelimit"
 	"github.com/vitrine/vitrine/engine"
@@ -197,14 +195,7 @@ func (a *App) startAPI(context.Context) error {
 	if a.ln, err = net.Listen("tcp", a.cfg.Listen); err != nil {
 		return err
 	}
-	handler := routes(srv, ui, metricsHandler, requestTimeout(a.cfg))
-	if tracing.On() {
-		// The API names the span after its route once it matched one
-		// (api.nameSpan); until then, and for the admin UI, the method.
-		handler = otelhttp.NewHandler(handler, "vitrine", otelhttp.WithSpanNameFormatter(
-			func(_ string, r *http.Request) string { return r.Method }))
-	}
-	a.http = &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second,
+	a.http = &http.Server{Handler: tracing.Handler(routes(srv, ui, metricsHandler, requestTimeout(a.cfg))), ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout: 120 * time.Second, ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
 	a.log.Info("vitrine listening", "addr", "http://"+a.ln.Addr().String(), "database", redact(a.cfg.Database),
 		"storage", redact(a.cfg.Storage))

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
@@ -154,3 +155,14 @@ var on atomic.Bool
 // On reports whether tracing is on: instrumentation that costs something
 // even with no-op spans (building attributes, wrapping handlers) checks it.
 func On() bool { return on.Load() }
+
+// Handler wraps h in otelhttp's server span when tracing is on (h itself
+// when off). The span is named by the method until the API names it after
+// the route it matched (http.route), never after the raw path.
+func Handler(h http.Handler) http.Handler {
+	if !On() {
+		return h
+	}
+	return otelhttp.NewHandler(h, "vitrine", otelhttp.WithSpanNameFormatter(
+		func(_ string, r *http.Request) string { return r.Method }))
+}
