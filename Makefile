@@ -39,6 +39,10 @@ AZURITE = $(TOOLS)/azurite-$(AZURITE_VERSION)/node_modules/.bin/azurite-blob
 # The checks of api/openapi.yaml (e2e/openapitools_test.go names the same
 # versions): Redocly CLI lints it; openapi-typescript and tsc type-check a
 # TypeScript client of it.
+# tus-js-client runs the resumable upload e2e (e2e/tus_test.go names the
+# same version).
+TUS_JS_CLIENT_VERSION = 4.3.1
+TUS_JS_CLIENT_DIR = $(TOOLS)/tus-js-client-$(TUS_JS_CLIENT_VERSION)
 REDOCLY_VERSION = 2.77.0
 OPENAPI_TS_VERSION = 7.13.0
 TYPESCRIPT_VERSION = 5.9.3
@@ -63,6 +67,8 @@ test-deps: deps
 	command -v exiftool >/dev/null || need="$$need libimage-exiftool-perl"; \
 	[ -x /usr/bin/convert ] || need="$$need imagemagick"; \
 	command -v redis-server >/dev/null || need="$$need redis-server"; \
+	command -v butteraugli_main >/dev/null || need="$$need libjxl-devtools"; \
+	[ -d /usr/share/backgrounds/gnome ] || need="$$need gnome-backgrounds"; \
 	[ -d /usr/share/backgrounds/mate/nature ] || need="$$need mate-backgrounds"; \
 	[ -f /usr/lib/wasm32-wasi/libc.a ] || need="$$need wasi-libc"; \
 	ls /usr/lib/llvm-*/lib/clang/*/lib/wasi/libclang_rt.builtins-wasm32.a >/dev/null 2>&1 || need="$$need libclang-rt-dev-wasm32"; \
@@ -83,6 +89,9 @@ test-deps: deps
 	@[ -x $(REDOCLY) ] || { \
 		echo "installing @redocly/cli $(REDOCLY_VERSION) in $(TOOLS)"; \
 		npm install --no-audit --no-fund --silent --prefix $(REDOCLY_DIR) @redocly/cli@$(REDOCLY_VERSION) >/dev/null; }
+	@[ -d $(TUS_JS_CLIENT_DIR)/node_modules/tus-js-client ] || { \
+		echo "installing tus-js-client $(TUS_JS_CLIENT_VERSION) in $(TOOLS)"; \
+		npm install --no-audit --no-fund --silent --prefix $(TUS_JS_CLIENT_DIR) tus-js-client@$(TUS_JS_CLIENT_VERSION) >/dev/null; }
 	@[ -x $(ASC) ] || { \
 		echo "installing assemblyscript $(ASC_VERSION) in $(TOOLS)"; \
 		npm install --no-audit --no-fund --silent --prefix $(TOOLS)/assemblyscript-$(ASC_VERSION) assemblyscript@$(ASC_VERSION) >/dev/null; }

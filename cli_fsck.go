@@ -41,7 +41,8 @@ func runFsck(ctx context.Context, args []string) error {
 		return err
 	}
 	defer st.Close()
-	opts := storage.CheckOptions{Grace: *grace, Repair: *repair}
+	opts := storage.CheckOptions{Grace: *grace, Repair: *repair,
+		Uploads: storage.NewResumable(st.parts, st.cfg.Uploads.API.PartSize)}
 	if isTerminal(os.Stderr) {
 		opts.Progress = progress(os.Stderr)
 	}
@@ -113,6 +114,8 @@ func printReport(w io.Writer, r *storage.CheckReport, repaired bool) {
 		{"stored variation blobs no record names", r.OrphanVariationBlobs, "--repair deletes them"},
 		{"rows and blobs left of erased users", r.ErasedUserLeftovers, "--repair deletes the blobs; erase the user again for the rows"},
 		{"users whose usage (the quotas count it) disagrees with their images", r.UsageMismatches, "--repair recounts them"},
+		{"expired resumable uploads", r.ExpiredUploads, "--repair deletes their parts"},
+		{"resumable upload parts of no upload", r.OrphanUploadParts, "--repair deletes them"},
 	} {
 		fmt.Fprintf(w, "%s: %d", c.what, c.f.Count)
 		switch {

@@ -80,12 +80,13 @@ func (a *App) startCaches(ctx context.Context) error {
 	a.usage = storage.NewUsage(a.st.db, a.cfg.Audit)
 	collect := blobQueueWorker(a.collector, a.cfg.BlobQueue, a.log)
 	a.loops = []*worker{collect, variantCacheWorker(variants, a.cfg.Cache, a.log),
-		usageWorker(a.usage, a.cfg.Audit, a.log), auditWorker(a.usage, a.log), uploadTokenWorker(a.st.db, a.log)}
+		usageWorker(a.usage, a.cfg.Audit, a.log), auditWorker(a.usage, a.log), uploadTokenWorker(a.st.db, a.log),
+		resumableWorker(storage.NewResumable(a.st.parts, a.cfg.Uploads.API.PartSize), a.log)}
 	erasures := erasureWorker(a.st.db, a.st.blobs, erasurePass(a.cfg.Erasure, a.cfg.Audit.Flush), a.cfg.Erasure.Interval,
 		collect.Wake, a.log)
 	a.loops = append(a.loops, erasures)
 	a.deps = api.Deps{DB: a.st.db, Blobs: a.st.blobs, Engine: a.eng, Logger: a.log, Variants: variants,
-		Collector: collect, Usage: a.usage, Outbound: a.cfg.Outbound, Erasures: erasures}
+		Collector: collect, Usage: a.usage, Outbound: a.cfg.Outbound, Erasures: erasures, UploadParts: a.st.parts}
 	b, err := newVariationBuilder(a.st, a.eng)
 	if err != nil {
 		return err

@@ -18,9 +18,15 @@ type stores struct {
 	cfg   *fileConfig
 	db    *storage.DB
 	blobs *storage.Blobs
+	// parts keeps the parts of resumable uploads: the staging folder
+	// (uploads.stagingDir) or, unset, blobs.
+	parts *storage.Blobs
 }
 
 func (s *stores) Close() {
+	if s.parts != nil && s.parts != s.blobs {
+		s.parts.Close()
+	}
 	if s.blobs != nil {
 		s.blobs.Close()
 	}
@@ -50,6 +56,13 @@ func openStores(ctx context.Context, cfg *fileConfig, dataDir string) (*stores, 
 		return nil, fmt.Errorf("storage: %w", err)
 	}
 	st.blobs.SetTimeout(st.cfg.StorageTimeout)
+	st.parts = st.blobs
+	if dir := st.cfg.Uploads.API.StagingDir; dir != "" {
+		if st.parts, err = storage.OpenBlobs(ctx, "file://"+filepath.ToSlash(dir)); err != nil {
+			st.Close()
+			return nil, fmt.Errorf("uploads.stagingDir: %w", err)
+		}
+	}
 	return st, nil
 }
 

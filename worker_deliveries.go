@@ -186,7 +186,7 @@ type dispatcher struct {
 	// hooks are the sinks as last read, at hooksRead (see sinks).
 	hooks     map[string]sink
 	hooksRead time.Time
-	wg   sync.WaitGroup
+	wg        sync.WaitGroup
 }
 
 // dueBatch is how many due deliveries a pass reads.

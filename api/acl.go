@@ -29,6 +29,7 @@ var (
 		"metadata.post", "metadata.delete", "metadata.put",
 		"shorturl.delete", "shorturls.post", "shorturls.delete",
 		"uploadtokens.post", "uploadtoken.delete",
+		"uploads.post", "uploads.head", "uploads.patch", "uploads.delete", "uploads.options",
 	)
 	// allResources carries both Imbo 2.x's names of the key resources
 	// (keys.put, keys.head, keys.delete) and 3.x's, so rules written for

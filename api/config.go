@@ -52,6 +52,9 @@ type Config struct {
 	// Analysis configures what uploads learn about themselves (EXIF into
 	// metadata, placeholders, colours, perceptual hash).
 	Analysis Analysis `yaml:"analysis"`
+	// ClientHints configures responsive sizes by client hints
+	// (clienthints.go); off by default.
+	ClientHints ClientHints `yaml:"clientHints"`
 	// CDN names the cache tags of image, metadata, short URL and listing
 	// answers and the headers that carry them (README, "CDN"); the zero
 	// value is the defaults. The configuration file keeps it in its `cdn`
@@ -90,6 +93,19 @@ type Uploads struct {
 	// URLConnectTimeout bounds each connection such a fetch opens (504
 	// past it). Default 10s, and never more than URLTimeout.
 	URLConnectTimeout time.Duration `yaml:"urlConnectTimeout"`
+	// StagingDir, when set, is a local folder that keeps the parts of
+	// resumable uploads (README, Resumable uploads); unset, they are kept
+	// in the blob store, where every instance sharing it can resume them.
+	// Read by main, which opens the folder.
+	StagingDir string `yaml:"stagingDir"`
+	// ResumableTTL is how long an incomplete resumable upload is kept
+	// after it was created (Upload-Expires); then its parts are deleted.
+	// Default 24h.
+	ResumableTTL time.Duration `yaml:"resumableTTL"`
+	// PartSize is the size of the parts a resumable upload is stored in:
+	// a server killed in the middle of a PATCH loses at most one. Default
+	// 8 MiB; at least 64 KiB.
+	PartSize int64 `yaml:"partSize"`
 }
 
 // Defaults of Uploads' fields left unset.
@@ -97,6 +113,9 @@ const (
 	DefaultTokenMaxTTL       = 24 * time.Hour
 	DefaultURLTimeout        = 30 * time.Second
 	DefaultURLConnectTimeout = 10 * time.Second
+	DefaultResumableTTL      = 24 * time.Hour
+	DefaultPartSize          = 8 << 20
+	minPartSize              = 64 << 10
 )
 
 // Validate reports a setting out of range; zero means the default.
@@ -109,6 +128,12 @@ func (u Uploads) Validate() error {
 	}
 	if u.URLConnectTimeout < 0 {
 		return fmt.Errorf("uploads.urlConnectTimeout: want a positive duration, got %s", u.URLConnectTimeout)
+	}
+	if u.ResumableTTL != 0 && u.ResumableTTL < time.Minute {
+		return fmt.Errorf("uploads.resumableTTL: want at least 1m, got %s", u.ResumableTTL)
+	}
+	if u.PartSize != 0 && u.PartSize < minPartSize {
+		return fmt.Errorf("uploads.partSize: want at least %d bytes, got %d", minPartSize, u.PartSize)
 	}
 	return nil
 }
@@ -125,6 +150,12 @@ func (u *Uploads) defaults() {
 		u.URLConnectTimeout = DefaultURLConnectTimeout
 	}
 	u.URLConnectTimeout = min(u.URLConnectTimeout, u.URLTimeout)
+	if u.ResumableTTL == 0 {
+		u.ResumableTTL = DefaultResumableTTL
+	}
+	if u.PartSize == 0 {
+		u.PartSize = DefaultPartSize
+	}
 }
 
 // AccessControl is the configured (immutable) part of access control.
@@ -222,6 +253,7 @@ func (c *Config) Defaults() {
 	c.Uploads.defaults()
 	c.CORS.defaults()
 	c.Analysis.defaults()
+	c.ClientHints.defaults()
 }
 
 // defaults fills unset limits.
@@ -255,6 +287,9 @@ func (c *Config) Validate() error {
 		}
 	}
 	if err := c.Analysis.validate(); err != nil {
+		return err
+	}
+	if err := c.ClientHints.validate(); err != nil {
 		return err
 	}
 	if err := c.CDN.Validate(); err != nil {

@@ -125,7 +125,7 @@ func (w *exposeWriter) WriteHeader(code int) {
 		w.written = true
 		var names []string
 		for k := range w.Header() {
-			if strings.HasPrefix(k, w.prefix) {
+			if strings.HasPrefix(k, w.prefix) || slices.Contains(tusHeaders, k) {
 				names = append(names, k)
 			}
 		}

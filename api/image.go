@@ -23,6 +23,9 @@ func (s *Server) getImage(c *call) error {
 	if err != nil {
 		return err
 	}
+	if specs, err = autoQuality(c.query, specs); err != nil {
+		return err
+	}
 	img, err := s.images.Image(c.ctx(), c.params["user"], c.params["image"])
 	if isNotExist(err) {
 		return errorf(http.StatusNotFound, "Image not found")
@@ -31,7 +34,7 @@ func (s *Server) getImage(c *call) error {
 		return err
 	}
 	c.originalHeaders(img)
-	chain, err := s.engine.ParseChain(specs)
+	chain, err := c.parseChain(img, specs)
 	if err != nil {
 		return err
 	}
@@ -41,6 +44,10 @@ func (s *Server) getImage(c *call) error {
 	}
 	return s.serveImage(c, img, chain, format)
 }
+
+// svgPolicy is the Content-Security-Policy of stored SVGs served as they
+// are: nothing loads or runs but the document's own styles and data: images.
+const svgPolicy = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; sandbox"
 
 // originalHeaders describe the stored image on every image response,
 // errors included.
@@ -63,6 +70,12 @@ func (s *Server) serveImage(c *call, img storage.Image, chain engine.Chain, form
 	o := out{cache: cacheImages, etag: true, lastModified: img.Updated}
 	if chain.Len() == 0 && format == img.Extension {
 		etag := `"` + img.Checksum + `"`
+		if img.Mime == "image/svg+xml" {
+			// An SVG opened as a page runs in the service's origin: its
+			// checks refused scripts and external references at upload,
+			// and this policy refuses them again in the browser.
+			c.w.Header().Set("Content-Security-Policy", svgPolicy)
+		}
 		c.w.Header().Set("Cache-Control", cacheImages)
 		c.w.Header().Set("ETag", etag)
 		c.w.Header().Set("Last-Modified", httpDate(img.Updated))
@@ -191,6 +204,7 @@ func (s *Server) render(ctx context.Context, img storage.Image, chain engine.Cha
 		Source: engine.Info{Mime: img.Mime, Ext: img.Extension, Width: img.Width, Height: img.Height},
 		Env:    engine.Env{Metadata: md, LoadImage: s.loadOther(img)},
 	}
+	req.Qualities = s.storedQualities(ctx, img, chain)
 	source := "original"
 	v, ok := s.pickVariation(ctx, img, chain, req.Env)
 	var res *engine.Result
@@ -216,6 +230,7 @@ func (s *Server) render(ctx context.Context, img storage.Image, chain engine.Cha
 	if err != nil {
 		return variant{}, err
 	}
+	s.storeQuality(ctx, img, res.Quality)
 	// The output's dimensions go out as <prefix>-OutputWidth and
 	// -OutputHeight, so a client learns them without decoding the bytes;
 	// <prefix>-Source says whether a stored variation or the original was

@@ -162,41 +162,9 @@ func (s *Server) listGlobalImages(c *call) error {
 	return s.writeListing(c, q, fields)
 }
 
-// postImage stores an upload: size cap, type sniffing and header limits,
-// full decode check, then the blob (durable) before the row commits.
+// postImage stores an upload (storeUpload) and names the image.
 func (s *Server) postImage(c *call) error {
-	user := c.params["user"]
-	if err := s.refuseErasing(c.ctx(), user); err != nil {
-		return err
-	}
-	// Listeners of images.post may have read, replaced or tagged the
-	// upload already (eventdata.go); this is the final body.
-	data, err := c.uploadBody()
-	if err != nil {
-		return err
-	}
-	info, err := c.uploadInfo(c.ctx())
-	if err != nil {
-		return err
-	}
-	sum := md5.Sum(data)
-	id := hex.EncodeToString(sum[:])
-	orig := id
-	if c.upload.origSum != "" {
-		orig = c.upload.origSum
-	}
-	if err := s.checkBlockedChecksums(c.ctx(), id, orig); err != nil {
-		return err
-	}
-	img := storage.Image{
-		User: user, Identifier: id, Size: int64(len(data)), Extension: info.Ext, Mime: info.Mime,
-		Width: info.Width, Height: info.Height, Frames: info.Frames, Checksum: id, OriginalChecksum: orig,
-		Added: s.now().UTC(), Updated: s.now().UTC(), Metadata: c.upload.metadata, Source: c.upload.source,
-	}
-	created, err := s.storeImage(c.ctx(), &img, data)
-	if errors.Is(err, storage.ErrUploadTokenSpent) && c.token != nil {
-		return s.tokenSpent(c)
-	}
+	img, created, err := s.storeUpload(c)
 	if err != nil {
 		return err
 	}
@@ -208,6 +176,50 @@ func (s *Server) postImage(c *call) error {
 	c.w.Header().Set(c.header("ImageIdentifier"), img.Identifier)
 	return c.writeJSON(map[string]any{"imageIdentifier": img.Identifier, "width": img.Width,
 		"height": img.Height, "extension": img.Extension}, out{status: status})
+}
+
+// storeUpload stores the upload of an images.post call, whether a POST or the
+// last byte of a resumable upload (tus.go): size cap, type sniffing and
+// header limits, full decode check, blocklist, quotas, analysis, then the
+// blob (durable) before the row commits. created is false for an image the
+// user already had.
+func (s *Server) storeUpload(c *call) (storage.Image, bool, error) {
+	user := c.params["user"]
+	if err := s.refuseErasing(c.ctx(), user); err != nil {
+		return storage.Image{}, false, err
+	}
+	// Listeners of images.post may have read, replaced or tagged the
+	// upload already (eventdata.go); this is the final body.
+	data, err := c.uploadBody()
+	if err != nil {
+		return storage.Image{}, false, err
+	}
+	info, err := c.uploadInfo(c.ctx())
+	if err != nil {
+		return storage.Image{}, false, err
+	}
+	sum := md5.Sum(data)
+	id := hex.EncodeToString(sum[:])
+	orig := id
+	if c.upload.origSum != "" {
+		orig = c.upload.origSum
+	}
+	if err := s.checkBlockedChecksums(c.ctx(), id, orig); err != nil {
+		return storage.Image{}, false, err
+	}
+	img := storage.Image{
+		User: user, Identifier: id, Size: int64(len(data)), Extension: info.Ext, Mime: info.Mime,
+		Width: info.Width, Height: info.Height, Frames: info.Frames, Checksum: id, OriginalChecksum: orig,
+		Added: s.now().UTC(), Updated: s.now().UTC(), Metadata: c.upload.metadata, Source: c.upload.source,
+	}
+	created, err := s.storeImage(c.ctx(), &img, data)
+	if errors.Is(err, storage.ErrUploadTokenSpent) && c.token != nil {
+		return storage.Image{}, false, s.tokenSpent(c)
+	}
+	if err != nil {
+		return storage.Image{}, false, err
+	}
+	return img, created, nil
 }
 
 // storeImage stores an upload (storage/doc.go): a picture the blocklist

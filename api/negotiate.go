@@ -59,8 +59,9 @@ func acceptQuality(entries []acceptEntry, mime string) float64 {
 	return best
 }
 
-// exactQuality is the quality of an exact match for mime only (webp and
-// avif are served only when asked for by name, never picked from a wildcard).
+// exactQuality is the quality of an exact match for mime only (webp, avif
+// and jxl are served only when asked for by name, never picked from a
+// wildcard).
 func exactQuality(entries []acceptEntry, mime string) float64 {
 	typ, sub, _ := strings.Cut(mime, "/")
 	for _, e := range entries {
@@ -74,12 +75,12 @@ func exactQuality(entries []acceptEntry, mime string) float64 {
 // imageFormats are the output types: extension to mime type.
 var imageFormats = map[string]string{
 	"jpg": "image/jpeg", "png": "image/png", "gif": "image/gif",
-	"webp": "image/webp", "avif": "image/avif",
+	"webp": "image/webp", "avif": "image/avif", "jxl": "image/jxl",
 }
 
 // outputExtensions are the keys of imageFormats in the order the API lists
 // them.
-var outputExtensions = []string{"jpg", "png", "gif", "webp", "avif"}
+var outputExtensions = []string{"jpg", "png", "gif", "webp", "avif", "jxl"}
 
 // unknownExtension is the 404 for an extension the image cannot be served
 // as (Imbo's status: no such resource), listing those it can.
@@ -96,7 +97,8 @@ func unknownExtension(ext, original string) error {
 var extOfMime = map[string]string{
 	"image/jpeg": "jpg", "image/png": "png", "image/gif": "gif",
 	"image/webp": "webp", "image/avif": "avif", "image/tiff": "tif",
-	"image/heic": "heic",
+	"image/heic": "heic", "image/jxl": "jxl", "image/svg+xml": "svg",
+	"application/pdf": "pdf",
 }
 
 // outputFormat picks the output extension for an image response: the path
@@ -109,7 +111,7 @@ func (c *call) outputFormat(originalMime string) (string, error) {
 			ext = "jpg"
 		}
 		// The stored type is always served by its own extension, also
-		// when it is not an output type (tif, heic).
+		// when it is not an output type (tif, heic, svg, pdf).
 		if _, ok := imageFormats[ext]; !ok && ext != extOfMime[originalMime] {
 			return "", unknownExtension(c.ext, extOfMime[originalMime])
 		}
@@ -130,7 +132,7 @@ func (c *call) outputFormat(originalMime string) (string, error) {
 	for _, ext := range outputExtensions {
 		mime := imageFormats[ext]
 		q := acceptQuality(entries, mime)
-		if ext == "webp" || ext == "avif" {
+		if ext == "webp" || ext == "avif" || ext == "jxl" {
 			q = exactQuality(entries, mime)
 		}
 		if q > 0 {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vitrine/vitrine/engine"
 	"github.com/vitrine/vitrine/storage"
 )
 
@@ -72,6 +73,31 @@ func transformations(q url.Values) ([]string, error) {
 		}
 	}
 	return vals, nil
+}
+
+// autoQuality applies the quality parameter: quality=auto (the configured
+// target) or quality=<level> adds compress:level=auto to a chain that has
+// no compress step of its own (an explicit level wins). The step makes the
+// choice part of the chain, so the variant cache keys it like any other.
+func autoQuality(q url.Values, specs []string) ([]string, error) {
+	v := q.Get("quality")
+	if v == "" {
+		return specs, nil
+	}
+	step := "compress:level=auto"
+	switch {
+	case v == "auto":
+	case slices.Contains(engine.QualityLevels, v):
+		step += ",target=" + v
+	default:
+		return nil, errorf(http.StatusBadRequest, "Invalid value for quality: %q (auto, %s)", v, strings.Join(engine.QualityLevels, ", "))
+	}
+	for _, sp := range specs {
+		if name, _, _ := strings.Cut(sp, ":"); name == "compress" {
+			return specs, nil
+		}
+	}
+	return append(slices.Clip(specs), step), nil
 }
 
 // listParam reads an array parameter of a listing, accepting a plain value too.

@@ -36,7 +36,7 @@ func TestRefusalsSayWhy(t *testing.T) {
 		{"unknown field", func() response { return read("/users/alice/images?fields[]=size&fields[]=nosuch") }, 400,
 			"…Unknown field 'nosuch' in fields[]; the fields are added, updated, checksum,"},
 		{"unknown extension", func() response { return read(img + ".bmp") }, 404,
-			"Unknown extension 'bmp': this image is served as jpg, png, gif, webp, avif (jpeg is jpg), or without an extension"},
+			"Unknown extension 'bmp': this image is served as jpg, png, gif, webp, avif, jxl (jpeg is jpg), or without an extension"},
 		{"body over the limit", func() response {
 			return e.signed(http.MethodPost, "/users/alice/images", userKey, userPriv, make([]byte, 5000))
 		}, 413, "Request body too large: 5000 bytes; the limit is 4096 bytes"},

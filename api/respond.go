@@ -133,6 +133,9 @@ func (c *call) commonHeaders() {
 	if c.varyOrigin {
 		vary += ", Origin"
 	}
+	for _, hint := range c.varyHints {
+		vary += ", " + hint
+	}
 	h.Set("Vary", vary)
 	if id := c.params["image"]; id != "" && h.Get(c.header("ImageIdentifier")) == "" {
 		h.Set(c.header("ImageIdentifier"), id)

@@ -42,6 +42,8 @@ var segmentPatterns = map[string]*regexp.Regexp{
 	"webhook":  regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`),
 	"delivery": regexp.MustCompile(`^[0-9]{1,18}$`),
 	"token":    regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`),
+	// upload is a resumable upload's id (tus.go).
+	"upload": uploadIDPattern,
 	// entry is a blocklist entry's id.
 	"entry": regexp.MustCompile(`^[0-9]{1,18}$`),
 }
@@ -164,7 +166,7 @@ func (rt *route) allowed() string {
 // knownMethods are the methods the service routes; others answer 501.
 var knownMethods = map[string]bool{
 	http.MethodGet: true, http.MethodHead: true, http.MethodPost: true, http.MethodPut: true,
-	http.MethodDelete: true, http.MethodOptions: true, "SEARCH": true,
+	http.MethodDelete: true, http.MethodOptions: true, "SEARCH": true, http.MethodPatch: true,
 }
 
 // pattern is the route's path template, as OpenTelemetry's http.route

@@ -68,6 +68,9 @@ type Deps struct {
 	// against it and a test ping goes through it (the outbound guard).
 	// Default: none, and /webhooks answers 404.
 	Webhooks *outbound.Guard
+	// UploadParts, when set, keeps the parts of resumable uploads (a
+	// staging folder, uploads.stagingDir); default Blobs.
+	UploadParts *storage.Blobs
 	// RateLimits, when set, limits requests per class, public key and
 	// client address (README, Rate limits); the caller closes it after the
 	// server stopped. Default: no limits.
@@ -122,6 +125,10 @@ type Server struct {
 	now       func() time.Time
 	acl       *accessControl
 	routes    []*route
+	// imagesRoute is POST /users/<user>/images, which a resumable upload
+	// ends in; tus serves resumable uploads.
+	imagesRoute *route
+	tus         *tus
 	// Bus carries `<resource>.<method>` events; subscribe listeners before
 	// serving.
 	Bus *Bus
@@ -180,6 +187,13 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if s.trustedProxies, err = newPrefixList(cfg.TrustedProxies); err != nil {
 		return nil, err
 	}
+	parts := d.UploadParts
+	if parts == nil {
+		parts = d.Blobs
+	}
+	if s.tus, err = newTus(s, storage.NewResumable(parts, cfg.Uploads.PartSize)); err != nil {
+		return nil, err
+	}
 	s.routes = s.buildRoutes()
 	s.Bus.On("*", 500, s.checkAccess)
 	s.Bus.On("*", 100, s.authenticate)
@@ -209,6 +223,7 @@ func (s *Server) buildRoutes() []*route {
 		"GET": s.getImage, "DELETE": s.deleteImage,
 	})
 	image.imageExt = true
+	s.imagesRoute = r("images", "/users/{user}/images", true, map[string]handler{"GET": s.listImages, "POST": s.postImage})
 	metadata := map[string]handler{"GET": s.getMetadata, "PUT": s.putMetadata, "POST": s.postMetadata, "DELETE": s.deleteMetadata}
 	return []*route{
 		r("index", "/", false, map[string]handler{"GET": s.getIndex}),
@@ -220,7 +235,7 @@ func (s *Server) buildRoutes() []*route {
 		r("user", "/users/{user}/erasure", true, map[string]handler{"GET": s.getErasure}),
 		r("user", "/users/{user}/erasure/receipt", true, map[string]handler{"GET": s.getReceipt}),
 		r("quota", "/users/{user}/quota", true, map[string]handler{"GET": s.getQuota, "PUT": s.putQuota}),
-		r("images", "/users/{user}/images", true, map[string]handler{"GET": s.listImages, "POST": s.postImage}),
+		s.imagesRoute,
 		image,
 		r("metadata", "/users/{user}/images/{image}/metadata", true, metadata),
 		r("metadata", "/users/{user}/images/{image}/meta", true, metadata),
@@ -251,6 +266,9 @@ func (s *Server) buildRoutes() []*route {
 		r("webhookdelivery", "/webhooks/{webhook}/deliveries/{delivery}/redeliver", true, map[string]handler{"POST": s.redeliver}),
 		r("uploadtokens", "/users/{user}/uploadtokens", true, map[string]handler{"POST": s.postUploadToken}),
 		r("uploadtoken", "/users/{user}/uploadtokens/{token}", true, map[string]handler{"DELETE": s.deleteUploadToken}),
+		r("uploads", "/users/{user}/uploads", false, map[string]handler{"POST": s.serveUploads, "OPTIONS": s.serveTusOptions}),
+		r("uploads", "/users/{user}/uploads/{upload}", false, map[string]handler{"OPTIONS": s.serveTusOptions,
+			"HEAD": s.serveUploads, "PATCH": s.serveUploads, "DELETE": s.serveUploads}),
 		r("blocklist", "/blocklist", true, map[string]handler{"GET": s.listBlocklist, "POST": s.postBlocklist}),
 		r("blocklist", "/blocklist/{entry}", true, map[string]handler{"GET": s.getBlocklistEntry, "DELETE": s.deleteBlocklistEntry}),
 		r("blocklist", "/blocklist/{entry}/remove", true, map[string]handler{"POST": s.removeBlocked}),
@@ -272,6 +290,8 @@ type call struct {
 	custom map[string]any
 	// varyOrigin is set when CORS applies, so Vary gets Origin.
 	varyOrigin bool
+	// varyHints are the client hint headers the image answer depends on.
+	varyHints []string
 	// negotiated is set when the Accept header chose the response type, so
 	// Vary gets Accept.
 	negotiated bool
@@ -289,6 +309,9 @@ type call struct {
 	// an upload by URL is fetched only for a call that proved its key or
 	// carries an upload token (urlupload.go).
 	signed bool
+	// tusErr is the service's refusal of a resumable upload request that
+	// tusd answered with an error (tus.go).
+	tusErr error
 }
 
 // event is the `<resource>.<method>` name of the call.
@@ -336,6 +359,9 @@ func (s *Server) serve(c *call) error {
 	if s.uploadPreflight(c) || (s.cfg.CORS.enabled() && s.applyCORS(c)) {
 		return nil
 	}
+	if c.route.name == "uploads" && c.method == http.MethodOptions {
+		return s.serveTusOptions(c) // no credential needed
+	}
 	h, ok := c.route.handler(c.method)
 	if !ok {
 		e := errorf(http.StatusMethodNotAllowed, "Method not allowed")
@@ -346,7 +372,7 @@ func (s *Server) serve(c *call) error {
 	if err := s.useUploadToken(c); err != nil {
 		return err
 	}
-	if c.token != nil {
+	if c.token != nil && c.route.name == "images" {
 		// The policy is checked on what the client sent, before any
 		// listener reads it.
 		if _, err := c.uploadBody(); err != nil {

@@ -153,7 +153,7 @@ func (s *Server) getShortURL(c *call) error {
 	if err != nil {
 		return err
 	}
-	chain, err := s.engine.ParseChain(ts)
+	chain, err := c.parseChain(img, ts)
 	if err != nil {
 		return err
 	}

@@ -153,3 +153,10 @@ var (
 	_ blobStore      = (*storage.Blobs)(nil)
 	_ pinger         = (*storage.Blobs)(nil)
 )
+
+// qualityStore is the optional ability of an imageStore to keep the
+// auto-quality answers of images (storage.DB has it).
+type qualityStore interface {
+	Qualities(ctx context.Context, user, id string) ([]storage.QualityAnswer, error)
+	SetQuality(ctx context.Context, user, id string, a storage.QualityAnswer) error
+}

@@ -45,7 +45,9 @@ func (c *call) uploadTokenOf() (string, bool) {
 }
 
 // isUpload reports whether the call is the one a token authorises.
-func (c *call) isUpload() bool { return c.route.name == "images" && c.method == http.MethodPost }
+func (c *call) isUpload() bool {
+	return (c.route.name == "images" && c.method == http.MethodPost) || c.route.name == "uploads"
+}
 
 // tokenRefusal is an upload token refusal: 401 with a WWW-Authenticate
 // challenge for a token that is not (or no longer) a credential, 403 for
@@ -71,7 +73,7 @@ func (s *Server) useUploadToken(c *call) error {
 	}
 	if !c.isUpload() {
 		return tokenRefusal(http.StatusForbidden, codeUploadTokenRoute,
-			"An upload token authorises only uploads: POST /users/<user>/images")
+			"An upload token authorises only uploads: POST /users/<user>/images and /users/<user>/uploads")
 	}
 	origin := c.r.Header.Get("Origin")
 	t, err := s.tokens.UploadToken(c.ctx(), tokenHash(raw))
@@ -183,8 +185,15 @@ func (c *call) allowTokenOrigin(origin string) {
 // answer only that origin may read. handled is true when it answered.
 func (s *Server) uploadPreflight(c *call) (handled bool) {
 	origin := c.r.Header.Get("Origin")
-	if c.method != http.MethodOptions || c.route.name != "images" || origin == "" ||
-		!strings.EqualFold(c.r.Header.Get("Access-Control-Request-Method"), http.MethodPost) {
+	want := strings.ToUpper(c.r.Header.Get("Access-Control-Request-Method"))
+	methods := "OPTIONS, POST"
+	switch {
+	case c.method != http.MethodOptions || origin == "":
+		return false
+	case c.route.name == "images" && want == http.MethodPost:
+	case c.route.name == "uploads" && slices.Contains([]string{"POST", "HEAD", "PATCH", "DELETE"}, want):
+		methods = "OPTIONS, POST, HEAD, PATCH, DELETE"
+	default:
 		return false
 	}
 	var requested []string
@@ -204,7 +213,7 @@ func (s *Server) uploadPreflight(c *call) (handled bool) {
 	}
 	h := c.w.Header()
 	h.Set("Access-Control-Allow-Origin", origin)
-	h.Set("Access-Control-Allow-Methods", "OPTIONS, POST")
+	h.Set("Access-Control-Allow-Methods", methods)
 	h.Set("Access-Control-Allow-Headers", strings.Join(allowed, ", "))
 	h.Set("Access-Control-Max-Age", strconv.Itoa(s.cfg.CORS.MaxAge))
 	c.varyOrigin = true

@@ -3,8 +3,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"image"
 	"image/color"
@@ -64,36 +62,21 @@ func TestAdminUI(t *testing.T) {
 	// progress, all dropped on the drop zone.
 	b.open(ui+"/upload", "upload")
 	b.do(chromedp.SetValue(chromedp.ID("up-user"), "alice"))
-	var files [][2]string
+	files := map[string][]byte{}
+	var names []string
 	for i := range 3 {
-		files = append(files, [2]string{fmt.Sprintf("photo-%d.png", i), base64.StdEncoding.EncodeToString(scenePNG(t, 400, 300, i))})
+		name := fmt.Sprintf("photo-%d.png", i)
+		files[name] = scenePNG(t, 400, 300, i)
+		names = append(names, name)
 	}
-	js, _ := json.Marshal(files)
-	eval[chromedp.Void](b, `(() => {
-		const dt = new DataTransfer();
-		for (const [name, b64] of `+string(js)+`) {
-			const bin = atob(b64), bytes = new Uint8Array(bin.length);
-			for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
-			dt.items.add(new File([bytes], name, {type: "image/png"}));
-		}
-		const zone = document.getElementById("dropzone");
-		zone.dispatchEvent(new DragEvent("dragenter", {dataTransfer: dt, bubbles: true, cancelable: true}));
-		zone.dispatchEvent(new DragEvent("drop", {dataTransfer: dt, bubbles: true, cancelable: true}));
-	})()`)
+	dropFiles(b, files, names...)
 	b.waitFor(`document.querySelectorAll("#upload-list .badge-ok").length === 3`)
 	b.check("upload-done")
 	if errs := b.text("#upload-list .field-error"); errs != "" {
 		t.Fatalf("drag and drop upload: %s", errs)
 	}
 	// The first file again: stored already, and the page says so.
-	eval[chromedp.Void](b, `(() => {
-		const [name, b64] = `+string(js)+`[0];
-		const bin = atob(b64), bytes = new Uint8Array(bin.length);
-		for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
-		const dt = new DataTransfer();
-		dt.items.add(new File([bytes], name, {type: "image/png"}));
-		document.getElementById("dropzone").dispatchEvent(new DragEvent("drop", {dataTransfer: dt, bubbles: true, cancelable: true}));
-	})()`)
+	dropFiles(b, files, names[0])
 	b.waitFor(`document.querySelectorAll("#upload-list .badge").length === 4`)
 	b.check("upload-duplicate")
 	if last := b.text("#upload-list li:last-child .badge"); last != "Already existed" {

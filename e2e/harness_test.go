@@ -134,12 +134,18 @@ var headerPrefixLine = regexp.MustCompile(`(?m)^headerPrefix:\s*["']?([A-Za-z0-9
 
 func tryStart(t *testing.T, yamlConfig, dataDir string) (*server, error) {
 	t.Helper()
+	return tryStartAt(t, yamlConfig, dataDir, freeAddr(t))
+}
+
+// tryStartAt starts vitrine listening on addr (a restart on the address
+// a client knows).
+func tryStartAt(t *testing.T, yamlConfig, dataDir, addr string) (*server, error) {
+	t.Helper()
 	cfgDir := t.TempDir()
 	cfg := filepath.Join(cfgDir, "vitrine.yaml")
 	if err := os.WriteFile(cfg, []byte(yamlConfig), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	addr := freeAddr(t)
 	s := &server{URL: "http://" + addr, DataDir: dataDir, Config: cfg, Stdout: &syncBuffer{}, Stderr: &syncBuffer{},
 		HeaderPrefix: "X-Service", done: make(chan struct{})}
 	if m := headerPrefixLine.FindStringSubmatch(yamlConfig); m != nil {

@@ -10,7 +10,11 @@ import (
 type Chain struct {
 	specs []Spec
 	steps []Step
+	hints HintsUsed
 }
+
+// HintsUsed says which client hints ParseChainHints applied.
+func (c Chain) HintsUsed() HintsUsed { return c.hints }
 
 // Len is the number of steps after preset expansion.
 func (c Chain) Len() int { return len(c.steps) }
@@ -54,6 +58,13 @@ func (c Chain) Names() []string {
 // (`Transformation "<name>" not registered`), validates every parameter and
 // enforces the chain-length limit; all errors are KindInvalid.
 func (e *Engine) ParseChain(ts []string) (Chain, error) {
+	return e.ParseChainHints(ts, Hints{})
+}
+
+// ParseChainHints is ParseChain with the client's hints: sizing steps take
+// a dpr parameter, and resize and maxSize width=auto (hints.go).
+// Chain.HintsUsed says which hints the chain read.
+func (e *Engine) ParseChainHints(ts []string, h Hints) (Chain, error) {
 	var (
 		specs []Spec
 		// from records, for specs expanded from a preset, the request
@@ -98,6 +109,19 @@ func (e *Engine) ParseChain(ts []string) (Chain, error) {
 	// used[k] per preset occurrence: request parameters some step took.
 	used := map[int]map[string]bool{}
 	for i := range specs {
+		hadDPR := specs[i].Params["dpr"] != ""
+		u, err := applyHints(&specs[i], h)
+		if err != nil {
+			return Chain{}, err
+		}
+		c.hints.DPR = c.hints.DPR || u.DPR
+		c.hints.Width = c.hints.Width || u.Width
+		if hadDPR && from[i] != nil {
+			if used[origin[i]] == nil {
+				used[origin[i]] = map[string]bool{}
+			}
+			used[origin[i]]["dpr"] = true // consumed by applyHints
+		}
 		st, err := e.parseStep(&specs[i], from[i])
 		if err != nil {
 			return Chain{}, err

@@ -1,12 +1,12 @@
 package engine
 
-// convert sets the output format: jpg, png, gif, webp or avif (jpeg is
+// convert sets the output format: jpg, png, gif, webp, avif or jxl (jpeg is
 // accepted for jpg). An extension in the request path takes precedence.
 type convert struct{ format string }
 
 func init() {
 	register("convert", describe(parseConvert, "Converts the image to another format.",
-		enumParam("type", []string{"jpg", "jpeg", "png", "gif", "webp", "avif"}, "Output format.").required(),
+		enumParam("type", []string{"jpg", "jpeg", "png", "gif", "webp", "avif", "jxl"}, "Output format.").required(),
 	))
 }
 
@@ -18,10 +18,10 @@ func parseConvert(p *Params) (Step, error) {
 		t = "jpg"
 	}
 	switch t {
-	case "jpg", "png", "gif", "webp", "avif":
+	case "jpg", "png", "gif", "webp", "avif", "jxl":
 		c.format = t
 	default:
-		p.Fail("Invalid value for type: %q (allowed: jpg, png, gif, webp, avif)", t)
+		p.Fail("Invalid value for type: %q (allowed: jpg, png, gif, webp, avif, jxl)", t)
 	}
 	return c, p.Err()
 }

@@ -16,10 +16,12 @@ func init() {
 		intParam("y", 0, maxSide, "Top edge of the area.").def(0),
 		enumParam("mode", []string{"center", "center-x", "center-y"}, "Centre the area on both axes or one, instead of x and y."),
 		enumParam("gravity", gravities, gravityDoc+" When given, it places the area and x, y and mode are ignored."),
+		dprParam(),
 	))
 }
 
 func parseCrop(p *Params) (Step, error) {
+	p.Has("dpr") // applied before parsing (hints.go)
 	c := &crop{}
 	c.w = p.Int("width")
 	c.h = p.Int("height")

@@ -87,6 +87,11 @@ func (e *Engine) decode(src []byte, steps []Step, env Env, from *VariationSource
 	if !ok {
 		return nil, unsupported(src)
 	}
+	// Checked at upload, and again before every render: an SVG reaches
+	// librsvg only as it passed the check.
+	if err := checkInput(f, src); err != nil {
+		return nil, err
+	}
 	seq := len(steps) > 0
 	for _, st := range steps {
 		if _, ok := st.(streamer); !ok {
@@ -95,7 +100,7 @@ func (e *Engine) decode(src []byte, steps []Step, env Env, from *VariationSource
 		}
 	}
 	params := func() *vips.ImportParams {
-		p := &vips.ImportParams{}
+		p := e.loadParams(f, &vips.ImportParams{})
 		p.FailOnError.Set(false)
 		if seq {
 			p.Access.Set(vips.AccessSequential)

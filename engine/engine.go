@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,6 +48,8 @@ type Config struct {
 	Uploads Uploads `yaml:"-"`
 	// Output is the policy for transformed and converted images.
 	Output OutputPolicy `yaml:"output"`
+	// AutoQuality configures compress:level=auto and quality=auto.
+	AutoQuality AutoQuality `yaml:"autoQuality"`
 	// PixelPool bounds the pixel buffers kept for guest steps.
 	PixelPool PixelPool `yaml:"pixelPool"`
 	// Logger receives libvips' own messages (errors; warnings at debug
@@ -77,9 +80,19 @@ type Limits struct {
 // Uploads says which image types may be uploaded.
 type Uploads struct {
 	// Formats lists the input types Inspect accepts for upload, by
-	// extension: jpg, png, gif, webp, tif, avif, heic (default jpg, png,
+	// extension: jpg, png, gif, webp, tif, avif, heic, jxl (default jpg, png,
 	// gif, webp). Stored images of any type are transformed.
 	Formats []string `yaml:"formats"`
+	// SVG accepts SVG uploads (default false), each checked before
+	// librsvg renders it: scripts, event handlers, external references and
+	// entity declarations are refused (svg.go).
+	SVG bool `yaml:"svg"`
+	// PDF accepts PDF uploads (default false); the first page is the
+	// image, rendered at PDFDPI.
+	PDF bool `yaml:"pdf"`
+	// PDFDPI is the resolution PDF pages are rendered at (default 150, at
+	// most 600); the size limits apply to the rendered page.
+	PDFDPI int `yaml:"pdfDPI"`
 }
 
 // OutputPolicy is the policy for transformed and converted images.
@@ -102,8 +115,8 @@ type PixelPool struct {
 
 // Info describes an image as read from its header.
 type Info struct {
-	Mime   string // image/jpeg, image/png, image/gif, image/webp, image/tiff, image/avif, image/heic
-	Ext    string // jpg, png, gif, webp, tif, avif, heic
+	Mime   string // image/jpeg, image/png, image/gif, image/webp, image/tiff, image/avif, image/heic, image/jxl, image/svg+xml, application/pdf
+	Ext    string // jpg, png, gif, webp, tif, avif, heic, jxl, svg, pdf
 	Width  int
 	Height int
 	// Frames is the number of frames of an animation, 1 for a still image.
@@ -123,6 +136,13 @@ type Request struct {
 	// Variation, when set, says the source bytes are a stored variation of
 	// the image (Chain.PickVariation chose it), not the original.
 	Variation *VariationSource
+	// AutoQuality, when set, asks for the lowest quality meeting the named
+	// perceptual target ("" for the configured one), as quality=auto does;
+	// a compress step in the chain wins.
+	AutoQuality *string
+	// Qualities are the auto-quality answers stored for this image, which
+	// a render with auto quality starts from (one encode when one fits).
+	Qualities []QualityAnswer
 }
 
 // Result is one encoded output.
@@ -134,6 +154,10 @@ type Result struct {
 	Height int
 	// Headers are extra response headers named without the service prefix.
 	Headers map[string]string
+	// Quality is the auto-quality answer this render found by searching
+	// (nil when it used a stored one or no auto quality), for the caller
+	// to store with the image.
+	Quality *QualityAnswer
 }
 
 // Defaults applied by New to zero fields of Config.
@@ -168,6 +192,19 @@ func (c Config) withDefaults() Config {
 	if len(c.Uploads.Formats) == 0 {
 		c.Uploads.Formats = DefaultUploadFormats
 	}
+	// uploads.svg and uploads.pdf add their types to the accepted ones.
+	c.Uploads.Formats = slices.Clone(c.Uploads.Formats)
+	for _, o := range []struct {
+		ext string
+		on  bool
+	}{{"svg", c.Uploads.SVG}, {"pdf", c.Uploads.PDF}} {
+		if o.on && !slices.Contains(c.Uploads.Formats, o.ext) {
+			c.Uploads.Formats = append(c.Uploads.Formats, o.ext)
+		}
+	}
+	if c.Uploads.PDFDPI == 0 {
+		c.Uploads.PDFDPI = DefaultPDFDPI
+	}
 	if c.MaxAnimationPixels == 0 {
 		c.MaxAnimationPixels = DefaultMaxPixels
 	}
@@ -180,6 +217,9 @@ func (c Config) withDefaults() Config {
 // Validate reports the first field out of range. Zero values are valid (they
 // mean "default").
 func (c Config) Validate() error {
+	if err := c.AutoQuality.Validate(); err != nil {
+		return err
+	}
 	switch {
 	case c.Concurrency < 0:
 		return fmt.Errorf("engine: concurrency must not be negative, got %d", c.Concurrency)
@@ -191,6 +231,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("engine: maxFrames and maxAnimationPixels must not be negative")
 	case c.MaxTransformations < 0:
 		return fmt.Errorf("engine: maxTransformations must not be negative, got %d", c.MaxTransformations)
+	case c.Uploads.PDFDPI < 0 || c.Uploads.PDFDPI > MaxPDFDPI:
+		return fmt.Errorf("engine: uploads.pdfDPI must be between 1 and %d, got %d", MaxPDFDPI, c.Uploads.PDFDPI)
 	case c.JPEGQuality < 0 || c.JPEGQuality > 100:
 		return fmt.Errorf("engine: jpegQuality must be between 1 and 100, got %d", c.JPEGQuality)
 	}
@@ -404,6 +446,10 @@ func (e *Engine) render(ctx context.Context, src []byte, req Request) (*Result, 
 	if req.Format != "" {
 		s.Output.Format = req.Format
 	}
+	if req.AutoQuality != nil && !s.Output.LevelSet && !s.Output.Auto {
+		s.Output.Auto, s.Output.AutoTarget = true, *req.AutoQuality
+	}
+	s.qualities = req.Qualities
 	if s.Output.Format == "" {
 		s.Output.Format = d.ext
 	}
@@ -446,11 +492,21 @@ func (e *Engine) runChain(s *State, c Chain, frames int) error {
 // s.Output.Format; w and h are the size reported (one frame's for an
 // animation).
 func (e *Engine) finish(s *State, w, h int) (*Result, error) {
-	start := time.Now()
 	_, span := tracing.Start(s.Ctx, "image.encode", trace.WithAttributes(attribute.String("vitrine.image.format", s.Output.Format)))
-	data, err := e.encode(s.Image, s.Output)
-	if err == nil {
-		data, err = e.finishEncoded(data, s.Output)
+	var answer *QualityAnswer
+	var data []byte
+	var err error
+	if s.Output.Auto && slices.Contains(AutoQualityFormats(), s.Output.Format) && s.Image.Pages() <= 1 {
+		data, answer, err = e.autoEncode(s, s.qualities)
+	} else {
+		start := time.Now()
+		data, err = e.encode(s.Image, s.Output)
+		if err == nil {
+			data, err = e.finishEncoded(data, s.Output)
+		}
+		if err == nil {
+			e.observe("encode", s.Output.Format, start)
+		}
 	}
 	if err == nil {
 		span.SetAttributes(attribute.Int("vitrine.image.bytes", len(data)))
@@ -459,8 +515,8 @@ func (e *Engine) finish(s *State, w, h int) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.observe("encode", s.Output.Format, start)
 	return &Result{
+		Quality: answer,
 		Data:    data,
 		Mime:    mimeOf[s.Output.Format],
 		Ext:     s.Output.Format,

@@ -8,7 +8,7 @@ import (
 
 // InputFormats are the extensions of every input type the engine decodes;
 // Config.Uploads.Formats chooses which of them uploads may use.
-var InputFormats = []string{"jpg", "png", "gif", "webp", "tif", "avif", "heic"}
+var InputFormats = []string{"jpg", "png", "gif", "webp", "tif", "avif", "heic", "jxl"}
 
 // DefaultUploadFormats are the upload types accepted when
 // Config.Uploads.Formats is empty.

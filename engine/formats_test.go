@@ -13,6 +13,15 @@ import (
 func encodeInput(t *testing.T, ext string) []byte {
 	t.Helper()
 	if ext != "heic" {
+		if ext == "jxl" {
+			ref := mustLoad(t, source(t, 64, 48, "png", false))
+			defer ref.Close()
+			out, _, err := ref.ExportJxl(&vips.JxlExportParams{Distance: 1, Effort: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return out
+		}
 		if ext == "avif" {
 			ref := mustLoad(t, source(t, 64, 48, "png", false))
 			defer ref.Close()
@@ -36,7 +45,7 @@ func encodeInput(t *testing.T, ext string) []byte {
 func TestUploadFormats(t *testing.T) {
 	t.Parallel()
 	mimes := map[string]string{"jpg": "image/jpeg", "png": "image/png", "gif": "image/gif", "webp": "image/webp",
-		"tif": "image/tiff", "avif": "image/avif", "heic": "image/heic"}
+		"tif": "image/tiff", "avif": "image/avif", "heic": "image/heic", "jxl": "image/jxl"}
 	def := newTestEngine(t, Config{})
 	all := newTestEngine(t, Config{Uploads: Uploads{Formats: InputFormats}})
 	for _, ext := range InputFormats {

@@ -8,12 +8,14 @@ type maxSize struct {
 
 func init() {
 	register("maxSize", describe(parseMaxSize, "Scales the image down to fit a width and/or height; never enlarges.",
-		intParam("width", 1, maxSide, "Largest width in pixels."),
+		intParam("width", 1, maxSide, "Largest width in pixels. "+autoWidthDoc),
 		intParam("height", 1, maxSide, "Largest height in pixels."),
+		dprParam(),
 	))
 }
 
 func parseMaxSize(p *Params) (Step, error) {
+	p.Has("dpr") // applied before parsing (hints.go)
 	m := &maxSize{w: p.Int("width"), h: p.Int("height")}
 	return m, p.Err()
 }

@@ -30,6 +30,14 @@ func sniff(data []byte) (format, bool) {
 		return format{"image/webp", "webp"}, true
 	case bytes.HasPrefix(data, []byte("II*\x00")), bytes.HasPrefix(data, []byte("MM\x00*")):
 		return format{"image/tiff", "tif"}, true
+	case bytes.HasPrefix(data, []byte("\xff\x0a")),
+		bytes.HasPrefix(data, []byte("\x00\x00\x00\x0cJXL \r\n\x87\x0a")):
+		// A bare JPEG XL codestream, or the ISO BMFF container.
+		return format{"image/jxl", "jxl"}, true
+	case bytes.HasPrefix(data, []byte("%PDF-")):
+		return format{"application/pdf", "pdf"}, true
+	case sniffSVG(data):
+		return format{"image/svg+xml", "svg"}, true
 	}
 	return sniffHEIF(data)
 }
@@ -74,14 +82,20 @@ func (e *Engine) Probe(data []byte) (Info, error) {
 	if !ok {
 		return Info{}, unsupported(data)
 	}
+	if err := checkInput(f, data); err != nil {
+		return Info{}, err
+	}
 	// libvips loaders only read the header when an image is opened; pixels
 	// are decoded when something asks for them, which Probe never does.
-	ref, err := vips.LoadImageFromBuffer(data, vips.NewImportParams())
+	ref, err := vips.LoadImageFromBuffer(data, e.loadParams(f, vips.NewImportParams()))
 	if err != nil {
 		return Info{}, invalidImage(err)
 	}
 	w, h, n := ref.Width(), ref.Height(), ref.Pages()
 	ref.Close()
+	if f.ext == "pdf" {
+		n = 1 // the first page is the image; the others are not read
+	}
 	if err := e.checkSize(w, h); err != nil {
 		return Info{}, err
 	}
@@ -95,18 +109,25 @@ func (e *Engine) Probe(data []byte) (Info, error) {
 // corrupt or truncated is refused (KindCorrupt) before it is stored. Types
 // Config.Uploads.Formats does not list are refused as unsupported.
 func (e *Engine) Inspect(ctx context.Context, data []byte) (Info, error) {
+	// A type uploads do not take is refused as such before its loader
+	// (or the SVG check) reads anything.
+	if f, ok := sniff(data); ok && !e.uploadAllowed(f.ext) {
+		msg := "Unsupported image type: " + f.mime
+		if f.ext == "svg" || f.ext == "pdf" {
+			msg += " (uploads." + f.ext + " is off)"
+		}
+		return Info{}, &Error{Kind: KindUnsupported, Msg: msg}
+	}
 	info, err := e.Probe(data)
 	if err != nil {
 		return Info{}, err
-	}
-	if !e.uploadAllowed(info.Ext) {
-		return Info{}, &Error{Kind: KindUnsupported, Msg: "Unsupported image type: " + info.Mime}
 	}
 	if err := e.acquire(ctx); err != nil {
 		return Info{}, err
 	}
 	defer e.release()
-	params := vips.NewImportParams() // fail on the first decoder warning
+	f, _ := sniff(data)
+	params := e.loadParams(f, vips.NewImportParams()) // fail on the first decoder warning
 	params.Access.Set(vips.AccessSequential)
 	if info.Frames > 1 {
 		params.NumPages.Set(-1) // every frame, within the limits Probe checked

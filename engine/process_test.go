@@ -40,6 +40,8 @@ func TestProcessFormats(t *testing.T) {
 		{format: "gif", mime: "image/gif", magic: []byte("GIF8")},
 		{format: "webp", mime: "image/webp", magic: []byte("RIFF")},
 		{format: "avif", mime: "image/avif", magic: nil},
+		{format: "jxl", mime: "image/jxl", magic: []byte{0xFF, 0x0A}},
+		{ts: []string{"convert:type=jxl"}, mime: "image/jxl", magic: []byte{0xFF, 0x0A}},
 		{ts: []string{"convert:type=webp"}, mime: "image/webp", magic: []byte("RIFF")},
 		{ts: []string{"convert:type=gif"}, format: "png", mime: "image/png", magic: []byte("\x89PNG")}, // the path wins
 		{ts: []string{"strip"}, mime: "image/png", magic: []byte("\x89PNG")},

@@ -8,12 +8,14 @@ type resize struct {
 
 func init() {
 	register("resize", describe(parseResize, "Scales the image; with one side given, the other keeps the aspect ratio.",
-		intParam("width", 1, maxSide, "Width in pixels; give width, height or both."),
+		intParam("width", 1, maxSide, "Width in pixels; give width, height or both. "+autoWidthDoc),
 		intParam("height", 1, maxSide, "Height in pixels; give width, height or both."),
+		dprParam(),
 	))
 }
 
 func parseResize(p *Params) (Step, error) {
+	p.Has("dpr") // applied before parsing (hints.go)
 	r := &resize{w: p.Int("width"), h: p.Int("height")}
 	if r.w == 0 && r.h == 0 && !p.Has("width") && !p.Has("height") {
 		p.Fail("Missing both width and height. You need to specify at least one of them")

@@ -31,10 +31,12 @@ func init() {
 		intParam("height", 1, maxSide, "Height in pixels.").required(),
 		stringParam("poi", "Point of interest as x,y; default the image's metadata poi, else the most salient area (attention)."),
 		enumParam("crop", []string{"close", "medium", "wide", "full"}, "How tightly to crop around the point.").def("medium"),
+		dprParam(),
 	))
 }
 
 func parseSmartSize(p *Params) (Step, error) {
+	p.Has("dpr") // applied before parsing (hints.go)
 	t := &smartSize{}
 	if !p.Has("width") || !p.Has("height") {
 		p.Fail("Both width and height needs to be specified")

@@ -15,10 +15,12 @@ func init() {
 		intParam("height", 1, maxSide, "Height in pixels.").def(50),
 		enumParam("fit", []string{"outbound", "inset"}, "outbound fills and crops; inset fits inside.").def("outbound"),
 		enumParam("gravity", gravities, gravityDoc+" Only with fit=outbound.").def("centre"),
+		dprParam(),
 	))
 }
 
 func parseThumbnail(p *Params) (Step, error) {
+	p.Has("dpr") // applied before parsing (hints.go)
 	t := &thumbnail{
 		w:     p.Int("width"),
 		h:     p.Int("height"),

@@ -38,6 +38,8 @@ type State struct {
 	Headers map[string]string
 	// engine is the running engine, for steps that decode further images.
 	engine *Engine
+	// qualities are the stored auto-quality answers of the request.
+	qualities []QualityAnswer
 	// loadW and loadH, when not zero, are the size Image would have had
 	// without shrink-on-load; the first step computes its geometry from them
 	// (see State.Size) so that results are exact either way.
@@ -62,6 +64,11 @@ type Output struct {
 	// LevelSet reports that compress ran: an explicit level 0 is the lowest
 	// quality, not "the encoder's default": an explicit 0 is a value.
 	LevelSet bool
+	// Auto asks for the lowest quality meeting a perceptual target
+	// (compress:level=auto or the quality=auto request parameter);
+	// AutoTarget names the target ("" for the configured one).
+	Auto       bool
+	AutoTarget string
 	// Progressive asks for progressive JPEG / interlaced PNG and GIF.
 	Progressive bool
 	// Strip removes metadata (EXIF, ICC, comments) on encode, even when

@@ -67,7 +67,11 @@ func (w watermark) Apply(s *State) error {
 	if err != nil {
 		return fmt.Errorf("watermark: load %s: %w", id, err)
 	}
-	mark, err := vips.NewImageFromBuffer(data)
+	mark, err := s.engine.loadChecked(data, vips.NewImportParams())
+	var ee *Error
+	if errors.As(err, &ee) {
+		return err
+	}
 	if err != nil {
 		return fmt.Errorf("watermark: decode %s: %w", id, err)
 	}

@@ -33,6 +33,7 @@ type imagePart struct {
 var imageParts = []imagePart{
 	rowsOfImages("metadata", "metadata"),
 	rowsOfImages("properties", "image_properties"),
+	rowsOfImages("qualities", "image_qualities"),
 	rowsOfImages("shortUrls", "short_urls"),
 	{"variants", countRows("variants"), eraseVariants},
 	{"variations", countRows("variations"), eraseVariations},

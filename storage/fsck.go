@@ -26,6 +26,10 @@ type CheckOptions struct {
 	// of rows or blobs it has read so far, and the phase's total when it is
 	// known beforehand (records are counted first; blobs are not: 0).
 	Progress func(phase string, done, total int64)
+	// Uploads, when set, is where resumable uploads keep their parts (the
+	// blob store or a staging folder): expired uploads and orphaned parts
+	// are reported, and deleted by Repair (Resumable.Sweep).
+	Uploads *Resumable
 	// Examples is how many findings of each kind the report lists (default
 	// 20); all are counted.
 	Examples int
@@ -80,6 +84,11 @@ type CheckReport struct {
 	// user's images, or users with images and no row (fsck_usage.go).
 	Users           int64    `json:"users"`
 	UsageMismatches Findings `json:"usageMismatches"`
+	// ExpiredUploads are resumable uploads past their expiry;
+	// OrphanUploadParts objects under uploads/ of no upload (parts whose
+	// upload is gone, what a killed server left of a part it was writing).
+	ExpiredUploads    Findings `json:"expiredUploads"`
+	OrphanUploadParts Findings `json:"orphanUploadParts"`
 	// Queue is blob_queue after the check (and the repair's drain).
 	Queue QueueStats `json:"queue"`
 }
@@ -87,7 +96,7 @@ type CheckReport struct {
 func (r *CheckReport) findings() []*Findings {
 	return []*Findings{&r.ImagesWithoutBlob, &r.OrphanImageBlobs, &r.VariantsOfDeletedImages,
 		&r.VariantsWithoutBlob, &r.OrphanVariantBlobs, &r.VariationsWithoutBlob, &r.OrphanVariationBlobs,
-		&r.ErasedUserLeftovers, &r.UsageMismatches}
+		&r.ErasedUserLeftovers, &r.UsageMismatches, &r.ExpiredUploads, &r.OrphanUploadParts}
 }
 
 // Clean reports whether the check found nothing to fix. (The cache's
@@ -138,7 +147,7 @@ func Check(ctx context.Context, db *DB, blobs *Blobs, opts CheckOptions) (*Check
 	c := &checker{db: db, blobs: blobs, opts: opts, r: &CheckReport{}, cutoff: time.Now().Add(-opts.Grace)}
 	for _, phase := range []func(context.Context) error{
 		c.imageRows, c.imageBlobs, c.variantRows, c.variantBlobs, c.variationRows, c.variationBlobs,
-		c.erasedUsers, c.usageRows,
+		c.erasedUsers, c.usageRows, c.uploads,
 	} {
 		if err := phase(ctx); err != nil {
 			return c.r, err
@@ -156,6 +165,16 @@ func Check(ctx context.Context, db *DB, blobs *Blobs, opts CheckOptions) (*Check
 	var err error
 	c.r.Queue, err = db.QueueStats(ctx)
 	return c.r, err
+}
+
+// uploads sweeps the parts of resumable uploads.
+func (c *checker) uploads(ctx context.Context) error {
+	if c.opts.Uploads == nil {
+		return nil
+	}
+	rep, err := c.opts.Uploads.Sweep(ctx, time.Now(), c.opts.Grace, c.opts.Repair)
+	c.r.ExpiredUploads, c.r.OrphanUploadParts = rep.Expired, rep.Orphans
+	return err
 }
 
 type checker struct {

@@ -270,6 +270,10 @@ func (db *DB) DeleteImage(ctx context.Context, user, id string) error {
 			Where("user_name = ? AND identifier = ?", user, id).Exec(ctx); err != nil {
 			return err
 		}
+		if _, err := tx.NewDelete().Model((*qualityRow)(nil)).
+			Where("user_name = ? AND identifier = ?", user, id).Exec(ctx); err != nil {
+			return err
+		}
 		if _, err = tx.NewDelete().Model((*shortURLRow)(nil)).
 			Where("user_name = ? AND identifier = ?", user, id).Exec(ctx); err != nil {
 			return err

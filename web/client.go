@@ -132,6 +132,8 @@ func (c *apiClient) request(ctx context.Context, method, path string, q url.Valu
 	raw := c.target(path, q)
 	var hdr []api.HeaderField
 	switch method {
+	case http.MethodOptions:
+		// A discovery (tus's OPTIONS), which is not signed.
 	case http.MethodGet, http.MethodHead:
 		s, err := api.SignRead(raw, c.pub, c.priv)
 		if err != nil {

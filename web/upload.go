@@ -136,6 +136,10 @@ func (u *UI) uploadForm(q *request) error {
 			v.Page.Notice = countLabel(len(v.Results)) + " sent for " + user + ", of which " + strconv.Itoa(n) + " already existed."
 		}
 	}
+	if q.r.URL.Query().Get("format") == "json" {
+		// What upload.js shows for a file it uploaded with tus.
+		return q.writeJSON(status, v.Results)
+	}
 	return q.render(status, uploadPage(v))
 }
 
@@ -143,22 +147,43 @@ func (u *UI) uploadForm(q *request) error {
 // one. upload.js posts one file per request with format=json to show
 // progress per file; without JavaScript the form posts them all at once.
 func (u *UI) upload(q *request) error {
-	if err := q.r.ParseMultipartForm(32 << 20); err != nil {
+	// A form without files (an image by URL) may come URL-encoded.
+	if err := q.r.ParseMultipartForm(32 << 20); err != nil && !errors.Is(err, http.ErrNotMultipart) {
 		return &apiError{Status: http.StatusBadRequest, Message: "The upload could not be read: " + err.Error()}
 	}
 	v := q.uploadPageView(strings.TrimSpace(q.r.FormValue("user")))
 	v.User = strings.TrimSpace(q.r.FormValue("user"))
 	status := http.StatusOK
-	files := q.r.MultipartForm.File["images"]
-	if len(files) == 0 {
-		v.Results = []uploadResult{{Error: "Choose at least one image."}}
+	var files []*multipart.FileHeader
+	if q.r.MultipartForm != nil {
+		files = q.r.MultipartForm.File["images"]
 	}
+	// An image by URL: the API fetches it (POST /users/<user>/images with
+	// the JSON document {"url": ...}), through its guard of outbound
+	// connections.
+	source := strings.TrimSpace(q.r.FormValue("url"))
+	if len(files) == 0 && source == "" {
+		v.Results = []uploadResult{{Error: "Choose at least one image, or give the URL of one."}}
+	}
+	type item struct {
+		name string
+		read func() ([]byte, error)
+		ct   string
+	}
+	var items []item
 	for _, fh := range files {
-		res := uploadResult{File: fh.Filename}
-		data, err := readPart(fh)
+		items = append(items, item{fh.Filename, func() ([]byte, error) { return readPart(fh) }, "application/octet-stream"})
+	}
+	if source != "" {
+		doc, _ := json.Marshal(map[string]string{"url": source})
+		items = append(items, item{source, func() ([]byte, error) { return doc, nil }, "application/json"})
+	}
+	for _, it := range items {
+		res := uploadResult{File: it.name}
+		data, err := it.read()
 		if err == nil {
 			var r response
-			r, err = q.api.send(q.r.Context(), http.MethodPost, "/users/"+url.PathEscape(v.User)+"/images", data, "application/octet-stream")
+			r, err = q.api.send(q.r.Context(), http.MethodPost, "/users/"+url.PathEscape(v.User)+"/images", data, it.ct)
 			if err == nil {
 				var got api.Uploaded
 				_ = json.Unmarshal(r.Body, &got)
@@ -169,7 +194,9 @@ func (u *UI) upload(q *request) error {
 		}
 		var ae *apiError
 		switch {
-		case errors.As(err, &ae) && ae.Status < 500:
+		case errors.As(err, &ae) && (ae.Status < 500 || it.ct == "application/json" && fetchFailed(ae.Status)):
+			// A fetch by URL that failed at the origin (502, 504) is the
+			// URL's fault, said as plainly as a refusal.
 			res.Error = ae.Message
 			if ae.denied() {
 				res.Error = "Your key may not upload images for " + v.User + ": " + ae.Message
@@ -182,7 +209,7 @@ func (u *UI) upload(q *request) error {
 		}
 		v.Results = append(v.Results, res)
 	}
-	if len(files) == 0 {
+	if len(items) == 0 {
 		status = http.StatusBadRequest
 	} else if status != http.StatusOK && slices.ContainsFunc(v.Results, func(r uploadResult) bool { return r.Error == "" }) {
 		status = http.StatusOK // some files were stored
@@ -191,9 +218,7 @@ func (u *UI) upload(q *request) error {
 		http.SetCookie(q.w, u.cookie(q.r, lastUserCookie, url.QueryEscape(v.User), 365*24*3600))
 	}
 	if q.r.FormValue("format") == "json" {
-		q.w.Header().Set("Content-Type", "application/json")
-		q.w.WriteHeader(status)
-		return json.NewEncoder(q.w).Encode(v.Results)
+		return q.writeJSON(status, v.Results)
 	}
 	if !slices.ContainsFunc(v.Results, func(r uploadResult) bool { return r.Error != "" }) {
 		// All stored: post, redirect, get, so that a reload posts nothing.
@@ -209,6 +234,12 @@ func (u *UI) upload(q *request) error {
 	// Some file was refused: the form is shown again with every file's
 	// outcome, as a form with errors is.
 	return q.render(status, uploadPage(v))
+}
+
+// fetchFailed reports whether status is the API's answer to a fetch by URL
+// that the origin failed (it answered an error, or not in time).
+func fetchFailed(status int) bool {
+	return status == http.StatusBadGateway || status == http.StatusGatewayTimeout
 }
 
 func readPart(fh *multipart.FileHeader) ([]byte, error) {

@@ -132,6 +132,7 @@ func (u *UI) routes() {
 	page("GET "+p+"/playground/preview", u.playgroundPreview)
 	page("GET "+p+"/upload", u.uploadForm)
 	page("POST "+p+"/upload", u.upload)
+	page("POST "+p+"/upload/token", u.uploadToken)
 	page("GET "+p+"/keys", u.keys)
 	page("POST "+p+"/keys", u.createKey)
 	page("GET "+p+"/keys/{pk}", u.key)

@@ -219,6 +219,21 @@ func (e TransformationParamsType) Valid() bool {
 	}
 }
 
+// Defines values for TusResumable.
+const (
+	TusResumableN100 TusResumable = "1.0.0"
+)
+
+// Valid indicates whether the value is a known member of the TusResumable enum.
+func (e TusResumable) Valid() bool {
+	switch e {
+	case TusResumableN100:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ListGlobalImagesParamsFields.
 const (
 	ListGlobalImagesParamsFieldsAdded            ListGlobalImagesParamsFields = "added"
@@ -390,6 +405,51 @@ func (e ListImagesParamsFields) Valid() bool {
 	case ListImagesParamsFieldsUser:
 		return true
 	case ListImagesParamsFieldsWidth:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CreateResumableUploadParamsTusResumable.
+const (
+	CreateResumableUploadParamsTusResumableN100 CreateResumableUploadParamsTusResumable = "1.0.0"
+)
+
+// Valid indicates whether the value is a known member of the CreateResumableUploadParamsTusResumable enum.
+func (e CreateResumableUploadParamsTusResumable) Valid() bool {
+	switch e {
+	case CreateResumableUploadParamsTusResumableN100:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for TerminateResumableUploadParamsTusResumable.
+const (
+	TerminateResumableUploadParamsTusResumableN100 TerminateResumableUploadParamsTusResumable = "1.0.0"
+)
+
+// Valid indicates whether the value is a known member of the TerminateResumableUploadParamsTusResumable enum.
+func (e TerminateResumableUploadParamsTusResumable) Valid() bool {
+	switch e {
+	case TerminateResumableUploadParamsTusResumableN100:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for AppendResumableUploadParamsTusResumable.
+const (
+	AppendResumableUploadParamsTusResumableN100 AppendResumableUploadParamsTusResumable = "1.0.0"
+)
+
+// Valid indicates whether the value is a known member of the AppendResumableUploadParamsTusResumable enum.
+func (e AppendResumableUploadParamsTusResumable) Valid() bool {
+	switch e {
+	case AppendResumableUploadParamsTusResumableN100:
 		return true
 	default:
 		return false
@@ -891,6 +951,23 @@ type Quotas struct {
 	VariantsPerImage int `json:"variantsPerImage"`
 }
 
+// ResumableUploadCreated A created resumable upload: its URL, expiry and offset; or, when the creation carried every
+// byte, the image it stored (as `UploadedImage`).
+type ResumableUploadCreated struct {
+	// Expires An HTTP date in GMT.
+	Expires         *HTTPDate `json:"expires,omitempty"`
+	Extension       *string   `json:"extension,omitempty"`
+	Height          *int      `json:"height,omitempty"`
+	ImageIdentifier *string   `json:"imageIdentifier,omitempty"`
+
+	// Location The upload's URL (as `Location`).
+	Location *string `json:"location,omitempty"`
+
+	// Offset How many bytes the server holds.
+	Offset *int `json:"offset,omitempty"`
+	Width  *int `json:"width,omitempty"`
+}
+
 // Rule defines model for Rule.
 type Rule struct {
 	Group     *string    `json:"group,omitempty"`
@@ -1011,6 +1088,14 @@ type UploadTokenRequest struct {
 
 	// Uploads How many uploads the token allows.
 	Uploads *int `json:"uploads,omitempty"`
+}
+
+// UploadedImage The image an upload stored.
+type UploadedImage struct {
+	Extension       string `json:"extension"`
+	Height          int    `json:"height"`
+	ImageIdentifier string `json:"imageIdentifier"`
+	Width           int    `json:"width"`
 }
 
 // UserQuota defines model for UserQuota.
@@ -1168,6 +1253,12 @@ type To = int
 // Transformations defines model for Transformations.
 type Transformations = []string
 
+// TusResumable defines model for TusResumable.
+type TusResumable string
+
+// Upload defines model for Upload.
+type Upload = string
+
 // User defines model for User.
 type User = string
 
@@ -1241,6 +1332,9 @@ type TokenRefused = Error
 
 // TooManyRequests defines model for TooManyRequests.
 type TooManyRequests = Error
+
+// TusImage The image an upload stored.
+type TusImage = UploadedImage
 
 // Uploaded defines model for Uploaded.
 type Uploaded struct {
@@ -1839,6 +1933,16 @@ type GetImageParams struct {
 	// usable as `t[]=<preset>`. An unknown transformation or invalid parameter is a 400 naming it.
 	// Commas and colons may be sent as they are.
 	//
+	// Sizes in device pixels: `thumbnail`, `resize`, `maxSize`, `crop` and `smartSize` take `dpr`
+	// (1 to 4; `thumbnail:width=200,dpr=2` gives a 400 pixel wide image, and is the same variant
+	// as `thumbnail:width=400`); a `dpr` out of range is a 400. With `clientHints.enabled`, a
+	// sizing step without `dpr` takes the `Sec-CH-DPR` request header (clamped to 1-4), and
+	// `resize` and `maxSize` take `width=auto`: the `Sec-CH-Width` header, else
+	// `Sec-CH-Viewport-Width` times the DPR, else the stored width; rounded up to a multiple of
+	// `clientHints.widthStep` and never more than the stored width, so the variant cache holds
+	// at most one variant per step. `width=auto` without client hints enabled is a 400. Hints are
+	// headers: the access token or signature of the URL authorises every size they choose.
+	//
 	// A few that need more than their parameter list: `thumbnail` (with `fit=outbound`) and `crop`
 	// take a `gravity` saying which part the crop keeps: `centre`, a compass point (`north`,
 	// `northeast`, ...), `attention` (the most salient area), `entropy` (the busiest area) or
@@ -1998,7 +2102,7 @@ type ListShortURLsParams struct {
 
 // CreateShortURLJSONBody defines parameters for CreateShortURL.
 type CreateShortURLJSONBody struct {
-	// Extension Output format (`jpg`, `jpeg`, `png`, `gif`, `webp`, `avif`), or none for the stored type.
+	// Extension Output format (`jpg`, `jpeg`, `png`, `gif`, `webp`, `avif`, `jxl`), or none for the stored type.
 	Extension *string `json:"extension,omitempty"`
 
 	// ImageIdentifier Must equal the path's image.
@@ -2088,6 +2192,111 @@ type PutQuotaParams struct {
 	// Signature The signature, instead of the `Authenticate-Signature` header.
 	Signature *SignatureQuery `form:"signature,omitempty" json:"signature,omitempty"`
 }
+
+// DiscoverResumableUploadsParams defines parameters for DiscoverResumableUploads.
+type DiscoverResumableUploadsParams struct {
+	// PublicKey The acting public key when it is not named like the path's user (and no `PublicKey` header
+	// is sent); part of the URL an access token or signature covers.
+	PublicKey *PublicKeyQuery `form:"publicKey,omitempty" json:"publicKey,omitempty"`
+
+	// Timestamp The signature's timestamp, instead of the `Authenticate-Timestamp` header.
+	Timestamp *TimestampQuery `form:"timestamp,omitempty" json:"timestamp,omitempty"`
+
+	// Signature The signature, instead of the `Authenticate-Signature` header.
+	Signature *SignatureQuery `form:"signature,omitempty" json:"signature,omitempty"`
+}
+
+// CreateResumableUploadParams defines parameters for CreateResumableUpload.
+type CreateResumableUploadParams struct {
+	// PublicKey The acting public key when it is not named like the path's user (and no `PublicKey` header
+	// is sent); part of the URL an access token or signature covers.
+	PublicKey *PublicKeyQuery `form:"publicKey,omitempty" json:"publicKey,omitempty"`
+
+	// Timestamp The signature's timestamp, instead of the `Authenticate-Timestamp` header.
+	Timestamp *TimestampQuery `form:"timestamp,omitempty" json:"timestamp,omitempty"`
+
+	// Signature The signature, instead of the `Authenticate-Signature` header.
+	Signature *SignatureQuery `form:"signature,omitempty" json:"signature,omitempty"`
+
+	// TusResumable The tus version, `1.0.0`.
+	TusResumable CreateResumableUploadParamsTusResumable `json:"Tus-Resumable"`
+
+	// UploadLength The size of the whole upload, in bytes.
+	UploadLength int `json:"Upload-Length"`
+
+	// UploadMetadata tus metadata (`key base64value,...`), kept with the upload; not the image's metadata.
+	UploadMetadata *string `json:"Upload-Metadata,omitempty"`
+}
+
+// CreateResumableUploadParamsTusResumable defines parameters for CreateResumableUpload.
+type CreateResumableUploadParamsTusResumable string
+
+// TerminateResumableUploadParams defines parameters for TerminateResumableUpload.
+type TerminateResumableUploadParams struct {
+	// PublicKey The acting public key when it is not named like the path's user (and no `PublicKey` header
+	// is sent); part of the URL an access token or signature covers.
+	PublicKey *PublicKeyQuery `form:"publicKey,omitempty" json:"publicKey,omitempty"`
+
+	// Timestamp The signature's timestamp, instead of the `Authenticate-Timestamp` header.
+	Timestamp *TimestampQuery `form:"timestamp,omitempty" json:"timestamp,omitempty"`
+
+	// Signature The signature, instead of the `Authenticate-Signature` header.
+	Signature *SignatureQuery `form:"signature,omitempty" json:"signature,omitempty"`
+
+	// TusResumable The tus version, `1.0.0`.
+	TusResumable TerminateResumableUploadParamsTusResumable `json:"Tus-Resumable"`
+}
+
+// TerminateResumableUploadParamsTusResumable defines parameters for TerminateResumableUpload.
+type TerminateResumableUploadParamsTusResumable string
+
+// ResumableUploadOffsetParams defines parameters for ResumableUploadOffset.
+type ResumableUploadOffsetParams struct {
+	// PublicKey The acting public key when it is not named like the path's user (and no `PublicKey` header
+	// is sent); part of the URL an access token or signature covers.
+	PublicKey *PublicKeyQuery `form:"publicKey,omitempty" json:"publicKey,omitempty"`
+
+	// Timestamp The signature's timestamp, instead of the `Authenticate-Timestamp` header.
+	Timestamp *TimestampQuery `form:"timestamp,omitempty" json:"timestamp,omitempty"`
+
+	// Signature The signature, instead of the `Authenticate-Signature` header.
+	Signature *SignatureQuery `form:"signature,omitempty" json:"signature,omitempty"`
+}
+
+// DiscoverResumableUploadParams defines parameters for DiscoverResumableUpload.
+type DiscoverResumableUploadParams struct {
+	// PublicKey The acting public key when it is not named like the path's user (and no `PublicKey` header
+	// is sent); part of the URL an access token or signature covers.
+	PublicKey *PublicKeyQuery `form:"publicKey,omitempty" json:"publicKey,omitempty"`
+
+	// Timestamp The signature's timestamp, instead of the `Authenticate-Timestamp` header.
+	Timestamp *TimestampQuery `form:"timestamp,omitempty" json:"timestamp,omitempty"`
+
+	// Signature The signature, instead of the `Authenticate-Signature` header.
+	Signature *SignatureQuery `form:"signature,omitempty" json:"signature,omitempty"`
+}
+
+// AppendResumableUploadParams defines parameters for AppendResumableUpload.
+type AppendResumableUploadParams struct {
+	// PublicKey The acting public key when it is not named like the path's user (and no `PublicKey` header
+	// is sent); part of the URL an access token or signature covers.
+	PublicKey *PublicKeyQuery `form:"publicKey,omitempty" json:"publicKey,omitempty"`
+
+	// Timestamp The signature's timestamp, instead of the `Authenticate-Timestamp` header.
+	Timestamp *TimestampQuery `form:"timestamp,omitempty" json:"timestamp,omitempty"`
+
+	// Signature The signature, instead of the `Authenticate-Signature` header.
+	Signature *SignatureQuery `form:"signature,omitempty" json:"signature,omitempty"`
+
+	// TusResumable The tus version, `1.0.0`.
+	TusResumable AppendResumableUploadParamsTusResumable `json:"Tus-Resumable"`
+
+	// UploadOffset The offset the body starts at, which must be the upload's offset.
+	UploadOffset int `json:"Upload-Offset"`
+}
+
+// AppendResumableUploadParamsTusResumable defines parameters for AppendResumableUpload.
+type AppendResumableUploadParamsTusResumable string
 
 // CreateUploadTokenParams defines parameters for CreateUploadToken.
 type CreateUploadTokenParams struct {
@@ -3179,8 +3388,9 @@ type ClientInterface interface {
 
 	// GetImage An image, optionally transformed or converted
 	//
-	// `{image}` may carry an extension (`.jpg`, `.png`, `.gif`, `.webp`, `.avif`) that picks the
-	// output format; otherwise `Accept` may pick it, and the stored type is kept whenever acceptable.
+	// `{image}` may carry an extension (`.jpg`, `.png`, `.gif`, `.webp`, `.avif`, `.jxl`) that picks the
+	// output format; otherwise `Accept` may pick it, and the stored type is kept whenever acceptable
+	// (WebP, AVIF and JPEG XL only when `Accept` names them, never from a wildcard).
 	// The original is served byte for byte; every other output is re-encoded without EXIF, XMP, IPTC
 	// or comments (unless `output.keepMetadata`). Transformed images carry an `ETag` that is the MD5
 	// of the transformed bytes and `X-Service-TransformationCache: Hit|Miss`. A missing image is 404
@@ -3371,6 +3581,84 @@ type ClientInterface interface {
 	//
 	// Corresponds with PUT /users/{user}/quota (the `PutQuota` operationId).
 	PutQuota(ctx context.Context, user User, params *PutQuotaParams, body PutQuotaJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DiscoverResumableUploads tus discovery
+	//
+	// tus 1.0 discovery, no credential needed: the protocol version, the extensions
+	// (`creation,creation-with-upload,termination,expiration`) and the largest upload
+	// (`Tus-Max-Size`, `limits.maxBodyBytes`). A CORS preflight asking to send `Authorization`
+	// is answered for any origin; the upload itself is readable only by the token's origin.
+	//
+	// Corresponds with OPTIONS /users/{user}/uploads (the `DiscoverResumableUploads` operationId).
+	DiscoverResumableUploads(ctx context.Context, user User, params *DiscoverResumableUploadsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CreateResumableUploadWithBody Create a resumable upload (tus 1.0)
+	//
+	// Creates a resumable upload of `Upload-Length` bytes for the path's user (tus 1.0 creation;
+	// README, Resumable uploads) and answers its URL in `Location` and its expiry in
+	// `Upload-Expires` (`uploads.resumableTTL` after creation). With a body of type
+	// `application/offset+octet-stream` the first bytes come along (creation-with-upload): the
+	// answer then carries `Upload-Offset`, and if they are the whole upload, the image as
+	// `PATCH` answers it. Signed like any write (the signature covers `POST` and this URL) or
+	// with an upload token (`Authorization: Bearer <token>`, whose `maxBytes` bounds
+	// `Upload-Length`). Resource `uploads.post` (built-in group `read-write`). Refusals: 413 with
+	// service error code 141 for an `Upload-Length` above the limit (`limits.maxBodyBytes` or the
+	// token's `maxBytes`), 400 with 146 for a missing or malformed tus header
+	// (`Upload-Defer-Length` and `Upload-Concat` are not supported), 412 with 146 without
+	// `Tus-Resumable: 1.0.0`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /users/{user}/uploads (the `CreateResumableUpload` operationId).
+	CreateResumableUploadWithBody(ctx context.Context, user User, params *CreateResumableUploadParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// TerminateResumableUpload Terminate a resumable upload
+	//
+	// Deletes the upload and its parts (tus termination). Resource `uploads.delete`. 404 with
+	// service error code 143 for an unknown upload.
+	//
+	// Corresponds with DELETE /users/{user}/uploads/{upload} (the `TerminateResumableUpload` operationId).
+	TerminateResumableUpload(ctx context.Context, user User, upload Upload, params *TerminateResumableUploadParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ResumableUploadOffset The offset of a resumable upload
+	//
+	// How many bytes the upload holds (`Upload-Offset`): the client resumes from there. Signed
+	// like a write (the signature covers `HEAD` and this URL) or with the upload token the upload
+	// was created with. Resource `uploads.head`. 404 with service error code 143 for an upload
+	// that does not exist (or is another user's, or another token's), 410 with 144 for an
+	// expired one.
+	//
+	// Corresponds with HEAD /users/{user}/uploads/{upload} (the `ResumableUploadOffset` operationId).
+	ResumableUploadOffset(ctx context.Context, user User, upload Upload, params *ResumableUploadOffsetParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DiscoverResumableUpload tus discovery
+	//
+	// As `OPTIONS /users/{user}/uploads`.
+	//
+	// Corresponds with OPTIONS /users/{user}/uploads/{upload} (the `DiscoverResumableUpload` operationId).
+	DiscoverResumableUpload(ctx context.Context, user User, upload Upload, params *DiscoverResumableUploadParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AppendResumableUploadWithBody Send bytes of a resumable upload
+	//
+	// Appends the body to the upload from `Upload-Offset`, which must be the upload's offset. The
+	// server keeps the bytes in parts of `uploads.partSize` bytes, each committed as soon as it is
+	// full (and the last when the body ends or breaks off), so an interrupted PATCH loses at most
+	// one part; `HEAD` tells where to resume, on this instance or any other sharing the store.
+	// When the last byte arrives the upload is stored as `POST /users/{user}/images` stores an
+	// image (size and format checks, the upload token's policy, quotas, blocklist, listeners,
+	// analysis, variations, deduplication, events): the answer is 201 (200 for an image the user
+	// already had) with `X-Service-ImageIdentifier` and the image's JSON; a refusal (not an
+	// image, too large, over quota, ...) is the 4xx a POST would get, and the upload is deleted
+	// either way. Resource `uploads.patch`. Refusals: 409 with service error code 140 for an
+	// `Upload-Offset` that is not the upload's offset, 413 with 142 for a body past
+	// `Upload-Length`, 409 with 145 when another request wrote those bytes first, 404 with 143 and
+	// 410 with 144 as for `HEAD`, 400 with 146 for a missing `Upload-Offset` or a Content-Type
+	// other than `application/offset+octet-stream`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /users/{user}/uploads/{upload} (the `AppendResumableUpload` operationId).
+	AppendResumableUploadWithBody(ctx context.Context, user User, upload Upload, params *AppendResumableUploadParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// CreateUploadTokenWithBody Issue an upload token
 	//
@@ -4386,8 +4674,9 @@ func (c *Client) DeleteImage(ctx context.Context, user User, image ImageWithExte
 
 // GetImage An image, optionally transformed or converted
 //
-// `{image}` may carry an extension (`.jpg`, `.png`, `.gif`, `.webp`, `.avif`) that picks the
-// output format; otherwise `Accept` may pick it, and the stored type is kept whenever acceptable.
+// `{image}` may carry an extension (`.jpg`, `.png`, `.gif`, `.webp`, `.avif`, `.jxl`) that picks the
+// output format; otherwise `Accept` may pick it, and the stored type is kept whenever acceptable
+// (WebP, AVIF and JPEG XL only when `Accept` names them, never from a wildcard).
 // The original is served byte for byte; every other output is re-encoded without EXIF, XMP, IPTC
 // or comments (unless `output.keepMetadata`). Transformed images carry an `ETag` that is the MD5
 // of the transformed bytes and `X-Service-TransformationCache: Hit|Miss`. A missing image is 404
@@ -4799,6 +5088,144 @@ func (c *Client) PutQuotaWithBody(ctx context.Context, user User, params *PutQuo
 // Corresponds with PUT /users/{user}/quota (the `PutQuota` operationId).
 func (c *Client) PutQuota(ctx context.Context, user User, params *PutQuotaParams, body PutQuotaJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPutQuotaRequest(c.Server, user, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DiscoverResumableUploads tus discovery
+//
+// tus 1.0 discovery, no credential needed: the protocol version, the extensions
+// (`creation,creation-with-upload,termination,expiration`) and the largest upload
+// (`Tus-Max-Size`, `limits.maxBodyBytes`). A CORS preflight asking to send `Authorization`
+// is answered for any origin; the upload itself is readable only by the token's origin.
+//
+// Corresponds with OPTIONS /users/{user}/uploads (the `DiscoverResumableUploads` operationId).
+func (c *Client) DiscoverResumableUploads(ctx context.Context, user User, params *DiscoverResumableUploadsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDiscoverResumableUploadsRequest(c.Server, user, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CreateResumableUploadWithBody Create a resumable upload (tus 1.0)
+//
+// Creates a resumable upload of `Upload-Length` bytes for the path's user (tus 1.0 creation;
+// README, Resumable uploads) and answers its URL in `Location` and its expiry in
+// `Upload-Expires` (`uploads.resumableTTL` after creation). With a body of type
+// `application/offset+octet-stream` the first bytes come along (creation-with-upload): the
+// answer then carries `Upload-Offset`, and if they are the whole upload, the image as
+// `PATCH` answers it. Signed like any write (the signature covers `POST` and this URL) or
+// with an upload token (`Authorization: Bearer <token>`, whose `maxBytes` bounds
+// `Upload-Length`). Resource `uploads.post` (built-in group `read-write`). Refusals: 413 with
+// service error code 141 for an `Upload-Length` above the limit (`limits.maxBodyBytes` or the
+// token's `maxBytes`), 400 with 146 for a missing or malformed tus header
+// (`Upload-Defer-Length` and `Upload-Concat` are not supported), 412 with 146 without
+// `Tus-Resumable: 1.0.0`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /users/{user}/uploads (the `CreateResumableUpload` operationId).
+func (c *Client) CreateResumableUploadWithBody(ctx context.Context, user User, params *CreateResumableUploadParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCreateResumableUploadRequestWithBody(c.Server, user, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// TerminateResumableUpload Terminate a resumable upload
+//
+// Deletes the upload and its parts (tus termination). Resource `uploads.delete`. 404 with
+// service error code 143 for an unknown upload.
+//
+// Corresponds with DELETE /users/{user}/uploads/{upload} (the `TerminateResumableUpload` operationId).
+func (c *Client) TerminateResumableUpload(ctx context.Context, user User, upload Upload, params *TerminateResumableUploadParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewTerminateResumableUploadRequest(c.Server, user, upload, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ResumableUploadOffset The offset of a resumable upload
+//
+// How many bytes the upload holds (`Upload-Offset`): the client resumes from there. Signed
+// like a write (the signature covers `HEAD` and this URL) or with the upload token the upload
+// was created with. Resource `uploads.head`. 404 with service error code 143 for an upload
+// that does not exist (or is another user's, or another token's), 410 with 144 for an
+// expired one.
+//
+// Corresponds with HEAD /users/{user}/uploads/{upload} (the `ResumableUploadOffset` operationId).
+func (c *Client) ResumableUploadOffset(ctx context.Context, user User, upload Upload, params *ResumableUploadOffsetParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewResumableUploadOffsetRequest(c.Server, user, upload, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DiscoverResumableUpload tus discovery
+//
+// As `OPTIONS /users/{user}/uploads`.
+//
+// Corresponds with OPTIONS /users/{user}/uploads/{upload} (the `DiscoverResumableUpload` operationId).
+func (c *Client) DiscoverResumableUpload(ctx context.Context, user User, upload Upload, params *DiscoverResumableUploadParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDiscoverResumableUploadRequest(c.Server, user, upload, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AppendResumableUploadWithBody Send bytes of a resumable upload
+//
+// Appends the body to the upload from `Upload-Offset`, which must be the upload's offset. The
+// server keeps the bytes in parts of `uploads.partSize` bytes, each committed as soon as it is
+// full (and the last when the body ends or breaks off), so an interrupted PATCH loses at most
+// one part; `HEAD` tells where to resume, on this instance or any other sharing the store.
+// When the last byte arrives the upload is stored as `POST /users/{user}/images` stores an
+// image (size and format checks, the upload token's policy, quotas, blocklist, listeners,
+// analysis, variations, deduplication, events): the answer is 201 (200 for an image the user
+// already had) with `X-Service-ImageIdentifier` and the image's JSON; a refusal (not an
+// image, too large, over quota, ...) is the 4xx a POST would get, and the upload is deleted
+// either way. Resource `uploads.patch`. Refusals: 409 with service error code 140 for an
+// `Upload-Offset` that is not the upload's offset, 413 with 142 for a body past
+// `Upload-Length`, 409 with 145 when another request wrote those bytes first, 404 with 143 and
+// 410 with 144 as for `HEAD`, 400 with 146 for a missing `Upload-Offset` or a Content-Type
+// other than `application/offset+octet-stream`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /users/{user}/uploads/{upload} (the `AppendResumableUpload` operationId).
+func (c *Client) AppendResumableUploadWithBody(ctx context.Context, user User, upload Upload, params *AppendResumableUploadParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAppendResumableUploadRequestWithBody(c.Server, user, upload, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -10001,6 +10428,616 @@ func NewPutQuotaRequestWithBody(server string, user User, params *PutQuotaParams
 	return req, nil
 }
 
+// NewDiscoverResumableUploadsRequest constructs an http.Request for the DiscoverResumableUploads method
+func NewDiscoverResumableUploadsRequest(server string, user User, params *DiscoverResumableUploadsParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "user", user, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/users/%s/uploads", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.PublicKey != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "publicKey", *params.PublicKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Timestamp != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "timestamp", *params.Timestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Signature != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "signature", *params.Signature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodOptions, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCreateResumableUploadRequestWithBody constructs an http.Request for the CreateResumableUpload method, with any body, and a specified content type
+func NewCreateResumableUploadRequestWithBody(server string, user User, params *CreateResumableUploadParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "user", user, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/users/%s/uploads", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.PublicKey != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "publicKey", *params.PublicKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Timestamp != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "timestamp", *params.Timestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Signature != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "signature", *params.Signature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Tus-Resumable", params.TusResumable, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Tus-Resumable", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Upload-Length", params.UploadLength, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Upload-Length", headerParam1)
+
+		if params.UploadMetadata != nil {
+			var headerParam2 string
+
+			headerParam2, err = runtime.StyleParamWithOptions("simple", false, "Upload-Metadata", *params.UploadMetadata, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Upload-Metadata", headerParam2)
+		}
+
+	}
+
+	return req, nil
+}
+
+// NewTerminateResumableUploadRequest constructs an http.Request for the TerminateResumableUpload method
+func NewTerminateResumableUploadRequest(server string, user User, upload Upload, params *TerminateResumableUploadParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "user", user, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "upload", upload, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/users/%s/uploads/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.PublicKey != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "publicKey", *params.PublicKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Timestamp != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "timestamp", *params.Timestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Signature != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "signature", *params.Signature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Tus-Resumable", params.TusResumable, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Tus-Resumable", headerParam0)
+
+	}
+
+	return req, nil
+}
+
+// NewResumableUploadOffsetRequest constructs an http.Request for the ResumableUploadOffset method
+func NewResumableUploadOffsetRequest(server string, user User, upload Upload, params *ResumableUploadOffsetParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "user", user, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "upload", upload, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/users/%s/uploads/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.PublicKey != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "publicKey", *params.PublicKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Timestamp != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "timestamp", *params.Timestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Signature != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "signature", *params.Signature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodHead, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewDiscoverResumableUploadRequest constructs an http.Request for the DiscoverResumableUpload method
+func NewDiscoverResumableUploadRequest(server string, user User, upload Upload, params *DiscoverResumableUploadParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "user", user, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "upload", upload, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/users/%s/uploads/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.PublicKey != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "publicKey", *params.PublicKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Timestamp != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "timestamp", *params.Timestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Signature != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "signature", *params.Signature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodOptions, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAppendResumableUploadRequestWithBody constructs an http.Request for the AppendResumableUpload method, with any body, and a specified content type
+func NewAppendResumableUploadRequestWithBody(server string, user User, upload Upload, params *AppendResumableUploadParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "user", user, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "upload", upload, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/users/%s/uploads/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.PublicKey != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "publicKey", *params.PublicKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Timestamp != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "timestamp", *params.Timestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Signature != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "signature", *params.Signature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	if params != nil {
+
+		var headerParam0 string
+
+		headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Tus-Resumable", params.TusResumable, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Tus-Resumable", headerParam0)
+
+		var headerParam1 string
+
+		headerParam1, err = runtime.StyleParamWithOptions("simple", false, "Upload-Offset", params.UploadOffset, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "integer", Format: ""})
+		if err != nil {
+			return nil, err
+		}
+
+		req.Header.Set("Upload-Offset", headerParam1)
+
+	}
+
+	return req, nil
+}
+
 // NewCreateUploadTokenRequest calls the generic CreateUploadToken builder with application/json body
 func NewCreateUploadTokenRequest(server string, user User, params *CreateUploadTokenParams, body CreateUploadTokenJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -11569,8 +12606,9 @@ type ClientWithResponsesInterface interface {
 
 	// GetImageWithResponse An image, optionally transformed or converted
 	//
-	// `{image}` may carry an extension (`.jpg`, `.png`, `.gif`, `.webp`, `.avif`) that picks the
-	// output format; otherwise `Accept` may pick it, and the stored type is kept whenever acceptable.
+	// `{image}` may carry an extension (`.jpg`, `.png`, `.gif`, `.webp`, `.avif`, `.jxl`) that picks the
+	// output format; otherwise `Accept` may pick it, and the stored type is kept whenever acceptable
+	// (WebP, AVIF and JPEG XL only when `Accept` names them, never from a wildcard).
 	// The original is served byte for byte; every other output is re-encoded without EXIF, XMP, IPTC
 	// or comments (unless `output.keepMetadata`). Transformed images carry an `ETag` that is the MD5
 	// of the transformed bytes and `X-Service-TransformationCache: Hit|Miss`. A missing image is 404
@@ -11783,6 +12821,92 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with PUT /users/{user}/quota (the `PutQuota` operationId).
 	PutQuotaWithResponse(ctx context.Context, user User, params *PutQuotaParams, body PutQuotaJSONRequestBody, reqEditors ...RequestEditorFn) (*PutQuotaResponse, error)
+
+	// DiscoverResumableUploadsWithResponse tus discovery
+	//
+	// tus 1.0 discovery, no credential needed: the protocol version, the extensions
+	// (`creation,creation-with-upload,termination,expiration`) and the largest upload
+	// (`Tus-Max-Size`, `limits.maxBodyBytes`). A CORS preflight asking to send `Authorization`
+	// is answered for any origin; the upload itself is readable only by the token's origin.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with OPTIONS /users/{user}/uploads (the `DiscoverResumableUploads` operationId).
+	DiscoverResumableUploadsWithResponse(ctx context.Context, user User, params *DiscoverResumableUploadsParams, reqEditors ...RequestEditorFn) (*DiscoverResumableUploadsResponse, error)
+
+	// CreateResumableUploadWithBodyWithResponse Create a resumable upload (tus 1.0)
+	//
+	// Creates a resumable upload of `Upload-Length` bytes for the path's user (tus 1.0 creation;
+	// README, Resumable uploads) and answers its URL in `Location` and its expiry in
+	// `Upload-Expires` (`uploads.resumableTTL` after creation). With a body of type
+	// `application/offset+octet-stream` the first bytes come along (creation-with-upload): the
+	// answer then carries `Upload-Offset`, and if they are the whole upload, the image as
+	// `PATCH` answers it. Signed like any write (the signature covers `POST` and this URL) or
+	// with an upload token (`Authorization: Bearer <token>`, whose `maxBytes` bounds
+	// `Upload-Length`). Resource `uploads.post` (built-in group `read-write`). Refusals: 413 with
+	// service error code 141 for an `Upload-Length` above the limit (`limits.maxBodyBytes` or the
+	// token's `maxBytes`), 400 with 146 for a missing or malformed tus header
+	// (`Upload-Defer-Length` and `Upload-Concat` are not supported), 412 with 146 without
+	// `Tus-Resumable: 1.0.0`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /users/{user}/uploads (the `CreateResumableUpload` operationId).
+	CreateResumableUploadWithBodyWithResponse(ctx context.Context, user User, params *CreateResumableUploadParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateResumableUploadResponse, error)
+
+	// TerminateResumableUploadWithResponse Terminate a resumable upload
+	//
+	// Deletes the upload and its parts (tus termination). Resource `uploads.delete`. 404 with
+	// service error code 143 for an unknown upload.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /users/{user}/uploads/{upload} (the `TerminateResumableUpload` operationId).
+	TerminateResumableUploadWithResponse(ctx context.Context, user User, upload Upload, params *TerminateResumableUploadParams, reqEditors ...RequestEditorFn) (*TerminateResumableUploadResponse, error)
+
+	// ResumableUploadOffsetWithResponse The offset of a resumable upload
+	//
+	// How many bytes the upload holds (`Upload-Offset`): the client resumes from there. Signed
+	// like a write (the signature covers `HEAD` and this URL) or with the upload token the upload
+	// was created with. Resource `uploads.head`. 404 with service error code 143 for an upload
+	// that does not exist (or is another user's, or another token's), 410 with 144 for an
+	// expired one.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with HEAD /users/{user}/uploads/{upload} (the `ResumableUploadOffset` operationId).
+	ResumableUploadOffsetWithResponse(ctx context.Context, user User, upload Upload, params *ResumableUploadOffsetParams, reqEditors ...RequestEditorFn) (*ResumableUploadOffsetResponse, error)
+
+	// DiscoverResumableUploadWithResponse tus discovery
+	//
+	// As `OPTIONS /users/{user}/uploads`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with OPTIONS /users/{user}/uploads/{upload} (the `DiscoverResumableUpload` operationId).
+	DiscoverResumableUploadWithResponse(ctx context.Context, user User, upload Upload, params *DiscoverResumableUploadParams, reqEditors ...RequestEditorFn) (*DiscoverResumableUploadResponse, error)
+
+	// AppendResumableUploadWithBodyWithResponse Send bytes of a resumable upload
+	//
+	// Appends the body to the upload from `Upload-Offset`, which must be the upload's offset. The
+	// server keeps the bytes in parts of `uploads.partSize` bytes, each committed as soon as it is
+	// full (and the last when the body ends or breaks off), so an interrupted PATCH loses at most
+	// one part; `HEAD` tells where to resume, on this instance or any other sharing the store.
+	// When the last byte arrives the upload is stored as `POST /users/{user}/images` stores an
+	// image (size and format checks, the upload token's policy, quotas, blocklist, listeners,
+	// analysis, variations, deduplication, events): the answer is 201 (200 for an image the user
+	// already had) with `X-Service-ImageIdentifier` and the image's JSON; a refusal (not an
+	// image, too large, over quota, ...) is the 4xx a POST would get, and the upload is deleted
+	// either way. Resource `uploads.patch`. Refusals: 409 with service error code 140 for an
+	// `Upload-Offset` that is not the upload's offset, 413 with 142 for a body past
+	// `Upload-Length`, 409 with 145 when another request wrote those bytes first, 404 with 143 and
+	// 410 with 144 as for `HEAD`, 400 with 146 for a missing `Upload-Offset` or a Content-Type
+	// other than `application/offset+octet-stream`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /users/{user}/uploads/{upload} (the `AppendResumableUpload` operationId).
+	AppendResumableUploadWithBodyWithResponse(ctx context.Context, user User, upload Upload, params *AppendResumableUploadParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AppendResumableUploadResponse, error)
 
 	// CreateUploadTokenWithBodyWithResponse Issue an upload token
 	//
@@ -14414,11 +15538,14 @@ func (r GetReadyzResponse) ContentType() string {
 
 // GetShortURLResponse200Headers the declared response headers of an HTTP 200 response for GetShortURL
 type GetShortURLResponse200Headers struct {
+	AcceptCH                    *string
 	CacheControl                *string
 	CacheTag                    *string
+	ContentSecurityPolicy       *string
 	ETag                        *string
 	LastModified                *HTTPDate
 	SurrogateKey                *string
+	Vary                        *string
 	XServiceImageIdentifier     *string
 	XServiceOriginalExtension   *string
 	XServiceOriginalFileSize    *int
@@ -15999,11 +17126,14 @@ func (r DeleteImageResponse) ContentType() string {
 
 // GetImageResponse200Headers the declared response headers of an HTTP 200 response for GetImage
 type GetImageResponse200Headers struct {
+	AcceptCH                    *string
 	CacheControl                *string
 	CacheTag                    *string
+	ContentSecurityPolicy       *string
 	ETag                        *string
 	LastModified                *HTTPDate
 	SurrogateKey                *string
+	Vary                        *string
 	XServiceImageIdentifier     *string
 	XServiceOriginalExtension   *string
 	XServiceOriginalFileSize    *int
@@ -18084,6 +19214,592 @@ func (r PutQuotaResponse) ContentType() string {
 	return ""
 }
 
+// DiscoverResumableUploadsResponse204Headers the declared response headers of an HTTP 204 response for DiscoverResumableUploads
+type DiscoverResumableUploadsResponse204Headers struct {
+	TusExtension *string
+	TusMaxSize   *int
+	TusResumable *string
+	TusVersion   *string
+}
+
+// DiscoverResumableUploadsResponseDefaultHeaders the declared response headers of an HTTP default response for DiscoverResumableUploads
+type DiscoverResumableUploadsResponseDefaultHeaders struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+type DiscoverResumableUploadsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+	// Headers204 the parsed response headers for an HTTP 204 response
+	Headers204 *DiscoverResumableUploadsResponse204Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *DiscoverResumableUploadsResponseDefaultHeaders
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r DiscoverResumableUploadsResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DiscoverResumableUploadsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DiscoverResumableUploadsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DiscoverResumableUploadsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DiscoverResumableUploadsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// CreateResumableUploadResponse200Headers the declared response headers of an HTTP 200 response for CreateResumableUpload
+type CreateResumableUploadResponse200Headers struct {
+	TusResumable            *string
+	UploadOffset            *int
+	XServiceImageIdentifier *string
+}
+
+// CreateResumableUploadResponse201Headers the declared response headers of an HTTP 201 response for CreateResumableUpload
+type CreateResumableUploadResponse201Headers struct {
+	Location                *string
+	TusResumable            *string
+	UploadExpires           *HTTPDate
+	UploadOffset            *int
+	XServiceImageIdentifier *string
+}
+
+// CreateResumableUploadResponse400Headers the declared response headers of an HTTP 400 response for CreateResumableUpload
+type CreateResumableUploadResponse400Headers struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// CreateResumableUploadResponse413Headers the declared response headers of an HTTP 413 response for CreateResumableUpload
+type CreateResumableUploadResponse413Headers struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// CreateResumableUploadResponseDefaultHeaders the declared response headers of an HTTP default response for CreateResumableUpload
+type CreateResumableUploadResponseDefaultHeaders struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+type CreateResumableUploadResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TusImage
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *ResumableUploadCreated
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *ErrorResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *CreateResumableUploadResponse200Headers
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *CreateResumableUploadResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *CreateResumableUploadResponse400Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *CreateResumableUploadResponse413Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *CreateResumableUploadResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CreateResumableUploadResponse) GetJSON200() *TusImage {
+	return r.JSON200
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r CreateResumableUploadResponse) GetJSON201() *ResumableUploadCreated {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r CreateResumableUploadResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r CreateResumableUploadResponse) GetJSON413() *ErrorResponse {
+	return r.JSON413
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r CreateResumableUploadResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CreateResumableUploadResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CreateResumableUploadResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CreateResumableUploadResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CreateResumableUploadResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// TerminateResumableUploadResponse204Headers the declared response headers of an HTTP 204 response for TerminateResumableUpload
+type TerminateResumableUploadResponse204Headers struct {
+	TusResumable *string
+}
+
+// TerminateResumableUploadResponse404Headers the declared response headers of an HTTP 404 response for TerminateResumableUpload
+type TerminateResumableUploadResponse404Headers struct {
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// TerminateResumableUploadResponseDefaultHeaders the declared response headers of an HTTP default response for TerminateResumableUpload
+type TerminateResumableUploadResponseDefaultHeaders struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+type TerminateResumableUploadResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+	// Headers204 the parsed response headers for an HTTP 204 response
+	Headers204 *TerminateResumableUploadResponse204Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *TerminateResumableUploadResponse404Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *TerminateResumableUploadResponseDefaultHeaders
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r TerminateResumableUploadResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r TerminateResumableUploadResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r TerminateResumableUploadResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r TerminateResumableUploadResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r TerminateResumableUploadResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r TerminateResumableUploadResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ResumableUploadOffsetResponse200Headers the declared response headers of an HTTP 200 response for ResumableUploadOffset
+type ResumableUploadOffsetResponse200Headers struct {
+	CacheControl  *string
+	TusResumable  *string
+	UploadExpires *HTTPDate
+	UploadLength  *int
+	UploadOffset  *int
+}
+
+// ResumableUploadOffsetResponse404Headers the declared response headers of an HTTP 404 response for ResumableUploadOffset
+type ResumableUploadOffsetResponse404Headers struct {
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// ResumableUploadOffsetResponse410Headers the declared response headers of an HTTP 410 response for ResumableUploadOffset
+type ResumableUploadOffsetResponse410Headers struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// ResumableUploadOffsetResponseDefaultHeaders the declared response headers of an HTTP default response for ResumableUploadOffset
+type ResumableUploadOffsetResponseDefaultHeaders struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+type ResumableUploadOffsetResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON410 the response for an HTTP 410 `application/json` response
+	JSON410 *ErrorResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ResumableUploadOffsetResponse200Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *ResumableUploadOffsetResponse404Headers
+	// Headers410 the parsed response headers for an HTTP 410 response
+	Headers410 *ResumableUploadOffsetResponse410Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *ResumableUploadOffsetResponseDefaultHeaders
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ResumableUploadOffsetResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON410 returns the response for an HTTP 410 `application/json` response
+func (r ResumableUploadOffsetResponse) GetJSON410() *ErrorResponse {
+	return r.JSON410
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r ResumableUploadOffsetResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r ResumableUploadOffsetResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ResumableUploadOffsetResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ResumableUploadOffsetResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ResumableUploadOffsetResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DiscoverResumableUploadResponse204Headers the declared response headers of an HTTP 204 response for DiscoverResumableUpload
+type DiscoverResumableUploadResponse204Headers struct {
+	TusExtension *string
+	TusMaxSize   *int
+	TusResumable *string
+	TusVersion   *string
+}
+
+// DiscoverResumableUploadResponseDefaultHeaders the declared response headers of an HTTP default response for DiscoverResumableUpload
+type DiscoverResumableUploadResponseDefaultHeaders struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+type DiscoverResumableUploadResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+	// Headers204 the parsed response headers for an HTTP 204 response
+	Headers204 *DiscoverResumableUploadResponse204Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *DiscoverResumableUploadResponseDefaultHeaders
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r DiscoverResumableUploadResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DiscoverResumableUploadResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DiscoverResumableUploadResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DiscoverResumableUploadResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DiscoverResumableUploadResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// AppendResumableUploadResponse200Headers the declared response headers of an HTTP 200 response for AppendResumableUpload
+type AppendResumableUploadResponse200Headers struct {
+	TusResumable            *string
+	UploadOffset            *int
+	XServiceImageIdentifier *string
+}
+
+// AppendResumableUploadResponse201Headers the declared response headers of an HTTP 201 response for AppendResumableUpload
+type AppendResumableUploadResponse201Headers struct {
+	TusResumable            *string
+	UploadOffset            *int
+	XServiceImageIdentifier *string
+}
+
+// AppendResumableUploadResponse204Headers the declared response headers of an HTTP 204 response for AppendResumableUpload
+type AppendResumableUploadResponse204Headers struct {
+	TusResumable  *string
+	UploadExpires *HTTPDate
+	UploadOffset  *int
+}
+
+// AppendResumableUploadResponse400Headers the declared response headers of an HTTP 400 response for AppendResumableUpload
+type AppendResumableUploadResponse400Headers struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// AppendResumableUploadResponse404Headers the declared response headers of an HTTP 404 response for AppendResumableUpload
+type AppendResumableUploadResponse404Headers struct {
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// AppendResumableUploadResponse409Headers the declared response headers of an HTTP 409 response for AppendResumableUpload
+type AppendResumableUploadResponse409Headers struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// AppendResumableUploadResponse410Headers the declared response headers of an HTTP 410 response for AppendResumableUpload
+type AppendResumableUploadResponse410Headers struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// AppendResumableUploadResponse413Headers the declared response headers of an HTTP 413 response for AppendResumableUpload
+type AppendResumableUploadResponse413Headers struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// AppendResumableUploadResponseDefaultHeaders the declared response headers of an HTTP default response for AppendResumableUpload
+type AppendResumableUploadResponseDefaultHeaders struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+type AppendResumableUploadResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TusImage
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *TusImage
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *ErrorResponse
+	// JSON410 the response for an HTTP 410 `application/json` response
+	JSON410 *ErrorResponse
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *ErrorResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *AppendResumableUploadResponse200Headers
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *AppendResumableUploadResponse201Headers
+	// Headers204 the parsed response headers for an HTTP 204 response
+	Headers204 *AppendResumableUploadResponse204Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *AppendResumableUploadResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *AppendResumableUploadResponse404Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *AppendResumableUploadResponse409Headers
+	// Headers410 the parsed response headers for an HTTP 410 response
+	Headers410 *AppendResumableUploadResponse410Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *AppendResumableUploadResponse413Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *AppendResumableUploadResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AppendResumableUploadResponse) GetJSON200() *TusImage {
+	return r.JSON200
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r AppendResumableUploadResponse) GetJSON201() *TusImage {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r AppendResumableUploadResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r AppendResumableUploadResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r AppendResumableUploadResponse) GetJSON409() *ErrorResponse {
+	return r.JSON409
+}
+
+// GetJSON410 returns the response for an HTTP 410 `application/json` response
+func (r AppendResumableUploadResponse) GetJSON410() *ErrorResponse {
+	return r.JSON410
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r AppendResumableUploadResponse) GetJSON413() *ErrorResponse {
+	return r.JSON413
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r AppendResumableUploadResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r AppendResumableUploadResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AppendResumableUploadResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AppendResumableUploadResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AppendResumableUploadResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // CreateUploadTokenResponse201Headers the declared response headers of an HTTP 201 response for CreateUploadToken
 type CreateUploadTokenResponse201Headers struct {
 	CacheControl *string
@@ -19896,8 +21612,9 @@ func (c *ClientWithResponses) DeleteImageWithResponse(ctx context.Context, user 
 
 // GetImageWithResponse An image, optionally transformed or converted
 //
-// `{image}` may carry an extension (`.jpg`, `.png`, `.gif`, `.webp`, `.avif`) that picks the
-// output format; otherwise `Accept` may pick it, and the stored type is kept whenever acceptable.
+// `{image}` may carry an extension (`.jpg`, `.png`, `.gif`, `.webp`, `.avif`, `.jxl`) that picks the
+// output format; otherwise `Accept` may pick it, and the stored type is kept whenever acceptable
+// (WebP, AVIF and JPEG XL only when `Accept` names them, never from a wildcard).
 // The original is served byte for byte; every other output is re-encoded without EXIF, XMP, IPTC
 // or comments (unless `output.keepMetadata`). Transformed images carry an `ETag` that is the MD5
 // of the transformed bytes and `X-Service-TransformationCache: Hit|Miss`. A missing image is 404
@@ -20247,6 +21964,128 @@ func (c *ClientWithResponses) PutQuotaWithResponse(ctx context.Context, user Use
 		return nil, err
 	}
 	return ParsePutQuotaResponse(rsp)
+}
+
+// DiscoverResumableUploadsWithResponse tus discovery
+//
+// tus 1.0 discovery, no credential needed: the protocol version, the extensions
+// (`creation,creation-with-upload,termination,expiration`) and the largest upload
+// (`Tus-Max-Size`, `limits.maxBodyBytes`). A CORS preflight asking to send `Authorization`
+// is answered for any origin; the upload itself is readable only by the token's origin.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with OPTIONS /users/{user}/uploads (the `DiscoverResumableUploads` operationId).
+func (c *ClientWithResponses) DiscoverResumableUploadsWithResponse(ctx context.Context, user User, params *DiscoverResumableUploadsParams, reqEditors ...RequestEditorFn) (*DiscoverResumableUploadsResponse, error) {
+	rsp, err := c.DiscoverResumableUploads(ctx, user, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDiscoverResumableUploadsResponse(rsp)
+}
+
+// CreateResumableUploadWithBodyWithResponse Create a resumable upload (tus 1.0)
+//
+// Creates a resumable upload of `Upload-Length` bytes for the path's user (tus 1.0 creation;
+// README, Resumable uploads) and answers its URL in `Location` and its expiry in
+// `Upload-Expires` (`uploads.resumableTTL` after creation). With a body of type
+// `application/offset+octet-stream` the first bytes come along (creation-with-upload): the
+// answer then carries `Upload-Offset`, and if they are the whole upload, the image as
+// `PATCH` answers it. Signed like any write (the signature covers `POST` and this URL) or
+// with an upload token (`Authorization: Bearer <token>`, whose `maxBytes` bounds
+// `Upload-Length`). Resource `uploads.post` (built-in group `read-write`). Refusals: 413 with
+// service error code 141 for an `Upload-Length` above the limit (`limits.maxBodyBytes` or the
+// token's `maxBytes`), 400 with 146 for a missing or malformed tus header
+// (`Upload-Defer-Length` and `Upload-Concat` are not supported), 412 with 146 without
+// `Tus-Resumable: 1.0.0`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /users/{user}/uploads (the `CreateResumableUpload` operationId).
+func (c *ClientWithResponses) CreateResumableUploadWithBodyWithResponse(ctx context.Context, user User, params *CreateResumableUploadParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CreateResumableUploadResponse, error) {
+	rsp, err := c.CreateResumableUploadWithBody(ctx, user, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCreateResumableUploadResponse(rsp)
+}
+
+// TerminateResumableUploadWithResponse Terminate a resumable upload
+//
+// Deletes the upload and its parts (tus termination). Resource `uploads.delete`. 404 with
+// service error code 143 for an unknown upload.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /users/{user}/uploads/{upload} (the `TerminateResumableUpload` operationId).
+func (c *ClientWithResponses) TerminateResumableUploadWithResponse(ctx context.Context, user User, upload Upload, params *TerminateResumableUploadParams, reqEditors ...RequestEditorFn) (*TerminateResumableUploadResponse, error) {
+	rsp, err := c.TerminateResumableUpload(ctx, user, upload, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseTerminateResumableUploadResponse(rsp)
+}
+
+// ResumableUploadOffsetWithResponse The offset of a resumable upload
+//
+// How many bytes the upload holds (`Upload-Offset`): the client resumes from there. Signed
+// like a write (the signature covers `HEAD` and this URL) or with the upload token the upload
+// was created with. Resource `uploads.head`. 404 with service error code 143 for an upload
+// that does not exist (or is another user's, or another token's), 410 with 144 for an
+// expired one.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with HEAD /users/{user}/uploads/{upload} (the `ResumableUploadOffset` operationId).
+func (c *ClientWithResponses) ResumableUploadOffsetWithResponse(ctx context.Context, user User, upload Upload, params *ResumableUploadOffsetParams, reqEditors ...RequestEditorFn) (*ResumableUploadOffsetResponse, error) {
+	rsp, err := c.ResumableUploadOffset(ctx, user, upload, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseResumableUploadOffsetResponse(rsp)
+}
+
+// DiscoverResumableUploadWithResponse tus discovery
+//
+// As `OPTIONS /users/{user}/uploads`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with OPTIONS /users/{user}/uploads/{upload} (the `DiscoverResumableUpload` operationId).
+func (c *ClientWithResponses) DiscoverResumableUploadWithResponse(ctx context.Context, user User, upload Upload, params *DiscoverResumableUploadParams, reqEditors ...RequestEditorFn) (*DiscoverResumableUploadResponse, error) {
+	rsp, err := c.DiscoverResumableUpload(ctx, user, upload, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDiscoverResumableUploadResponse(rsp)
+}
+
+// AppendResumableUploadWithBodyWithResponse Send bytes of a resumable upload
+//
+// Appends the body to the upload from `Upload-Offset`, which must be the upload's offset. The
+// server keeps the bytes in parts of `uploads.partSize` bytes, each committed as soon as it is
+// full (and the last when the body ends or breaks off), so an interrupted PATCH loses at most
+// one part; `HEAD` tells where to resume, on this instance or any other sharing the store.
+// When the last byte arrives the upload is stored as `POST /users/{user}/images` stores an
+// image (size and format checks, the upload token's policy, quotas, blocklist, listeners,
+// analysis, variations, deduplication, events): the answer is 201 (200 for an image the user
+// already had) with `X-Service-ImageIdentifier` and the image's JSON; a refusal (not an
+// image, too large, over quota, ...) is the 4xx a POST would get, and the upload is deleted
+// either way. Resource `uploads.patch`. Refusals: 409 with service error code 140 for an
+// `Upload-Offset` that is not the upload's offset, 413 with 142 for a body past
+// `Upload-Length`, 409 with 145 when another request wrote those bytes first, 404 with 143 and
+// 410 with 144 as for `HEAD`, 400 with 146 for a missing `Upload-Offset` or a Content-Type
+// other than `application/offset+octet-stream`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /users/{user}/uploads/{upload} (the `AppendResumableUpload` operationId).
+func (c *ClientWithResponses) AppendResumableUploadWithBodyWithResponse(ctx context.Context, user User, upload Upload, params *AppendResumableUploadParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AppendResumableUploadResponse, error) {
+	rsp, err := c.AppendResumableUploadWithBody(ctx, user, upload, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAppendResumableUploadResponse(rsp)
 }
 
 // CreateUploadTokenWithBodyWithResponse Issue an upload token
@@ -24395,6 +26234,13 @@ func ParseGetShortURLResponse(rsp *http.Response) (*GetShortURLResponse, error) 
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetShortURLResponse200Headers
+		if values := rsp.Header.Values("Accept-CH"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Accept-CH", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AcceptCH = &value
+		}
 		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -24408,6 +26254,13 @@ func ParseGetShortURLResponse(rsp *http.Response) (*GetShortURLResponse, error) 
 				return nil, err
 			}
 			headers.CacheTag = &value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -24429,6 +26282,13 @@ func ParseGetShortURLResponse(rsp *http.Response) (*GetShortURLResponse, error) 
 				return nil, err
 			}
 			headers.SurrogateKey = &value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = &value
 		}
 		if values := rsp.Header.Values("X-Service-ImageIdentifier"); len(values) > 0 {
 			var value string
@@ -27135,6 +28995,13 @@ func ParseGetImageResponse(rsp *http.Response) (*GetImageResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetImageResponse200Headers
+		if values := rsp.Header.Values("Accept-CH"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Accept-CH", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AcceptCH = &value
+		}
 		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -27148,6 +29015,13 @@ func ParseGetImageResponse(rsp *http.Response) (*GetImageResponse, error) {
 				return nil, err
 			}
 			headers.CacheTag = &value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -27169,6 +29043,13 @@ func ParseGetImageResponse(rsp *http.Response) (*GetImageResponse, error) {
 				return nil, err
 			}
 			headers.SurrogateKey = &value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = &value
 		}
 		if values := rsp.Header.Values("X-Service-ImageIdentifier"); len(values) > 0 {
 			var value string
@@ -30774,6 +32655,1012 @@ func ParsePutQuotaResponse(rsp *http.Response) (*PutQuotaResponse, error) {
 		response.Headers429 = &headers
 	case true:
 		var headers PutQuotaResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDiscoverResumableUploadsResponse parses an HTTP response from a DiscoverResumableUploadsWithResponse call
+func ParseDiscoverResumableUploadsResponse(rsp *http.Response) (*DiscoverResumableUploadsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DiscoverResumableUploadsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		var headers DiscoverResumableUploadsResponse204Headers
+		if values := rsp.Header.Values("Tus-Extension"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Tus-Extension", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.TusExtension = &value
+		}
+		if values := rsp.Header.Values("Tus-Max-Size"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Tus-Max-Size", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.TusMaxSize = &value
+		}
+		if values := rsp.Header.Values("Tus-Resumable"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Tus-Resumable", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.TusResumable = &value
+		}
+		if values := rsp.Header.Values("Tus-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Tus-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.TusVersion = &value
+		}
+		response.Headers204 = &headers
+	case true:
+		var headers DiscoverResumableUploadsResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseCreateResumableUploadResponse parses an HTTP response from a CreateResumableUploadWithResponse call
+func ParseCreateResumableUploadResponse(rsp *http.Response) (*CreateResumableUploadResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CreateResumableUploadResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TusImage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest ResumableUploadCreated
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers CreateResumableUploadResponse200Headers
+		if values := rsp.Header.Values("Tus-Resumable"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Tus-Resumable", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.TusResumable = &value
+		}
+		if values := rsp.Header.Values("Upload-Offset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Upload-Offset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.UploadOffset = &value
+		}
+		if values := rsp.Header.Values("X-Service-ImageIdentifier"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-ImageIdentifier", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceImageIdentifier = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 201:
+		var headers CreateResumableUploadResponse201Headers
+		if values := rsp.Header.Values("Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Location = &value
+		}
+		if values := rsp.Header.Values("Tus-Resumable"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Tus-Resumable", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.TusResumable = &value
+		}
+		if values := rsp.Header.Values("Upload-Expires"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "Upload-Expires", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.UploadExpires = &value
+		}
+		if values := rsp.Header.Values("Upload-Offset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Upload-Offset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.UploadOffset = &value
+		}
+		if values := rsp.Header.Values("X-Service-ImageIdentifier"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-ImageIdentifier", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceImageIdentifier = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers CreateResumableUploadResponse400Headers
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 413:
+		var headers CreateResumableUploadResponse413Headers
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers413 = &headers
+	case true:
+		var headers CreateResumableUploadResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseTerminateResumableUploadResponse parses an HTTP response from a TerminateResumableUploadWithResponse call
+func ParseTerminateResumableUploadResponse(rsp *http.Response) (*TerminateResumableUploadResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &TerminateResumableUploadResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		var headers TerminateResumableUploadResponse204Headers
+		if values := rsp.Header.Values("Tus-Resumable"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Tus-Resumable", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.TusResumable = &value
+		}
+		response.Headers204 = &headers
+	case rsp.StatusCode == 404:
+		var headers TerminateResumableUploadResponse404Headers
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers404 = &headers
+	case true:
+		var headers TerminateResumableUploadResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseResumableUploadOffsetResponse parses an HTTP response from a ResumableUploadOffsetWithResponse call
+func ParseResumableUploadOffsetResponse(rsp *http.Response) (*ResumableUploadOffsetResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ResumableUploadOffsetResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON410 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ResumableUploadOffsetResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = &value
+		}
+		if values := rsp.Header.Values("Tus-Resumable"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Tus-Resumable", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.TusResumable = &value
+		}
+		if values := rsp.Header.Values("Upload-Expires"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "Upload-Expires", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.UploadExpires = &value
+		}
+		if values := rsp.Header.Values("Upload-Length"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Upload-Length", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.UploadLength = &value
+		}
+		if values := rsp.Header.Values("Upload-Offset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Upload-Offset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.UploadOffset = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 404:
+		var headers ResumableUploadOffsetResponse404Headers
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 410:
+		var headers ResumableUploadOffsetResponse410Headers
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers410 = &headers
+	case true:
+		var headers ResumableUploadOffsetResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDiscoverResumableUploadResponse parses an HTTP response from a DiscoverResumableUploadWithResponse call
+func ParseDiscoverResumableUploadResponse(rsp *http.Response) (*DiscoverResumableUploadResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DiscoverResumableUploadResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 204:
+		var headers DiscoverResumableUploadResponse204Headers
+		if values := rsp.Header.Values("Tus-Extension"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Tus-Extension", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.TusExtension = &value
+		}
+		if values := rsp.Header.Values("Tus-Max-Size"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Tus-Max-Size", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.TusMaxSize = &value
+		}
+		if values := rsp.Header.Values("Tus-Resumable"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Tus-Resumable", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.TusResumable = &value
+		}
+		if values := rsp.Header.Values("Tus-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Tus-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.TusVersion = &value
+		}
+		response.Headers204 = &headers
+	case true:
+		var headers DiscoverResumableUploadResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseAppendResumableUploadResponse parses an HTTP response from a AppendResumableUploadWithResponse call
+func ParseAppendResumableUploadResponse(rsp *http.Response) (*AppendResumableUploadResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AppendResumableUploadResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TusImage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest TusImage
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case rsp.StatusCode == 204:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 410:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON410 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers AppendResumableUploadResponse200Headers
+		if values := rsp.Header.Values("Tus-Resumable"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Tus-Resumable", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.TusResumable = &value
+		}
+		if values := rsp.Header.Values("Upload-Offset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Upload-Offset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.UploadOffset = &value
+		}
+		if values := rsp.Header.Values("X-Service-ImageIdentifier"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-ImageIdentifier", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceImageIdentifier = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 201:
+		var headers AppendResumableUploadResponse201Headers
+		if values := rsp.Header.Values("Tus-Resumable"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Tus-Resumable", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.TusResumable = &value
+		}
+		if values := rsp.Header.Values("Upload-Offset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Upload-Offset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.UploadOffset = &value
+		}
+		if values := rsp.Header.Values("X-Service-ImageIdentifier"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-ImageIdentifier", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceImageIdentifier = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 204:
+		var headers AppendResumableUploadResponse204Headers
+		if values := rsp.Header.Values("Tus-Resumable"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Tus-Resumable", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.TusResumable = &value
+		}
+		if values := rsp.Header.Values("Upload-Expires"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "Upload-Expires", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.UploadExpires = &value
+		}
+		if values := rsp.Header.Values("Upload-Offset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Upload-Offset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.UploadOffset = &value
+		}
+		response.Headers204 = &headers
+	case rsp.StatusCode == 400:
+		var headers AppendResumableUploadResponse400Headers
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers AppendResumableUploadResponse404Headers
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 409:
+		var headers AppendResumableUploadResponse409Headers
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 410:
+		var headers AppendResumableUploadResponse410Headers
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers410 = &headers
+	case rsp.StatusCode == 413:
+		var headers AppendResumableUploadResponse413Headers
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers413 = &headers
+	case true:
+		var headers AppendResumableUploadResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

@@ -74,6 +74,7 @@ func TestDBWithSecret(t *testing.T, open func(t *testing.T) *storage.DB, openSec
 		{"QueueConcurrentCollectors", testQueueConcurrentCollectors},
 		{"Check", testCheck},
 		{"Properties", testProperties},
+		{"Qualities", testQualities},
 		{"PendingAnalysis", testPendingAnalysis},
 		{"Similar", testSimilar},
 		{"Blocklist", testBlocklist},

@@ -90,75 +90,289 @@
     });
   }
 
-  // Upload: drag and drop, several files at once, one request per file with
-  // a progress bar each.
+  // Upload: drag and drop or the picker, many files at once, a progress bar
+  // per file and in total. Files go with tus (tus-js-client, tus.min.js)
+  // to the API's /users/<user>/uploads, resumable: paused and resumed by
+  // hand, retried on a dropped connection from where they stopped. The page
+  // first asks the UI for an upload token (POST upload/token) for the
+  // batch; when the server takes no tus uploads or the key may not issue
+  // tokens, each file is posted whole to the form's action, as before, and
+  // the page says why. An image by URL is posted to the form's action.
   function setupUpload() {
     var form = document.getElementById("upload-form");
     if (!form) return;
     var zone = document.getElementById("dropzone");
     var input = document.getElementById("up-files");
+    var urlField = document.getElementById("up-url");
     var list = document.getElementById("upload-list");
-    function uploadOne(file) {
-      var li = document.createElement("li");
-      li.className = "card upload-item";
-      var name = document.createElement("span");
-      name.className = "upload-name";
-      name.textContent = file.name;
-      var bar = document.createElement("progress");
-      bar.max = 100;
-      bar.value = 0;
-      bar.setAttribute("aria-label", "Uploading " + file.name);
-      li.appendChild(name);
-      li.appendChild(bar);
+    var total = document.getElementById("upload-total");
+    var totalBar = document.getElementById("upload-total-bar");
+    var totalLabel = document.getElementById("upload-total-label");
+    var modeNote = document.getElementById("upload-mode");
+    var status = document.getElementById("upload-status");
+    var PARALLEL = 3;
+    var RETRIES = [0, 1000, 3000, 5000, 10000, 20000];
+    // Every file of the page's batches: {size, sent, state}.
+    var files = [], queue = [], running = 0, lastSaid = "";
+
+    function el(tag, cls, text) {
+      var e = document.createElement(tag);
+      if (cls) e.className = cls;
+      if (text !== undefined) e.textContent = text;
+      return e;
+    }
+    function pct(a, b) { return b > 0 ? Math.floor(100 * a / b) : 100; }
+    function mb(n) { return (n / 1048576).toFixed(n < 10485760 ? 1 : 0) + " MB"; }
+
+    // The total: bytes of every file, those done or refused counted whole.
+    function updateTotal() {
+      var size = 0, sent = 0, done = 0, failed = 0, paused = 0;
+      files.forEach(function (f) {
+        size += f.size;
+        sent += f.state === "done" || f.state === "error" ? f.size : Math.min(f.sent, f.size);
+        if (f.state === "done") done++;
+        if (f.state === "error") failed++;
+        if (f.state === "paused") paused++;
+      });
+      var p = pct(sent, size);
+      totalBar.value = p;
+      totalBar.setAttribute("aria-valuetext", p + "%");
+      var finished = done + failed === files.length;
+      totalLabel.textContent = finished ? "Uploads finished" : "Uploading " + files.length + (files.length === 1 ? " file" : " files");
+      // What screen readers hear: each file finished, each tenth of the
+      // total, not every progress event.
+      var said = done + " of " + files.length + " uploaded" + (failed ? ", " + failed + " refused" : "") +
+        (paused ? ", " + paused + " paused" : "") + (finished ? "." : ", " + (Math.floor(p / 10) * 10) + "% sent.");
+      if (said !== lastSaid) { status.textContent = said; lastSaid = said; }
+      total.setAttribute("data-percent", String(p));
+    }
+
+    // One list item per file: name, progress, state, pause button.
+    function item(name, size) {
+      var li = el("li", "card upload-item");
+      var label = el("span", "upload-name", name);
+      var bar = el("progress");
+      bar.max = 100; bar.value = 0;
+      bar.setAttribute("aria-label", "Uploading " + name);
+      var state = el("span", "upload-state", size ? "Waiting · " + mb(size) : "Fetching…");
+      li.appendChild(label); li.appendChild(bar); li.appendChild(state);
       list.appendChild(li);
+      return { li: li, name: label, bar: bar, state: state };
+    }
+    function showResult(v, res) {
+      if (v.bar.parentNode) v.li.removeChild(v.bar);
+      if (v.state.parentNode) v.li.removeChild(v.state);
+      if (v.button && v.button.parentNode) v.li.removeChild(v.button);
+      if (res && !res.error) {
+        var thumb = el("img");
+        thumb.src = res.thumb; thumb.alt = ""; thumb.width = 56; thumb.height = 56;
+        v.li.insertBefore(thumb, v.name);
+        var link = el("a", "mono", res.id);
+        link.href = res.href;
+        v.li.appendChild(link);
+        v.li.appendChild(res.existed ? el("span", "badge", "Already existed") : el("span", "badge badge-ok", "Uploaded"));
+        v.li.setAttribute("data-state", "done");
+      } else {
+        v.li.appendChild(el("span", "field-error", (res && res.error) || "Upload failed"));
+        v.li.setAttribute("data-state", "error");
+      }
+    }
+    function setProgress(f, sent) {
+      f.sent = sent;
+      var p = pct(sent, f.size);
+      f.view.bar.value = p;
+      f.view.bar.setAttribute("aria-valuetext", p + "%");
+      f.view.state.textContent = (f.state === "paused" ? "Paused at " : "") + p + "% of " + mb(f.size);
+      updateTotal();
+    }
+    function finish(f, res) {
+      f.state = res && !res.error ? "done" : "error";
+      showResult(f.view, res);
+      updateTotal();
+      running--;
+      next();
+    }
+
+    // Whole-file posts to the form's action (format=json), the fallback.
+    function postWhole(f, user) {
       var fd = new FormData();
       fd.append("csrf", form.elements.csrf.value);
-      fd.append("user", form.elements.user.value);
+      fd.append("user", user);
       fd.append("format", "json");
-      fd.append("images", file, file.name);
+      fd.append("images", f.file, f.file.name);
       var xhr = new XMLHttpRequest();
       xhr.open("POST", form.getAttribute("action"));
       xhr.upload.addEventListener("progress", function (e) {
-        if (e.lengthComputable) bar.value = Math.round(100 * e.loaded / e.total);
+        if (e.lengthComputable) setProgress(f, f.size * e.loaded / e.total);
       });
       xhr.addEventListener("load", function () {
-        var res = null;
+        var res;
         try { res = JSON.parse(xhr.responseText)[0]; } catch (e) { res = { error: xhr.responseText || "Upload failed" }; }
-        li.removeChild(bar);
-        if (res && !res.error) {
-          var thumb = document.createElement("img");
-          thumb.src = res.thumb; thumb.alt = ""; thumb.width = 56; thumb.height = 56;
-          li.insertBefore(thumb, name);
-          var link = document.createElement("a");
-          link.href = res.href; link.className = "mono"; link.textContent = res.id;
-          var ok = document.createElement("span");
-          if (res.existed) {
-            ok.className = "badge"; ok.textContent = "Already existed";
-          } else {
-            ok.className = "badge badge-ok"; ok.textContent = "Uploaded";
-          }
-          li.appendChild(link);
-          li.appendChild(ok);
-        } else {
-          var msg = document.createElement("span");
-          msg.className = "field-error";
-          msg.textContent = (res && res.error) || "Upload failed";
-          li.appendChild(msg);
-        }
+        finish(f, res);
       });
-      xhr.addEventListener("error", function () {
-        li.removeChild(bar);
-        var msg = document.createElement("span");
-        msg.className = "field-error";
-        msg.textContent = "The connection failed.";
-        li.appendChild(msg);
-      });
+      xhr.addEventListener("error", function () { finish(f, { error: "The connection failed." }); });
+      f.state = "sending";
       xhr.send(fd);
     }
-    function uploadAll(files) {
-      if (!form.elements.user.reportValidity()) return;
-      Array.prototype.forEach.call(files, uploadOne);
+
+    // The API's message in a tus error: its JSON body or its
+    // <prefix>-Error-Message header.
+    function tusMessage(err) {
+      var r = err && err.originalResponse;
+      if (r) {
+        try {
+          var b = JSON.parse(r.getBody());
+          if (b && b.error && b.error.message) return b.error.message;
+        } catch (e) { /* not JSON */ }
+        var x = r.getUnderlyingObject && r.getUnderlyingObject();
+        var m = x && x.getAllResponseHeaders && /^x-[^:]*-error-message:\s*(.+)$/im.exec(x.getAllResponseHeaders());
+        if (m) return m[1].trim();
+        if (r.getBody()) return r.getBody();
+        return "The server answered " + r.getStatus() + ".";
+      }
+      return "The connection failed and did not come back.";
     }
+    // The image identifier of the final tus answer (X-<prefix>-ImageIdentifier).
+    function tusIdentifier(resp) {
+      var x = resp && resp.getUnderlyingObject && resp.getUnderlyingObject();
+      var m = x && x.getAllResponseHeaders && /^x-[^:]*-imageidentifier:\s*(\S+)/im.exec(x.getAllResponseHeaders());
+      return m ? m[1] : "";
+    }
+    // The result the no-JavaScript page shows for an uploaded image.
+    // existed: the final answer was 200, not 201 (the user had the image).
+    function lookUp(f, user, id, existed) {
+      var q = new URLSearchParams({ user: user, uploaded: id, format: "json" });
+      fetch(form.getAttribute("action") + "?" + q.toString(), { credentials: "same-origin", headers: { "Accept": "application/json" } })
+        .then(function (r) { return r.json(); })
+        .then(function (rs) {
+          if (rs && rs[0]) rs[0].existed = existed;
+          finish(f, rs && rs[0] ? rs[0] : { error: "Uploaded as " + id + ", but the image is not listed." });
+        },
+          function () { finish(f, { error: "Uploaded as " + id + ", but its details could not be read." }); });
+    }
+
+    function sendTus(f, user, session) {
+      var up = new window.tus.Upload(f.file, {
+        endpoint: session.endpoint,
+        retryDelays: RETRIES,
+        headers: { "Authorization": "Bearer " + session.token },
+        metadata: { filename: f.file.name, filetype: f.file.type || "application/octet-stream" },
+        storeFingerprintForResuming: false,
+        onProgress: function (sent) { if (f.state === "sending") setProgress(f, sent); },
+        // A resumed file asks the server first (HEAD) how much it has.
+        onAfterResponse: function (req, res) {
+          if (req.getMethod() === "HEAD" && res.getHeader("Upload-Offset")) {
+            f.view.li.setAttribute("data-resumed-from", res.getHeader("Upload-Offset"));
+          }
+        },
+        onError: function (err) { finish(f, { error: tusMessage(err) }); },
+        onSuccess: function (payload) {
+          setProgress(f, f.size);
+          var last = payload && payload.lastResponse;
+          var id = tusIdentifier(last);
+          if (!id) { finish(f, { error: "The upload finished but the server named no image." }); return; }
+          f.view.state.textContent = "Processing…";
+          lookUp(f, user, id, last.getStatus() === 200);
+        }
+      });
+      f.upload = up;
+      var btn = el("button", "btn", "Pause");
+      btn.type = "button";
+      btn.setAttribute("aria-label", "Pause " + f.file.name);
+      btn.addEventListener("click", function () {
+        if (f.state === "sending") {
+          f.state = "paused";
+          up.abort(false);
+          btn.textContent = "Resume";
+          btn.setAttribute("aria-label", "Resume " + f.file.name);
+          f.view.li.setAttribute("data-state", "paused");
+          setProgress(f, f.sent);
+        } else if (f.state === "paused") {
+          f.state = "sending";
+          f.resumes = (f.resumes || 0) + 1;
+          up.start();
+          btn.textContent = "Pause";
+          btn.setAttribute("aria-label", "Pause " + f.file.name);
+          f.view.li.setAttribute("data-state", "sending");
+          setProgress(f, f.sent);
+        }
+      });
+      f.view.button = btn;
+      f.view.li.appendChild(btn);
+      f.state = "sending";
+      f.view.li.setAttribute("data-state", "sending");
+      up.start();
+    }
+
+    // next starts queued files while fewer than PARALLEL are running; a
+    // paused file counts as running (it holds its place).
+    function next() {
+      while (running < PARALLEL && queue.length) {
+        var job = queue.shift();
+        running++;
+        job();
+      }
+    }
+
+    function uploadAll(picked) {
+      if (!form.elements.user.reportValidity()) return false;
+      var user = form.elements.user.value.trim();
+      var batch = Array.prototype.map.call(picked, function (file) {
+        var f = { file: file, size: file.size || 1, sent: 0, state: "waiting" };
+        f.view = item(file.name, file.size);
+        files.push(f);
+        return f;
+      });
+      total.hidden = false;
+      updateTotal();
+      var body = new URLSearchParams({ csrf: form.elements.csrf.value, user: user, files: String(batch.length) });
+      var tusOK = window.tus && window.tus.isSupported;
+      var ask = tusOK ? fetch(form.getAttribute("data-token"), { method: "POST", body: body, credentials: "same-origin",
+        headers: { "Accept": "application/json" } }).then(function (r) { return r.json(); })
+        : Promise.resolve({ fallback: "This browser cannot resume uploads; each file is sent whole." });
+      ask.then(function (s) {
+        if (s.error) {
+          batch.forEach(function (f) { f.state = "error"; showResult(f.view, { error: s.error }); });
+          updateTotal();
+          return;
+        }
+        modeNote.textContent = s.token ? "Resumable: paused or interrupted files continue where they stopped." : s.fallback;
+        total.setAttribute("data-mode", s.token ? "tus" : "whole");
+        batch.forEach(function (f) {
+          queue.push(function () { if (s.token) sendTus(f, user, s); else postWhole(f, user); });
+        });
+        next();
+      }, function () {
+        modeNote.textContent = "The server did not answer; each file is sent whole.";
+        total.setAttribute("data-mode", "whole");
+        batch.forEach(function (f) { queue.push(function () { postWhole(f, user); }); });
+        next();
+      });
+      return true;
+    }
+
+    // An image by URL: the server fetches it; the list says what came of it.
+    function uploadURL() {
+      if (!form.elements.user.reportValidity() || !urlField.reportValidity()) return;
+      var source = urlField.value.trim();
+      if (!source) { urlField.focus(); return; }
+      var v = item(source, 0);
+      v.li.removeChild(v.bar);
+      var fd = new FormData();
+      fd.append("csrf", form.elements.csrf.value);
+      fd.append("user", form.elements.user.value.trim());
+      fd.append("format", "json");
+      fd.append("url", source);
+      fetch(form.getAttribute("action"), { method: "POST", body: fd, credentials: "same-origin", headers: { "Accept": "application/json" } })
+        .then(function (r) { return r.text(); })
+        .then(function (t) {
+          var res;
+          try { res = JSON.parse(t)[0]; } catch (e) { res = { error: t || "The fetch failed." }; }
+          showResult(v, res);
+          if (res && !res.error) urlField.value = "";
+        }, function () { showResult(v, { error: "The connection failed." }); });
+    }
+
     ["dragenter", "dragover"].forEach(function (t) {
       zone.addEventListener(t, function (e) { e.preventDefault(); zone.classList.add("over"); });
     });
@@ -171,11 +385,15 @@
     });
     form.addEventListener("submit", function (e) {
       e.preventDefault();
-      if (input.files.length) {
-        uploadAll(input.files);
-        input.value = "";
+      var byURL = e.submitter ? e.submitter.id === "up-url-submit" : urlField.value.trim() !== "";
+      if (byURL || (urlField.value.trim() && !input.files.length)) {
+        uploadURL();
+      } else if (input.files.length) {
+        if (uploadAll(input.files)) input.value = "";
       } else {
-        input.reportValidity();
+        input.focus();
+        var v = item("Nothing to upload", 0);
+        showResult(v, { error: "Choose at least one image, or give the URL of one." });
       }
     });
   }

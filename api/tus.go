@@ -1,0 +1,464 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	tusd "github.com/tus/tusd/v2/pkg/handler"
+	"github.com/tus/tusd/v2/pkg/memorylocker"
+	"golang.org/x/exp/slog"
+
+	"github.com/vitrine/vitrine/storage"
+)
+
+// This file serves resumable uploads (README, Resumable uploads): tus 1.0
+// at /users/<user>/uploads with the creation, creation-with-upload,
+// termination and expiration extensions, tusd's handler speaking the
+// protocol. A request passes the service's listeners first (a signature
+// like any write, or an upload token, and the access rule uploads.<method>);
+// the upload's parts are kept by storage.Resumable; when the last byte
+// arrives, the upload goes through the path of POST /users/<user>/images
+// (storeUpload) and the answer names the image.
+
+// Service error codes of resumable upload refusals (README, Resumable
+// uploads).
+const (
+	codeTusOffset    = 140 // Upload-Offset is not the upload's offset
+	codeTusTooLarge  = 141 // Upload-Length above the limit
+	codeTusPastEnd   = 142 // a PATCH past the declared length
+	codeTusUnknown   = 143 // no such upload (for this user and credential)
+	codeTusExpired   = 144 // the upload expired
+	codeTusConflict  = 145 // another request is writing the upload
+	codeTusMalformed = 146 // a tus request the protocol does not allow
+)
+
+// uploadIDPattern is the id segment of an upload's URL.
+var uploadIDPattern = regexp.MustCompile(`^[a-f0-9]{32}$`)
+
+// tusHeaders are the tus headers a page may send and read (CORS).
+var tusHeaders = []string{"Tus-Resumable", "Upload-Offset", "Upload-Length", "Upload-Metadata",
+	"Upload-Expires", "Location", "Tus-Version", "Tus-Extension", "Tus-Max-Size"}
+
+// tusCallKey carries the call into tusd's hooks and the data store.
+type tusCallKey struct{}
+
+func tusCall(ctx context.Context) *call {
+	c, _ := ctx.Value(tusCallKey{}).(*call)
+	return c
+}
+
+// tus is the protocol handler with its store.
+type tus struct {
+	s     *Server
+	parts *storage.Resumable
+	h     *tusd.UnroutedHandler
+	serve http.Handler
+}
+
+// newTus builds the tus handler over parts.
+func newTus(s *Server, parts *storage.Resumable) (*tus, error) {
+	t := &tus{s: s, parts: parts}
+	composer := tusd.NewStoreComposer()
+	composer.UseCore(t)
+	composer.UseTerminater(t)
+	// The lock is per instance; between instances, a part is created only
+	// if no other request created it first (storage.Resumable).
+	memorylocker.New().UseIn(composer)
+	h, err := tusd.NewUnroutedHandler(tusd.Config{
+		StoreComposer:             composer,
+		BasePath:                  "/",
+		MaxSize:                   s.cfg.Limits.MaxBodyBytes,
+		DisableDownload:           true,
+		DisableConcatenation:      true,
+		Cors:                      &tusd.CorsConfig{Disable: true},
+		RespectForwardedHeaders:   len(s.cfg.TrustedProxies) > 0,
+		Logger:                    slog.New(slog.NewTextHandler(io.Discard, nil)),
+		PreUploadCreateCallback:   t.preCreate,
+		PreFinishResponseCallback: t.finish,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("api: tus: %w", err)
+	}
+	t.h = h
+	t.serve = h.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodPost:
+			h.PostFile(w, r)
+		case http.MethodHead:
+			h.HeadFile(w, r)
+		case http.MethodPatch:
+			h.PatchFile(w, r)
+		case http.MethodDelete:
+			h.DelFile(w, r)
+		}
+	}))
+	return t, nil
+}
+
+// serveUploads serves the tus requests of /users/<user>/uploads[/<id>]
+// once the listeners let them through.
+func (s *Server) serveUploads(c *call) error {
+	t := s.tus
+	if err := s.refuseErasing(c.ctx(), c.params["user"]); err != nil {
+		return err
+	}
+	if err := t.check(c); err != nil {
+		return err
+	}
+	// The method the listeners authorised is the one served.
+	c.r.Header.Del("X-HTTP-Method-Override")
+	r := c.r.WithContext(context.WithValue(c.ctx(), tusCallKey{}, c))
+	tw := &tusWriter{ResponseWriter: c.w}
+	t.serve.ServeHTTP(tw, r)
+	if tw.status == 0 {
+		return nil
+	}
+	h := c.w.Header()
+	h.Del("Content-Type")
+	h.Del("Content-Length")
+	if c.tusErr != nil {
+		return c.tusErr
+	}
+	return tusRefusal(tw.status, tw.body.String())
+}
+
+// serveTusOptions answers OPTIONS on the upload routes: tus's discovery
+// (Tus-Version, Tus-Extension, Tus-Max-Size), with no credential needed.
+func (s *Server) serveTusOptions(c *call) error {
+	c.commonHeaders()
+	h := c.w.Header()
+	h.Set("Tus-Resumable", "1.0.0")
+	h.Set("Tus-Version", "1.0.0")
+	h.Set("Tus-Extension", s.tus.h.SupportedExtensions()+",expiration")
+	h.Set("Tus-Max-Size", strconv.FormatInt(s.cfg.Limits.MaxBodyBytes, 10))
+	c.w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// check refuses what the service can name better than tusd: an upload
+// above the limits at creation, and for an existing upload one that is
+// unknown, expired, at another offset or written past its end. Every
+// answer about an existing upload carries Upload-Expires.
+func (t *tus) check(c *call) error {
+	if c.method == http.MethodPost {
+		if v := c.r.Header.Get("Upload-Length"); v != "" {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 0 {
+				return coded(http.StatusBadRequest, codeTusMalformed, fmt.Sprintf("Upload-Length must be a number of bytes, not %q", v))
+			}
+			if limit, what := t.limit(c); n > limit {
+				return coded(http.StatusRequestEntityTooLarge, codeTusTooLarge, fmt.Sprintf(
+					"Upload-Length %d is above the limit of %d bytes (%s)", n, limit, what))
+			}
+		} else if c.r.Header.Get("Upload-Defer-Length") != "" {
+			return coded(http.StatusBadRequest, codeTusMalformed, "Upload-Defer-Length is not supported: send Upload-Length")
+		}
+		return nil
+	}
+	info, err := t.load(c.ctx(), c.params["upload"])
+	if err != nil {
+		if c.method == http.MethodDelete && errors.Is(err, errUploadExpired) {
+			return nil // an expired upload may still be terminated
+		}
+		return err
+	}
+	c.w.Header().Set("Upload-Expires", httpDate(info.Expires))
+	if c.method != http.MethodPatch {
+		return nil
+	}
+	v := c.r.Header.Get("Upload-Offset")
+	offset, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || offset < 0 {
+		return coded(http.StatusBadRequest, codeTusMalformed, fmt.Sprintf("Upload-Offset must be a number of bytes, not %q", v))
+	}
+	if offset != info.Offset {
+		return coded(http.StatusConflict, codeTusOffset, fmt.Sprintf(
+			"Upload-Offset %d does not match the upload's offset %d: send the bytes from %d (HEAD tells the offset)",
+			offset, info.Offset, info.Offset))
+	}
+	if n := c.r.ContentLength; n > 0 && offset+n > info.Size {
+		return coded(http.StatusRequestEntityTooLarge, codeTusPastEnd, fmt.Sprintf(
+			"The PATCH goes past the upload's end: %d bytes from offset %d, but Upload-Length is %d", n, offset, info.Size))
+	}
+	return nil
+}
+
+// limit is the largest upload the call may create, and the setting that
+// says so.
+func (t *tus) limit(c *call) (int64, string) {
+	limit, what := t.s.cfg.Limits.MaxBodyBytes, "limits.maxBodyBytes"
+	if c.token != nil && c.token.MaxBytes < limit {
+		limit, what = c.token.MaxBytes, "the upload token's maxBytes"
+	}
+	return limit, what
+}
+
+var errUploadExpired = coded(http.StatusGone, codeTusExpired, "The upload expired: create a new one")
+
+// load reads the upload id of the call's user; an upload of another user
+// or, for a call with an upload token, of another token is unknown.
+func (t *tus) load(ctx context.Context, id string) (storage.UploadInfo, error) {
+	c := tusCall(ctx)
+	unknown := coded(http.StatusNotFound, codeTusUnknown, fmt.Sprintf("Unknown upload %s", id))
+	info, err := t.parts.Info(ctx, id)
+	if isNotExist(err) {
+		return info, unknown
+	}
+	if err != nil {
+		return info, err
+	}
+	if c == nil {
+		return info, nil
+	}
+	if info.User != c.params["user"] || (c.token != nil && info.Token != c.token.Hash) {
+		return info, unknown
+	}
+	if !t.s.now().Before(info.Expires) {
+		return info, errUploadExpired
+	}
+	return info, nil
+}
+
+// preCreate names the new upload (its id carries its user, so that its URL
+// is /users/<user>/uploads/<id>) and its expiry.
+func (t *tus) preCreate(ev tusd.HookEvent) (tusd.HTTPResponse, tusd.FileInfoChanges, error) {
+	c := tusCall(ev.Context)
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return tusd.HTTPResponse{}, tusd.FileInfoChanges{}, err
+	}
+	expires := t.s.now().Add(t.s.cfg.Uploads.ResumableTTL).UTC()
+	return tusd.HTTPResponse{Header: tusd.HTTPHeader{"Upload-Expires": httpDate(expires)}},
+		tusd.FileInfoChanges{
+			ID:      "users/" + c.params["user"] + "/uploads/" + hex.EncodeToString(b[:]),
+			Storage: map[string]string{"expires": expires.Format(time.RFC3339Nano)},
+		}, nil
+}
+
+// storeID is the store's id of the upload tusd names by its path.
+func storeID(id string) string { return id[strings.LastIndexByte(id, '/')+1:] }
+
+// NewUpload creates the upload preCreate named.
+func (t *tus) NewUpload(ctx context.Context, fi tusd.FileInfo) (tusd.Upload, error) {
+	c := tusCall(ctx)
+	expires, err := time.Parse(time.RFC3339Nano, fi.Storage["expires"])
+	if err != nil {
+		return nil, fmt.Errorf("api: tus: new upload without expiry: %w", err)
+	}
+	info := storage.UploadInfo{ID: storeID(fi.ID), User: c.params["user"], PublicKey: c.publicKey,
+		Size: fi.Size, MetaData: fi.MetaData, Created: t.s.now().UTC(), Expires: expires}
+	if c.token != nil {
+		info.Token = c.token.Hash
+	}
+	if err := t.parts.Create(ctx, info); err != nil {
+		return nil, err
+	}
+	return &tusUpload{t: t, id: fi.ID, info: info}, nil
+}
+
+// GetUpload reads an upload for tusd.
+func (t *tus) GetUpload(ctx context.Context, id string) (tusd.Upload, error) {
+	info, err := t.load(ctx, storeID(id))
+	if err != nil {
+		tusCall(ctx).tusErr = err
+		return nil, tusd.ErrNotFound
+	}
+	return &tusUpload{t: t, id: id, info: info}, nil
+}
+
+// AsTerminatableUpload lets tusd delete an upload.
+func (t *tus) AsTerminatableUpload(u tusd.Upload) tusd.TerminatableUpload {
+	return u.(*tusUpload)
+}
+
+// tusUpload is one upload for tusd.
+type tusUpload struct {
+	t    *tus
+	id   string
+	info storage.UploadInfo
+}
+
+func (u *tusUpload) WriteChunk(ctx context.Context, offset int64, src io.Reader) (int64, error) {
+	n, err := u.t.parts.Write(ctx, u.info.ID, offset, src)
+	u.info.Offset = offset + n
+	if errors.Is(err, storage.ErrUploadConflict) {
+		tusCall(ctx).tusErr = coded(http.StatusConflict, codeTusConflict,
+			"Another request wrote this part of the upload first: HEAD tells the offset to resume from")
+		return n, tusd.NewError("ERR_UPLOAD_CONFLICT", err.Error(), http.StatusConflict)
+	}
+	return n, err
+}
+
+func (u *tusUpload) GetInfo(context.Context) (tusd.FileInfo, error) {
+	return tusd.FileInfo{ID: u.id, Size: u.info.Size, Offset: u.info.Offset, MetaData: u.info.MetaData,
+		Storage: map[string]string{"expires": u.info.Expires.Format(time.RFC3339Nano)}}, nil
+}
+
+func (u *tusUpload) GetReader(ctx context.Context) (io.ReadCloser, error) {
+	return u.t.parts.Reader(ctx, u.info.ID)
+}
+
+// FinishUpload does nothing: the image is ingested by finish, which can
+// answer.
+func (u *tusUpload) FinishUpload(context.Context) error { return nil }
+
+func (u *tusUpload) Terminate(ctx context.Context) error {
+	return u.t.parts.Delete(context.WithoutCancel(ctx), u.info.ID)
+}
+
+// finish ingests a complete upload as POST /users/<user>/images would
+// and deletes its parts, whether the image was stored or refused; the
+// answer names the image.
+func (t *tus) finish(ev tusd.HookEvent) (tusd.HTTPResponse, error) {
+	c := tusCall(ev.Context)
+	id := storeID(ev.Upload.ID)
+	ctx := context.WithoutCancel(c.ctx())
+	img, created, err := t.ingest(ctx, c, id)
+	if derr := t.parts.Delete(ctx, id); derr != nil {
+		t.s.log.Warn("delete the parts of a finished upload (they expire)", "upload", id, "err", derr)
+	}
+	if err != nil {
+		c.tusErr = err
+		e := httpError(err)
+		return tusd.HTTPResponse{}, tusd.NewError("ERR_INGEST", e.Msg, e.Status)
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	c.params["image"] = img.Identifier
+	body, err := json.Marshal(map[string]any{"imageIdentifier": img.Identifier, "width": img.Width,
+		"height": img.Height, "extension": img.Extension})
+	if err != nil {
+		return tusd.HTTPResponse{}, err
+	}
+	return tusd.HTTPResponse{StatusCode: status, Body: string(body), Header: tusd.HTTPHeader{
+		c.header("ImageIdentifier"): img.Identifier, "Content-Type": "application/json"}}, nil
+}
+
+// ingest reads the upload's bytes and stores them as an upload of
+// images.post: its listeners run, then the path of postImage.
+func (t *tus) ingest(ctx context.Context, c *call, id string) (storage.Image, bool, error) {
+	limit, _ := t.limit(c)
+	rc, err := t.parts.Reader(ctx, id)
+	if err != nil {
+		return storage.Image{}, false, err
+	}
+	data, err := io.ReadAll(io.LimitReader(rc, limit+1))
+	_ = rc.Close()
+	if err != nil {
+		return storage.Image{}, false, err
+	}
+	r := c.r.Clone(ctx)
+	r.Method = http.MethodPost
+	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(data)), int64(len(data))
+	r.Header.Set("Content-Type", "application/octet-stream")
+	ic := &call{s: t.s, w: c.w, r: r, route: t.s.imagesRoute, params: map[string]string{"user": c.params["user"]},
+		method: http.MethodPost, publicKey: c.publicKey, query: c.query, custom: map[string]any{},
+		authed: c.authed, token: c.token, signed: c.signed}
+	ic.upload.metadata = c.upload.metadata
+	if c.token != nil {
+		// The token's policy, checked on the bytes.
+		if _, err := ic.uploadBody(); err != nil {
+			return storage.Image{}, false, err
+		}
+	}
+	if err := t.s.Bus.Fire(ctx, &Event{Name: "images.post", call: ic, Stats: ic.custom}); err != nil {
+		return storage.Image{}, false, err
+	}
+	return t.s.storeUpload(ic)
+}
+
+// tusRefusal is the service's error for a refusal of tusd's (its body is
+// "ERR_CODE: message").
+func tusRefusal(status int, body string) error {
+	code, msg, _ := strings.Cut(strings.TrimSpace(body), ": ")
+	svc := codeTusMalformed
+	switch code {
+	case "ERR_MISMATCHED_OFFSET":
+		svc, msg = codeTusOffset, "Upload-Offset does not match the upload's offset (HEAD tells it)"
+	case "ERR_MAX_SIZE_EXCEEDED":
+		svc, msg = codeTusTooLarge, "Upload-Length is above the limit (limits.maxBodyBytes)"
+	case "ERR_UPLOAD_SIZE_EXCEEDED":
+		svc, msg = codeTusPastEnd, "The PATCH goes past the upload's declared Upload-Length"
+	case "ERR_UPLOAD_NOT_FOUND":
+		svc, msg = codeTusUnknown, "Unknown upload"
+	case "ERR_UPLOAD_LOCKED", "ERR_UPLOAD_INTERRUPTED", "ERR_LOCK_TIMEOUT", "ERR_UPLOAD_CONFLICT":
+		svc, msg = codeTusConflict, "Another request is writing this upload: "+msg
+	case "ERR_UNSUPPORTED_VERSION":
+		msg = "Tus-Resumable: want 1.0.0 (tus 1.0)"
+	case "ERR_INVALID_CONTENT_TYPE":
+		msg = "Content-Type of a PATCH must be application/offset+octet-stream"
+	case "ERR_INVALID_OFFSET":
+		msg = "Upload-Offset is missing or not a number of bytes"
+	case "ERR_INVALID_UPLOAD_LENGTH", "ERR_INVALID_UPLOAD_LENGTH_DEFER", "ERR_AMBIGUOUS_UPLOAD_LENGTH":
+		msg = "Upload-Length is missing or not a number of bytes (Upload-Defer-Length is not supported)"
+	case "ERR_CONCATENATION_UNSUPPORTED":
+		msg = "Upload-Concat is not supported"
+	default:
+		if status >= 500 {
+			return &Error{Status: status, Msg: http.StatusText(status), err: errors.New(body)}
+		}
+		if msg == "" {
+			msg = http.StatusText(status)
+		}
+		msg = "tus: " + msg
+	}
+	return coded(status, svc, msg)
+}
+
+// tusWriter holds back tusd's error answers, which the service writes in
+// its error model instead.
+type tusWriter struct {
+	http.ResponseWriter
+	status int
+	body   bytes.Buffer
+}
+
+func (w *tusWriter) WriteHeader(code int) {
+	if code >= 400 {
+		w.status = code
+		return
+	}
+	h := w.Header()
+	if code != http.StatusCreated || h.Get("Content-Type") != "" {
+		w.ResponseWriter.WriteHeader(code)
+		return
+	}
+	// A creation that did not complete the upload: tusd answers no body,
+	// the service's answers are JSON.
+	offset, _ := strconv.ParseInt(h.Get("Upload-Offset"), 10, 64)
+	body, _ := json.Marshal(map[string]any{"location": h.Get("Location"), "expires": h.Get("Upload-Expires"), "offset": offset})
+	h.Set("Content-Type", "application/json")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.ResponseWriter.WriteHeader(code)
+	_, _ = w.ResponseWriter.Write(body)
+}
+
+func (w *tusWriter) Write(b []byte) (int, error) {
+	if w.status != 0 {
+		return w.body.Write(b)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController (tusd's read deadlines) reach the
+// connection.
+func (w *tusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+var (
+	_ tusd.DataStore           = (*tus)(nil)
+	_ tusd.TerminaterDataStore = (*tus)(nil)
+	_ tusd.Upload              = (*tusUpload)(nil)
+)

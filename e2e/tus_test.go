@@ -1,0 +1,282 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"fmt"
+	"image"
+	"image/png"
+	"io/fs"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// tusJSClientVersion is the tus-js-client the Makefile's test-deps installs.
+const tusJSClientVersion = "4.3.1"
+
+// tusClientScript uploads a file with tus-js-client: argv is the file,
+// the endpoint, the upload token, and the URL of an upload to resume (or
+// ""). It prints "url <upload URL>" once known, "progress <bytes>" as
+// bytes go out, "resumed <offset>" for each HEAD answer, and at the end
+// "done <image identifier>" (or "error <message>" and exits 1).
+const tusClientScript = `
+const tus = require('tus-js-client');
+const fs = require('fs');
+const [file, endpoint, token, uploadUrl, retries] = process.argv.slice(2);
+let id = '', printedUrl = false, last = 0;
+const upload = new tus.Upload(fs.createReadStream(file), {
+  endpoint: uploadUrl ? null : endpoint,
+  uploadUrl: uploadUrl || null,
+  uploadSize: fs.statSync(file).size,
+  headers: {Authorization: 'Bearer ' + token},
+  retryDelays: retries === '0' ? [] : Array(60).fill(500),
+  storeFingerprintForResuming: false,
+  onAfterResponse: (req, res) => {
+    if (req.getMethod() === 'HEAD') console.log('resumed ' + res.getHeader('Upload-Offset'));
+    const h = res.getHeader('X-Service-ImageIdentifier');
+    if (h) id = h;
+  },
+  onProgress: (sent) => {
+    if (!printedUrl && upload.url) { console.log('url ' + upload.url); printedUrl = true; }
+    if (sent - last >= 1 << 20) { console.log('progress ' + sent); last = sent; }
+  },
+  onSuccess: () => { console.log('done ' + id); },
+  onError: (e) => { console.log('error ' + String(e).split('\n')[0]); process.exit(1); },
+});
+upload.start();
+`
+
+// tusClient is a running tus-js-client upload.
+type tusClient struct {
+	cmd   *exec.Cmd
+	lines chan string
+	done  chan error
+}
+
+// startTusClient runs tusClientScript with Node, or skips when Node or
+// tus-js-client is missing (make test-deps installs it).
+func startTusClient(t *testing.T, file, endpoint, token, uploadURL string, retry bool) *tusClient {
+	t.Helper()
+	home, _ := os.UserHomeDir()
+	mods := filepath.Join(home, ".cache", "vitrine-test-tools", "tus-js-client-"+tusJSClientVersion, "node_modules")
+	if _, err := os.Stat(filepath.Join(mods, "tus-js-client")); err != nil {
+		t.Skip("tus-js-client is not installed (make test-deps)")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed")
+	}
+	script := filepath.Join(t.TempDir(), "upload.js")
+	if err := os.WriteFile(script, []byte(tusClientScript), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	retries := "0"
+	if retry {
+		retries = "60"
+	}
+	c := &tusClient{cmd: exec.Command(node, script, file, endpoint, token, uploadURL, retries),
+		lines: make(chan string, 1024), done: make(chan error, 1)}
+	c.cmd.Env = append(childEnv(), "NODE_PATH="+mods)
+	out, err := c.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.cmd.Stderr = os.Stderr
+	if err := c.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			c.lines <- sc.Text()
+		}
+		close(c.lines)
+		c.done <- c.cmd.Wait()
+	}()
+	t.Cleanup(func() { _ = c.cmd.Process.Kill() })
+	return c
+}
+
+// until reads the client's lines until one starts with prefix and
+// passes ok, and returns its value; it fails the test if the client
+// ends first or two minutes pass.
+func (c *tusClient) until(t *testing.T, prefix string, ok func(string) bool) string {
+	t.Helper()
+	timeout := time.After(2 * time.Minute)
+	for {
+		select {
+		case line, open := <-c.lines:
+			if !open {
+				t.Fatalf("tus-js-client ended before %q", prefix)
+			}
+			if v, found := strings.CutPrefix(line, prefix+" "); found && ok(v) {
+				return v
+			}
+			if strings.HasPrefix(line, "error ") && prefix != "error" {
+				t.Fatalf("tus-js-client: %s", line)
+			}
+		case <-timeout:
+			t.Fatalf("tus-js-client: no %q within 2 minutes", prefix)
+		}
+	}
+}
+
+func anyLine(string) bool { return true }
+
+// kill ends the server with SIGKILL: nothing is flushed or closed.
+func (s *server) kill() {
+	if s.stopped {
+		return
+	}
+	s.stopped = true
+	_ = s.cmd.Process.Kill()
+	<-s.done
+}
+
+// bigPNG writes a PNG of 60 MB (opaque noise, stored uncompressed: 3 bytes a pixel) and
+// returns its path and bytes.
+func bigPNG(t *testing.T) (string, []byte) {
+	t.Helper()
+	img := image.NewNRGBA(image.Rect(0, 0, 4000, 5000))
+	if _, err := rand.Read(img.Pix); err != nil {
+		t.Fatal(err)
+	}
+	for i := 3; i < len(img.Pix); i += 4 {
+		img.Pix[i] = 255
+	}
+	var b bytes.Buffer
+	if err := (&png.Encoder{CompressionLevel: png.NoCompression}).Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "big.png")
+	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path, b.Bytes()
+}
+
+// atHalf waits until the client has sent about half of size bytes.
+func atHalf(t *testing.T, c *tusClient, size int) {
+	t.Helper()
+	c.until(t, "progress", func(v string) bool { n, _ := strconv.Atoi(v); return n >= size/2 })
+}
+
+// checkSameAsPost checks that id names the file's bytes as a plain POST
+// of them does, and that the server stores exactly those bytes.
+func checkSameAsPost(t *testing.T, s *server, id string, data []byte) {
+	t.Helper()
+	if id != md5Hex(data) {
+		t.Fatalf("tus upload named %q, want the MD5 of the file %s", id, md5Hex(data))
+	}
+	r := s.write(t, http.MethodPost, "/users/alice/images", data, backendKey)
+	wantStatus(t, "POST of the same file", r, http.StatusOK) // the user has it already
+	var posted struct{ ImageIdentifier string }
+	r.JSON(t, &posted)
+	if posted.ImageIdentifier != id {
+		t.Fatalf("POST named %q, tus %q", posted.ImageIdentifier, id)
+	}
+	r = s.get(t, "/users/alice/images/"+id, backendKey)
+	wantStatus(t, "GET the original", r, http.StatusOK)
+	if !bytes.Equal(r.Body, data) {
+		t.Fatalf("stored bytes (%d) differ from the file (%d)", len(r.Body), len(data))
+	}
+}
+
+// filesUnder lists the regular files under dir.
+func filesUnder(t *testing.T, dir string) []string {
+	t.Helper()
+	var files []string
+	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files = append(files, p)
+		}
+		return nil
+	})
+	return files
+}
+
+// TestTusResumeAfterKill: tus-js-client uploads a 60 MB PNG with a token;
+// the server is killed (SIGKILL) at about half and restarted on the same
+// address; the client resumes from what the staging folder kept and
+// finishes. The image is the one a POST of the file names, with the same
+// bytes; fsck finds nothing and the staging folder is empty.
+func TestTusResumeAfterKill(t *testing.T) {
+	staging := t.TempDir()
+	cfg := tokenKeysConfig + fmt.Sprintf(`  stagingDir: %q
+  partSize: 1048576
+limits:
+  maxBodyBytes: 104857600
+`, staging)
+	data := t.TempDir()
+	s := startServerData(t, cfg, data)
+	addr := strings.TrimPrefix(s.URL, "http://")
+	file, img := bigPNG(t)
+	tok := s.issueToken(t, map[string]any{"maxBytes": 100 << 20})
+
+	c := startTusClient(t, file, s.URL+"/users/alice/uploads", tok.Token, "", true)
+	atHalf(t, c, len(img))
+	s.kill()
+	s2, err := tryStartAt(t, cfg, data, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resumed := c.until(t, "resumed", func(v string) bool { n, _ := strconv.Atoi(v); return n > 0 })
+	id := c.until(t, "done", anyLine)
+	t.Logf("resumed from %s of %d bytes", resumed, len(img))
+	checkSameAsPost(t, s2, id, img)
+	s2.Stop()
+	if out, errOut, err := runCLI(t, nil, "fsck", "--config", s2.Config, "--data", data, "--grace", "0s"); err != nil {
+		t.Fatalf("fsck: %v\n%s\n%s", err, out, errOut)
+	}
+	if files := filesUnder(t, staging); len(files) != 0 {
+		t.Fatalf("the staging folder still holds %v", files)
+	}
+}
+
+// TestTusResumeOnAnotherInstance: two instances share PostgreSQL and S3
+// (versitygw); tus-js-client starts a 60 MB upload on A, A is killed at
+// about half, and the client resumes the same upload on B, which finishes
+// it from the parts A committed to the bucket.
+func TestTusResumeOnAnotherInstance(t *testing.T) {
+	dsn := postgresDSN(t)
+	gw := startVersitygw(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", "scale")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "scalesecret")
+	cfg := fmt.Sprintf("database: %q\nstorage: %q\n", dsn, gw.url()) + tokenKeysConfig + `  partSize: 1048576
+limits:
+  maxBodyBytes: 104857600
+`
+	a := startServer(t, cfg)
+	b := startServer(t, cfg)
+	file, img := bigPNG(t)
+	tok := a.issueToken(t, map[string]any{"maxBytes": 100 << 20})
+
+	c := startTusClient(t, file, a.URL+"/users/alice/uploads", tok.Token, "", false)
+	uploadURL := c.until(t, "url", anyLine)
+	atHalf(t, c, len(img))
+	a.kill()
+	onB := strings.Replace(uploadURL, a.URL, b.URL, 1)
+	c2 := startTusClient(t, file, "", tok.Token, onB, true)
+	resumed := c2.until(t, "resumed", anyLine)
+	if n, _ := strconv.Atoi(resumed); n <= 0 {
+		t.Fatalf("B resumed from offset %s: nothing A committed was kept", resumed)
+	}
+	id := c2.until(t, "done", anyLine)
+	t.Logf("B resumed from %s of %d bytes", resumed, len(img))
+	checkSameAsPost(t, b, id, img)
+	b.Stop()
+	if out, errOut, err := runCLI(t, map[string]string{"AWS_ACCESS_KEY_ID": "scale", "AWS_SECRET_ACCESS_KEY": "scalesecret"},
+		"fsck", "--config", b.Config, "--data", b.DataDir, "--grace", "0s"); err != nil {
+		t.Fatalf("fsck: %v\n%s\n%s", err, out, errOut)
+	}
+	if files := filesUnder(t, filepath.Join(gw.root, gw.bucket, "uploads")); len(files) != 0 {
+		t.Fatalf("the bucket still holds %v", files)
+	}
+}

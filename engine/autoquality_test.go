@@ -1,0 +1,118 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+)
+
+// photo512 is a mate-backgrounds photograph as a lossless PNG 512 wide.
+func photo512(t *testing.T, e *Engine, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(mateNature, name))
+	if err != nil {
+		t.Skipf("%v: the photographs come from Debian's mate-backgrounds (make test-deps)", err)
+	}
+	return run(t, e, b, "png", Env{}, "resize:width=512").Data
+}
+
+var qualityHeader = regexp.MustCompile(`^q=(\d+); target=(\w[\w-]*)\(([\d.]+)\); score=([\d.]+); encodes=(\d)$`)
+
+// TestAutoQuality checks that level=auto meets its target in at most four
+// encodes, that a lower target gets a lower quality, and that a stored
+// answer is used with one encode and gives the same output.
+func TestAutoQuality(t *testing.T) {
+	e := newTestEngine(t, Config{})
+	for _, photo := range []string{"Garden.jpg", "Storm.jpg"} {
+		t.Run(photo, func(t *testing.T) {
+			src := photo512(t, e, photo)
+			for _, format := range []string{"jpg", "webp", "avif"} {
+				prevQ := 0
+				for _, level := range []string{"low", "high"} {
+					res := run(t, e, src, format, Env{}, "compress:level=auto,target="+level)
+					m := qualityHeader.FindStringSubmatch(res.Headers["Quality"])
+					if m == nil {
+						t.Fatalf("%s %s: Quality header %q", format, level, res.Headers["Quality"])
+					}
+					q, _ := strconv.Atoi(m[1])
+					target, _ := strconv.ParseFloat(m[3], 64)
+					if m[2] != level || target != qualityScores[level] {
+						t.Errorf("%s: header names target %s(%s), want %s", format, m[2], m[3], level)
+					}
+					// The output itself, scored afresh against the lossless source.
+					got, err := Compare(src, res.Data)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if got < target {
+						t.Errorf("%s %s: q%d scores %.1f, below the target %g", format, level, q, got, target)
+					}
+					if res.Quality == nil || res.Quality.Quality != q || res.Quality.Format != format || res.Quality.Bytes != len(res.Data) {
+						t.Fatalf("%s %s: answer %+v for header %q", format, level, res.Quality, res.Headers["Quality"])
+					}
+					if q <= prevQ {
+						t.Errorf("%s: %s chose q%d, not above low's q%d", format, level, q, prevQ)
+					}
+					prevQ = q
+					t.Logf("%s %-5s %s (%d bytes)", format, level, res.Headers["Quality"], len(res.Data))
+
+					// Stored: one encode, the same quality and bytes.
+					c, err := e.ParseChain([]string{"compress:level=auto,target=" + level})
+					if err != nil {
+						t.Fatal(err)
+					}
+					again, err := e.Process(context.Background(), src, Request{Chain: c, Format: format, Qualities: []QualityAnswer{*res.Quality}})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if want := "q=" + m[1] + "; stored; target=" + level + "(" + m[3] + ")"; again.Headers["Quality"] != want || again.Quality != nil {
+						t.Errorf("stored render: header %q, answer %v; want %q and none", again.Headers["Quality"], again.Quality, want)
+					}
+					if len(again.Data) != len(res.Data) {
+						t.Errorf("stored render: %d bytes, the search's %d", len(again.Data), len(res.Data))
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestAutoQualityRequest checks quality=auto's request form, that an
+// explicit compress level wins over it, and the parameter errors.
+func TestAutoQualityRequest(t *testing.T) {
+	e := newTestEngine(t, Config{AutoQuality: AutoQuality{Target: "medium"}})
+	src := source(t, 200, 150, "png", false)
+	c, _ := e.ParseChain([]string{"resize:width=100"})
+	auto := ""
+	res, err := e.Process(context.Background(), src, Request{Chain: c, Format: "jpg", AutoQuality: &auto})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := qualityHeader.FindStringSubmatch(res.Headers["Quality"]); m == nil || m[2] != "medium" {
+		t.Errorf("quality=auto: header %q, want the configured target medium", res.Headers["Quality"])
+	}
+	c, _ = e.ParseChain([]string{"compress:level=40"})
+	res, err = e.Process(context.Background(), src, Request{Chain: c, Format: "jpg", AutoQuality: &auto})
+	if err != nil || res.Headers["Quality"] != "" {
+		t.Errorf("compress:level=40 with quality=auto: header %q, %v; want none", res.Headers["Quality"], err)
+	}
+	for _, bad := range []string{"compress:level=auto,target=best", "compress:level=fine", "compress:level=101", "compress:level=50,target=high"} {
+		if _, err := e.ParseChain([]string{bad}); err == nil {
+			t.Errorf("%s parsed", bad)
+		}
+	}
+	if err := (Config{AutoQuality: AutoQuality{Target: "best"}}).Validate(); err == nil {
+		t.Error("autoQuality.target best validated")
+	}
+}
+
+func TestSizeClass(t *testing.T) {
+	for _, c := range []struct{ w, h, want int }{{100, 50, 0}, {256, 256, 0}, {257, 10, 1}, {10, 512, 1}, {800, 600, 2}, {1920, 1080, 3}, {4000, 3000, 4}} {
+		if got := SizeClass(c.w, c.h); got != c.want {
+			t.Errorf("SizeClass(%d, %d) = %d, want %d", c.w, c.h, got, c.want)
+		}
+	}
+}
