@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"sync"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/vitrine/vitrine/engine"
 	"github.com/vitrine/vitrine/filters"
 	"github.com/vitrine/vitrine/storage"
+	"github.com/vitrine/vitrine/tracing"
 	"github.com/vitrine/vitrine/web"
 )
 
@@ -64,6 +66,9 @@ type App struct {
 	metrics *http.Server // the metrics' own listener, when metrics.listen is set
 	pprof   *http.Server
 	workers workers
+	// stopTracing flushes and stops the traces' exporter (nil when
+	// tracing is off).
+	stopTracing func(context.Context) error
 	// shutdownVips stops libvips for the process once the engine closed:
 	// engine.Shutdown (a test that starts several Apps keeps it running).
 	shutdownVips func()
@@ -81,7 +86,7 @@ func New(cfg *fileConfig, dataDir string, log *slog.Logger, out io.Writer) *App 
 func (a *App) Run(ctx context.Context) (err error) {
 	defer func() { err = errors.Join(err, a.stop()) }()
 	for _, step := range []func(context.Context) error{
-		a.openStores, a.bootstrapAdmin, a.startEngine, a.startCaches, a.startMetrics, a.startRateLimits,
+		a.startTracing, a.openStores, a.bootstrapAdmin, a.startEngine, a.startCaches, a.startMetrics, a.startRateLimits,
 		a.startFilters, a.startAPI, a.startWorkers, a.startPprof,
 	} {
 		if err := step(ctx); err != nil {
@@ -89,6 +94,21 @@ func (a *App) Run(ctx context.Context) (err error) {
 		}
 	}
 	return a.serve(ctx)
+}
+
+// startTracing turns OpenTelemetry traces on when the OTEL_* variables ask
+// for them (README, Tracing).
+func (a *App) startTracing(ctx context.Context) error {
+	module, _ := buildVersion()
+	stop, err := tracing.Setup(ctx, os.Getenv, module)
+	if err != nil {
+		return fmt.Errorf("tracing: %w", err)
+	}
+	a.stopTracing = stop
+	if stop != nil {
+		a.log.Info("tracing on", "service", cmp.Or(os.Getenv("OTEL_SERVICE_NAME"), "vitrine"))
+	}
+	return nil
 }
 
 // openStores opens (and migrates) the database and the blob store.
@@ -175,7 +195,7 @@ func (a *App) startAPI(context.Context) error {
 	if a.ln, err = net.Listen("tcp", a.cfg.Listen); err != nil {
 		return err
 	}
-	a.http = &http.Server{Handler: routes(srv, ui, metricsHandler, requestTimeout(a.cfg)), ReadHeaderTimeout: 10 * time.Second,
+	a.http = &http.Server{Handler: tracing.Handler(routes(srv, ui, metricsHandler, requestTimeout(a.cfg))), ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout: 120 * time.Second, ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
 	a.log.Info("vitrine listening", "addr", "http://"+a.ln.Addr().String(), "database", redact(a.cfg.Database),
 		"storage", redact(a.cfg.Storage))
@@ -266,6 +286,10 @@ func (a *App) stop() error {
 	}
 	if a.st != nil {
 		a.st.Close()
+	}
+	if a.stopTracing != nil {
+		// Last: the spans of everything above are flushed.
+		errs = append(errs, a.stopTracing(ctx))
 	}
 	err := errors.Join(errs...)
 	if err != nil {

@@ -4,6 +4,11 @@ import (
 	"context"
 	"log/slog"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/vitrine/vitrine/tracing"
 )
 
 // worker is the one shape of the server's background loops (worker_*.go):
@@ -73,7 +78,7 @@ func (w *worker) run(ctx context.Context) {
 	}
 	for {
 		start := time.Now()
-		n, err := w.pass(ctx)
+		n, err := w.tracedPass(ctx)
 		if err != nil && ctx.Err() == nil {
 			w.log.Warn(w.name, "err", err)
 		}
@@ -92,6 +97,20 @@ func (w *worker) run(ctx context.Context) {
 		case <-w.signal:
 		}
 	}
+}
+
+// tracedPass runs one pass in a span of its own (a root: a background
+// job), named after the worker, with the items it handled.
+func (w *worker) tracedPass(ctx context.Context) (int, error) {
+	if !tracing.On() {
+		return w.pass(ctx)
+	}
+	pctx, span := tracing.Start(ctx, "worker "+w.name, trace.WithNewRoot(),
+		trace.WithAttributes(attribute.String("vitrine.worker.name", w.name)))
+	n, err := w.pass(pctx)
+	span.SetAttributes(attribute.Int("vitrine.worker.items", n))
+	tracing.End(span, err)
+	return n, err
 }
 
 // restFor waits d, or until ctx ends.

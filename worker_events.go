@@ -14,6 +14,7 @@ import (
 
 	"github.com/vitrine/vitrine/api/cdn"
 	"github.com/vitrine/vitrine/storage"
+	"github.com/vitrine/vitrine/tracing"
 )
 
 // Every change the audit log records is also an event in the database's
@@ -86,7 +87,7 @@ func openEventTopics(ctx context.Context, urls []string) (*eventTopics, error) {
 // every topic has it: the event's row goes only then.
 func (t *eventTopics) publish(ctx context.Context, e storage.Event) error {
 	for i, topic := range t.topics {
-		if err := topic.Send(ctx, eventMessage(e)); err != nil {
+		if err := topic.Send(ctx, eventMessage(ctx, e)); err != nil {
 			return fmt.Errorf("events: publish %s to %s: %w", e.ID, redact(t.urls[i]), err)
 		}
 	}
@@ -103,9 +104,11 @@ func (t *eventTopics) Close(ctx context.Context) error {
 }
 
 // eventMessage is e in CloudEvents' binary mode: the body is the data,
-// the attributes are ce- metadata (headers on NATS and RabbitMQ).
-func eventMessage(e storage.Event) *pubsub.Message {
-	return &pubsub.Message{Body: e.Data, Metadata: map[string]string{
+// the attributes are ce- metadata (headers on NATS and RabbitMQ). With
+// tracing on, ctx's span goes along as CloudEvents' distributed tracing
+// extension (ce-traceparent).
+func eventMessage(ctx context.Context, e storage.Event) *pubsub.Message {
+	m := &pubsub.Message{Body: e.Data, Metadata: map[string]string{
 		"ce-specversion": "1.0",
 		"ce-id":          e.ID,
 		"ce-source":      e.Source,
@@ -114,6 +117,10 @@ func eventMessage(e storage.Event) *pubsub.Message {
 		"ce-time":        e.Time.UTC().Format(time.RFC3339Nano),
 		"content-type":   "application/json",
 	}}
+	if tp := tracing.Traceparent(ctx); tp != "" {
+		m.Metadata["ce-traceparent"] = tp
+	}
+	return m
 }
 
 // fanout is where each event goes after the topics: a delivery row per

@@ -5,6 +5,9 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	semconv "go.opentelemetry.io/otel/semconv/v1.37.0"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Why a small router of our own instead of http.ServeMux: the service must
@@ -164,4 +167,20 @@ func (rt *route) allowed() string {
 var knownMethods = map[string]bool{
 	http.MethodGet: true, http.MethodHead: true, http.MethodPost: true, http.MethodPut: true,
 	http.MethodDelete: true, http.MethodOptions: true, "SEARCH": true, http.MethodPatch: true,
+}
+
+// pattern is the route's path template, as OpenTelemetry's http.route
+// wants it: /users/{user}/images/{imageIdentifier}.
+func (rt *route) pattern() string { return "/" + strings.Join(rt.segs, "/") }
+
+// nameSpan names the request's server span (otelhttp's, when tracing is
+// on) after its route rather than its path, which holds image ids.
+func nameSpan(r *http.Request, rt *route) {
+	span := trace.SpanFromContext(r.Context())
+	if !span.IsRecording() {
+		return
+	}
+	p := rt.pattern()
+	span.SetName(r.Method + " " + p)
+	span.SetAttributes(semconv.HTTPRoute(p))
 }

@@ -334,6 +334,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	route := ""
 	if c.route != nil {
 		route = c.route.name
+		nameSpan(r, c.route)
 	}
 	s.end(rec, r, route, id, start)
 	s.countRequest(c, rec)

@@ -10,6 +10,11 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/vitrine/vitrine/tracing"
 )
 
 // Config is the engine's part of the service configuration. The zero value
@@ -346,7 +351,7 @@ func (e *Engine) Process(ctx context.Context, src []byte, req Request) (*Result,
 	if err := req.Chain.admit(); err != nil {
 		return nil, err
 	}
-	sl, ctx, err := e.takeSlot(ctx)
+	sl, ctx, err := e.admit(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -377,7 +382,7 @@ func (e *Engine) ProcessSource(ctx context.Context, load func(context.Context) (
 	if err := req.Chain.admit(); err != nil {
 		return nil, err
 	}
-	sl, ctx, err := e.takeSlot(ctx)
+	sl, ctx, err := e.admit(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -400,7 +405,13 @@ func (e *Engine) render(ctx context.Context, src []byte, req Request) (*Result, 
 		return e.processAnimation(ctx, anim, req)
 	}
 	start := time.Now()
+	_, span := tracing.Start(ctx, "image.decode", trace.WithAttributes(attribute.Int("vitrine.image.bytes", len(src))))
 	d, err := e.decode(src, req.Chain.steps, req.Env, req.Variation)
+	if err == nil {
+		span.SetAttributes(attribute.String("vitrine.image.format", d.ext), attribute.Int("vitrine.image.width", d.w),
+			attribute.Int("vitrine.image.height", d.h))
+	}
+	tracing.End(span, err)
 	if err != nil {
 		return nil, err
 	}
@@ -459,7 +470,7 @@ func (e *Engine) runChain(s *State, c Chain, frames int) error {
 			return err
 		}
 		start := time.Now()
-		if err := st.Apply(s); err != nil {
+		if err := applyTraced(s, st, c.specs[i].Name); err != nil {
 			return stepError(c.specs[i].Name, err)
 		}
 		e.observe("transform", c.specs[i].Name, start)
@@ -481,22 +492,28 @@ func (e *Engine) runChain(s *State, c Chain, frames int) error {
 // s.Output.Format; w and h are the size reported (one frame's for an
 // animation).
 func (e *Engine) finish(s *State, w, h int) (*Result, error) {
+	_, span := tracing.Start(s.Ctx, "image.encode", trace.WithAttributes(attribute.String("vitrine.image.format", s.Output.Format)))
 	var answer *QualityAnswer
 	var data []byte
 	var err error
 	if s.Output.Auto && slices.Contains(AutoQualityFormats(), s.Output.Format) && s.Image.Pages() <= 1 {
-		if data, answer, err = e.autoEncode(s, s.qualities); err != nil {
-			return nil, err
-		}
+		data, answer, err = e.autoEncode(s, s.qualities)
 	} else {
 		start := time.Now()
-		if data, err = e.encode(s.Image, s.Output); err != nil {
-			return nil, err
+		data, err = e.encode(s.Image, s.Output)
+		if err == nil {
+			data, err = e.finishEncoded(data, s.Output)
 		}
-		if data, err = e.finishEncoded(data, s.Output); err != nil {
-			return nil, err
+		if err == nil {
+			e.observe("encode", s.Output.Format, start)
 		}
-		e.observe("encode", s.Output.Format, start)
+	}
+	if err == nil {
+		span.SetAttributes(attribute.Int("vitrine.image.bytes", len(data)))
+	}
+	tracing.End(span, err)
+	if err != nil {
+		return nil, err
 	}
 	return &Result{
 		Quality: answer,
@@ -517,4 +534,39 @@ func stepError(name string, err error) error {
 		return err
 	}
 	return fmt.Errorf("engine: %s: %w", name, err)
+}
+
+// admit waits for a pipeline slot (takeSlot) in a span of its own: the
+// engine's admission wait.
+func (e *Engine) admit(ctx context.Context) (*slot, context.Context, error) {
+	_, span := tracing.Start(ctx, "engine.admission")
+	sl, ctx, err := e.takeSlot(ctx)
+	tracing.End(span, err)
+	return sl, ctx, err
+}
+
+// applyTraced applies st to s in a span named for the step: native steps
+// as `transform <name>`, guest steps (a WebAssembly filter) with the
+// filter's name and version, whose own spans (filters) split the wait for
+// an instance from the guest's run.
+func applyTraced(s *State, st Step, name string) error {
+	if !tracing.On() {
+		return st.Apply(s)
+	}
+	kind := "native"
+	attrs := []attribute.KeyValue{attribute.String("vitrine.transformation.name", name)}
+	if g, ok := st.(*guestStep); ok {
+		kind = "guest"
+		if v, ok := g.guest.(interface{ Version() string }); ok {
+			attrs = append(attrs, attribute.String("vitrine.filter.name", g.name), attribute.String("vitrine.filter.version", v.Version()))
+		}
+	}
+	attrs = append(attrs, attribute.String("vitrine.transformation.kind", kind))
+	ctx, span := tracing.Start(s.Ctx, "transform "+name, trace.WithAttributes(attrs...))
+	parent := s.Ctx
+	s.Ctx = ctx
+	err := st.Apply(s)
+	s.Ctx = parent
+	tracing.End(span, err)
+	return err
 }

@@ -13,6 +13,10 @@ import (
 	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/vitrine/vitrine/tracing"
 )
 
 // Filter is one loaded filter: its manifest, its compiled module in its own
@@ -47,6 +51,9 @@ type Filter struct {
 
 // Name is the filter's name.
 func (f *Filter) Name() string { return f.manifest.Name }
+
+// Version is the filter's version, as its manifest states it.
+func (f *Filter) Version() string { return f.manifest.Version }
 
 // Manifest returns the filter's manifest. It must not be changed.
 func (f *Filter) Manifest() *Manifest { return f.manifest }
@@ -176,23 +183,33 @@ func (f *Filter) invoke(ctx context.Context, c *call) (err error) {
 	// runtime's _initialize) is the host's choice, not part of the call,
 	// and has a deadline of its own. The call's own timeout starts once it
 	// runs.
+	attrs := trace.WithAttributes(attribute.String("vitrine.filter.name", f.Name()),
+		attribute.String("vitrine.filter.version", f.manifest.Version), attribute.String("vitrine.filter.kind", string(f.manifest.Kind)))
+	_, wspan := tracing.Start(ctx, "filter.wait", attrs)
 	wctx, wcancel := context.WithTimeout(ctx, f.queueWait)
 	defer wcancel()
 	sctx, scancel := context.WithTimeout(ctx, f.startTimeout())
 	inst, err := f.pool.get(wctx, sctx)
 	scancel()
 	if err != nil {
-		return f.callError(ctx, err)
+		err = f.callError(ctx, err)
+		tracing.End(wspan, err)
+		return err
 	}
 	if err := f.runner.acquire(wctx); err != nil {
 		f.pool.put(inst, true)
-		return f.callError(ctx, errWaited)
+		err = f.callError(ctx, errWaited)
+		tracing.End(wspan, err)
+		return err
 	}
+	wspan.End()
 	defer f.runner.release()
 	cctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
+	cctx, rspan := tracing.Start(cctx, "filter.run", attrs)
 	var res []uint64
 	inst.run(cctx, func() { res, err = inst.fn.Call(withCall(cctx, c)) })
+	tracing.End(rspan, err)
 	f.pool.put(inst, err == nil)
 	if c.serviceErr != nil {
 		return c.serviceErr

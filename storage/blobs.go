@@ -12,6 +12,9 @@ import (
 	"net/url"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 	"gocloud.dev/blob"
 	_ "gocloud.dev/blob/azureblob" // registers azblob://
 	_ "gocloud.dev/blob/fileblob"  // registers file://
@@ -19,6 +22,8 @@ import (
 	_ "gocloud.dev/blob/memblob"   // registers mem://
 	_ "gocloud.dev/blob/s3blob"    // registers s3://
 	"gocloud.dev/gcerrors"
+
+	"github.com/vitrine/vitrine/tracing"
 )
 
 // DefaultBlobTimeout bounds each blob operation unless SetTimeout says
@@ -149,23 +154,35 @@ func (b *Blobs) op(ctx context.Context, op, key string) (context.Context, contex
 			return nil, nil, nil, fmt.Errorf("storage: %s blob %s: %w", op, key, err)
 		}
 	}
-	octx, cancel := context.WithTimeout(ctx, b.timeout)
+	sctx, span := tracing.Start(ctx, "blob "+op, trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(attribute.String("vitrine.blob.operation", op), attribute.String("vitrine.blob.key", key)))
+	octx, cancel := context.WithTimeout(sctx, b.timeout)
 	wrapErr := func(err error) error {
-		switch {
-		case err == nil:
-			return nil
-		case gcerrors.Code(err) == gcerrors.NotFound:
-			return fmt.Errorf("storage: %s blob %s: %w", op, key, ErrNotExist)
-		case ctx.Err() != nil:
-			return fmt.Errorf("storage: %s blob %s: %w", op, key, ctx.Err())
-		case octx.Err() != nil:
-			return &UnavailableError{Backend: "blob store", Op: op + " " + key, Timeout: b.timeout, Err: err}
-		case errors.Is(err, ErrInvalid):
-			return err
+		err = b.classify(ctx, octx, op, key, err)
+		if err != nil && !errors.Is(err, ErrNotExist) {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
 		}
-		return &UnavailableError{Backend: "blob store", Op: op + " " + key, Err: err}
+		return err
 	}
-	return octx, cancel, wrapErr, nil
+	return octx, func() { cancel(); span.End() }, wrapErr, nil
+}
+
+// classify is op's error as the caller gets it (see op).
+func (b *Blobs) classify(ctx, octx context.Context, op, key string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case gcerrors.Code(err) == gcerrors.NotFound:
+		return fmt.Errorf("storage: %s blob %s: %w", op, key, ErrNotExist)
+	case ctx.Err() != nil:
+		return fmt.Errorf("storage: %s blob %s: %w", op, key, ctx.Err())
+	case octx.Err() != nil:
+		return &UnavailableError{Backend: "blob store", Op: op + " " + key, Timeout: b.timeout, Err: err}
+	case errors.Is(err, ErrInvalid):
+		return err
+	}
+	return &UnavailableError{Backend: "blob store", Op: op + " " + key, Err: err}
 }
 
 // Put writes data at key, all or nothing: when the write fails or ctx is

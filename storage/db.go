@@ -145,7 +145,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	if timeout <= 0 {
 		timeout = DefaultQueryTimeout
 	}
-	db.bun = db.bun.WithQueryHook(timeoutHook(timeout))
+	db.bun = db.bun.WithQueryHook(timeoutHook(timeout)).WithQueryHook(traceHook{dbSystem(db.kind)})
 	if err := db.Ping(ctx); err != nil {
 		_ = sqldb.Close()
 		return nil, err

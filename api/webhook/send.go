@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/vitrine/vitrine/tracing"
 )
 
 // Message is what one attempt sends: the id that names it on every
@@ -57,6 +59,8 @@ func Send(ctx context.Context, client *http.Client, url, secret string, m Messag
 	req.Header.Set("webhook-id", m.ID)
 	req.Header.Set("webhook-timestamp", strconv.FormatInt(start.Unix(), 10))
 	req.Header.Set("webhook-signature", sig)
+	// The W3C trace context of the delivery (traceparent), when tracing is on.
+	tracing.Inject(ctx, req.Header)
 	resp, err := client.Do(req)
 	if err != nil {
 		return Result{Latency: time.Since(start), Err: err}
