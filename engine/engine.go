@@ -516,11 +516,11 @@ func (e *Engine) finish(s *State, w, h int) (*Result, error) {
 		Quality:  answer,
 		Searched: searched,
 		Data:     data,
-		Mime:    mimeOf[s.Output.Format],
-		Ext:     s.Output.Format,
-		Width:   w,
-		Height:  h,
-		Headers: s.Headers,
+		Mime:     mimeOf[s.Output.Format],
+		Ext:      s.Output.Format,
+		Width:    w,
+		Height:   h,
+		Headers:  s.Headers,
 	}, nil
 }
 

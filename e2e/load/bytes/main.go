@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -30,6 +31,7 @@ type out struct {
 func main() {
 	width := flag.Int("width", 1200, "output width")
 	levels := flag.String("levels", "low,medium,high", "auto-quality targets")
+	buttLevels := flag.String("butteraugli", "high", "levels whose outputs butteraugli_main also scores (it takes seconds an image)")
 	flag.Parse()
 	e, err := engine.New(engine.Config{})
 	if err != nil {
@@ -69,12 +71,13 @@ func main() {
 		if err := os.WriteFile(refPath, ref, 0o644); err != nil {
 			fail(err)
 		}
+		withButt := true
 		score := func(o *out) {
 			if o.score, err = engine.Compare(ref, o.data); err != nil {
 				fail(err)
 			}
 			o.butt = -1
-			if butteraugli == nil {
+			if butteraugli == nil && withButt {
 				// butteraugli_main reads PNG and JPEG: others go through PNG.
 				p := filepath.Join(tmp, "dist.png")
 				png := o.data
@@ -100,6 +103,7 @@ func main() {
 		}
 		names = append(names, name)
 		for _, level := range strings.Split(*levels, ",") {
+			withButt = slices.Contains(strings.Split(*buttLevels, ","), level)
 			autoJ := render(src, "jpg", nil, "compress:level=auto,target="+level)
 			best := render(src, "jpg", engine.AutoQualityFormats(), "compress:level=auto,target="+level)
 			oj := &out{ext: "jpg", data: autoJ.Data}
