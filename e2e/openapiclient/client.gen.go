@@ -219,6 +219,33 @@ func (e TransformationParamsType) Valid() bool {
 	}
 }
 
+// Defines values for Quality.
+const (
+	QualityAuto         Quality = "auto"
+	QualityHigh         Quality = "high"
+	QualityLosslessLike Quality = "lossless-like"
+	QualityLow          Quality = "low"
+	QualityMedium       Quality = "medium"
+)
+
+// Valid indicates whether the value is a known member of the Quality enum.
+func (e Quality) Valid() bool {
+	switch e {
+	case QualityAuto:
+		return true
+	case QualityHigh:
+		return true
+	case QualityLosslessLike:
+		return true
+	case QualityLow:
+		return true
+	case QualityMedium:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for TusResumable.
 const (
 	TusResumableN100 TusResumable = "1.0.0"
@@ -405,6 +432,33 @@ func (e ListImagesParamsFields) Valid() bool {
 	case ListImagesParamsFieldsUser:
 		return true
 	case ListImagesParamsFieldsWidth:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for GetImageParamsQuality.
+const (
+	GetImageParamsQualityAuto         GetImageParamsQuality = "auto"
+	GetImageParamsQualityHigh         GetImageParamsQuality = "high"
+	GetImageParamsQualityLosslessLike GetImageParamsQuality = "lossless-like"
+	GetImageParamsQualityLow          GetImageParamsQuality = "low"
+	GetImageParamsQualityMedium       GetImageParamsQuality = "medium"
+)
+
+// Valid indicates whether the value is a known member of the GetImageParamsQuality enum.
+func (e GetImageParamsQuality) Valid() bool {
+	switch e {
+	case GetImageParamsQualityAuto:
+		return true
+	case GetImageParamsQualityHigh:
+		return true
+	case GetImageParamsQualityLosslessLike:
+		return true
+	case GetImageParamsQualityLow:
+		return true
+	case GetImageParamsQualityMedium:
 		return true
 	default:
 		return false
@@ -1232,6 +1286,9 @@ type PublicKeyPath = string
 // PublicKeyQuery defines model for PublicKeyQuery.
 type PublicKeyQuery = string
 
+// Quality defines model for Quality.
+type Quality string
+
 // RuleID defines model for RuleID.
 type RuleID = string
 
@@ -1953,6 +2010,16 @@ type GetImageParams struct {
 	// a text that would render over 4096 x 4096 pixels or 8 megapixels is a 400.
 	T *Transformations `json:"t[],omitempty"`
 
+	// Quality `auto` (the target in `autoQuality.target`) or a named target (`low`, `medium`, `high`,
+	// `lossless-like`: SSIMULACRA 2 scores 60, 70, 80, 90): the output is encoded at the lowest
+	// quality whose score meets the target, found per image, output format and size class by at
+	// most four encodes and stored with the image, so later renders cost one encode. The same as
+	// appending `t[]=compress:level=auto,target=<level>`; a `compress` step in `t[]` wins.
+	// Applies to JPEG, WebP and AVIF output. The response header `X-<prefix>-Quality` says what
+	// was chosen and why: `q=62; target=high(80); score=81.3; encodes=3`, or
+	// `q=62; stored; target=high(80)`. Any other value is a 400.
+	Quality *GetImageParamsQuality `form:"quality,omitempty" json:"quality,omitempty"`
+
 	// PublicKey The acting public key when it is not named like the path's user (and no `PublicKey` header
 	// is sent); part of the URL an access token or signature covers.
 	PublicKey *PublicKeyQuery `form:"publicKey,omitempty" json:"publicKey,omitempty"`
@@ -1963,6 +2030,9 @@ type GetImageParams struct {
 	// Signature The signature, instead of the `Authenticate-Signature` header.
 	Signature *SignatureQuery `form:"signature,omitempty" json:"signature,omitempty"`
 }
+
+// GetImageParamsQuality defines parameters for GetImage.
+type GetImageParamsQuality string
 
 // DeleteMetadataAlias0Params defines parameters for DeleteMetadataAlias0.
 type DeleteMetadataAlias0Params struct {
@@ -8789,6 +8859,18 @@ func NewGetImageRequest(server string, user User, image ImageWithExtension, para
 		if params.T != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("pipeDelimited", true, "t[]", *params.T, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "array", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Quality != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "quality", *params.Quality, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
