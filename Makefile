@@ -15,7 +15,7 @@
 GO ?= go
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test deps test-deps build vet templ-check openapi-client openapi-check fuzz asan bench load load-mixed load-upload load-events
+.PHONY: run test deps test-deps build vet templ-check openapi-client openapi-check fuzz asan bench bench-bytes load load-mixed load-upload load-events
 
 deps:
 	@pkg-config --exists vips 2>/dev/null || { \
@@ -190,6 +190,12 @@ test: vet test-deps
 
 bench: deps
 	$(GO) test ./engine ./api -run '^$$' -bench . -benchmem -benchtime 3s
+
+# Auto quality's bytes and SSIMULACRA 2 scores against fixed q80 JPEG and
+# WebP on real photographs (README, Perceptual quality); installs the
+# wallpaper packages and butteraugli_main (libjxl-devtools) when missing.
+bench-bytes: deps
+	e2e/load/bytes.sh
 
 # wrk against the built binary: req/s, p50/p99 and peak RSS per workload.
 load: build

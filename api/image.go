@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -98,7 +99,7 @@ func (s *Server) serveImage(c *call, img storage.Image, chain engine.Chain, form
 		return c.writeBody(data, img.Mime, o)
 	}
 	renderStart := time.Now()
-	v, hit, err := s.variant(c.ctx(), img, chain, format, c.limitRender)
+	v, hit, err := s.variant(c.ctx(), img, chain, format, c.bestFormats(chain, format), c.limitRender)
 	if err != nil {
 		return err
 	}
@@ -152,9 +153,15 @@ func decodeVariant(b []byte) (variant, bool) {
 // variant returns the rendered image from the variant cache (hit true) or,
 // when admit lets it (the renders rate limit), renders and stores it.
 // Concurrent identical misses render once.
-func (s *Server) variant(ctx context.Context, img storage.Image, chain engine.Chain, format string, admit func() error) (v variant, hit bool, err error) {
+// With best (the sorted candidate formats of a best-format render) the
+// cache key covers the candidates rather than the one preferred format.
+func (s *Server) variant(ctx context.Context, img storage.Image, chain engine.Chain, format string, best []string, admit func() error) (v variant, hit bool, err error) {
 	cache := boolOr(s.cfg.CacheVariants, true)
-	hash := variantHash(img, chain, format)
+	keyFormat := format
+	if len(best) > 0 {
+		keyFormat = "best:" + strings.Join(best, "+")
+	}
+	hash := variantHash(img, chain, keyFormat)
 	if cache {
 		if b, err := s.variants.Get(ctx, img, hash); err == nil {
 			if v, ok := decodeVariant(b); ok {
@@ -168,7 +175,7 @@ func (s *Server) variant(ctx context.Context, img storage.Image, chain engine.Ch
 		return v, false, err
 	}
 	v, _, err = s.flight.do(ctx, storage.VariantKey(img.User, img.Identifier, img.BlobToken, hash), func(ctx context.Context) (variant, error) {
-		v, err := s.render(ctx, img, chain, format)
+		v, err := s.render(ctx, img, chain, format, best)
 		if err == nil && cache {
 			stored, err := s.variants.Put(ctx, img, storage.VariantName{Hash: hash, Chain: chain.Key(), Format: format}, encodeVariant(v))
 			switch {
@@ -190,7 +197,7 @@ func (s *Server) variant(ctx context.Context, img storage.Image, chain engine.Ch
 // render transforms the stored image, from a stored variation when the
 // picker finds one that holds enough pixels for the chain; the answer's
 // Source header says which ("variation-<width>" or "original").
-func (s *Server) render(ctx context.Context, img storage.Image, chain engine.Chain, format string) (variant, error) {
+func (s *Server) render(ctx context.Context, img storage.Image, chain engine.Chain, format string, best []string) (variant, error) {
 	var md map[string]any
 	if chain.NeedsMetadata() {
 		var err error
@@ -199,10 +206,11 @@ func (s *Server) render(ctx context.Context, img storage.Image, chain engine.Cha
 		}
 	}
 	req := engine.Request{
-		Chain:  chain,
-		Format: format,
-		Source: engine.Info{Mime: img.Mime, Ext: img.Extension, Width: img.Width, Height: img.Height},
-		Env:    engine.Env{Metadata: md, LoadImage: s.loadOther(img)},
+		Chain:   chain,
+		Format:  format,
+		Source:  engine.Info{Mime: img.Mime, Ext: img.Extension, Width: img.Width, Height: img.Height},
+		Env:     engine.Env{Metadata: md, LoadImage: s.loadOther(img)},
+		Formats: best,
 	}
 	req.Qualities = s.storedQualities(ctx, img, chain)
 	source := "original"
@@ -231,6 +239,9 @@ func (s *Server) render(ctx context.Context, img storage.Image, chain engine.Cha
 		return variant{}, err
 	}
 	s.storeQuality(ctx, img, res.Quality)
+	for i := range res.Searched {
+		s.storeQuality(ctx, img, &res.Searched[i])
+	}
 	// The output's dimensions go out as <prefix>-OutputWidth and
 	// -OutputHeight, so a client learns them without decoding the bytes;
 	// <prefix>-Source says whether a stored variation or the original was

@@ -2,6 +2,8 @@ package api
 
 import (
 	"net/http"
+
+	"github.com/vitrine/vitrine/engine"
 	"slices"
 	"sort"
 	"strconv"
@@ -153,4 +155,31 @@ func (c *call) outputFormat(originalMime string) (string, error) {
 		return original, nil
 	}
 	return cands[0].ext, nil
+}
+
+// bestFormats are the auto-quality output formats the Accept header allows
+// (webp, avif and jxl by name, jpeg also by a wildcard), sorted, when the
+// response type was negotiated, the chain asks for auto quality and the
+// negotiated format is one of two or more of them: the render then picks
+// the smallest that meets the target (README, Perceptual quality).
+func (c *call) bestFormats(chain engine.Chain, format string) []string {
+	if !c.negotiated || c.ext != "" || !chain.WantsQuality() || !boolOr(c.s.cfg.ContentNegotiateImages, true) {
+		return nil
+	}
+	entries := parseAccept(c.r.Header.Get("Accept"))
+	var out []string
+	for _, ext := range engine.AutoQualityFormats() {
+		q := exactQuality(entries, imageFormats[ext])
+		if ext == "jpg" {
+			q = acceptQuality(entries, imageFormats[ext])
+		}
+		if q > 0 {
+			out = append(out, ext)
+		}
+	}
+	if len(out) < 2 || !slices.Contains(out, format) {
+		return nil
+	}
+	sort.Strings(out)
+	return out
 }

@@ -143,6 +143,11 @@ type Request struct {
 	// Qualities are the auto-quality answers stored for this image, which
 	// a render with auto quality starts from (one encode when one fits).
 	Qualities []QualityAnswer
+	// Formats, when it names two or more auto-quality formats (the ones
+	// the client's Accept allowed), asks for the smallest of them that
+	// meets the auto-quality target for this image instead of Format;
+	// only with auto quality on a still image.
+	Formats []string
 }
 
 // Result is one encoded output.
@@ -158,6 +163,9 @@ type Result struct {
 	// (nil when it used a stored one or no auto quality), for the caller
 	// to store with the image.
 	Quality *QualityAnswer
+	// Searched are the further answers a best-format render searched for
+	// (the candidate formats not chosen), also for the caller to store.
+	Searched []QualityAnswer
 }
 
 // Defaults applied by New to zero fields of Config.
@@ -450,6 +458,7 @@ func (e *Engine) render(ctx context.Context, src []byte, req Request) (*Result, 
 		s.Output.Auto, s.Output.AutoTarget = true, *req.AutoQuality
 	}
 	s.qualities = req.Qualities
+	s.formats = req.Formats
 	if s.Output.Format == "" {
 		s.Output.Format = d.ext
 	}
@@ -494,9 +503,12 @@ func (e *Engine) runChain(s *State, c Chain, frames int) error {
 func (e *Engine) finish(s *State, w, h int) (*Result, error) {
 	_, span := tracing.Start(s.Ctx, "image.encode", trace.WithAttributes(attribute.String("vitrine.image.format", s.Output.Format)))
 	var answer *QualityAnswer
+	var searched []QualityAnswer
 	var data []byte
 	var err error
-	if s.Output.Auto && slices.Contains(AutoQualityFormats(), s.Output.Format) && s.Image.Pages() <= 1 {
+	if s.Output.Auto && len(s.formats) > 1 && s.Image.Pages() <= 1 {
+		data, answer, searched, err = e.bestEncode(s)
+	} else if s.Output.Auto && slices.Contains(AutoQualityFormats(), s.Output.Format) && s.Image.Pages() <= 1 {
 		data, answer, err = e.autoEncode(s, s.qualities)
 	} else {
 		start := time.Now()
@@ -516,13 +528,14 @@ func (e *Engine) finish(s *State, w, h int) (*Result, error) {
 		return nil, err
 	}
 	return &Result{
-		Quality: answer,
-		Data:    data,
-		Mime:    mimeOf[s.Output.Format],
-		Ext:     s.Output.Format,
-		Width:   w,
-		Height:  h,
-		Headers: s.Headers,
+		Quality:  answer,
+		Searched: searched,
+		Data:     data,
+		Mime:     mimeOf[s.Output.Format],
+		Ext:      s.Output.Format,
+		Width:    w,
+		Height:   h,
+		Headers:  s.Headers,
 	}, nil
 }
 

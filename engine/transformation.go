@@ -40,6 +40,8 @@ type State struct {
 	engine *Engine
 	// qualities are the stored auto-quality answers of the request.
 	qualities []QualityAnswer
+	// formats are the candidate formats of a best-format render.
+	formats []string
 	// loadW and loadH, when not zero, are the size Image would have had
 	// without shrink-on-load; the first step computes its geometry from them
 	// (see State.Size) so that results are exact either way.

@@ -2017,7 +2017,11 @@ type GetImageParams struct {
 	// appending `t[]=compress:level=auto,target=<level>`; a `compress` step in `t[]` wins.
 	// Applies to JPEG, WebP and AVIF output. The response header `X-<prefix>-Quality` says what
 	// was chosen and why: `q=62; target=high(80); score=81.3; encodes=3`, or
-	// `q=62; stored; target=high(80)`. Any other value is a 400.
+	// `q=62; stored; target=high(80)`. Any other value is a 400. Without an extension in the
+	// path, when `Accept` allows two or more of AVIF, WebP, JPEG XL and JPEG, the response is the
+	// smallest of them that meets the target for this image (each at its own auto quality,
+	// decided once and stored), and `X-<prefix>-Format` says which and how, e.g.
+	// `avif; searched; avif=23927,jpg=47435,webp=31020` or `avif; stored; candidates=avif,jpg,webp`.
 	Quality *GetImageParamsQuality `form:"quality,omitempty" json:"quality,omitempty"`
 
 	// PublicKey The acting public key when it is not named like the path's user (and no `PublicKey` header
