@@ -155,7 +155,7 @@ accessControl:
 	wantStatus(t, "traced render", r, http.StatusOK)
 
 	var spans []*tracepb.Span
-	byName := map[string]*tracepb.Span{}
+	var byName map[string]*tracepb.Span
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		spans = rc.trace(traceID)

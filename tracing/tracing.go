@@ -25,6 +25,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.37.0"
 	"go.opentelemetry.io/otel/trace"
+	"go.opentelemetry.io/otel/trace/noop"
 )
 
 // Name is the instrumentation scope of the service's own spans.
@@ -99,7 +100,7 @@ func Setup(ctx context.Context, getenv func(string) string, version string) (shu
 	return func(ctx context.Context) error {
 		on.Store(false)
 		err := tp.Shutdown(ctx)
-		otel.SetTracerProvider(trace.NewNoopTracerProvider()) //nolint:staticcheck // the global provider goes back to off
+		otel.SetTracerProvider(noop.NewTracerProvider()) // the global provider goes back to off
 		otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator())
 		return err
 	}, nil
