@@ -69,6 +69,7 @@ func TestEventsFired(t *testing.T) {
 		"/webhooks", "/webhooks/w", "/webhooks/w/ping", "/webhooks/w/deliveries", "/webhooks/w/deliveries/1",
 		"/webhooks/w/deliveries/1/redeliver",
 		"/users/alice/uploadtokens", "/users/alice/uploadtokens/3f2a9c4d1e0b7a65",
+		"/users/alice/uploads", "/users/alice/uploads/0123456789abcdef0123456789abcdef",
 		"/blocklist", "/blocklist/1", "/blocklist/1/remove",
 		"/nowhere", "/users/alice/images/abc/unknown",
 	}
@@ -98,6 +99,12 @@ func TestEventsFired(t *testing.T) {
 			for _, p := range paths {
 				for _, m := range methods {
 					e.request(m, e.url+p, nil, "Origin", "https://example.com", "Access-Control-Request-Method", "GET")
+					if m == http.MethodOptions {
+						// Not a preflight either: a route that serves
+						// OPTIONS (resumable uploads' discovery) fires
+						// nothing all the same.
+						e.request(m, e.url+p, nil)
+					}
 				}
 			}
 			mu.Lock()

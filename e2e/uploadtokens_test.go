@@ -124,7 +124,7 @@ func TestUploadTokens(t *testing.T) {
 		s.checkError(t, "another user", s.tokenUpload(t, "bob", other.Token, testPNG(t, 8, 8, 4)),
 			http.StatusForbidden, "Upload token is for user alice, not bob")
 		s.checkError(t, "another route", s.do(t, http.MethodGet, "/users/alice/images?uploadToken="+other.Token, nil, nil),
-			http.StatusForbidden, "An upload token authorises only uploads: POST /users/<user>/images")
+			http.StatusForbidden, "An upload token authorises only uploads: POST /users/<user>/images and /users/<user>/uploads")
 		s.checkError(t, "a type it does not take", s.tokenUpload(t, "alice", s.issueToken(t, map[string]any{"formats": []string{"jpg"}}).Token,
 			testPNG(t, 8, 8, 5)), http.StatusUnsupportedMediaType, "Image type png is not accepted by the upload token (it accepts jpg)")
 		revoked := s.issueToken(t, nil)

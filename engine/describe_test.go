@@ -8,7 +8,7 @@ import (
 
 // describeSamples are valid values for string parameters whose format the
 // description states only in words.
-var describeSamples = map[string]string{"smartSize.poi": "10,20"}
+var describeSamples = map[string]string{"smartSize.poi": "10,20", "compress.level": "auto"}
 
 // sample returns a valid value for p: its default, its minimum, its first
 // allowed value, or a type-appropriate one.

@@ -65,9 +65,8 @@ const (
 
 // eventNames are the events the host fires, `<resource>.<method>`, sorted
 // (ABI.md section 5, "Events"): one for each route of the REST API and each
-// method it serves there, HEAD wherever GET is served. OPTIONS fires only
-// where a route serves it (resumable uploads' discovery); elsewhere it and
-// other methods fire none. A test in package main compares this list with the
+// method it serves there, HEAD wherever GET is served. OPTIONS and other
+// methods fire none. A test in package main compares this list with the
 // events package api fires, so the two cannot drift.
 var eventNames = []string{
 	"accessrule.delete", "accessrule.get", "accessrule.head",
@@ -90,7 +89,7 @@ var eventNames = []string{
 	"stats.get", "stats.head",
 	"status.get", "status.head",
 	"transformations.get", "transformations.head",
-	"uploads.delete", "uploads.head", "uploads.options", "uploads.patch", "uploads.post",
+	"uploads.delete", "uploads.head", "uploads.patch", "uploads.post",
 	"uploadtoken.delete", "uploadtokens.post",
 	"usage.get", "usage.head",
 	"user.delete", "user.get", "user.head",

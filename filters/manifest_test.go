@@ -33,8 +33,7 @@ func TestParseManifest(t *testing.T) {
 		{"bad event", `{` + head + `"kind":"listener","events":["images"]}`, `events: "images" is not an event`},
 		{"unknown event", `{` + head + `"kind":"listener","events":["images.post","bogus.event"]}`, `events: "bogus.event" is not an event`},
 		{"method a resource lacks", `{` + head + `"kind":"listener","events":["stats.post"]}`, `events: "stats.post" is not an event`},
-		{"options fire no event on images", `{` + head + `"kind":"listener","events":["images.options"]}`, `events: "images.options" is not an event`},
-		{"options fire on resumable uploads", `{` + head + `"kind":"listener","events":["*.options"]}`, ""},
+		{"options fire no event", `{` + head + `"kind":"listener","events":["*.options"]}`, `events: "*.options" is not an event`},
 		{"unknown resource pattern", `{` + head + `"kind":"listener","events":["thumbnails.*"]}`, `events: "thumbnails.*" is not an event`},
 		{"star dot star", `{` + head + `"kind":"listener","events":["*.*"]}`, `events: "*.*" is not an event`},
 		{"upper case", `{` + head + `"kind":"listener","events":["Images.post"]}`, `events: "Images.post" is not an event`},
@@ -151,7 +150,7 @@ func TestEventNames(t *testing.T) {
 	if !slices.IsSorted(names) || len(slices.Compact(slices.Clone(names))) != len(names) {
 		t.Fatalf("EventNames is not sorted and unique: %v", names)
 	}
-	methods := []string{"get", "head", "post", "put", "patch", "delete", "options"}
+	methods := []string{"get", "head", "post", "put", "patch", "delete"}
 	for _, n := range names {
 		resource, method, ok := strings.Cut(n, ".")
 		if !ok || resource == "" || !slices.Contains(methods, method) {

@@ -19308,6 +19308,14 @@ type DiscoverResumableUploadsResponse204Headers struct {
 	TusVersion   *string
 }
 
+// DiscoverResumableUploadsResponse400Headers the declared response headers of an HTTP 400 response for DiscoverResumableUploads
+type DiscoverResumableUploadsResponse400Headers struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
 // DiscoverResumableUploadsResponseDefaultHeaders the declared response headers of an HTTP default response for DiscoverResumableUploads
 type DiscoverResumableUploadsResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
@@ -19319,12 +19327,21 @@ type DiscoverResumableUploadsResponseDefaultHeaders struct {
 type DiscoverResumableUploadsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers204 the parsed response headers for an HTTP 204 response
 	Headers204 *DiscoverResumableUploadsResponse204Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DiscoverResumableUploadsResponse400Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *DiscoverResumableUploadsResponseDefaultHeaders
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DiscoverResumableUploadsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -19657,6 +19674,14 @@ type DiscoverResumableUploadResponse204Headers struct {
 	TusVersion   *string
 }
 
+// DiscoverResumableUploadResponse400Headers the declared response headers of an HTTP 400 response for DiscoverResumableUpload
+type DiscoverResumableUploadResponse400Headers struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
 // DiscoverResumableUploadResponseDefaultHeaders the declared response headers of an HTTP default response for DiscoverResumableUpload
 type DiscoverResumableUploadResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
@@ -19668,12 +19693,21 @@ type DiscoverResumableUploadResponseDefaultHeaders struct {
 type DiscoverResumableUploadResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers204 the parsed response headers for an HTTP 204 response
 	Headers204 *DiscoverResumableUploadResponse204Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DiscoverResumableUploadResponse400Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *DiscoverResumableUploadResponseDefaultHeaders
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DiscoverResumableUploadResponse) GetJSON400() *BadRequest {
+	return r.JSON400
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -32792,6 +32826,13 @@ func ParseDiscoverResumableUploadsResponse(rsp *http.Response) (*DiscoverResumab
 	case rsp.StatusCode == 204:
 		break // No content-type
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -32833,6 +32874,37 @@ func ParseDiscoverResumableUploadsResponse(rsp *http.Response) (*DiscoverResumab
 			headers.TusVersion = &value
 		}
 		response.Headers204 = &headers
+	case rsp.StatusCode == 400:
+		var headers DiscoverResumableUploadsResponse400Headers
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers400 = &headers
 	case true:
 		var headers DiscoverResumableUploadsResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
@@ -33372,6 +33444,13 @@ func ParseDiscoverResumableUploadResponse(rsp *http.Response) (*DiscoverResumabl
 	case rsp.StatusCode == 204:
 		break // No content-type
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -33413,6 +33492,37 @@ func ParseDiscoverResumableUploadResponse(rsp *http.Response) (*DiscoverResumabl
 			headers.TusVersion = &value
 		}
 		response.Headers204 = &headers
+	case rsp.StatusCode == 400:
+		var headers DiscoverResumableUploadResponse400Headers
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers400 = &headers
 	case true:
 		var headers DiscoverResumableUploadResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
