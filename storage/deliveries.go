@@ -255,49 +255,38 @@ func (db *DB) FinishDeliveries(ctx context.Context, outcomes []DeliveryOutcome) 
 		ids[i] = o.ID
 	}
 	err := db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		// Why the locked read first: an attempt written for a delivery
-		// that a sink's delete just removed would be a row nothing
-		// purges; the lock orders this after such a delete.
-		var found []int64
-		if err := db.forUpdate(tx.NewSelect().Model((*deliveryRow)(nil)).Column("id").
-			Where("id IN (?)", bun.List(ids))).Scan(ctx, &found); err != nil {
-			return err
-		}
-		there := map[int64]bool{}
-		for _, id := range found {
-			there[id] = true
-		}
+		// Why each delivery's update before its attempt's row: an
+		// attempt written for a delivery that a sink's delete just
+		// removed would be a row nothing purges; the update finds no row
+		// then, and its lock orders this after such a delete.
+		now := time.Now().UnixMicro()
 		var rows []attemptRow
 		for _, o := range outcomes {
-			if there[o.ID] {
-				a := o.Attempt
-				rows = append(rows, attemptRow{DeliveryID: o.ID, At: a.At.UnixMicro(), Status: a.Status,
-					Latency: a.Latency.Microseconds(), Response: clip(a.Response, 1024), Error: clip(a.Error, 1000)})
-			}
-		}
-		if len(rows) == 0 {
-			return nil
-		}
-		if _, err := tx.NewInsert().Model(&rows).Exec(ctx); err != nil {
-			return err
-		}
-		now := time.Now().UnixMicro()
-		for _, o := range outcomes {
-			if !there[o.ID] {
-				continue
-			}
-			q := tx.NewUpdate().Model((*deliveryRow)(nil)).Where("id = ?", o.ID).Set("last_status = ?", o.Attempt.Status).
-				Set("last_error = ?", clip(o.Attempt.Error, 1000)).Set("state = ?", int(o.State))
+			a := o.Attempt
+			row := attemptRow{DeliveryID: o.ID, At: a.At.UnixMicro(), Status: a.Status,
+				Latency: a.Latency.Microseconds(), Response: clip(a.Response, 1024), Error: clip(a.Error, 1000)}
+			q := tx.NewUpdate().Model((*deliveryRow)(nil)).Where("id = ?", o.ID).Set("last_status = ?", row.Status).
+				Set("last_error = ?", row.Error).Set("state = ?", int(o.State))
 			if o.State == DeliveryPending {
 				q = q.Set("due = ?", o.Retry.UnixMicro())
 			} else {
 				q = q.Set("finished = ?", now)
 			}
-			if _, err := q.Exec(ctx); err != nil {
+			res, err := q.Exec(ctx)
+			if err != nil {
 				return err
 			}
+			if n, err := affected(res); err != nil {
+				return err
+			} else if n == 1 {
+				rows = append(rows, row)
+			}
 		}
-		return nil
+		if len(rows) == 0 {
+			return nil
+		}
+		_, err := tx.NewInsert().Model(&rows).Exec(ctx)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("storage: finish deliveries %v: %w", ids, err)
