@@ -18,7 +18,6 @@ import (
 	"github.com/vitrine/vitrine/api"
 	"github.com/vitrine/vitrine/engine"
 	"github.com/vitrine/vitrine/storage"
-	"github.com/vitrine/vitrine/tracing"
 )
 
 // These benchmarks put a number on two claims of README's Performance section:
@@ -147,7 +146,7 @@ func newBenchServer(b *testing.B, cacheVariants bool, opts ...func(*api.Deps)) *
 	if err != nil {
 		b.Fatal(err)
 	}
-	hs := httptest.NewServer(tracing.Handler(srv))
+	hs := httptest.NewServer(traced(srv))
 	tr := &http.Transport{MaxIdleConns: 64, MaxIdleConnsPerHost: 64, IdleConnTimeout: time.Minute}
 	b.Cleanup(func() {
 		tr.CloseIdleConnections()
