@@ -23,7 +23,8 @@ func startSpan(ctx context.Context, name string, opts ...trace.SpanStartOption) 
 // and described per OpenTelemetry's database conventions: db.system.name,
 // db.operation.name and db.collection.name. Never db.query.text: bun
 // formats the values into the statement (user names, image ids, sealed
-// secrets), and a trace must not carry them. Nothing while tracing is off.
+// secrets), and a trace must not carry them. Nothing outside a recording
+// span (so nothing while tracing is off).
 type traceHook struct{ system attribute.KeyValue }
 
 type spanKey struct{}
