@@ -19,13 +19,18 @@ import (
 
 	"go.opentelemetry.io/contrib/instrumentation/net/http/otelhttp"
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.37.0"
+	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
+
+	"github.com/vitrine/vitrine/storage"
 )
 
 // tracerName is the instrumentation scope of the service's own spans, the
@@ -122,4 +127,30 @@ func tracedHandler(h http.Handler) http.Handler {
 	}
 	return otelhttp.NewHandler(h, "vitrine", otelhttp.WithSpanNameFormatter(
 		func(_ string, r *http.Request) string { return r.Method }))
+}
+
+// continueTrace returns ctx carrying the span context of tp, a traceparent
+// stored with an event (unchanged when tp is ""), and under it, while
+// tracing is on, a new span named name of kind, with the event's type and
+// id: so that what an event does later, on any instance, shows in the
+// trace of the change that wrote it.
+func continueTrace(ctx context.Context, tp, name string, kind trace.SpanKind, e storage.Event) (context.Context, trace.Span) {
+	if tp != "" {
+		ctx = propagation.TraceContext{}.Extract(ctx, propagation.MapCarrier{"traceparent": tp})
+	}
+	if !tracingOn.Load() {
+		return ctx, trace.SpanFromContext(ctx)
+	}
+	return otel.Tracer(tracerName).Start(ctx, name, trace.WithSpanKind(kind), trace.WithAttributes(
+		attribute.String("cloudevents.event_type", e.Type), attribute.String("cloudevents.event_id", e.ID),
+		attribute.String("cloudevents.event_subject", e.Subject)))
+}
+
+// endSpan ends span, recording err (when not nil) as its error status.
+func endSpan(span trace.Span, err error) {
+	if err != nil {
+		span.RecordError(err)
+		span.SetStatus(codes.Error, err.Error())
+	}
+	span.End()
 }

@@ -7,7 +7,6 @@ import (
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 )
 
@@ -109,11 +108,7 @@ func (w *worker) tracedPass(ctx context.Context) (int, error) {
 		trace.WithAttributes(attribute.String("vitrine.worker.name", w.name)))
 	n, err := w.pass(pctx)
 	span.SetAttributes(attribute.Int("vitrine.worker.items", n))
-	if err != nil {
-		span.RecordError(err)
-		span.SetStatus(codes.Error, err.Error())
-	}
-	span.End()
+	endSpan(span, err)
 	return n, err
 }
 

@@ -14,6 +14,9 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/vitrine/vitrine/api/cdn"
 	"github.com/vitrine/vitrine/api/webhook"
 	"github.com/vitrine/vitrine/engine/schema"
@@ -402,7 +405,12 @@ func (d *dispatcher) attempt(ctx context.Context, dl storage.Delivery, s sink) {
 		r = webhook.Result{Err: fmt.Errorf("no sink %s: its subscription or purger is gone", dl.Sink)}
 	} else {
 		actx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
+		actx, span := continueTrace(actx, dl.Event.Traceparent, "events deliver", trace.SpanKindClient, dl.Event)
+		if span.IsRecording() {
+			span.SetAttributes(attribute.String("vitrine.delivery.sink", dl.Sink))
+		}
 		r = s.send(actx, dl)
+		endSpan(span, r.Err)
 		cancel()
 	}
 	// The slot goes back as soon as the receiver answered: recording the

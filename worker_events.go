@@ -193,8 +193,13 @@ func eventsWorker(db *storage.DB, t *eventTopics, f *fanout, cfg eventsConfig, l
 			if err != nil {
 				return nil, err
 			}
-			if err := t.publish(ctx, e); err != nil {
-				return nil, err
+			if len(t.topics) > 0 {
+				pctx, span := continueTrace(ctx, e.Traceparent, "events publish", trace.SpanKindProducer, e)
+				err = t.publish(pctx, e)
+				endSpan(span, err)
+				if err != nil {
+					return nil, err
+				}
 			}
 			return f.sinksOf(e, list), nil
 		}, f.d.fanout(ctx))

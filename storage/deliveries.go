@@ -79,20 +79,21 @@ type DeliveryAttempt struct {
 type deliveryRow struct {
 	bun.BaseModel `bun:"table:deliveries,alias:d"`
 
-	ID         int64  `bun:"id,pk,autoincrement"`
-	Sink       string `bun:"sink"`
-	EventID    string `bun:"event_id"`
-	Type       string `bun:"type"`
-	Subject    string `bun:"subject"`
-	At         int64  `bun:"at"`
-	Data       string `bun:"data"`
-	Created    int64  `bun:"created"`
-	Due        int64  `bun:"due"`
-	Attempts   int    `bun:"attempts"`
-	State      int    `bun:"state"`
-	Finished   int64  `bun:"finished"`
-	LastStatus int    `bun:"last_status"`
-	LastError  string `bun:"last_error"`
+	ID          int64  `bun:"id,pk,autoincrement"`
+	Sink        string `bun:"sink"`
+	EventID     string `bun:"event_id"`
+	Type        string `bun:"type"`
+	Subject     string `bun:"subject"`
+	At          int64  `bun:"at"`
+	Data        string `bun:"data"`
+	Created     int64  `bun:"created"`
+	Due         int64  `bun:"due"`
+	Attempts    int    `bun:"attempts"`
+	State       int    `bun:"state"`
+	Finished    int64  `bun:"finished"`
+	LastStatus  int    `bun:"last_status"`
+	LastError   string `bun:"last_error"`
+	Traceparent string `bun:"traceparent"`
 }
 
 type attemptRow struct {
@@ -108,7 +109,7 @@ type attemptRow struct {
 }
 
 func (r deliveryRow) delivery() Delivery {
-	ev := eventRow{EventID: r.EventID, Type: r.Type, Subject: r.Subject, At: r.At, Data: r.Data}.event()
+	ev := eventRow{EventID: r.EventID, Type: r.Type, Subject: r.Subject, At: r.At, Data: r.Data, Traceparent: r.Traceparent}.event()
 	return Delivery{ID: r.ID, Sink: r.Sink, Event: ev, Created: time.UnixMicro(r.Created).UTC(),
 		Due: time.UnixMicro(r.Due).UTC(), Attempts: r.Attempts, State: DeliveryState(r.State),
 		Finished: createdTime(r.Finished), LastStatus: r.LastStatus, LastError: r.LastError}
@@ -161,7 +162,7 @@ func (db *DB) fanOut(ctx context.Context, tx bun.Tx, e Event, sinks []string, f 
 	pending := 0
 	for _, s := range sinks {
 		row := deliveryRow{Sink: s, EventID: e.ID, Type: e.Type, Subject: e.Subject, At: e.Time.UnixMicro(),
-			Data: string(e.Data), Created: now.UnixMicro(), Due: now.UnixMicro()}
+			Data: string(e.Data), Created: now.UnixMicro(), Due: now.UnixMicro(), Traceparent: e.Traceparent}
 		take := !busy[s] && f.Take != nil && f.Take(s)
 		if take {
 			row.Attempts, row.Due = 1, now.Add(f.Lease).UnixMicro()
