@@ -122,6 +122,13 @@ type benchServer struct {
 
 func newBenchServer(b *testing.B, cacheVariants bool, opts ...func(*api.Deps)) *benchServer {
 	b.Helper()
+	return newBenchServerWith(b, func(cfg *api.Config) { cfg.CacheVariants = &cacheVariants }, opts...)
+}
+
+// newBenchServerWith is newBenchServer with the test configuration as edit
+// leaves it.
+func newBenchServerWith(b *testing.B, edit func(*api.Config), opts ...func(*api.Deps)) *benchServer {
+	b.Helper()
 	ctx := context.Background()
 	dir := b.TempDir()
 	db, err := storage.Open(ctx, "sqlite://"+filepath.Join(dir, "vitrine.db"), storage.Options{Secret: []byte("bench-secret")})
@@ -137,7 +144,7 @@ func newBenchServer(b *testing.B, cacheVariants bool, opts ...func(*api.Deps)) *
 		b.Fatal(err)
 	}
 	cfg := testConfig()
-	cfg.CacheVariants = &cacheVariants
+	edit(&cfg)
 	deps := api.Deps{DB: db, Blobs: blobs, Engine: eng}
 	for _, o := range opts {
 		o(&deps)
