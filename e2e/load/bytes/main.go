@@ -8,9 +8,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
+	"image"
+	"image/draw"
+	"image/png"
 	"math"
 	"os"
 	"os/exec"
@@ -77,7 +81,7 @@ func main() {
 		}
 		ref := render(src, "png", nil).Data
 		refPath := filepath.Join(tmp, "ref.png")
-		if err := os.WriteFile(refPath, ref, 0o644); err != nil {
+		if err := os.WriteFile(refPath, flatten(ref), 0o644); err != nil {
 			fail(err)
 		}
 		withButt := true
@@ -93,7 +97,7 @@ func main() {
 				if o.ext != "jpg" && o.ext != "png" {
 					png = render(o.data, "png", nil).Data
 				}
-				_ = os.WriteFile(p, png, 0o644)
+				_ = os.WriteFile(p, flatten(png), 0o644)
 				if b, err := exec.Command("butteraugli_main", refPath, p).Output(); err == nil {
 					o.butt, _ = strconv.ParseFloat(strings.Fields(string(b))[0], 64)
 				}
@@ -233,6 +237,27 @@ func (d *deviation) add(x float64, proxied bool) {
 	d.sum += x
 	d.sum2 += x * x
 	d.min, d.max = min(d.min, x), max(d.max, x)
+}
+
+// flatten returns a PNG with transparency drawn on white, as JPEG output
+// and the engine's metric see it (butteraugli_main reads alpha otherwise);
+// other data as it is.
+func flatten(data []byte) []byte {
+	img, err := png.Decode(bytes.NewReader(data))
+	if err != nil {
+		return data
+	}
+	if o, ok := img.(interface{ Opaque() bool }); ok && o.Opaque() {
+		return data
+	}
+	dst := image.NewNRGBA(img.Bounds())
+	draw.Draw(dst, dst.Bounds(), image.White, image.Point{}, draw.Src)
+	draw.Draw(dst, dst.Bounds(), img, img.Bounds().Min, draw.Over)
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, dst); err != nil {
+		return data
+	}
+	return buf.Bytes()
 }
 
 func fail(err error) {
