@@ -117,7 +117,7 @@ func TestSizeClass(t *testing.T) {
 	}
 }
 
-var proxyHeader = regexp.MustCompile(`^q=(\d+); target=high\(85\); score=([\d.]+); encodes=([1-4])(; extrapolated|; target not met)?; proxy=(mosaic|downscaled)$`)
+var proxyHeader = regexp.MustCompile(`^q=(\d+); target=high\(84\); score=([\d.]+); encodes=([1-4])(; extrapolated|; target not met)?; proxy=(mosaic|downscaled)$`)
 
 // TestAutoQualityProxy checks the search on a proxy for an output larger
 // than it (a photograph 1200 pixels wide): at most four encodes, the last

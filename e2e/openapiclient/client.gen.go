@@ -2011,14 +2011,14 @@ type GetImageParams struct {
 	T *Transformations `json:"t[],omitempty"`
 
 	// Quality `auto` (the target in `autoQuality.target`) or a named target (`low`, `medium`, `high`,
-	// `lossless-like`: SSIMULACRA 2 scores 65, 75, 85, 90): the output is encoded at the lowest
+	// `lossless-like`: SSIMULACRA 2 scores 65, 75, 84, 90): the output is encoded at the lowest
 	// quality whose score meets the target, found per image, output format and size class by at
 	// most four encodes (on a proxy of the image when it is larger than 384x384 pixels, then one
 	// at full size) and stored with the image, so later renders cost one encode. The same as
 	// appending `t[]=compress:level=auto,target=<level>`; a `compress` step in `t[]` wins.
 	// Applies to JPEG, WebP, AVIF and JPEG XL output. The response header `X-<prefix>-Quality`
-	// says what was chosen and why: `q=88; target=high(85); score=85.4; encodes=3; proxy=mosaic`,
-	// or `q=88; stored; target=high(85)`. Any other value is a 400. Without an extension in the
+	// says what was chosen and why: `q=84; target=high(84); score=84.2; encodes=3; proxy=mosaic`,
+	// or `q=84; stored; target=high(84)`. Any other value is a 400. Without an extension in the
 	// path, when `Accept` allows two or more of AVIF, WebP, JPEG XL and JPEG, the response is the
 	// smallest of them that meets the target for this image (each at its own auto quality,
 	// decided once and stored), and `X-<prefix>-Format` says which and how, e.g.
