@@ -2013,8 +2013,8 @@ type GetImageParams struct {
 	// Quality `auto` (the target in `autoQuality.target`) or a named target (`low`, `medium`, `high`,
 	// `lossless-like`: SSIMULACRA 2 scores 65, 75, 84, 90): the output is encoded at the lowest
 	// quality whose score meets the target, found per image, output format and size class by at
-	// most four encodes (on a proxy of the image when it is larger than 384x384 pixels, then one
-	// at full size) and stored with the image, so later renders cost one encode. The same as
+	// most four encodes (on a proxy when both sides are at least 384 pixels and the area at least
+	// twice 384x384, then one at full size) and stored with the image, so later renders cost one encode. The same as
 	// appending `t[]=compress:level=auto,target=<level>`; a `compress` step in `t[]` wins.
 	// Applies to JPEG, WebP, AVIF and JPEG XL output. The response header `X-<prefix>-Quality`
 	// says what was chosen and why: `q=84; target=high(84); score=84.2; encodes=3; proxy=mosaic`,
