@@ -65,9 +65,6 @@ func TestPredictQuality(t *testing.T) {
 		prev := 0
 		for target := 40.0; target <= 100; target += 2.5 {
 			q := predictQuality(f, target)
-			if f == "jpg" && target == fullChromaFrom {
-				prev = 0 // full chroma from here: another curve
-			}
 			if q < prev || q < 1 || q > 100 {
 				t.Errorf("%s: target %g predicts q%d after q%d", f, target, q, prev)
 			}

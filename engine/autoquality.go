@@ -90,15 +90,10 @@ var qualityAnchors = map[string][6]float64{
 	"webp": {35, 55, 72, 88, 97, 100},
 	"avif": {38, 50, 60, 76, 92, 97},
 	"jxl":  {30, 47, 64, 82, 94, 98},
-	// JPEG with full chroma (fullChromaFrom), read off three of the images.
-	"jpg444": {28, 40, 52, 74, 94, 98},
 }
 
 // predictQuality is the quality predicted to score target in format.
 func predictQuality(format string, target float64) int {
-	if format == "jpg" && target >= fullChromaFrom {
-		format = "jpg444"
-	}
 	a, ok := qualityAnchors[format]
 	if !ok {
 		return 75
@@ -111,10 +106,6 @@ func predictQuality(format string, target float64) int {
 	q := a[i] + (target-scores[i])*(a[i+1]-a[i])/(scores[i+1]-scores[i])
 	return min(max(int(math.Round(q)), 1), 100)
 }
-
-// fullChromaFrom is the lowest target at which auto-quality JPEG keeps
-// full chroma resolution.
-const fullChromaFrom = 80
 
 // closeEnough ends a search at a passing quality whose score is that close
 // to the target: a lower quality would barely save a byte.
@@ -146,12 +137,6 @@ func (e *Engine) qualityTarget(name string) (string, float64) {
 func (e *Engine) autoEncode(s *State, stored []QualityAnswer) ([]byte, *QualityAnswer, error) {
 	format := s.Output.Format
 	name, target := e.qualityTarget(s.Output.AutoTarget)
-	// libjpeg through libvips subsamples chroma below q90 and not from
-	// q90, so the score jumps there and a target the subsampled output
-	// cannot reach overshoots by 4-9 points at q90; at targets from
-	// fullChromaFrom the search keeps full chroma at every quality, which
-	// scores continuously and costs about the same bytes at such scores.
-	s.Output.fullChroma = format == "jpg" && target >= fullChromaFrom
 	w, h := s.Image.Width(), s.Image.Height()
 	class := SizeClass(w, h)
 	start, startClass := predictQuality(format, target), -1
@@ -207,7 +192,7 @@ func (e *Engine) autoEncode(s *State, stored []QualityAnswer) ([]byte, *QualityA
 	for len(tried) < tries {
 		var data []byte
 		if sp != nil {
-			data, err = e.encode(img, &Output{Format: format, Level: q, LevelSet: true, Strip: true, fullChroma: s.Output.fullChroma})
+			data, err = e.encode(img, &Output{Format: format, Level: q, LevelSet: true, Strip: true})
 		} else {
 			data, err = e.encodeAt(s, q)
 		}

@@ -13,14 +13,10 @@ import "github.com/davidbyttow/govips/v2/vips"
 // libjpeg-turbo is not: libvips ignores them there, so they are not asked for.
 // README's Performance section has the measurements.
 func jpegParams(q int, out *Output) *vips.JpegExportParams {
-	p := &vips.JpegExportParams{
+	return &vips.JpegExportParams{
 		Quality:        q,
 		Interlace:      out.Progressive,
 		StripMetadata:  out.Strip,
 		OptimizeCoding: true,
 	}
-	if out.fullChroma {
-		p.SubsampleMode = vips.VipsForeignSubsampleOff
-	}
-	return p
 }

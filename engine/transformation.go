@@ -82,9 +82,6 @@ type Output struct {
 	// clean records that the output policy removed the metadata
 	// (finishMetadata), for the checks on the encoded bytes.
 	clean bool
-	// fullChroma asks a JPEG encode not to subsample chroma (auto quality
-	// at high targets, autoquality.go).
-	fullChroma bool
 }
 
 // StepFunc adapts a function to Step.
