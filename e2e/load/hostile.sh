@@ -38,7 +38,8 @@
 # default 32), THREADS (wrk threads, default 2), KEEP (1: keep the temp
 # directory, with server.log and wrk.log), FILTERS (lines added to the
 # filters section, each indented two spaces: FILTERS="  nice: 19"),
-# VITRINE_BIN (a binary to test
+# PPROF (an address: serve each server's profiles there,
+# debug.pprofListen), VITRINE_BIN (a binary to test
 # instead of building the working tree). Needs go (the version go.mod
 # names; it also builds the guests for wasip1), libvips to build vitrine,
 # curl, and wrk (installed with apt-get when missing). A run takes about two
@@ -95,7 +96,9 @@ done
 write_config "$tmp/config.yaml" false "filters:
   dir: $tmp/filters
   allow: [clock]${FILTERS:+
-$FILTERS}"
+$FILTERS}${PPROF:+
+debug:
+  pprofListen: $PPROF}"
 make_paths "$tmp/config.yaml"
 native=$tmp/paths/thumb-1080p.paths
 
