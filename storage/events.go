@@ -35,7 +35,8 @@ type Event struct {
 	Source string
 	// Subject is users/<user>/images/<image> for a change to an image,
 	// its metadata or its short URLs; keys/<public key> for a key and its
-	// rules; groups/<name>; webhooks/<id>; blocklist/<id>; filters; users/<user>
+	// rules; groups/<name>; webhooks/<id>; blocklist/<id>; filters (a reload);
+	// filters/<name> (a filter deployed through the API); users/<user>
 	// for a user's erasure and quotas.
 	Subject string
 	// Time is when the change was made.
@@ -80,6 +81,7 @@ const (
 	tokenScope                       // target user/uploadtokens/id
 	userScope                        // target a user
 	blocklistScope                   // target a blocklist entry's id
+	filterNameScope                  // target filters/<name>
 )
 
 // eventKinds maps every audit action to its event: one table, so that a
@@ -113,6 +115,11 @@ var eventKinds = map[string]eventKind{
 	"blocklist.add":    {"io.vitrine.blocklist.added", blocklistScope},
 	"blocklist.delete": {"io.vitrine.blocklist.deleted", blocklistScope},
 	"quota.update":     {"io.vitrine.quota.updated", userScope},
+
+	"filters.put":      {"io.vitrine.filter.deployed", filterNameScope},
+	"filters.patch":    {"io.vitrine.filter.updated", filterNameScope},
+	"filters.rollback": {"io.vitrine.filter.rolledback", filterNameScope},
+	"filters.delete":   {"io.vitrine.filter.deleted", filterNameScope},
 }
 
 // subject and names return the event's subject and the fields of its
@@ -135,6 +142,8 @@ func (k eventKind) subject(target string) (string, map[string]any) {
 		return "users/" + target, map[string]any{"user": target}
 	case blocklistScope:
 		return "blocklist/" + target, map[string]any{"blocklist": target}
+	case filterNameScope:
+		return target, map[string]any{"filter": strings.TrimPrefix(target, "filters/")}
 	}
 	return target, map[string]any{}
 }
