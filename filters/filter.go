@@ -26,7 +26,9 @@ type Filter struct {
 	manifest *Manifest
 	hash     string
 	dir      string
-	host     *host
+	// origin and version are the source's (SourceDir or SourceAPI).
+	origin, version string
+	host            *host
 	rt       wazero.Runtime
 	pool     *pool
 	metrics  metrics
@@ -83,7 +85,7 @@ func load(ctx context.Context, cfg Config, cache wazero.CompilationCache, src *s
 	if ctrs == nil {
 		ctrs = &counters{}
 	}
-	f := &Filter{manifest: m, hash: src.hash, dir: src.dir, observer: cfg.Observer, timeout: time.Duration(m.Limits.TimeoutMs) * time.Millisecond,
+	f := &Filter{manifest: m, hash: src.hash, dir: src.dir, origin: src.origin, version: src.version, observer: cfg.Observer, timeout: time.Duration(m.Limits.TimeoutMs) * time.Millisecond,
 		queueWait: min(time.Duration(m.Limits.QueueMs)*time.Millisecond, cfg.MaxQueueWait), runner: cfg.runner,
 		done: make(chan struct{}),
 		host: &host{name: m.Name, settings: m.Settings, log: cfg.Logger, counters: ctrs,
