@@ -151,6 +151,8 @@ func (u *UI) routes() {
 	page("GET "+p+"/access", u.access)
 	page("GET "+p+"/filters", u.filters)
 	page("POST "+p+"/filters/reload", u.reloadFilters)
+	page("POST "+p+"/filters/deploy", u.deployFilter)
+	page("POST "+p+"/filters/{name}/rollback", u.rollbackFilter)
 	page("GET "+p+"/audit", u.audit)
 	page("GET "+p+"/webhooks", u.webhooks)
 	page("POST "+p+"/webhooks", u.createWebhook)
