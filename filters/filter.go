@@ -29,11 +29,11 @@ type Filter struct {
 	// origin and version are the source's (SourceDir or SourceAPI).
 	origin, version string
 	host            *host
-	rt       wazero.Runtime
-	pool     *pool
-	metrics  metrics
-	observer Observer
-	timeout  time.Duration
+	rt              wazero.Runtime
+	pool            *pool
+	metrics         metrics
+	observer        Observer
+	timeout         time.Duration
 	// queueWait bounds the wait for an instance and a running slot.
 	queueWait time.Duration
 	runner    *runner

@@ -73,15 +73,15 @@ type eventKind struct {
 type eventScope int
 
 const (
-	imageScope     eventScope = iota // target user/identifier
-	keyScope                         // target a public key
-	groupScope                       // target a group name
-	filterScope                      // target "filters"
-	webhookScope                     // target a webhook id
-	tokenScope                       // target user/uploadtokens/id
-	userScope                        // target a user
-	blocklistScope                   // target a blocklist entry's id
-	filterNameScope                  // target filters/<name>
+	imageScope      eventScope = iota // target user/identifier
+	keyScope                          // target a public key
+	groupScope                        // target a group name
+	filterScope                       // target "filters"
+	webhookScope                      // target a webhook id
+	tokenScope                        // target user/uploadtokens/id
+	userScope                         // target a user
+	blocklistScope                    // target a blocklist entry's id
+	filterNameScope                   // target filters/<name>
 )
 
 // eventKinds maps every audit action to its event: one table, so that a
