@@ -110,9 +110,13 @@ func (s *filterSync) deploy(ctx context.Context) (int, error) {
 			canaries[name] = d.Percent
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return 0, err
+	fetchErr := errors.Join(errs...)
+	if fetchErr != nil && s.revision != -1 {
+		return 0, fetchErr // keep serving the set loaded before; the next pass tries again
 	}
+	// Why the first deployment goes ahead without what it could not
+	// fetch: a new instance would otherwise never be ready; it serves the
+	// rest and tries again at the next pass.
 	s.log.Info("filter sync: deploying", "revision", set.Revision, "filters", len(want))
 	w, err := s.h.Deploy(want)
 	if err != nil {
@@ -121,10 +125,13 @@ func (s *filterSync) deploy(ctx context.Context) (int, error) {
 	// Why the percents before the loads finish: a canary still loading is
 	// not in the set yet, and guestSource serves the main version.
 	s.canaries.Store(&canaries)
-	s.revision, s.bundles = set.Revision, bundles
+	s.bundles = bundles
+	if fetchErr == nil {
+		s.revision = set.Revision
+	}
 	w.Wait(ctx)
 	s.firstOnce.Do(func() { close(s.first) })
-	return len(want), nil
+	return len(want), fetchErr
 }
 
 // bundle returns the bundle of version, from the last deployment or the
