@@ -122,7 +122,7 @@ func (a *App) startEvents(ctx context.Context) error {
 		d.client = guard.Client()
 		a.deps.Webhooks = guard
 	}
-	f := &fanout{db: a.st.db, webhooks: d.client != nil, tags: a.cfg.API.CDN}
+	f := &fanout{db: a.st.db, webhooks: d.client != nil, tags: a.cfg.API.CDN, d: d}
 	d.static = map[string]sink{}
 	for _, pc := range a.cfg.CDN.Purgers {
 		p, err := cdn.NewPurger(pc)
@@ -134,7 +134,6 @@ func (a *App) startEvents(ctx context.Context) error {
 		f.purgers = append(f.purgers, name)
 	}
 	deliveries := deliveriesWorker(d, a.cfg.Events.Interval)
-	f.wake = deliveries.Wake
 	a.loops = append(a.loops, eventsWorker(a.st.db, a.events, f, a.cfg.Events, a.log), deliveries,
 		retentionWorker(a.st.db, cfg, a.log))
 	return nil

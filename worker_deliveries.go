@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -183,10 +184,24 @@ type dispatcher struct {
 
 	mu   sync.Mutex
 	busy map[string]int
+	// reserved are the slots the events worker's batch under way took
+	// (reserve) and has not handed over yet.
+	reserved []string
+	// stopped: the worker ended; no attempt starts any more.
+	stopped bool
+	// backlog: pending deliveries may wait that no attempt under way is
+	// before (see pass); an attempt that ends then wakes the worker.
+	backlog bool
 	// hooks are the sinks as last read, at hooksRead (see sinks).
 	hooks     map[string]sink
 	hooksRead time.Time
 	wg        sync.WaitGroup
+
+	// The outcomes waiting to be recorded, and whether an attempt is
+	// recording them (record).
+	recMu     sync.Mutex
+	recQueue  []recording
+	recording bool
 }
 
 // dueBatch is how many due deliveries a pass reads.
@@ -209,6 +224,13 @@ func (d *dispatcher) pass(ctx context.Context) (int, error) {
 	}
 	d.mu.Unlock()
 	due, err := d.db.DueDeliveries(ctx, dueBatch, full)
+	d.mu.Lock()
+	// Rows may wait behind what this pass found (a subject's next
+	// delivery) or behind an attempt under way; with none of either,
+	// every delivery written pending since was written by an instance
+	// that says so (handoff) or is due at a later pass.
+	d.backlog = len(due) > 0 || err != nil || len(d.busy) > 0 && d.backlog
+	d.mu.Unlock()
 	if err != nil || len(due) == 0 {
 		return 0, err
 	}
@@ -218,13 +240,7 @@ func (d *dispatcher) pass(ctx context.Context) (int, error) {
 	}
 	started := 0
 	for _, dl := range due {
-		d.mu.Lock()
-		free := d.busy[dl.Sink] < d.cfg.Concurrency
-		if free {
-			d.busy[dl.Sink]++
-		}
-		d.mu.Unlock()
-		if !free {
+		if !d.reserve(dl.Sink) {
 			continue
 		}
 		ok, err := d.db.ClaimDelivery(ctx, dl, d.lease())
@@ -235,11 +251,95 @@ func (d *dispatcher) pass(ctx context.Context) (int, error) {
 			}
 			continue
 		}
-		started++
-		d.wg.Add(1)
-		go d.attempt(ctx, dl, sinks[dl.Sink])
+		if d.start(ctx, dl, sinks[dl.Sink]) {
+			started++
+		}
 	}
 	return started, nil
+}
+
+// reserve takes a slot of sink for an attempt, if one is free.
+func (d *dispatcher) reserve(sink string) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.stopped || d.busy[sink] >= d.cfg.Concurrency {
+		return false
+	}
+	d.busy[sink]++
+	return true
+}
+
+// start runs the attempt of dl, whose slot is reserved, unless the worker
+// stopped (then the slot goes back and dl waits for its lease).
+func (d *dispatcher) start(ctx context.Context, dl storage.Delivery, s sink) bool {
+	d.mu.Lock()
+	if d.stopped {
+		d.mu.Unlock()
+		d.done(dl.Sink)
+		return false
+	}
+	d.wg.Add(1)
+	d.mu.Unlock()
+	go d.attempt(ctx, dl, s)
+	return true
+}
+
+// fanout is how the events worker writes deliveries during its pass
+// (ctx): taken where a slot of the sink is free, and then attempted at
+// once; the others pending, for a pass of the deliveries worker.
+func (d *dispatcher) fanout(ctx context.Context) storage.EventFanout {
+	return storage.EventFanout{
+		Take: func(sink string) bool {
+			if !d.reserve(sink) {
+				return false
+			}
+			d.mu.Lock()
+			d.reserved = append(d.reserved, sink)
+			d.mu.Unlock()
+			return true
+		},
+		Lease:   d.lease(),
+		Written: func(taken []storage.Delivery, pending int) { d.handoff(ctx, taken, pending) },
+	}
+}
+
+// handoff starts the attempts of the deliveries the events worker wrote
+// taken, gives back the slots it reserved for none, and wakes the worker
+// for those written pending.
+func (d *dispatcher) handoff(ctx context.Context, taken []storage.Delivery, pending int) {
+	d.mu.Lock()
+	reserved := d.reserved
+	d.reserved = nil
+	if pending > 0 {
+		d.backlog = true
+	}
+	d.mu.Unlock()
+	for _, dl := range taken {
+		if i := slices.Index(reserved, dl.Sink); i >= 0 {
+			reserved = slices.Delete(reserved, i, i+1)
+		}
+	}
+	for _, s := range reserved {
+		d.done(s)
+	}
+	if pending > 0 {
+		d.w.Wake()
+	}
+	if len(taken) == 0 {
+		return
+	}
+	sinks, err := d.sinks(ctx, taken)
+	if err != nil {
+		// Each waits for its lease, then goes as a pending one does.
+		d.log.Warn("deliveries", "err", err)
+		for _, dl := range taken {
+			d.done(dl.Sink)
+		}
+		return
+	}
+	for _, dl := range taken {
+		d.start(ctx, dl, sinks[dl.Sink])
+	}
 }
 
 // hooksTTL bounds how long a pass trusts the subscriptions it read
@@ -292,7 +392,7 @@ func (d *dispatcher) sinks(ctx context.Context, due []storage.Delivery) (map[str
 // good once its retry window is over, or due again after a backoff.
 func (d *dispatcher) attempt(ctx context.Context, dl storage.Delivery, s sink) {
 	defer d.wg.Done()
-	defer d.w.Wake() // the subject's next delivery may be due now
+	defer d.wakeIfBacklog() // the subject's next delivery may be due now
 	defer d.done(dl.Sink)
 	start := time.Now()
 	var r webhook.Result
@@ -316,12 +416,60 @@ func (d *dispatcher) attempt(ctx context.Context, dl storage.Delivery, s sink) {
 	// the instance stops.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if err := d.db.FinishDelivery(rctx, dl.ID, a, state, retry); err != nil {
+	if err := d.record(rctx, storage.DeliveryOutcome{ID: dl.ID, Attempt: a, State: state, Retry: retry}); err != nil {
 		d.log.Warn("deliveries", "err", err)
 	}
 	if hook, ok := s.(webhookSink); ok {
 		d.mark(rctx, hook.hook, state)
 	}
+}
+
+// wakeIfBacklog wakes the worker when deliveries may wait (backlog).
+func (d *dispatcher) wakeIfBacklog() {
+	d.mu.Lock()
+	wake := d.backlog
+	d.mu.Unlock()
+	if wake {
+		d.w.Wake()
+	}
+}
+
+// recording is an outcome waiting to be written, and where its writer
+// says how that went.
+type recording struct {
+	o    storage.DeliveryOutcome
+	done chan error
+}
+
+// record writes o with the outcomes of the attempts that end meanwhile, in
+// one transaction: the first attempt to arrive writes what waits, again
+// until nothing does, and every other waits for the write of its own.
+func (d *dispatcher) record(ctx context.Context, o storage.DeliveryOutcome) error {
+	r := recording{o: o, done: make(chan error, 1)}
+	d.recMu.Lock()
+	d.recQueue = append(d.recQueue, r)
+	if d.recording {
+		d.recMu.Unlock()
+		return <-r.done
+	}
+	d.recording = true
+	for len(d.recQueue) > 0 {
+		batch := d.recQueue
+		d.recQueue = nil
+		d.recMu.Unlock()
+		outs := make([]storage.DeliveryOutcome, len(batch))
+		for i, b := range batch {
+			outs[i] = b.o
+		}
+		err := d.db.FinishDeliveries(ctx, outs)
+		for _, b := range batch {
+			b.done <- err
+		}
+		d.recMu.Lock()
+	}
+	d.recording = false
+	d.recMu.Unlock()
+	return <-r.done
 }
 
 // next decides what follows a failed attempt: give up when the retry
@@ -381,7 +529,12 @@ func (d *dispatcher) done(sink string) {
 // webhooks.timeout).
 func deliveriesWorker(d *dispatcher, interval time.Duration) *worker {
 	d.w = newWorker("deliveries", interval, time.Second, d.pass, d.log)
-	d.w.stop = d.wg.Wait
+	d.w.stop = func() {
+		d.mu.Lock()
+		d.stopped = true
+		d.mu.Unlock()
+		d.wg.Wait()
+	}
 	return d.w
 }
 

@@ -132,8 +132,9 @@ type fanout struct {
 	// tags names what an event purges; purgers are the purgers' sinks.
 	tags    cdn.Tags
 	purgers []string
-	// wake tells the deliveries worker that rows were written.
-	wake func()
+	// d sends the deliveries: those it takes at once are written taken
+	// and handed to it (EventFanout.Take).
+	d *dispatcher
 }
 
 // sinksOf returns the sinks that want e, of the subscriptions hooks.
@@ -173,29 +174,27 @@ func (f *fanout) subscriptions() func(context.Context, storage.Event) ([]storage
 	}
 }
 
-// eventsWorker delivers the events due (storage.DB.DrainEvents) every
+// eventsWorker delivers the events due (storage.DB.DrainEventsTo) every
 // events.interval and as soon as a change commits: each goes to every
-// topic, then fans out to the webhooks and purgers that want it.
+// topic, then fans out to the webhooks and purgers that want it, written
+// taken by the dispatcher where it has a free slot for the sink (so it
+// sends them at once, with no read and claim of its own).
 func eventsWorker(db *storage.DB, t *eventTopics, f *fanout, cfg eventsConfig, log *slog.Logger) *worker {
 	w := newWorker("events", cfg.Interval, time.Second, func(ctx context.Context) (int, error) {
 		hooks := f.subscriptions()
-		n, err := db.DrainEvents(ctx, eventRetry, func(ctx context.Context, e storage.Event) error {
+		return db.DrainEventsTo(ctx, eventRetry, func(ctx context.Context, e storage.Event) ([]string, error) {
 			// The subscriptions first: an instance that cannot read them
 			// (a `secret` unlike the other instances') publishes nothing,
 			// rather than publishing again on every retry.
 			list, err := hooks(ctx, e)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			if err := t.publish(ctx, e); err != nil {
-				return err
+				return nil, err
 			}
-			return db.FanOut(ctx, e, f.sinksOf(e, list))
-		})
-		if n > 0 {
-			f.wake()
-		}
-		return n, err
+			return f.sinksOf(e, list), nil
+		}, f.d.fanout(ctx))
 	}, log)
 	w.signal = db.EventsWritten()
 	return w

@@ -121,30 +121,71 @@ const maxSink = 128
 // transaction. A sink that already has e (a fan-out repeated after a crash)
 // gets nothing new.
 func (db *DB) FanOut(ctx context.Context, e Event, sinks []string) error {
-	if len(sinks) == 0 {
-		return nil
-	}
-	now := time.Now().UnixMicro()
-	rows := make([]deliveryRow, len(sinks))
-	for i, s := range sinks {
-		if err := checkLen("sink", s, maxSink, true); err != nil {
-			return err
-		}
-		rows[i] = deliveryRow{Sink: s, EventID: e.ID, Type: e.Type, Subject: e.Subject, At: e.Time.UnixMicro(),
-			Data: string(e.Data), Created: now, Due: now}
-	}
 	err := db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		for i := range rows {
-			if _, err := db.insertIgnore(tx.NewInsert().Model(&rows[i]), "event_id").Exec(ctx); err != nil {
-				return err
-			}
-		}
-		return nil
+		_, _, err := db.fanOut(ctx, tx, e, sinks, EventFanout{})
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("storage: fan out event %s: %w", e.ID, err)
 	}
 	return nil
+}
+
+// fanOut writes, through tx, a delivery of e to each of sinks: taken (see
+// EventFanout.Take) where f takes it and the sink has no older pending
+// delivery of e's subject, so that a subject's deliveries to a sink stay in
+// order; else pending, due now. It returns the deliveries written taken and
+// how many were written pending.
+func (db *DB) fanOut(ctx context.Context, tx bun.Tx, e Event, sinks []string, f EventFanout) ([]Delivery, int, error) {
+	if len(sinks) == 0 {
+		return nil, 0, nil
+	}
+	for _, s := range sinks {
+		if err := checkLen("sink", s, maxSink, true); err != nil {
+			return nil, 0, err
+		}
+	}
+	busy := map[string]bool{}
+	if f.Take != nil {
+		var names []string
+		if err := tx.NewSelect().Model((*deliveryRow)(nil)).Column("sink").Distinct().
+			Where("subject = ? AND state = 0 AND sink IN (?)", e.Subject, bun.List(sinks)).Scan(ctx, &names); err != nil {
+			return nil, 0, err
+		}
+		for _, n := range names {
+			busy[n] = true
+		}
+	}
+	now := time.Now()
+	var taken []Delivery
+	pending := 0
+	for _, s := range sinks {
+		row := deliveryRow{Sink: s, EventID: e.ID, Type: e.Type, Subject: e.Subject, At: e.Time.UnixMicro(),
+			Data: string(e.Data), Created: now.UnixMicro(), Due: now.UnixMicro()}
+		take := !busy[s] && f.Take != nil && f.Take(s)
+		if take {
+			row.Attempts, row.Due = 1, now.Add(f.Lease).UnixMicro()
+		}
+		res, err := db.insertIgnore(tx.NewInsert().Model(&row), "event_id").Exec(ctx)
+		if err != nil {
+			return nil, 0, err
+		}
+		// Why the count and not the ID: MySQL's answer to an insert that
+		// found the row there already may still carry an ID.
+		n, err := affected(res)
+		if err != nil {
+			return nil, 0, err
+		}
+		switch {
+		case take && n == 1:
+			d := row.delivery()
+			d.Attempts = 0 // the attempts before this one, as DueDeliveries gives them
+			taken = append(taken, d)
+		case !take:
+			pending++
+		}
+	}
+	return taken, pending, nil
 }
 
 // DueDeliveries returns up to limit pending deliveries due now, oldest
@@ -190,35 +231,76 @@ func (db *DB) ClaimDelivery(ctx context.Context, d Delivery, lease time.Duration
 // delivery that is gone (its sink deleted during the attempt) records
 // nothing and is no error.
 func (db *DB) FinishDelivery(ctx context.Context, id int64, a DeliveryAttempt, state DeliveryState, retry time.Time) error {
-	row := &attemptRow{DeliveryID: id, At: a.At.UnixMicro(), Status: a.Status, Latency: a.Latency.Microseconds(),
-		Response: clip(a.Response, 1024), Error: clip(a.Error, 1000)}
+	return db.FinishDeliveries(ctx, []DeliveryOutcome{{ID: id, Attempt: a, State: state, Retry: retry}})
+}
+
+// DeliveryOutcome is how an attempt of the delivery ID ended: the attempt,
+// and the state the delivery moves to (pending again due at Retry, done or
+// failed).
+type DeliveryOutcome struct {
+	ID      int64
+	Attempt DeliveryAttempt
+	State   DeliveryState
+	Retry   time.Time
+}
+
+// FinishDeliveries records outcomes as FinishDelivery does, in one
+// transaction.
+func (db *DB) FinishDeliveries(ctx context.Context, outcomes []DeliveryOutcome) error {
+	if len(outcomes) == 0 {
+		return nil
+	}
+	ids := make([]int64, len(outcomes))
+	for i, o := range outcomes {
+		ids[i] = o.ID
+	}
 	err := db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		// Why the locked read first: an attempt written for a delivery
 		// that a sink's delete just removed would be a row nothing
 		// purges; the lock orders this after such a delete.
-		var found int64
-		err := db.forUpdate(tx.NewSelect().Model((*deliveryRow)(nil)).Column("id").Where("id = ?", id)).Scan(ctx, &found)
-		if errors.Is(err, sql.ErrNoRows) {
+		var found []int64
+		if err := db.forUpdate(tx.NewSelect().Model((*deliveryRow)(nil)).Column("id").
+			Where("id IN (?)", bun.List(ids))).Scan(ctx, &found); err != nil {
+			return err
+		}
+		there := map[int64]bool{}
+		for _, id := range found {
+			there[id] = true
+		}
+		var rows []attemptRow
+		for _, o := range outcomes {
+			if there[o.ID] {
+				a := o.Attempt
+				rows = append(rows, attemptRow{DeliveryID: o.ID, At: a.At.UnixMicro(), Status: a.Status,
+					Latency: a.Latency.Microseconds(), Response: clip(a.Response, 1024), Error: clip(a.Error, 1000)})
+			}
+		}
+		if len(rows) == 0 {
 			return nil
 		}
-		if err != nil {
+		if _, err := tx.NewInsert().Model(&rows).Exec(ctx); err != nil {
 			return err
 		}
-		if _, err := tx.NewInsert().Model(row).Exec(ctx); err != nil {
-			return err
+		now := time.Now().UnixMicro()
+		for _, o := range outcomes {
+			if !there[o.ID] {
+				continue
+			}
+			q := tx.NewUpdate().Model((*deliveryRow)(nil)).Where("id = ?", o.ID).Set("last_status = ?", o.Attempt.Status).
+				Set("last_error = ?", clip(o.Attempt.Error, 1000)).Set("state = ?", int(o.State))
+			if o.State == DeliveryPending {
+				q = q.Set("due = ?", o.Retry.UnixMicro())
+			} else {
+				q = q.Set("finished = ?", now)
+			}
+			if _, err := q.Exec(ctx); err != nil {
+				return err
+			}
 		}
-		q := tx.NewUpdate().Model((*deliveryRow)(nil)).Where("id = ?", id).
-			Set("last_status = ?", a.Status).Set("last_error = ?", row.Error).Set("state = ?", int(state))
-		if state == DeliveryPending {
-			q = q.Set("due = ?", retry.UnixMicro())
-		} else {
-			q = q.Set("finished = ?", time.Now().UnixMicro())
-		}
-		_, err = q.Exec(ctx)
-		return err
+		return nil
 	})
 	if err != nil {
-		return fmt.Errorf("storage: finish delivery %d: %w", id, err)
+		return fmt.Errorf("storage: finish deliveries %v: %w", ids, err)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"fmt"
+	mrand "math/rand/v2"
 	"net/http"
 	"slices"
 	"strings"
@@ -267,35 +268,197 @@ func imageData(img *Image) map[string]any {
 // DrainEvents hands the events due now to deliver, oldest first, up to
 // p.Limit (0: all). An event is not taken while an older event of its
 // subject is in the table, so each subject's events are delivered one at
-// a time in order. Each is taken by a compare-and-swap on its attempts
-// that also pushes its due time past p's backoff, so two instances never
-// deliver it at once and the event of an instance that dies is taken
-// again later. An event deliver returns nil for is done (its row
-// deleted); one it fails is tried again after the backoff, with the same
-// ID, and its subject's later events wait for it. Delivery is at least
-// once: a crash between deliver and the delete delivers again. DrainEvents
-// passes again while a pass delivered something, so the events an earlier
-// one held back go out in the same call. It returns how many it delivered
-// and the first error.
+// a time in order. The events of a batch are taken together by a
+// compare-and-swap on their due time that also pushes it past p's backoff,
+// so two instances never deliver one at once and the event of an instance
+// that dies is taken again later. An event deliver returns nil for is done
+// (its row deleted); one it fails is tried again after the backoff, with
+// the same ID, and its subject's later events wait for it. Delivery is at
+// least once: a crash between deliver and the delete delivers again.
+// DrainEvents passes again while a pass delivered something, so the events
+// an earlier one held back go out in the same call; no event is handed to
+// deliver twice in one call. It returns how many it delivered and the
+// first error.
 func (db *DB) DrainEvents(ctx context.Context, p JobPass, deliver func(context.Context, Event) error) (done int, firstErr error) {
+	return db.DrainEventsTo(ctx, p, func(ctx context.Context, e Event) ([]string, error) {
+		return nil, deliver(ctx, e)
+	}, EventFanout{})
+}
+
+// EventFanout is what DrainEventsTo does with the sinks of each event
+// delivered: a pending delivery per sink (storage/deliveries.go), written
+// in the transaction that deletes the event, so that an event is never
+// gone without its deliveries.
+type EventFanout struct {
+	// Take, when set, is asked for each sink of an event whose
+	// subject has no older pending delivery to that sink whether the
+	// caller will attempt the delivery itself at once. A delivery taken is
+	// written claimed (its first attempt counted, hidden from every
+	// instance for Lease, as ClaimDelivery leaves it), which saves the
+	// caller a read and a claim per delivery.
+	Take  func(sink string) bool
+	Lease time.Duration
+	// Written is called after each batch's transaction, committed or not,
+	// with the deliveries written taken (none when it failed: then every
+	// sink Take said yes to is the caller's to release) and how many were
+	// written pending for a later pass.
+	Written func(taken []Delivery, pending int)
+}
+
+// eventBatch is how many due events one pass takes.
+const eventBatch = 64
+
+// DrainEventsTo is DrainEvents whose deliver also returns the sinks the
+// event goes to next, written as f says.
+func (db *DB) DrainEventsTo(ctx context.Context, p JobPass, deliver func(context.Context, Event) ([]string, error), f EventFanout) (done int, firstErr error) {
 	if err := p.Validate(); err != nil {
 		return 0, err
 	}
-	j := dueJob{model: (*eventRow)(nil), what: "event", retryMin: p.RetryMin, retryMax: p.RetryMax}
-	process := func(ctx context.Context, r eventRow) (bool, error) {
-		return runDue(ctx, db, j, r.ID, r.Attempts, func() error { return deliver(ctx, r.event()) })
+	seen := map[int64]bool{}
+	keep := func(err error) {
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
 	}
-	for {
-		limit := 0
+	for p.Limit == 0 || done < p.Limit {
+		batch := eventBatch
 		if p.Limit > 0 {
-			limit = p.Limit - done
+			batch = min(batch, p.Limit-done)
 		}
-		n, err := drainDue(ctx, db, "events", 64, limit, process)
+		var rows []eventRow
+		q := db.bun.NewSelect().Model(&rows).Where("ev.due <= ?", time.Now().UnixMicro())
+		if err := eventRow.dueQuery(eventRow{}, q).Limit(int64(batch)).Scan(ctx); err != nil {
+			keep(fmt.Errorf("storage: due events: %w", err))
+			return done, firstErr
+		}
+		rows = slices.DeleteFunc(rows, func(r eventRow) bool { return seen[r.ID] })
+		for _, r := range rows {
+			seen[r.ID] = true
+		}
+		taken, err := db.claimEvents(ctx, rows, p)
+		keep(err)
+		if len(taken) == 0 {
+			return done, firstErr
+		}
+		outs := make([]eventOutcome, len(taken))
+		for i, r := range taken {
+			outs[i].row = r
+			outs[i].sinks, outs[i].err = deliver(ctx, r.event())
+			keep(outs[i].err)
+		}
+		n, err := db.completeEvents(ctx, outs, p, f)
+		keep(err)
 		done += n
-		if err != nil || n == 0 || limit == n {
-			return done, err
+		if n == 0 {
+			return done, firstErr
 		}
 	}
+	return done, firstErr
+}
+
+// claimEvents takes rows for one try: each due time is pushed past the
+// backoff of its attempts (a lease: a crash retries it then) and its
+// attempts counted, in one statement per number of attempts, on the
+// condition that it is still due. It returns the rows it took: all of
+// them, but for those another instance took first.
+func (db *DB) claimEvents(ctx context.Context, rows []eventRow, p JobPass) ([]eventRow, error) {
+	byAttempts := map[int][]int64{}
+	for _, r := range rows {
+		byAttempts[r.Attempts] = append(byAttempts[r.Attempts], r.ID)
+	}
+	now := time.Now()
+	got := map[int64]bool{}
+	for attempts, ids := range byAttempts {
+		// The lease is shortened by a random part below a millisecond, so
+		// that the rows this claim took are the ones holding exactly this
+		// due time.
+		lease := now.Add(p.backoff(attempts)).UnixMicro() - mrand.Int64N(1000)
+		res, err := db.bun.NewUpdate().Model((*eventRow)(nil)).
+			Set("attempts = attempts + 1").Set("due = ?", lease).
+			Where("id IN (?) AND attempts = ? AND due <= ?", bun.List(ids), attempts, now.UnixMicro()).Exec(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("storage: take events: %w", err)
+		}
+		n, err := affected(res)
+		if err != nil {
+			return nil, err
+		}
+		if int(n) == len(ids) {
+			for _, id := range ids {
+				got[id] = true
+			}
+			continue
+		}
+		var mine []int64
+		if err := db.bun.NewSelect().Model((*eventRow)(nil)).Column("id").
+			Where("id IN (?) AND due = ?", bun.List(ids), lease).Scan(ctx, &mine); err != nil {
+			return nil, fmt.Errorf("storage: take events: %w", err)
+		}
+		for _, id := range mine {
+			got[id] = true
+		}
+	}
+	return slices.DeleteFunc(rows, func(r eventRow) bool { return !got[r.ID] }), nil
+}
+
+// backoff is the wait before the try after attempts failed ones.
+func (p JobPass) backoff(attempts int) time.Duration {
+	b := p.RetryMin << min(attempts, 20)
+	if b > p.RetryMax || b <= 0 {
+		b = p.RetryMax
+	}
+	return b
+}
+
+// eventOutcome is one try of a taken event: the sinks it goes to next,
+// or why it failed.
+type eventOutcome struct {
+	row   eventRow
+	sinks []string
+	err   error
+}
+
+// completeEvents ends the tries of outs in one transaction: a delivered
+// event's row goes and its deliveries are written (f), a failed one keeps
+// its row, due after its backoff, with the error. It returns how many were
+// delivered.
+func (db *DB) completeEvents(ctx context.Context, outs []eventOutcome, p JobPass, f EventFanout) (int, error) {
+	var taken []Delivery
+	pending, done := 0, 0
+	err := db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+		taken, pending, done = taken[:0], 0, 0
+		var gone []int64
+		for _, o := range outs {
+			if o.err != nil {
+				if _, err := tx.NewUpdate().Model((*eventRow)(nil)).Set("last_error = ?", clip(o.err.Error(), 1000)).
+					Where("id = ?", o.row.ID).Exec(ctx); err != nil {
+					return err
+				}
+				continue
+			}
+			t, n, err := db.fanOut(ctx, tx, o.row.event(), o.sinks, f)
+			if err != nil {
+				return err
+			}
+			taken, pending = append(taken, t...), pending+n
+			gone = append(gone, o.row.ID)
+		}
+		if len(gone) > 0 {
+			if _, err := tx.NewDelete().Model((*eventRow)(nil)).Where("id IN (?)", bun.List(gone)).Exec(ctx); err != nil {
+				return err
+			}
+		}
+		done = len(gone)
+		return nil
+	})
+	if err != nil {
+		taken, pending, done = nil, 0, 0
+		err = fmt.Errorf("storage: finish events: %w", err)
+	}
+	if f.Written != nil {
+		f.Written(taken, pending)
+	}
+	return done, err
 }
 
 // PendingEvents returns up to limit of the events not yet delivered,
