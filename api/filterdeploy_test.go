@@ -1,7 +1,9 @@
 package api_test
 
 import (
+	"archive/tar"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -199,5 +201,55 @@ func TestFilterDeployWithoutHost(t *testing.T) {
 	r := e.signed(http.MethodPut, "/filters/duotone", adminKey, adminPriv, api.FilterBundleTar(manifestOf("transformation", "1"), []byte("x")))
 	if r.StatusCode != http.StatusNotImplemented {
 		t.Fatalf("PUT without a filters host: %d %s", r.StatusCode, r.body)
+	}
+}
+
+// TestReadFilterBundle reads the tar vitrine filter push sends, the same
+// gzip-compressed and with its files in a folder, and refuses one that
+// lacks a file or holds one twice.
+func TestReadFilterBundle(t *testing.T) {
+	folder := func(entries ...[2]string) []byte {
+		var b bytes.Buffer
+		tw := tar.NewWriter(&b)
+		for _, e := range entries {
+			_ = tw.WriteHeader(&tar.Header{Name: e[0], Mode: 0o644, Size: int64(len(e[1])), Typeflag: tar.TypeReg})
+			_, _ = tw.Write([]byte(e[1]))
+		}
+		_ = tw.Close()
+		return b.Bytes()
+	}
+	gz := func(b []byte) []byte {
+		var out bytes.Buffer
+		zw := gzip.NewWriter(&out)
+		_, _ = zw.Write(b)
+		_ = zw.Close()
+		return out.Bytes()
+	}
+	good := [][]byte{
+		api.FilterBundleTar([]byte("{}"), []byte("wasm")),
+		gz(api.FilterBundleTar([]byte("{}"), []byte("wasm"))),
+		folder([2]string{"duotone/README.md", "x"}, [2]string{"duotone/filter.json", "{}"}, [2]string{"duotone/filter.wasm", "wasm"}),
+	}
+	for i, b := range good {
+		m, w, err := api.ReadFilterBundle(bytes.NewReader(b))
+		if err != nil || string(m) != "{}" || string(w) != "wasm" {
+			t.Errorf("bundle %d: %q %q %v", i, m, w, err)
+		}
+	}
+	bad := map[string][]byte{
+		"no module":      folder([2]string{"filter.json", "{}"}),
+		"no manifest":    folder([2]string{"filter.wasm", "w"}),
+		"module twice":   folder([2]string{"filter.json", "{}"}, [2]string{"filter.wasm", "w"}, [2]string{"x/filter.wasm", "w"}),
+		"empty":          folder(),
+		"not a tar":      []byte("hello"),
+		"truncated gzip": gz(api.FilterBundleTar([]byte("{}"), []byte("wasm")))[:20],
+	}
+	for name, b := range bad {
+		if _, _, err := api.ReadFilterBundle(bytes.NewReader(b)); err == nil {
+			t.Errorf("%s: read without an error", name)
+		}
+	}
+	if !bytes.Equal(api.FilterBundleTar([]byte("{}"), []byte("w")), api.FilterBundleTar([]byte("{}"), []byte("w"))) {
+		t.Error("the same files made two different tars")
 	}
 }
