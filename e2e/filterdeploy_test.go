@@ -85,7 +85,12 @@ func TestFilterDeployTwoInstances(t *testing.T) {
 	examples := exampleFilters(t)
 	admin := key{Public: "admin", Private: "admin-secret"}
 	const syncInterval = 500 * time.Millisecond
-	cfg := fmt.Sprintf("database: %q\nstorage: %q\n", dsn, gw.url()) + `filters:
+	// The shared variant cache is on: a render of the same URL after a
+	// push, a rollback or under a canary must come from the version in
+	// force, never from a variant another version made (the variant key
+	// holds each guest step's content hash).
+	cfg := fmt.Sprintf("database: %q\nstorage: %q\n", dsn, gw.url()) + `cacheVariants: true
+filters:
   syncInterval: 500ms
 accessControl:
   keys:

@@ -188,16 +188,12 @@ func (h *Host) scan() ([]*job, error) {
 	var waits, queued []*job
 	seen := map[string]bool{}
 	// consider publishes what follows for the filter key from src (or
-	// from the error reading it).
-	consider := func(key string, src *source, err error) {
+	// from the error reading it), which comes from origin.
+	consider := func(key, origin string, src *source, err error) {
 		seen[key] = true
 		prev := old.filters[key]
 		if prev != nil {
 			next.filters[key] = prev // until a new version is ready
-		}
-		origin := SourceDir
-		if src != nil {
-			origin = src.origin
 		}
 		next.origins[key] = origin
 		var m *Manifest
@@ -250,7 +246,7 @@ func (h *Host) scan() ([]*job, error) {
 				continue
 			}
 			src, err := readSource(filepath.Join(h.cfg.Dir, name), h.cfg.MaxModuleBytes)
-			consider(name, src, err)
+			consider(name, SourceDir, src, err)
 		}
 	}
 	keys := make([]string, 0, len(h.pushed))
@@ -261,7 +257,7 @@ func (h *Host) scan() ([]*job, error) {
 	for _, key := range keys {
 		b := h.pushed[key]
 		src, err := b.source(h.cfg.MaxModuleBytes)
-		consider(key, src, err)
+		consider(key, SourceAPI, src, err)
 	}
 	for name := range h.jobs {
 		if !seen[name] {
