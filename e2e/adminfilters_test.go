@@ -93,4 +93,21 @@ func TestAdminFilterDeploy(t *testing.T) {
 	if got := b.text("#deployed-duotone tbody tr:nth-child(2) .badge-ok"); got != "Active" {
 		t.Fatalf("after the rollback the first version is not the active one: %q", got)
 	}
+
+	// A canary at 50% of images, then off; disable and enable everywhere.
+	canary := eval[string](b, `document.querySelector("#deployed-duotone select[name=version] option:nth-child(2)").value`)
+	b.do(chromedp.SetValue(chromedp.CSS(`#deployed-duotone select[name=version]`), canary),
+		chromedp.SetValue(chromedp.CSS(`#deployed-duotone input[name=percent]`), "50"))
+	b.submit(`#deployed-duotone .canary-form button[type=submit]`, "filters-canary")
+	if got := b.text("#deployed-duotone .block-head .badge:not(.badge-ok)"); !strings.Contains(got, "50%") {
+		t.Fatalf("after setting the canary: badge %q", got)
+	}
+	b.submit(`#deployed-duotone form[action$="/enabled"] button[type=submit]`, "filters-disabled")
+	if got := b.text("#deployed-duotone .badge-bad"); got != "Disabled" {
+		t.Fatalf("after disabling: %q", got)
+	}
+	b.submit(`#deployed-duotone form[action$="/enabled"] button[type=submit]`, "filters-enabled")
+	if got := b.text("#deployed-duotone .block-head .badge-ok"); got != "Enabled" {
+		t.Fatalf("after enabling: %q", got)
+	}
 }

@@ -37,7 +37,7 @@ type filtersView struct {
 	Filters []filterView
 	// CanReload is set when the key may reload the filters; CanDeploy
 	// when it may push versions, CanRollback when it may roll back.
-	CanReload, CanDeploy, CanRollback bool
+	CanReload, CanDeploy, CanRollback, CanPatch bool
 	// DeployAction is the upload form's target; DeployError why the last
 	// upload was refused.
 	DeployAction, DeployError string
@@ -51,7 +51,9 @@ type deployedView struct {
 	Enabled               bool
 	Percent               int
 	Versions              []versionView
-	RollbackAction        string
+	// RollbackAction, EnableAction and CanaryAction are the forms'
+	// targets.
+	RollbackAction, EnableAction, CanaryAction string
 }
 
 // versionView is one version, for comparing: its digest (short and
@@ -71,7 +73,8 @@ type instanceView struct {
 // counters and load error.
 func (u *UI) filters(q *request) error {
 	v := filtersView{Page: q.page("Filters", "filters"), Action: q.path("/filters/reload"), CanReload: q.mayAny("filters.post"),
-		CanDeploy: q.mayAny("filters.put"), CanRollback: q.mayAny("filters.post"), DeployAction: q.path("/filters/deploy")}
+		CanDeploy: q.mayAny("filters.put"), CanRollback: q.mayAny("filters.post"), CanPatch: q.mayAny("filters.patch"),
+		DeployAction: q.path("/filters/deploy")}
 	return u.renderFilters(q, v, http.StatusOK)
 }
 
@@ -107,6 +110,10 @@ func (u *UI) renderFilters(q *request, v filtersView, status int) error {
 	case "deployed":
 		v.Page.Notice = "Version " + short(q.r.URL.Query().Get("version")) + " of " + q.r.URL.Query().Get("filter") +
 			" uploaded; every instance loads it within filters.syncInterval."
+	case "enabled", "disabled":
+		v.Page.Notice = q.r.URL.Query().Get("filter") + " " + q.r.URL.Query().Get("done") + " on every instance."
+	case "canary":
+		v.Page.Notice = "The canary of " + q.r.URL.Query().Get("filter") + " changed."
 	case "rolledback":
 		v.Page.Notice = q.r.URL.Query().Get("filter") + " rolled back to " + short(q.r.URL.Query().Get("version")) + "."
 	}
@@ -116,7 +123,9 @@ func (u *UI) renderFilters(q *request, v filtersView, status int) error {
 // deployedView is d as the page shows it, newest version first.
 func (q *request) deployedView(d api.DeployedFilter) deployedView {
 	dv := deployedView{Name: d.Name, Version: short(d.Version), Canary: short(d.Canary), Enabled: d.Enabled, Percent: d.Percent,
-		RollbackAction: q.path("/filters/" + url.PathEscape(d.Name) + "/rollback")}
+		RollbackAction: q.path("/filters/" + url.PathEscape(d.Name) + "/rollback"),
+		EnableAction:   q.path("/filters/" + url.PathEscape(d.Name) + "/enabled"),
+		CanaryAction:   q.path("/filters/" + url.PathEscape(d.Name) + "/canary")}
 	for _, ver := range d.Versions {
 		var m struct{ Version string }
 		_ = json.Unmarshal(ver.Manifest, &m)
@@ -135,7 +144,8 @@ func (u *UI) deployFilter(q *request) error {
 		return &apiError{Status: http.StatusBadRequest, Message: "The upload could not be read: " + err.Error()}
 	}
 	v := filtersView{Page: q.page("Filters", "filters"), Action: q.path("/filters/reload"), CanReload: q.mayAny("filters.post"),
-		CanDeploy: q.mayAny("filters.put"), CanRollback: q.mayAny("filters.post"), DeployAction: q.path("/filters/deploy")}
+		CanDeploy: q.mayAny("filters.put"), CanRollback: q.mayAny("filters.post"), CanPatch: q.mayAny("filters.patch"),
+		DeployAction: q.path("/filters/deploy")}
 	manifest, merr := formFile(q.r, "manifest")
 	wasm, werr := formFile(q.r, "module")
 	if merr != nil || werr != nil {
@@ -193,6 +203,40 @@ func (u *UI) rollbackFilter(q *request) error {
 		return err
 	}
 	return q.redirect("/filters?" + url.Values{"done": {"rolledback"}, "filter": {name}, "version": {version}}.Encode())
+}
+
+// enableFilter switches a deployed filter on or off on every instance.
+func (u *UI) enableFilter(q *request) error {
+	name := q.r.PathValue("name")
+	on := q.r.FormValue("enabled") == "true"
+	body, _ := json.Marshal(map[string]bool{"enabled": on})
+	if _, err := q.api.send(q.r.Context(), http.MethodPatch, "/filters/"+url.PathEscape(name), body, ""); err != nil {
+		return err
+	}
+	done := "disabled"
+	if on {
+		done = "enabled"
+	}
+	return q.redirect("/filters?" + url.Values{"done": {done}, "filter": {name}}.Encode())
+}
+
+// canaryFilter serves a version to a percentage of images, or ends the
+// canary (no version).
+func (u *UI) canaryFilter(q *request) error {
+	name := q.r.PathValue("name")
+	doc := map[string]any{"canary": q.r.FormValue("version")}
+	if q.r.FormValue("version") != "" {
+		p, err := strconv.Atoi(q.r.FormValue("percent"))
+		if err != nil {
+			return &apiError{Status: http.StatusBadRequest, Message: "The percentage is a whole number from 0 to 100."}
+		}
+		doc["percent"] = p
+	}
+	body, _ := json.Marshal(doc)
+	if _, err := q.api.send(q.r.Context(), http.MethodPatch, "/filters/"+url.PathEscape(name), body, ""); err != nil {
+		return err
+	}
+	return q.redirect("/filters?" + url.Values{"done": {"canary"}, "filter": {name}}.Encode())
 }
 
 // formFile reads the posted file of field.

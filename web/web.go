@@ -153,6 +153,8 @@ func (u *UI) routes() {
 	page("POST "+p+"/filters/reload", u.reloadFilters)
 	page("POST "+p+"/filters/deploy", u.deployFilter)
 	page("POST "+p+"/filters/{name}/rollback", u.rollbackFilter)
+	page("POST "+p+"/filters/{name}/enabled", u.enableFilter)
+	page("POST "+p+"/filters/{name}/canary", u.canaryFilter)
 	page("GET "+p+"/audit", u.audit)
 	page("GET "+p+"/webhooks", u.webhooks)
 	page("POST "+p+"/webhooks", u.createWebhook)
