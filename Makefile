@@ -192,8 +192,9 @@ bench: deps
 	$(GO) test ./engine ./api -run '^$$' -bench . -benchmem -benchtime 3s
 
 # Auto quality's bytes and SSIMULACRA 2 scores against fixed q80 JPEG and
-# WebP on real photographs (README, Perceptual quality); installs the
-# wallpaper packages and butteraugli_main (libjxl-devtools) when missing.
+# WebP on real images (README, Perceptual quality): photographs, portraits,
+# text, screenshots and flat graphics; installs the wallpaper and
+# documentation packages and butteraugli_main (libjxl-devtools) when missing.
 bench-bytes: deps
 	e2e/load/bytes.sh
 

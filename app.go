@@ -18,7 +18,6 @@ import (
 	"github.com/vitrine/vitrine/engine"
 	"github.com/vitrine/vitrine/filters"
 	"github.com/vitrine/vitrine/storage"
-	"github.com/vitrine/vitrine/tracing"
 	"github.com/vitrine/vitrine/web"
 )
 
@@ -101,7 +100,7 @@ func (a *App) Run(ctx context.Context) (err error) {
 // for them (README, Tracing).
 func (a *App) startTracing(ctx context.Context) error {
 	module, _ := buildVersion()
-	stop, err := tracing.Setup(ctx, os.Getenv, module)
+	stop, err := setupTracing(ctx, os.Getenv, module)
 	if err != nil {
 		return fmt.Errorf("tracing: %w", err)
 	}
@@ -202,7 +201,7 @@ func (a *App) startAPI(context.Context) error {
 	host, _ := os.Hostname()
 	inst := host + " " + a.ln.Addr().String()
 	a.sync.instance = func() string { return inst }
-	a.http = &http.Server{Handler: tracing.Handler(routes(srv, ui, metricsHandler, requestTimeout(a.cfg))), ReadHeaderTimeout: 10 * time.Second,
+	a.http = &http.Server{Handler: tracedHandler(routes(srv, ui, metricsHandler, requestTimeout(a.cfg))), ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout: 120 * time.Second, ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
 	a.log.Info("vitrine listening", "addr", "http://"+a.ln.Addr().String(), "database", redact(a.cfg.Database),
 		"storage", redact(a.cfg.Storage))

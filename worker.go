@@ -5,10 +5,9 @@ import (
 	"log/slog"
 	"time"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
-
-	"github.com/vitrine/vitrine/tracing"
 )
 
 // worker is the one shape of the server's background loops (worker_*.go):
@@ -102,14 +101,14 @@ func (w *worker) run(ctx context.Context) {
 // tracedPass runs one pass in a span of its own (a root: a background
 // job), named after the worker, with the items it handled.
 func (w *worker) tracedPass(ctx context.Context) (int, error) {
-	if !tracing.On() {
+	if !tracingOn.Load() {
 		return w.pass(ctx)
 	}
-	pctx, span := tracing.Start(ctx, "worker "+w.name, trace.WithNewRoot(),
+	pctx, span := otel.Tracer(tracerName).Start(ctx, "worker "+w.name, trace.WithNewRoot(),
 		trace.WithAttributes(attribute.String("vitrine.worker.name", w.name)))
 	n, err := w.pass(pctx)
 	span.SetAttributes(attribute.Int("vitrine.worker.items", n))
-	tracing.End(span, err)
+	endSpan(span, err)
 	return n, err
 }
 

@@ -14,6 +14,9 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/vitrine/vitrine/api/cdn"
 	"github.com/vitrine/vitrine/api/webhook"
 	"github.com/vitrine/vitrine/engine/schema"
@@ -189,6 +192,8 @@ type dispatcher struct {
 	reserved []string
 	// stopped: the worker ended; no attempt starts any more.
 	stopped bool
+	// inflight counts the attempts started and not yet recorded.
+	inflight int
 	// backlog: pending deliveries may wait that no attempt under way is
 	// before (see pass); an attempt that ends then wakes the worker.
 	backlog bool
@@ -229,7 +234,7 @@ func (d *dispatcher) pass(ctx context.Context) (int, error) {
 	// delivery) or behind an attempt under way; with none of either,
 	// every delivery written pending since was written by an instance
 	// that says so (handoff) or is due at a later pass.
-	d.backlog = len(due) > 0 || err != nil || len(d.busy) > 0 && d.backlog
+	d.backlog = len(due) > 0 || err != nil || d.inflight > 0 && d.backlog
 	d.mu.Unlock()
 	if err != nil || len(due) == 0 {
 		return 0, err
@@ -279,6 +284,7 @@ func (d *dispatcher) start(ctx context.Context, dl storage.Delivery, s sink) boo
 		return false
 	}
 	d.wg.Add(1)
+	d.inflight++
 	d.mu.Unlock()
 	go d.attempt(ctx, dl, s)
 	return true
@@ -392,17 +398,24 @@ func (d *dispatcher) sinks(ctx context.Context, due []storage.Delivery) (map[str
 // good once its retry window is over, or due again after a backoff.
 func (d *dispatcher) attempt(ctx context.Context, dl storage.Delivery, s sink) {
 	defer d.wg.Done()
-	defer d.wakeIfBacklog() // the subject's next delivery may be due now
-	defer d.done(dl.Sink)
+	defer d.ended()
 	start := time.Now()
 	var r webhook.Result
 	if s == nil {
 		r = webhook.Result{Err: fmt.Errorf("no sink %s: its subscription or purger is gone", dl.Sink)}
 	} else {
 		actx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
+		actx, span := continueTrace(actx, dl.Event.Traceparent, "events deliver", trace.SpanKindClient, dl.Event)
+		if span.IsRecording() {
+			span.SetAttributes(attribute.String("vitrine.delivery.sink", dl.Sink))
+		}
 		r = s.send(actx, dl)
+		endSpan(span, r.Err)
 		cancel()
 	}
+	// The slot goes back as soon as the receiver answered: recording the
+	// outcome waits for other attempts' (record), not for the receiver.
+	d.done(dl.Sink)
 	a := storage.DeliveryAttempt{At: start, Status: r.Status, Latency: r.Latency, Response: r.Response}
 	state, retry := storage.DeliveryDone, time.Time{}
 	if r.Err != nil {
@@ -424,9 +437,11 @@ func (d *dispatcher) attempt(ctx context.Context, dl storage.Delivery, s sink) {
 	}
 }
 
-// wakeIfBacklog wakes the worker when deliveries may wait (backlog).
-func (d *dispatcher) wakeIfBacklog() {
+// ended counts an attempt recorded, and wakes the worker when deliveries
+// may wait (backlog): the subject's next delivery may be due now.
+func (d *dispatcher) ended() {
 	d.mu.Lock()
+	d.inflight--
 	wake := d.backlog
 	d.mu.Unlock()
 	if wake {
@@ -441,9 +456,15 @@ type recording struct {
 	done chan error
 }
 
+// recordWindow is how long the first outcome to arrive waits for others
+// before they are written together: a change's deliveries to several
+// receivers end within it, and one transaction then records them all.
+const recordWindow = 10 * time.Millisecond
+
 // record writes o with the outcomes of the attempts that end meanwhile, in
-// one transaction: the first attempt to arrive writes what waits, again
-// until nothing does, and every other waits for the write of its own.
+// one transaction: the first attempt to arrive waits recordWindow and
+// writes what waits, again until nothing does, and every other waits for
+// the write of its own.
 func (d *dispatcher) record(ctx context.Context, o storage.DeliveryOutcome) error {
 	r := recording{o: o, done: make(chan error, 1)}
 	d.recMu.Lock()
@@ -454,6 +475,9 @@ func (d *dispatcher) record(ctx context.Context, o storage.DeliveryOutcome) erro
 	}
 	d.recording = true
 	for len(d.recQueue) > 0 {
+		d.recMu.Unlock()
+		time.Sleep(recordWindow)
+		d.recMu.Lock()
 		batch := d.recQueue
 		d.recQueue = nil
 		d.recMu.Unlock()

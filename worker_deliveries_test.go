@@ -323,3 +323,37 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 	}
 }
+
+// TestDeliveriesWaitBehindAnAttempt: a subject's deliveries to a
+// receiver that is still answering the one before are written pending and
+// go out, in order, as soon as it answers, not at the next tick (an hour
+// here: only the wakes can send them); the first of every subject goes at
+// once, taken by the instance that fans it out.
+func TestDeliveriesWaitBehindAnAttempt(t *testing.T) {
+	cfg := strings.Replace(fmt.Sprintf(webhooksAppConfig, "timeout: 1m"), "interval: 20ms", "interval: 1h", 1)
+	base := runApp(t, cfg)
+	release := make(chan struct{})
+	rc := newReceiver(t, func(n int, _ *http.Request) int {
+		if n == 0 {
+			<-release
+		}
+		return 204
+	})
+	rc.subscribe(base, []string{"io.vitrine.image.*", "io.vitrine.metadata.*"}, []string{"u"})
+	a := upload(t, base, color.NRGBA{R: 200, A: 255})
+	img := base + "/users/u/images/" + a
+	call(t, http.MethodPut, img+"/metadata", `{"title":"one"}`)
+	call(t, http.MethodPost, img+"/metadata", `{"tag":"two"}`)
+	// Another subject's event goes out while the first one's attempt
+	// hangs: it waits behind nothing.
+	b := upload(t, base, color.NRGBA{G: 200, A: 255})
+	if got := rc.wait(1); len(got) != 1 || !strings.HasPrefix(got[0], "users/u/images/"+b+" io.vitrine.image.added") {
+		t.Fatalf("while the first attempt hangs: %v, want only %s added", got, b)
+	}
+	close(release)
+	got := rc.wait(3)
+	want := []string{"io.vitrine.image.added", "io.vitrine.metadata.replaced", "io.vitrine.metadata.merged"}
+	if g := bySubject(got)["users/u/images/"+a]; !slices.Equal(g, want) {
+		t.Fatalf("%s received %v, want %v", a, g, want)
+	}
+}

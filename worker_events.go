@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 	"gocloud.dev/pubsub"
 	_ "gocloud.dev/pubsub/mempubsub"  // mem:// topics
 	_ "gocloud.dev/pubsub/natspubsub" // nats:// topics (NATS_SERVER_URL)
@@ -14,7 +16,6 @@ import (
 
 	"github.com/vitrine/vitrine/api/cdn"
 	"github.com/vitrine/vitrine/storage"
-	"github.com/vitrine/vitrine/tracing"
 )
 
 // Every change the audit log records is also an event in the database's
@@ -117,8 +118,10 @@ func eventMessage(ctx context.Context, e storage.Event) *pubsub.Message {
 		"ce-time":        e.Time.UTC().Format(time.RFC3339Nano),
 		"content-type":   "application/json",
 	}}
-	if tp := tracing.Traceparent(ctx); tp != "" {
-		m.Metadata["ce-traceparent"] = tp
+	if trace.SpanContextFromContext(ctx).IsValid() {
+		c := propagation.MapCarrier{}
+		propagation.TraceContext{}.Inject(ctx, c)
+		m.Metadata["ce-traceparent"] = c["traceparent"]
 	}
 	return m
 }
@@ -190,8 +193,13 @@ func eventsWorker(db *storage.DB, t *eventTopics, f *fanout, cfg eventsConfig, l
 			if err != nil {
 				return nil, err
 			}
-			if err := t.publish(ctx, e); err != nil {
-				return nil, err
+			if len(t.topics) > 0 {
+				pctx, span := continueTrace(ctx, e.Traceparent, "events publish", trace.SpanKindProducer, e)
+				err = t.publish(pctx, e)
+				endSpan(span, err)
+				if err != nil {
+					return nil, err
+				}
 			}
 			return f.sinksOf(e, list), nil
 		}, f.d.fanout(ctx))

@@ -5,8 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
+
 	"github.com/vitrine/vitrine/storage"
-	"github.com/vitrine/vitrine/tracing"
 )
 
 // TestEventMessageTraceparent: a bus message carries the sending span as
@@ -19,7 +20,7 @@ func TestEventMessageTraceparent(t *testing.T) {
 		t.Fatalf("traceparent without a span: %q", m.Metadata["ce-traceparent"])
 	}
 	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
-	m := eventMessage(tracing.FromTraceparent(context.Background(), tp, ""), e)
+	m := eventMessage(propagation.TraceContext{}.Extract(context.Background(), propagation.MapCarrier{"traceparent": tp}), e)
 	if got := m.Metadata["ce-traceparent"]; got != tp {
 		t.Fatalf("ce-traceparent = %q, want %q", got, tp)
 	}

@@ -38,7 +38,7 @@ func TestAutoQualityHeader(t *testing.T) {
 	first := e.get(e.tokenURL("/users/alice/images/"+id+".jpg?t[]=resize:width=300&quality=auto", userPriv)).Header.Get("X-Service-Quality")
 	q, _, _ := strings.Cut(first, ";")
 	r := e.get(e.tokenURL("/users/alice/images/"+id+".jpg?t[]=resize:width=290&quality=auto", userPriv))
-	if got, want := r.Header.Get("X-Service-Quality"), q+"; stored; target=high(80)"; r.StatusCode != 200 || got != want {
+	if got, want := r.Header.Get("X-Service-Quality"), q+"; stored; target=high(84)"; r.StatusCode != 200 || got != want {
 		t.Errorf("width 290 after 300: %d, X-Service-Quality %q, want %q", r.StatusCode, got, want)
 	}
 	// An explicit level wins over quality=auto.

@@ -18,7 +18,6 @@ import (
 	"github.com/vitrine/vitrine/api"
 	"github.com/vitrine/vitrine/engine"
 	"github.com/vitrine/vitrine/storage"
-	"github.com/vitrine/vitrine/tracing"
 )
 
 // These benchmarks put a number on two claims of README's Performance section:
@@ -123,6 +122,13 @@ type benchServer struct {
 
 func newBenchServer(b *testing.B, cacheVariants bool, opts ...func(*api.Deps)) *benchServer {
 	b.Helper()
+	return newBenchServerWith(b, func(cfg *api.Config) { cfg.CacheVariants = &cacheVariants }, opts...)
+}
+
+// newBenchServerWith is newBenchServer with the test configuration as edit
+// leaves it.
+func newBenchServerWith(b *testing.B, edit func(*api.Config), opts ...func(*api.Deps)) *benchServer {
+	b.Helper()
 	ctx := context.Background()
 	dir := b.TempDir()
 	db, err := storage.Open(ctx, "sqlite://"+filepath.Join(dir, "vitrine.db"), storage.Options{Secret: []byte("bench-secret")})
@@ -138,7 +144,7 @@ func newBenchServer(b *testing.B, cacheVariants bool, opts ...func(*api.Deps)) *
 		b.Fatal(err)
 	}
 	cfg := testConfig()
-	cfg.CacheVariants = &cacheVariants
+	edit(&cfg)
 	deps := api.Deps{DB: db, Blobs: blobs, Engine: eng}
 	for _, o := range opts {
 		o(&deps)
@@ -147,7 +153,7 @@ func newBenchServer(b *testing.B, cacheVariants bool, opts ...func(*api.Deps)) *
 	if err != nil {
 		b.Fatal(err)
 	}
-	hs := httptest.NewServer(tracing.Handler(srv))
+	hs := httptest.NewServer(traced(srv))
 	tr := &http.Transport{MaxIdleConns: 64, MaxIdleConnsPerHost: 64, IdleConnTimeout: time.Minute}
 	b.Cleanup(func() {
 		tr.CloseIdleConnections()

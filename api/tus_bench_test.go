@@ -2,14 +2,11 @@ package api_test
 
 import (
 	"bytes"
-	"context"
 	"image"
 	"image/png"
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"sync"
@@ -18,8 +15,6 @@ import (
 	"time"
 
 	"github.com/vitrine/vitrine/api"
-	"github.com/vitrine/vitrine/engine"
-	"github.com/vitrine/vitrine/storage"
 )
 
 // Resumable uploads against plain POSTs of the same 60 MB PNG on loopback
@@ -51,33 +46,8 @@ func largePNG(b *testing.B, seed uint64) []byte {
 // largeServer is a server whose limits take 60 MB uploads.
 func largeServer(b *testing.B) (string, *http.Client) {
 	b.Helper()
-	ctx := context.Background()
-	dir := b.TempDir()
-	db, err := storage.Open(ctx, "sqlite://"+filepath.Join(dir, "vitrine.db"), storage.Options{Secret: []byte("bench-secret")})
-	if err != nil {
-		b.Fatal(err)
-	}
-	blobs, err := storage.OpenBlobs(ctx, "file://"+filepath.Join(dir, "images"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	eng, err := engine.New(engine.Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	cfg := testConfig()
-	cfg.Limits.MaxBodyBytes = 100 << 20
-	srv, err := api.New(cfg, api.Deps{DB: db, Blobs: blobs, Engine: eng})
-	if err != nil {
-		b.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	b.Cleanup(func() {
-		hs.Close()
-		blobs.Close()
-		db.Close()
-	})
-	return hs.URL, &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 16}}
+	s := newBenchServerWith(b, func(cfg *api.Config) { cfg.Limits.MaxBodyBytes = 100 << 20 })
+	return s.url, s.client
 }
 
 // send sends a request signed as alice and returns its status and

@@ -141,7 +141,13 @@ accessControl:
 	r := s.writeJSON(t, http.MethodPost, "/webhooks", map[string]any{"url": hook.URL + "/hook",
 		"events": []string{"io.vitrine.image.added"}}, admin)
 	wantStatus(t, "create a webhook", r, http.StatusCreated)
-	r = s.write(t, http.MethodPost, "/users/alice/images", testPNG(t, 320, 240, 3), admin)
+	// The upload comes with a client's trace context: its event's
+	// delivery continues that trace.
+	const uploadTrace = "0af7651916cd43dd8448eb211c80319c"
+	r = s.do(t, http.MethodPost, "/users/alice/images", testPNG(t, 320, 240, 3), func(req *http.Request) {
+		signWrite(req, admin)
+		req.Header.Set("traceparent", "00-"+uploadTrace+"-b7ad6b7169203331-01")
+	})
 	wantStatus(t, "upload", r, http.StatusCreated)
 	var up struct{ ImageIdentifier string }
 	r.JSON(t, &up)
@@ -254,25 +260,33 @@ accessControl:
 		t.Errorf("no SQL statement span under the render")
 	}
 
-	// The upload's webhook delivery carries a traceparent of an exported
-	// trace: the delivery worker's pass.
+	// The upload's webhook delivery carries the traceparent of a span
+	// "events deliver" in the upload's trace, under one of its spans.
 	deadline = time.Now().Add(30 * time.Second)
+	upload, _ := hex.DecodeString(uploadTrace)
 	for {
 		hookMu.Lock()
 		got := append([]string{}, hookParents...)
 		hookMu.Unlock()
 		if len(got) > 0 {
 			m := traceparentRE.FindStringSubmatch(got[0])
-			if m == nil {
-				t.Fatalf("webhook traceparent %q", got[0])
+			if m == nil || m[1] != uploadTrace {
+				t.Fatalf("webhook traceparent %q, want one of trace %s", got[0], uploadTrace)
 			}
-			id, _ := hex.DecodeString(m[1])
-			if len(rc.trace(id)) > 0 {
+			spans := rc.trace(upload)
+			ids := map[string]*tracepb.Span{}
+			for _, sp := range spans {
+				ids[hex.EncodeToString(sp.SpanId)] = sp
+			}
+			if d := ids[m[2]]; d != nil {
+				if d.Name != "events deliver" || ids[hex.EncodeToString(d.ParentSpanId)] == nil {
+					t.Fatalf("the delivery's span %q, parent %x, is not under a span of the upload's trace", d.Name, d.ParentSpanId)
+				}
 				break
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no webhook delivery with the traceparent of an exported trace: %q", got)
+			t.Fatalf("no exported span of the webhook delivery's traceparent %q", got)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

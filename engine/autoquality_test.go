@@ -116,3 +116,46 @@ func TestSizeClass(t *testing.T) {
 		}
 	}
 }
+
+var proxyHeader = regexp.MustCompile(`^q=(\d+); target=high\(84\); score=([\d.]+); encodes=([1-4])(; extrapolated|; target not met)?; proxy=(mosaic|downscaled)$`)
+
+// TestAutoQualityProxy checks the search on a proxy for an output larger
+// than it (a photograph 1200 pixels wide): at most four encodes, the last
+// at full size, and the output's own score within the proxy's stated
+// tolerance of the prediction (README, Perceptual quality).
+func TestAutoQualityProxy(t *testing.T) {
+	e := newTestEngine(t, Config{})
+	b, err := os.ReadFile(filepath.Join(mateNature, "Garden.jpg"))
+	if err != nil {
+		t.Skipf("%v: the photographs come from Debian's mate-backgrounds (make test-deps)", err)
+	}
+	src := run(t, e, b, "png", Env{}, "resize:width=1200").Data
+	for _, format := range AutoQualityFormats() {
+		t.Run(format, func(t *testing.T) {
+			res := run(t, e, src, format, Env{}, "compress:level=auto,target=high")
+			m := proxyHeader.FindStringSubmatch(res.Headers["Quality"])
+			if m == nil {
+				t.Fatalf("Quality header %q", res.Headers["Quality"])
+			}
+			if want := map[bool]string{true: "downscaled", false: "mosaic"}[format == "webp"]; m[5] != want {
+				t.Errorf("proxy %s, want %s", m[5], want)
+			}
+			predicted, _ := strconv.ParseFloat(m[2], 64)
+			got, err := Compare(src, res.Data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := got - predicted; d < -proxyTolerance || d > proxyTolerance {
+				t.Errorf("q%s scores %.1f at full size, the proxy predicted %.1f", m[1], got, predicted)
+			}
+			if res.Quality == nil || res.Quality.Bytes != len(res.Data) {
+				t.Errorf("answer %+v for %d bytes", res.Quality, len(res.Data))
+			}
+			t.Logf("%s: %s, %.1f at full size (%d bytes)", format, res.Headers["Quality"], got, len(res.Data))
+		})
+	}
+}
+
+// proxyTolerance is how far an output's score may be from its proxy's
+// prediction: the widest the byte benchmark measured (README).
+const proxyTolerance = 5

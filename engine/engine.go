@@ -13,8 +13,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
-
-	"github.com/vitrine/vitrine/tracing"
 )
 
 // Config is the engine's part of the service configuration. The zero value
@@ -413,13 +411,13 @@ func (e *Engine) render(ctx context.Context, src []byte, req Request) (*Result, 
 		return e.processAnimation(ctx, anim, req)
 	}
 	start := time.Now()
-	_, span := tracing.Start(ctx, "image.decode", trace.WithAttributes(attribute.Int("vitrine.image.bytes", len(src))))
+	_, span := startSpan(ctx, "image.decode", trace.WithAttributes(attribute.Int("vitrine.image.bytes", len(src))))
 	d, err := e.decode(src, req.Chain.steps, req.Env, req.Variation)
 	if err == nil {
 		span.SetAttributes(attribute.String("vitrine.image.format", d.ext), attribute.Int("vitrine.image.width", d.w),
 			attribute.Int("vitrine.image.height", d.h))
 	}
-	tracing.End(span, err)
+	endSpan(span, err)
 	if err != nil {
 		return nil, err
 	}
@@ -501,7 +499,7 @@ func (e *Engine) runChain(s *State, c Chain, frames int) error {
 // s.Output.Format; w and h are the size reported (one frame's for an
 // animation).
 func (e *Engine) finish(s *State, w, h int) (*Result, error) {
-	_, span := tracing.Start(s.Ctx, "image.encode", trace.WithAttributes(attribute.String("vitrine.image.format", s.Output.Format)))
+	_, span := startSpan(s.Ctx, "image.encode", trace.WithAttributes(attribute.String("vitrine.image.format", s.Output.Format)))
 	var answer *QualityAnswer
 	var searched []QualityAnswer
 	var data []byte
@@ -523,7 +521,7 @@ func (e *Engine) finish(s *State, w, h int) (*Result, error) {
 	if err == nil {
 		span.SetAttributes(attribute.Int("vitrine.image.bytes", len(data)))
 	}
-	tracing.End(span, err)
+	endSpan(span, err)
 	if err != nil {
 		return nil, err
 	}
@@ -552,9 +550,9 @@ func stepError(name string, err error) error {
 // admit waits for a pipeline slot (takeSlot) in a span of its own: the
 // engine's admission wait.
 func (e *Engine) admit(ctx context.Context) (*slot, context.Context, error) {
-	_, span := tracing.Start(ctx, "engine.admission")
+	_, span := startSpan(ctx, "engine.admission")
 	sl, ctx, err := e.takeSlot(ctx)
-	tracing.End(span, err)
+	endSpan(span, err)
 	return sl, ctx, err
 }
 
@@ -563,7 +561,7 @@ func (e *Engine) admit(ctx context.Context) (*slot, context.Context, error) {
 // filter's name and version, whose own spans (filters) split the wait for
 // an instance from the guest's run.
 func applyTraced(s *State, st Step, name string) error {
-	if !tracing.On() {
+	if !trace.SpanFromContext(s.Ctx).IsRecording() {
 		return st.Apply(s)
 	}
 	kind := "native"
@@ -575,11 +573,11 @@ func applyTraced(s *State, st Step, name string) error {
 		}
 	}
 	attrs = append(attrs, attribute.String("vitrine.transformation.kind", kind))
-	ctx, span := tracing.Start(s.Ctx, "transform "+name, trace.WithAttributes(attrs...))
+	ctx, span := startSpan(s.Ctx, "transform "+name, trace.WithAttributes(attrs...))
 	parent := s.Ctx
 	s.Ctx = ctx
 	err := st.Apply(s)
 	s.Ctx = parent
-	tracing.End(span, err)
+	endSpan(span, err)
 	return err
 }

@@ -313,55 +313,109 @@ static const double vt_s2_weights[108] = {
     0.0005130064588990679, 0.0, 0.00010854057858411537,
 };
 
-int vt_ssimulacra2(const uint8_t *ref, const uint8_t *dist, int w, int h, double *score) {
+// vt_s2_ref is a reference image prepared once for scoring many distorted
+// images against it: per scale, its XYB planes, their blur (mu1) and the
+// blur of their squares (sigma11), which are the reference's share of the
+// work (two of the five blurs per channel and scale).
+struct vt_s2_ref {
+	int w, h, scales;
+	float *buf, *scratch;
+	float *xyb[VT_SCALES], *mu[VT_SCALES], *s11[VT_SCALES];
+};
+
+vt_s2_ref *vt_s2_ref_new(const uint8_t *ref, int w, int h) {
 	if (w < 8 || h < 8)
-		return -1;
-	size_t n = (size_t) w * h;
-	// lin1, lin2, xyb1, xyb2: 3 planes each; mu1, mu2, s11, s22, s12, mul,
-	// tmp: one plane each; the vertical blur's 6 rows.
-	float *buf = malloc(sizeof(float) * (19 * n + 6 * (size_t) w));
-	if (!buf)
-		return -1;
-	float *lin1 = buf, *lin2 = lin1 + 3 * n, *xyb1 = lin2 + 3 * n, *xyb2 = xyb1 + 3 * n;
-	float *mu1 = xyb2 + 3 * n, *mu2 = mu1 + n, *s11 = mu2 + n, *s22 = s11 + n, *s12 = s22 + n, *mul = s12 + n,
-	      *tmp = mul + n, *ring = tmp + n;
+		return NULL;
+	vt_s2_ref *r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->w = w, r->h = h;
+	size_t n = (size_t) w * h, total = 0;
+	for (int sw = w, sh = h, scale = 0; scale < VT_SCALES && sw >= 8 && sh >= 8; scale++) {
+		total += 9 * (size_t) sw * sh;
+		sw = (sw + 1) / 2, sh = (sh + 1) / 2;
+	}
+	// The kept planes, then scratch: lin (3 planes), its downsample (3),
+	// mul and tmp (one each) and the vertical blur's 6 rows.
+	r->buf = malloc(sizeof(float) * (total + 8 * n + 6 * (size_t) w));
+	// vt_s2_ref_score's planes, kept so that each score reuses them.
+	r->scratch = malloc(sizeof(float) * (11 * n + 6 * (size_t) w));
+	if (!r->buf || !r->scratch) {
+		free(r->buf);
+		free(r->scratch);
+		free(r);
+		return NULL;
+	}
+	float *lin = r->buf + total, *half = lin + 3 * n, *mul = half + 3 * n, *tmp = mul + n, *ring = tmp + n;
 	vt_s2_rgauss rg;
 	vt_s2_rgauss_init(&rg, 1.5);
-	vt_s2_srgb_to_linear(ref, lin1, w, h);
-	vt_s2_srgb_to_linear(dist, lin2, w, h);
-
-	double ssim[VT_SCALES][6], edge[VT_SCALES][12];
-	int scales = 0;
+	vt_s2_srgb_to_linear(ref, lin, w, h);
+	float *next = r->buf;
 	for (int scale = 0; scale < VT_SCALES; scale++) {
 		if (w < 8 || h < 8)
 			break;
 		if (scale) {
-			// Downsample in place: the output is read behind the input.
 			int ow = (w + 1) / 2, oh = (h + 1) / 2;
-			vt_s2_downsample(lin1, xyb1, w, h, ow, oh);
+			vt_s2_downsample(lin, half, w, h, ow, oh);
+			w = ow, h = oh, n = (size_t) w * h;
+			memcpy(lin, half, sizeof(float) * 3 * n);
+		}
+		r->xyb[scale] = next, r->mu[scale] = next + 3 * n, r->s11[scale] = next + 6 * n;
+		next += 9 * n;
+		vt_s2_to_xyb(lin, r->xyb[scale], n);
+		for (int c = 0; c < 3; c++) {
+			const float *p1 = r->xyb[scale] + c * n;
+			vt_s2_mul(p1, p1, mul, n);
+			vt_s2_blur(&rg, mul, r->s11[scale] + c * n, tmp, ring, w, h);
+			vt_s2_blur(&rg, p1, r->mu[scale] + c * n, tmp, ring, w, h);
+		}
+		r->scales++;
+	}
+	return r;
+}
+
+void vt_s2_ref_free(vt_s2_ref *r) {
+	if (r) {
+		free(r->buf);
+		free(r->scratch);
+		free(r);
+	}
+}
+
+int vt_s2_ref_score(const vt_s2_ref *r, const uint8_t *dist, double *score) {
+	int w = r->w, h = r->h;
+	size_t n = (size_t) w * h;
+	// lin2, xyb2: 3 planes each; mu2, s22, s12, mul, tmp: one plane each;
+	// the vertical blur's 6 rows.
+	float *lin2 = r->scratch, *xyb2 = lin2 + 3 * n;
+	float *mu2 = xyb2 + 3 * n, *s22 = mu2 + n, *s12 = s22 + n, *mul = s12 + n, *tmp = mul + n, *ring = tmp + n;
+	vt_s2_rgauss rg;
+	vt_s2_rgauss_init(&rg, 1.5);
+	vt_s2_srgb_to_linear(dist, lin2, w, h);
+
+	double ssim[VT_SCALES][6], edge[VT_SCALES][12];
+	int scales = r->scales;
+	for (int scale = 0; scale < scales; scale++) {
+		if (scale) {
+			// Downsample through xyb2, then back into lin2.
+			int ow = (w + 1) / 2, oh = (h + 1) / 2;
 			vt_s2_downsample(lin2, xyb2, w, h, ow, oh);
 			w = ow, h = oh, n = (size_t) w * h;
-			memcpy(lin1, xyb1, sizeof(float) * 3 * n);
 			memcpy(lin2, xyb2, sizeof(float) * 3 * n);
 		}
-		vt_s2_to_xyb(lin1, xyb1, n);
 		vt_s2_to_xyb(lin2, xyb2, n);
 		for (int c = 0; c < 3; c++) {
-			const float *p1 = xyb1 + c * n, *p2 = xyb2 + c * n;
-			vt_s2_mul(p1, p1, mul, n);
-			vt_s2_blur(&rg, mul, s11, tmp, ring, w, h);
+			const float *p1 = r->xyb[scale] + c * n, *p2 = xyb2 + c * n;
+			const float *mu1 = r->mu[scale] + c * n, *s11 = r->s11[scale] + c * n;
 			vt_s2_mul(p2, p2, mul, n);
 			vt_s2_blur(&rg, mul, s22, tmp, ring, w, h);
 			vt_s2_mul(p1, p2, mul, n);
 			vt_s2_blur(&rg, mul, s12, tmp, ring, w, h);
-			vt_s2_blur(&rg, p1, mu1, tmp, ring, w, h);
 			vt_s2_blur(&rg, p2, mu2, tmp, ring, w, h);
 			vt_s2_ssim_sums(mu1, mu2, s11, s22, s12, w, h, &ssim[scale][2 * c]);
 			vt_s2_edge_sums(p1, mu1, p2, mu2, w, h, &edge[scale][4 * c]);
 		}
-		scales++;
 	}
-	free(buf);
 
 	double s = 0;
 	int i = 0;
@@ -376,4 +430,13 @@ int vt_ssimulacra2(const uint8_t *ref, const uint8_t *dist, int w, int h, double
 	s = 2.326765642916932 * s - 0.020884521182843837 * s * s + 6.248496625763138e-05 * s * s * s;
 	*score = s > 0 ? 100.0 - 10.0 * pow(s, 0.6276336467831387) : 100.0;
 	return 0;
+}
+
+int vt_ssimulacra2(const uint8_t *ref, const uint8_t *dist, int w, int h, double *score) {
+	vt_s2_ref *r = vt_s2_ref_new(ref, w, h);
+	if (!r)
+		return -1;
+	int rc = vt_s2_ref_score(r, dist, score);
+	vt_s2_ref_free(r);
+	return rc;
 }

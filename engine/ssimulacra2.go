@@ -96,3 +96,42 @@ func Compare(ref, dist []byte) (float64, error) {
 	}
 	return ssimulacra2(pa, pb, w, h)
 }
+
+// s2Reference is a reference image prepared for SSIMULACRA 2 (the
+// reference's half of the work done once), for a search that scores
+// several encodes against one image. Close frees it.
+type s2Reference struct {
+	p    *C.vt_s2_ref
+	w, h int
+}
+
+// newS2Reference prepares the w x h packed sRGB pixels px.
+func newS2Reference(px []byte, w, h int) (*s2Reference, error) {
+	if w < 8 || h < 8 {
+		return nil, fmt.Errorf("ssimulacra2: %dx%d is smaller than 8x8", w, h)
+	}
+	if len(px) != 3*w*h {
+		return nil, errors.New("ssimulacra2: pixel buffer does not match the size")
+	}
+	p := C.vt_s2_ref_new((*C.uint8_t)(unsafe.Pointer(&px[0])), C.int(w), C.int(h))
+	if p == nil {
+		return nil, errors.New("ssimulacra2: out of memory")
+	}
+	return &s2Reference{p: p, w: w, h: h}, nil
+}
+
+// score is the SSIMULACRA 2 score of dist (packed sRGB of the reference's
+// size) against the reference.
+func (r *s2Reference) score(dist []byte) (float64, error) {
+	if len(dist) != 3*r.w*r.h {
+		return 0, errors.New("ssimulacra2: pixel buffers do not match the size")
+	}
+	var score C.double
+	if C.vt_s2_ref_score(r.p, (*C.uint8_t)(unsafe.Pointer(&dist[0])), &score) != 0 {
+		return 0, errors.New("ssimulacra2: out of memory")
+	}
+	return float64(score), nil
+}
+
+// Close frees the prepared reference.
+func (r *s2Reference) Close() { C.vt_s2_ref_free(r.p) }

@@ -300,3 +300,43 @@ func BenchmarkSSIMULACRA2(b *testing.B) {
 	}
 	b.ReportMetric(float64(w*h)/1e6, "MP")
 }
+
+// TestS2ReferenceReuse checks that a prepared reference scores each
+// distorted image as the one-shot function does, whatever it scored
+// before (its scratch planes are reused between scores).
+func TestS2ReferenceReuse(t *testing.T) {
+	const w, h = 97, 61
+	ref := make([]byte, 3*w*h)
+	for i := range ref {
+		x, y := (i/3)%w, (i/3)/w
+		ref[i] = byte((x*7 + y*13 + (i%3)*50 + x*y/5) % 256)
+	}
+	dists := make([][]byte, 3)
+	for k := range dists {
+		d := append([]byte(nil), ref...)
+		for i := range d {
+			if (i*31+k*17)%(5+k*4) == 0 {
+				d[i] ^= byte(8 << k)
+			}
+		}
+		dists[k] = d
+	}
+	r, err := newS2Reference(ref, w, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, k := range []int{0, 2, 1, 0, 2} {
+		want, err := ssimulacra2(ref, dists[k], w, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := r.score(dists[k])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want || want >= 100 {
+			t.Errorf("distortion %d: prepared reference %v, one-shot %v", k, got, want)
+		}
+	}
+}

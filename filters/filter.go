@@ -15,8 +15,6 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
-
-	"github.com/vitrine/vitrine/tracing"
 )
 
 // Filter is one loaded filter: its manifest, its compiled module in its own
@@ -187,7 +185,7 @@ func (f *Filter) invoke(ctx context.Context, c *call) (err error) {
 	// runs.
 	attrs := trace.WithAttributes(attribute.String("vitrine.filter.name", f.Name()),
 		attribute.String("vitrine.filter.version", f.manifest.Version), attribute.String("vitrine.filter.kind", string(f.manifest.Kind)))
-	_, wspan := tracing.Start(ctx, "filter.wait", attrs)
+	_, wspan := startSpan(ctx, "filter.wait", attrs)
 	wctx, wcancel := context.WithTimeout(ctx, f.queueWait)
 	defer wcancel()
 	sctx, scancel := context.WithTimeout(ctx, f.startTimeout())
@@ -195,23 +193,23 @@ func (f *Filter) invoke(ctx context.Context, c *call) (err error) {
 	scancel()
 	if err != nil {
 		err = f.callError(ctx, err)
-		tracing.End(wspan, err)
+		endSpan(wspan, err)
 		return err
 	}
 	if err := f.runner.acquire(wctx); err != nil {
 		f.pool.put(inst, true)
 		err = f.callError(ctx, errWaited)
-		tracing.End(wspan, err)
+		endSpan(wspan, err)
 		return err
 	}
 	wspan.End()
 	defer f.runner.release()
 	cctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
-	cctx, rspan := tracing.Start(cctx, "filter.run", attrs)
+	cctx, rspan := startSpan(cctx, "filter.run", attrs)
 	var res []uint64
 	inst.run(cctx, func() { res, err = inst.fn.Call(withCall(cctx, c)) })
-	tracing.End(rspan, err)
+	endSpan(rspan, err)
 	f.pool.put(inst, err == nil)
 	if c.serviceErr != nil {
 		return c.serviceErr

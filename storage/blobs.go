@@ -22,8 +22,6 @@ import (
 	_ "gocloud.dev/blob/memblob"   // registers mem://
 	_ "gocloud.dev/blob/s3blob"    // registers s3://
 	"gocloud.dev/gcerrors"
-
-	"github.com/vitrine/vitrine/tracing"
 )
 
 // DefaultBlobTimeout bounds each blob operation unless SetTimeout says
@@ -154,7 +152,7 @@ func (b *Blobs) op(ctx context.Context, op, key string) (context.Context, contex
 			return nil, nil, nil, fmt.Errorf("storage: %s blob %s: %w", op, key, err)
 		}
 	}
-	sctx, span := tracing.Start(ctx, "blob "+op, trace.WithSpanKind(trace.SpanKindClient),
+	sctx, span := startSpan(ctx, "blob "+op, trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(attribute.String("vitrine.blob.operation", op), attribute.String("vitrine.blob.key", key)))
 	octx, cancel := context.WithTimeout(sctx, b.timeout)
 	wrapErr := func(err error) error {

@@ -79,20 +79,21 @@ type DeliveryAttempt struct {
 type deliveryRow struct {
 	bun.BaseModel `bun:"table:deliveries,alias:d"`
 
-	ID         int64  `bun:"id,pk,autoincrement"`
-	Sink       string `bun:"sink"`
-	EventID    string `bun:"event_id"`
-	Type       string `bun:"type"`
-	Subject    string `bun:"subject"`
-	At         int64  `bun:"at"`
-	Data       string `bun:"data"`
-	Created    int64  `bun:"created"`
-	Due        int64  `bun:"due"`
-	Attempts   int    `bun:"attempts"`
-	State      int    `bun:"state"`
-	Finished   int64  `bun:"finished"`
-	LastStatus int    `bun:"last_status"`
-	LastError  string `bun:"last_error"`
+	ID          int64  `bun:"id,pk,autoincrement"`
+	Sink        string `bun:"sink"`
+	EventID     string `bun:"event_id"`
+	Type        string `bun:"type"`
+	Subject     string `bun:"subject"`
+	At          int64  `bun:"at"`
+	Data        string `bun:"data"`
+	Created     int64  `bun:"created"`
+	Due         int64  `bun:"due"`
+	Attempts    int    `bun:"attempts"`
+	State       int    `bun:"state"`
+	Finished    int64  `bun:"finished"`
+	LastStatus  int    `bun:"last_status"`
+	LastError   string `bun:"last_error"`
+	Traceparent string `bun:"traceparent"`
 }
 
 type attemptRow struct {
@@ -108,7 +109,7 @@ type attemptRow struct {
 }
 
 func (r deliveryRow) delivery() Delivery {
-	ev := eventRow{EventID: r.EventID, Type: r.Type, Subject: r.Subject, At: r.At, Data: r.Data}.event()
+	ev := eventRow{EventID: r.EventID, Type: r.Type, Subject: r.Subject, At: r.At, Data: r.Data, Traceparent: r.Traceparent}.event()
 	return Delivery{ID: r.ID, Sink: r.Sink, Event: ev, Created: time.UnixMicro(r.Created).UTC(),
 		Due: time.UnixMicro(r.Due).UTC(), Attempts: r.Attempts, State: DeliveryState(r.State),
 		Finished: createdTime(r.Finished), LastStatus: r.LastStatus, LastError: r.LastError}
@@ -161,7 +162,7 @@ func (db *DB) fanOut(ctx context.Context, tx bun.Tx, e Event, sinks []string, f 
 	pending := 0
 	for _, s := range sinks {
 		row := deliveryRow{Sink: s, EventID: e.ID, Type: e.Type, Subject: e.Subject, At: e.Time.UnixMicro(),
-			Data: string(e.Data), Created: now.UnixMicro(), Due: now.UnixMicro()}
+			Data: string(e.Data), Created: now.UnixMicro(), Due: now.UnixMicro(), Traceparent: e.Traceparent}
 		take := !busy[s] && f.Take != nil && f.Take(s)
 		if take {
 			row.Attempts, row.Due = 1, now.Add(f.Lease).UnixMicro()
@@ -255,49 +256,38 @@ func (db *DB) FinishDeliveries(ctx context.Context, outcomes []DeliveryOutcome) 
 		ids[i] = o.ID
 	}
 	err := db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		// Why the locked read first: an attempt written for a delivery
-		// that a sink's delete just removed would be a row nothing
-		// purges; the lock orders this after such a delete.
-		var found []int64
-		if err := db.forUpdate(tx.NewSelect().Model((*deliveryRow)(nil)).Column("id").
-			Where("id IN (?)", bun.List(ids))).Scan(ctx, &found); err != nil {
-			return err
-		}
-		there := map[int64]bool{}
-		for _, id := range found {
-			there[id] = true
-		}
+		// Why each delivery's update before its attempt's row: an
+		// attempt written for a delivery that a sink's delete just
+		// removed would be a row nothing purges; the update finds no row
+		// then, and its lock orders this after such a delete.
+		now := time.Now().UnixMicro()
 		var rows []attemptRow
 		for _, o := range outcomes {
-			if there[o.ID] {
-				a := o.Attempt
-				rows = append(rows, attemptRow{DeliveryID: o.ID, At: a.At.UnixMicro(), Status: a.Status,
-					Latency: a.Latency.Microseconds(), Response: clip(a.Response, 1024), Error: clip(a.Error, 1000)})
-			}
-		}
-		if len(rows) == 0 {
-			return nil
-		}
-		if _, err := tx.NewInsert().Model(&rows).Exec(ctx); err != nil {
-			return err
-		}
-		now := time.Now().UnixMicro()
-		for _, o := range outcomes {
-			if !there[o.ID] {
-				continue
-			}
-			q := tx.NewUpdate().Model((*deliveryRow)(nil)).Where("id = ?", o.ID).Set("last_status = ?", o.Attempt.Status).
-				Set("last_error = ?", clip(o.Attempt.Error, 1000)).Set("state = ?", int(o.State))
+			a := o.Attempt
+			row := attemptRow{DeliveryID: o.ID, At: a.At.UnixMicro(), Status: a.Status,
+				Latency: a.Latency.Microseconds(), Response: clip(a.Response, 1024), Error: clip(a.Error, 1000)}
+			q := tx.NewUpdate().Model((*deliveryRow)(nil)).Where("id = ?", o.ID).Set("last_status = ?", row.Status).
+				Set("last_error = ?", row.Error).Set("state = ?", int(o.State))
 			if o.State == DeliveryPending {
 				q = q.Set("due = ?", o.Retry.UnixMicro())
 			} else {
 				q = q.Set("finished = ?", now)
 			}
-			if _, err := q.Exec(ctx); err != nil {
+			res, err := q.Exec(ctx)
+			if err != nil {
 				return err
 			}
+			if n, err := affected(res); err != nil {
+				return err
+			} else if n == 1 {
+				rows = append(rows, row)
+			}
 		}
-		return nil
+		if len(rows) == 0 {
+			return nil
+		}
+		_, err := tx.NewInsert().Model(&rows).Exec(ctx)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("storage: finish deliveries %v: %w", ids, err)

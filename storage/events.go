@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/uptrace/bun"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // The events outbox (migration step 17): every change the audit log
@@ -48,6 +50,9 @@ type Event struct {
 	Data json.RawMessage
 	// Attempts is how many deliveries of the event were tried before.
 	Attempts int
+	// Traceparent is the W3C trace context of the change (its request's
+	// or job's span) when it was traced; "" else.
+	Traceparent string
 }
 
 // MarshalJSON writes e in CloudEvents' JSON format (structured mode).
@@ -157,15 +162,16 @@ const maxSubject = 600
 type eventRow struct {
 	bun.BaseModel `bun:"table:events,alias:ev"`
 
-	ID        int64  `bun:"id,pk,autoincrement"`
-	EventID   string `bun:"event_id"`
-	Type      string `bun:"type"`
-	Subject   string `bun:"subject"`
-	At        int64  `bun:"at"` // unix microseconds
-	Data      string `bun:"data"`
-	Due       int64  `bun:"due"` // unix microseconds
-	Attempts  int    `bun:"attempts"`
-	LastError string `bun:"last_error"`
+	ID          int64  `bun:"id,pk,autoincrement"`
+	EventID     string `bun:"event_id"`
+	Type        string `bun:"type"`
+	Subject     string `bun:"subject"`
+	At          int64  `bun:"at"` // unix microseconds
+	Data        string `bun:"data"`
+	Due         int64  `bun:"due"` // unix microseconds
+	Attempts    int    `bun:"attempts"`
+	LastError   string `bun:"last_error"`
+	Traceparent string `bun:"traceparent"`
 }
 
 func (r eventRow) rowID() int64 { return r.ID }
@@ -184,7 +190,7 @@ func (eventRow) dueQuery(q *bun.SelectQuery) *bun.SelectQuery {
 
 func (r eventRow) event() Event {
 	return Event{ID: r.EventID, Type: r.Type, Source: EventSource, Subject: r.Subject,
-		Time: time.UnixMicro(r.At).UTC(), Data: json.RawMessage(r.Data), Attempts: r.Attempts}
+		Time: time.UnixMicro(r.At).UTC(), Data: json.RawMessage(r.Data), Attempts: r.Attempts, Traceparent: r.Traceparent}
 }
 
 // SetEvents turns the writing of event rows on or off (off when a DB
@@ -236,11 +242,22 @@ func (db *DB) writeEvent(ctx context.Context, conn bun.IDB, ev auditEvent, at ti
 		return fmt.Errorf("event of %s: %w", ev.action, err)
 	}
 	row := &eventRow{EventID: newEventID(), Type: kind.typ, Subject: clip(subject, maxSubject),
-		At: at.UnixMicro(), Data: string(b), Due: at.UnixMicro()}
+		At: at.UnixMicro(), Data: string(b), Due: at.UnixMicro(), Traceparent: traceparent(ctx)}
 	if _, err := conn.NewInsert().Model(row).Exec(ctx); err != nil {
 		return fmt.Errorf("event of %s: %w", ev.action, err)
 	}
 	return nil
+}
+
+// traceparent is ctx's span context as a W3C traceparent value, "" when
+// it has none (the change was not traced).
+func traceparent(ctx context.Context) string {
+	if !trace.SpanContextFromContext(ctx).IsValid() {
+		return ""
+	}
+	c := propagation.MapCarrier{}
+	propagation.TraceContext{}.Inject(ctx, c)
+	return c["traceparent"]
 }
 
 // newEventID returns a random (version 4) UUID.

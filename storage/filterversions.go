@@ -12,7 +12,7 @@ import (
 	"github.com/uptrace/bun"
 )
 
-// Filters deployed through the API (migration step 24). A version is the
+// Filters deployed through the API (migration step 25). A version is the
 // SHA-256 of its bundle; the bundle is the blob FilterBlobKey(version),
 // written before the version's row (write-then-commit). The active set is
 // one row that every instance polls: what it holds and how it changes is

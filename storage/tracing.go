@@ -6,24 +6,31 @@ import (
 	"errors"
 
 	"github.com/uptrace/bun"
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
 	semconv "go.opentelemetry.io/otel/semconv/v1.37.0"
 	"go.opentelemetry.io/otel/trace"
-
-	"github.com/vitrine/vitrine/tracing"
 )
+
+// startSpan starts a span named name as a child of ctx's span on otel's
+// global provider: a no-op one, and a no-op span, while tracing is off.
+func startSpan(ctx context.Context, name string, opts ...trace.SpanStartOption) (context.Context, trace.Span) {
+	return otel.Tracer("github.com/vitrine/vitrine").Start(ctx, name, opts...)
+}
 
 // traceHook gives every SQL statement run through bun a client span, named
 // and described per OpenTelemetry's database conventions: db.system.name,
 // db.operation.name and db.collection.name. Never db.query.text: bun
 // formats the values into the statement (user names, image ids, sealed
-// secrets), and a trace must not carry them. Nothing while tracing is off.
+// secrets), and a trace must not carry them. Nothing outside a recording
+// span (so nothing while tracing is off).
 type traceHook struct{ system attribute.KeyValue }
 
 type spanKey struct{}
 
 func (h traceHook) BeforeQuery(ctx context.Context, e *bun.QueryEvent) context.Context {
-	if !tracing.On() {
+	if !trace.SpanFromContext(ctx).IsRecording() {
 		return ctx
 	}
 	op := e.Operation()
@@ -35,7 +42,7 @@ func (h traceHook) BeforeQuery(ctx context.Context, e *bun.QueryEvent) context.C
 			name += " " + table
 		}
 	}
-	ctx, span := tracing.Start(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	ctx, span := startSpan(ctx, name, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 	if e.Stash == nil {
 		e.Stash = map[any]any{}
 	}
@@ -49,7 +56,11 @@ func (h traceHook) AfterQuery(_ context.Context, e *bun.QueryEvent) {
 		if errors.Is(err, sql.ErrNoRows) {
 			err = nil // an answer, not a failure
 		}
-		tracing.End(span, err)
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.End()
 	}
 }
 

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/vitrine/vitrine/tracing"
+	"go.opentelemetry.io/otel/propagation"
 )
 
 // Message is what one attempt sends: the id that names it on every
@@ -59,8 +59,9 @@ func Send(ctx context.Context, client *http.Client, url, secret string, m Messag
 	req.Header.Set("webhook-id", m.ID)
 	req.Header.Set("webhook-timestamp", strconv.FormatInt(start.Unix(), 10))
 	req.Header.Set("webhook-signature", sig)
-	// The W3C trace context of the delivery (traceparent), when tracing is on.
-	tracing.Inject(ctx, req.Header)
+	// The W3C trace context of the delivery (traceparent): its span's
+	// while tracing is on, else that of the change it tells of, if traced.
+	propagation.TraceContext{}.Inject(ctx, propagation.HeaderCarrier(req.Header))
 	resp, err := client.Do(req)
 	if err != nil {
 		return Result{Latency: time.Since(start), Err: err}

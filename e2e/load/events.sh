@@ -18,7 +18,8 @@
 #
 # Prints per configuration the upload latency's median, 90th and 99th
 # percentile and the server's CPU time per upload (everything it did from
-# start to stop, the deliveries included, over the uploads), and where
+# start to stop, the deliveries included, over the uploads; and apart, the
+# receivers' and the NATS server's, which share the machine), and where
 # receivers answer at once, once every delivery arrived, the delivery lag
 # (arrival at the receiver minus the event's time) and the events delivered
 # per second from the first change to the last delivery (bounded here by
@@ -153,10 +154,21 @@ wait_deliveries() {
 	echo "only $got of $1 deliveries arrived" >&2
 }
 
-# cpu_ms: the running server's CPU time so far (user and system), ms.
+# cpu_ms [pid]: the CPU time so far (user and system) of the running
+# server or of pid, ms; 0 when there is no such process.
 cpu_ms() {
-	awk -v hz="$(getconf CLK_TCK)" '{ printf "%.0f", ($14 + $15) * 1000 / hz }' "/proc/$pid/stat"
+	awk -v hz="$(getconf CLK_TCK)" '{ printf "%.0f", ($14 + $15) * 1000 / hz }' "/proc/${1:-$pid}/stat" 2>/dev/null || echo 0
 }
+
+# per_upload ms: ms over the uploads, as "x.y".
+per_upload() {
+	local v=$(($1 * 10 / uploads))
+	echo "$((v / 10)).$((v % 10))"
+}
+
+# The NATS server's process, when one runs here: its CPU time is counted
+# apart, as the receivers' is (they share the machine with the server).
+nats_pid=$(pgrep -x nats-server | head -1 || true)
 
 declare -A label=([off]="events off" [nats]="NATS topic" [webhooks]="3 webhooks"
 	[hooks]="3 webhooks + NATS" [slow]="1 slow webhook ($DELAY)")
@@ -173,15 +185,20 @@ for round in $(seq "$ROUNDS"); do
 		slow) start_receiver 1 "$DELAY" ;;
 		esac
 		for u in ${hook_urls[@]+"${hook_urls[@]}"}; do subscribe "$u"; done
-		cpu0=$(cpu_ms)
+		cpu0=$(cpu_ms) rcpu0=$(cpu_ms "${rpid:-0}") ncpu0=$(cpu_ms "${nats_pid:-0}")
 		"$tmp/gen" -url "$base" -user load -pub load -priv "$priv" -n "$SOURCES" -sizes "$SIZES" \
 			-upload-latency >"$tmp/latency"
 		case $mode in
 		hooks | webhooks) wait_deliveries $((uploads * 3)) ;;
 		esac
-		cpu=$((($(cpu_ms) - cpu0) * 10 / uploads))
+		cpu=$(per_upload $(($(cpu_ms) - cpu0)))
+		others=""
+		[ -z "$rpid" ] || others+=", receivers $(per_upload $(($(cpu_ms "$rpid") - rcpu0)))"
+		case $mode in
+		hooks | nats) [ -z "$nats_pid" ] || others+=", NATS server $(per_upload $(($(cpu_ms "$nats_pid") - ncpu0)))" ;;
+		esac
 		while read -r line; do
-			summary+=("round $round, ${label[$mode]}: $line, server CPU $((cpu / 10)).$((cpu % 10)) ms per upload")
+			summary+=("round $round, ${label[$mode]}: $line, server CPU $cpu ms per upload$others")
 			echo "${summary[-1]}" >&2
 		done <"$tmp/latency"
 		# The receiver first: a slow one would hold the server's stop.

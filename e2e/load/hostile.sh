@@ -36,7 +36,9 @@
 # hammered before wrk starts, default 3), GAP (least time between two starts
 # on one hostile connection, default 100ms), SOURCES (distinct sources,
 # default 32), THREADS (wrk threads, default 2), KEEP (1: keep the temp
-# directory, with server.log and wrk.log), VITRINE_BIN (a binary to test
+# directory, with server.log and wrk.log), FILTERS (lines added to the
+# filters section, each indented two spaces: FILTERS="  nice: 19"),
+# VITRINE_BIN (a binary to test
 # instead of building the working tree). Needs go (the version go.mod
 # names; it also builds the guests for wasip1), libvips to build vitrine,
 # curl, and wrk (installed with apt-get when missing). A run takes about two
@@ -92,7 +94,8 @@ for g in "${guests[@]}"; do
 done
 write_config "$tmp/config.yaml" false "filters:
   dir: $tmp/filters
-  allow: [clock]"
+  allow: [clock]${FILTERS:+
+$FILTERS}"
 make_paths "$tmp/config.yaml"
 native=$tmp/paths/thumb-1080p.paths
 

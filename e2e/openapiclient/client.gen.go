@@ -2238,13 +2238,14 @@ type GetImageParams struct {
 	T *Transformations `json:"t[],omitempty"`
 
 	// Quality `auto` (the target in `autoQuality.target`) or a named target (`low`, `medium`, `high`,
-	// `lossless-like`: SSIMULACRA 2 scores 60, 70, 80, 90): the output is encoded at the lowest
+	// `lossless-like`: SSIMULACRA 2 scores 65, 75, 84, 90): the output is encoded at the lowest
 	// quality whose score meets the target, found per image, output format and size class by at
-	// most four encodes and stored with the image, so later renders cost one encode. The same as
+	// most four encodes (on a proxy when both sides are at least 384 pixels and the area at least
+	// twice 384x384, then one at full size) and stored with the image, so later renders cost one encode. The same as
 	// appending `t[]=compress:level=auto,target=<level>`; a `compress` step in `t[]` wins.
-	// Applies to JPEG, WebP and AVIF output. The response header `X-<prefix>-Quality` says what
-	// was chosen and why: `q=62; target=high(80); score=81.3; encodes=3`, or
-	// `q=62; stored; target=high(80)`. Any other value is a 400. Without an extension in the
+	// Applies to JPEG, WebP, AVIF and JPEG XL output. The response header `X-<prefix>-Quality`
+	// says what was chosen and why: `q=84; target=high(84); score=84.2; encodes=3; proxy=mosaic`,
+	// or `q=84; stored; target=high(84)`. Any other value is a 400. Without an extension in the
 	// path, when `Accept` allows two or more of AVIF, WebP, JPEG XL and JPEG, the response is the
 	// smallest of them that meets the target for this image (each at its own auto quality,
 	// decided once and stored), and `X-<prefix>-Format` says which and how, e.g.

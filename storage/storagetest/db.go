@@ -50,6 +50,7 @@ func TestDBWithSecret(t *testing.T, open func(t *testing.T) *storage.DB, openSec
 		{"EventsOrder", testEventsOrder},
 		{"EventsConcurrentDrains", testEventsConcurrentDrains},
 		{"EventsWritten", testEventsWritten},
+		{"EventsTraceparent", testEventsTraceparent},
 		{"Webhooks", testWebhooks},
 		{"FanOut", testFanOut},
 		{"DueDeliveries", testDueDeliveries},

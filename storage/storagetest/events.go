@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"go.opentelemetry.io/otel/propagation"
+
 	"github.com/vitrine/vitrine/storage"
 )
 
@@ -235,4 +237,28 @@ func testEventsConcurrentDrains(t *testing.T, db *storage.DB) {
 		next[e.Subject]++
 	}
 	pendingEvents(t, db, 0)
+}
+
+// testEventsTraceparent checks that an event keeps the trace context of
+// the change that wrote it (none when it was not traced), and that the
+// deliveries it fans out to carry it.
+func testEventsTraceparent(t *testing.T, db *storage.DB) {
+	db.SetEvents(true)
+	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	traced := propagation.TraceContext{}.Extract(ctx(t), propagation.MapCarrier{"traceparent": tp})
+	if err := db.RecordAudit(traced, "group.delete", "traced", nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.RecordAudit(ctx(t), "group.delete", "untraced", nil); err != nil {
+		t.Fatal(err)
+	}
+	events := pendingEvents(t, db, 2)
+	if events[0].Traceparent != tp || events[1].Traceparent != "" {
+		t.Fatalf("traceparents %q and %q, want %q and none", events[0].Traceparent, events[1].Traceparent, tp)
+	}
+	fanOut(t, db, events[0], "s1")
+	_, due := due(t, db, 10)
+	if len(due) != 1 || due[0].Event.Traceparent != tp {
+		t.Fatalf("deliveries %+v, want one with traceparent %s", due, tp)
+	}
 }

@@ -8,12 +8,18 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
+	"image"
+	"image/draw"
+	"image/png"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -44,7 +50,7 @@ func main() {
 	defer os.RemoveAll(tmp)
 	_, butteraugli := exec.LookPath("butteraugli_main")
 	ctx := context.Background()
-	resize := fmt.Sprintf("resize:width=%d", *width)
+	resize := ""
 	render := func(src []byte, format string, formats []string, specs ...string) *engine.Result {
 		chain, err := e.ParseChain(append([]string{resize}, specs...))
 		if err != nil {
@@ -56,7 +62,8 @@ func main() {
 		}
 		return res
 	}
-	type total struct{ bytes, meets, n int }
+	dev := map[string]*deviation{}
+	type total struct{ bytes, meets, meetsWebP, buttMeets, buttN, agree, n int }
 	totals := map[string]*total{}
 	var names []string
 	fmt.Println("| image | level | q80 jpg | q80 webp | auto jpg | auto best |")
@@ -66,9 +73,15 @@ func main() {
 		if err != nil {
 			fail(err)
 		}
+		// The width asked, or the source's when it is narrower (no
+		// enlarging).
+		resize = fmt.Sprintf("resize:width=%d", *width)
+		if n, err := e.Probe(src); err == nil && n.Width < *width {
+			resize = fmt.Sprintf("resize:width=%d", n.Width)
+		}
 		ref := render(src, "png", nil).Data
 		refPath := filepath.Join(tmp, "ref.png")
-		if err := os.WriteFile(refPath, ref, 0o644); err != nil {
+		if err := os.WriteFile(refPath, flatten(ref), 0o644); err != nil {
 			fail(err)
 		}
 		withButt := true
@@ -84,7 +97,7 @@ func main() {
 				if o.ext != "jpg" && o.ext != "png" {
 					png = render(o.data, "png", nil).Data
 				}
-				_ = os.WriteFile(p, png, 0o644)
+				_ = os.WriteFile(p, flatten(png), 0o644)
 				if b, err := exec.Command("butteraugli_main", refPath, p).Output(); err == nil {
 					o.butt, _ = strconv.ParseFloat(strings.Fields(string(b))[0], 64)
 				}
@@ -110,6 +123,22 @@ func main() {
 			ob := &out{ext: best.Ext, data: best.Data}
 			score(oj)
 			score(ob)
+			// The search's prediction (the Quality header's score) against
+			// the output's score at full size.
+			for _, c := range []struct {
+				res *engine.Result
+				o   *out
+			}{{autoJ, oj}, {best, ob}} {
+				if m := predicted.FindStringSubmatch(c.res.Headers["Quality"]); m != nil {
+					p, _ := strconv.ParseFloat(m[1], 64)
+					d := dev[level]
+					if d == nil {
+						d = &deviation{min: 1e9, max: -1e9}
+						dev[level] = d
+					}
+					d.add(c.o.score-p, strings.Contains(c.res.Headers["Quality"], "proxy="))
+				}
+			}
 			row := []string{name, level}
 			for _, c := range []struct {
 				key string
@@ -125,6 +154,19 @@ func main() {
 				if c.o.score >= fixed["jpg"].score {
 					t.meets++
 				}
+				if c.o.score >= fixed["webp"].score {
+					t.meetsWebP++
+				}
+				if c.o.butt >= 0 && fixed["jpg"].butt >= 0 {
+					t.buttN++
+					if c.o.butt <= fixed["jpg"].butt {
+						t.buttMeets++
+					}
+					// Both metrics on the same side of q80 JPEG.
+					if (c.o.butt <= fixed["jpg"].butt) == (c.o.score >= fixed["jpg"].score) {
+						t.agree++
+					}
+				}
 				cell := fmt.Sprintf("%s %d B, %.1f", c.o.ext, len(c.o.data), c.o.score)
 				if c.o.butt >= 0 {
 					cell += fmt.Sprintf(", ba %.2f", c.o.butt)
@@ -134,23 +176,88 @@ func main() {
 			fmt.Println("| " + strings.Join(row, " | ") + " |")
 		}
 	}
+	n := len(names)
 	fmt.Println()
-	fmt.Printf("Totals over %d images (bytes; images scoring at least q80 JPEG's SSIMULACRA 2):\n\n", len(names))
-	fmt.Println("| output | bytes | vs q80 jpg | score >= q80 jpg |")
-	fmt.Println("|---|---|---|---|")
-	base := totals["q80 jpg"]
+	fmt.Printf("Totals over %d images (bytes; images whose SSIMULACRA 2 is at least q80 JPEG's and q80 WebP's; Butteraugli at most q80 JPEG's, and the images where both metrics agree on the side of q80 JPEG):\n\n", n)
+	fmt.Println("| output | bytes | vs q80 jpg | vs q80 webp | score >= q80 jpg | score >= q80 webp | ba <= q80 jpg | metrics agree |")
+	fmt.Println("|---|---|---|---|---|---|---|---|")
 	keys := []string{"q80 jpg", "q80 webp"}
 	for _, level := range strings.Split(*levels, ",") {
 		keys = append(keys, "auto jpg "+level, "auto best "+level)
 	}
+	// The fixed outputs were counted once per level.
+	for _, k := range []string{"q80 jpg", "q80 webp"} {
+		t := totals[k]
+		r := t.n / n
+		t.bytes, t.meets, t.meetsWebP, t.n = t.bytes/r, t.meets/r, t.meetsWebP/r, n
+		if t.buttN > 0 {
+			rb := t.buttN / n
+			t.buttMeets, t.agree, t.buttN = t.buttMeets/rb, t.agree/rb, n
+		}
+	}
+	jpg, webp := totals["q80 jpg"], totals["q80 webp"]
 	for _, k := range keys {
 		t := totals[k]
-		n := len(names)
-		if strings.HasPrefix(k, "q80") {
-			t.bytes /= t.n / n
+		ba, agree := "-", "-"
+		if t.buttN > 0 {
+			ba, agree = fmt.Sprintf("%d/%d", t.buttMeets, t.buttN), fmt.Sprintf("%d/%d", t.agree, t.buttN)
 		}
-		fmt.Printf("| %s | %d | %+.1f%% | %d/%d |\n", k, t.bytes, 100*float64(t.bytes-base.bytes)/float64(base.bytes), t.meets*n/t.n, n)
+		fmt.Printf("| %s | %d | %+.1f%% | %+.1f%% | %d/%d | %d/%d | %s | %s |\n", k, t.bytes,
+			100*float64(t.bytes-jpg.bytes)/float64(jpg.bytes), 100*float64(t.bytes-webp.bytes)/float64(webp.bytes),
+			t.meets, n, t.meetsWebP, n, ba, agree)
 	}
+	fmt.Println()
+	fmt.Println("Search prediction (the Quality header's score) against the output's score at full size (full - predicted):")
+	fmt.Println()
+	fmt.Println("| level | outputs | by proxy | mean | sd | min | max |")
+	fmt.Println("|---|---|---|---|---|---|---|")
+	for _, level := range strings.Split(*levels, ",") {
+		if d := dev[level]; d != nil {
+			mean := d.sum / float64(d.n)
+			sd := math.Sqrt(max(d.sum2/float64(d.n)-mean*mean, 0))
+			fmt.Printf("| %s | %d | %d | %+.2f | %.2f | %+.2f | %+.2f |\n", level, d.n, d.proxied, mean, sd, d.min, d.max)
+		}
+	}
+}
+
+// predicted finds the score in a Quality header after a search.
+var predicted = regexp.MustCompile(`score=([\d.]+)`)
+
+// deviation accumulates full-size minus predicted scores.
+type deviation struct {
+	n, proxied          int
+	sum, sum2, min, max float64
+}
+
+func (d *deviation) add(x float64, proxied bool) {
+	d.n++
+	if proxied {
+		d.proxied++
+	}
+	d.sum += x
+	d.sum2 += x * x
+	d.min, d.max = min(d.min, x), max(d.max, x)
+}
+
+// flatten returns a PNG with transparency drawn on white, as JPEG output
+// and the engine's metric see it (butteraugli_main reads alpha otherwise);
+// other data as it is.
+func flatten(data []byte) []byte {
+	img, err := png.Decode(bytes.NewReader(data))
+	if err != nil {
+		return data
+	}
+	if o, ok := img.(interface{ Opaque() bool }); ok && o.Opaque() {
+		return data
+	}
+	dst := image.NewNRGBA(img.Bounds())
+	draw.Draw(dst, dst.Bounds(), image.White, image.Point{}, draw.Src)
+	draw.Draw(dst, dst.Bounds(), img, img.Bounds().Min, draw.Over)
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, dst); err != nil {
+		return data
+	}
+	return buf.Bytes()
 }
 
 func fail(err error) {

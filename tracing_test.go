@@ -1,11 +1,11 @@
-package tracing
+package main
 
 import (
 	"context"
 	"testing"
 )
 
-func TestConfigured(t *testing.T) {
+func TestTracingConfigured(t *testing.T) {
 	for _, c := range []struct {
 		env  map[string]string
 		want bool
@@ -19,29 +19,19 @@ func TestConfigured(t *testing.T) {
 		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_SDK_DISABLED": "true"}, false},
 		{map[string]string{"OTEL_RESOURCE_ATTRIBUTES": "a=b"}, false},
 	} {
-		if got := Configured(func(k string) string { return c.env[k] }); got != c.want {
-			t.Errorf("Configured(%v) = %v, want %v", c.env, got, c.want)
+		if got := tracingConfigured(func(k string) string { return c.env[k] }); got != c.want {
+			t.Errorf("tracingConfigured(%v) = %v, want %v", c.env, got, c.want)
 		}
 	}
 }
 
-func TestSetupRefusesAnUnknownProtocol(t *testing.T) {
+func TestSetupTracingRefusesAnUnknownProtocol(t *testing.T) {
 	env := map[string]string{"OTEL_SERVICE_NAME": "x", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json"}
-	stop, err := Setup(context.Background(), func(k string) string { return env[k] }, "test")
-	if err == nil || stop != nil || On() {
-		t.Fatalf("Setup with http/json: %v", err)
+	stop, err := setupTracing(context.Background(), func(k string) string { return env[k] }, "test")
+	if err == nil || stop != nil || tracingOn.Load() {
+		t.Fatalf("setupTracing with http/json: %v", err)
 	}
 	if want := `OTEL_EXPORTER_OTLP_PROTOCOL: unsupported protocol "http/json" (http/protobuf or grpc)`; err.Error() != want {
 		t.Fatalf("error %q, want %q", err, want)
-	}
-}
-
-func TestTraceparentRoundTrip(t *testing.T) {
-	if tp := Traceparent(context.Background()); tp != "" {
-		t.Fatalf("no span, traceparent %q", tp)
-	}
-	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
-	if got := Traceparent(FromTraceparent(context.Background(), tp, "")); got != tp {
-		t.Fatalf("round trip %q", got)
 	}
 }

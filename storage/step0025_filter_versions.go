@@ -1,13 +1,13 @@
 package storage
 
-// Step 24 adds the filters deployed through the API (filterversions.go):
+// Step 25 adds the filters deployed through the API (filterversions.go):
 // filter_versions, a row per uploaded version whose bundle is the blob
 // filters/<version>; filter_set, the one row holding the active set that
 // every instance polls; filter_instances, what each instance loaded, with
 // its heartbeat.
 func init() {
 	register(Migration{
-		Version: 24,
+		Version: 25,
 		Name:    "filters deployed through the API",
 		SQLite: []string{
 			`CREATE TABLE filter_versions (
