@@ -99,6 +99,7 @@ func TestDBWithSecret(t *testing.T, open func(t *testing.T) *storage.DB, openSec
 		{"QuotaConcurrent", testQuotaConcurrent},
 		{"VariantQuota", testVariantQuota},
 		{"CheckUsage", testCheckUsage},
+		{"FilterVersions", testFilterVersions},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
