@@ -53,6 +53,7 @@ func TestDBWithSecret(t *testing.T, open func(t *testing.T) *storage.DB, openSec
 		{"EventsTraceparent", testEventsTraceparent},
 		{"Webhooks", testWebhooks},
 		{"FanOut", testFanOut},
+		{"FanOutTaken", testFanOutTaken},
 		{"DueDeliveries", testDueDeliveries},
 		{"ClaimDelivery", testClaimDelivery},
 		{"DeliveryLog", testDeliveryLog},
