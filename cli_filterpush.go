@@ -99,7 +99,7 @@ func filterRemote(ctx context.Context, sub string, args []string) error {
 		return fmt.Errorf("filter push: %w", err)
 	}
 	if *activate {
-		fmt.Printf("pushed %s: version %s is active (%d versions)\n", res.Name, res.Version, len(res.Versions))
+		fmt.Printf("pushed %s: version %s is active (%s)\n", res.Name, res.Version, plural(len(res.Versions), "version"))
 	} else {
 		fmt.Printf("pushed %s: %d versions, active %s\n", res.Name, len(res.Versions), cmpOr(res.Version, "none"))
 	}
@@ -155,4 +155,12 @@ func (r remote) send(ctx context.Context, method, path, contentType string, body
 		return errors.New("the server's answer is not JSON: " + err.Error())
 	}
 	return nil
+}
+
+// plural is n and noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
