@@ -50,8 +50,9 @@
 //   - Events (events.go) follow it too: while SetEvents is on, every change
 //     the audit log records writes its event row in the same transaction;
 //     DrainEvents takes due rows by compare-and-swap, never one whose
-//     subject has an older row left, and hands each to its caller's
-//     delivery.
+//     subject has an older row left, hands each to its caller's
+//     delivery, and deletes the delivered ones in the transaction that
+//     writes their fan-out (deliveries.go).
 //   - Quotas (quotas.go) are checked in the transaction that commits an
 //     image, right after it has taken its user's row of image_counts, and
 //     in the one that records a variant, which holds its image's row: a
