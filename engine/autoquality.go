@@ -192,7 +192,7 @@ func (e *Engine) autoEncode(s *State, stored []QualityAnswer) ([]byte, *QualityA
 	for len(tried) < tries {
 		var data []byte
 		if sp != nil {
-			data, err = e.encode(img, &Output{Format: format, Level: q, LevelSet: true, Strip: true})
+			data, err = e.encode(img, &Output{Format: format, Level: q, LevelSet: true, Strip: true, Searched: true})
 		} else {
 			data, err = e.encodeAt(s, q)
 		}
@@ -279,7 +279,7 @@ func nextQuality(q int, score, target float64, pass, fail int, tried map[int]try
 // encodeAt encodes s.Image in s.Output.Format at quality q.
 func (e *Engine) encodeAt(s *State, q int) ([]byte, error) {
 	out := *s.Output
-	out.Level, out.LevelSet, out.Auto = q, true, false
+	out.Level, out.LevelSet, out.Auto, out.Searched = q, true, false, true
 	start := time.Now()
 	data, err := e.encode(s.Image, &out)
 	if err != nil {
