@@ -51,6 +51,7 @@ type App struct {
 	st        *stores
 	eng       *engine.Engine
 	fh        *filters.Host
+	sync      *filterSync // filters deployed through the API
 	variants  *storage.VariantCache
 	usage     *storage.Usage
 	collector *storage.Collector
@@ -168,7 +169,9 @@ func (a *App) startFilters(ctx context.Context) error {
 		// guest (a filter added later takes effect here at the next start).
 		raiseGOMAXPROCS(a.eng.Config().Concurrency + a.cfg.Filters.MaxRunningCalls())
 	}
-	a.deps.Filters = filterAdmin{h: fh, wait: cmp.Or(a.cfg.Filters.CompileTimeout, filters.DefaultCompileTimeout)}
+	a.sync = newFilterSync(a.st.db, a.st.blobs, fh, a.log)
+	a.loops = append(a.loops, a.sync.worker(a.cfg.Filters.SyncInterval))
+	a.deps.Filters = filterAdmin{h: fh, sync: a.sync, wait: cmp.Or(a.cfg.Filters.CompileTimeout, filters.DefaultCompileTimeout)}
 	return nil
 }
 
@@ -182,7 +185,7 @@ func (a *App) startAPI(context.Context) error {
 		return err
 	}
 	a.api = srv
-	wireFilters(a.fh, a.eng, srv)
+	wireFilters(a.fh, a.sync, a.eng, srv)
 	ui, err := web.New(web.Config{TrustedProxies: a.cfg.API.TrustedProxies, Logger: a.log}, srv, webSessions{a.st.db})
 	if err != nil {
 		return err
@@ -194,6 +197,10 @@ func (a *App) startAPI(context.Context) error {
 	if a.ln, err = net.Listen("tcp", a.cfg.Listen); err != nil {
 		return err
 	}
+	// An instance reports its filters under its host name and address.
+	host, _ := os.Hostname()
+	inst := host + " " + a.ln.Addr().String()
+	a.sync.instance = func() string { return inst }
 	a.http = &http.Server{Handler: tracedHandler(routes(srv, ui, metricsHandler, requestTimeout(a.cfg))), ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout: 120 * time.Second, ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
 	a.log.Info("vitrine listening", "addr", "http://"+a.ln.Addr().String(), "database", redact(a.cfg.Database),
@@ -334,6 +341,13 @@ func (a *App) unready() []string {
 	case <-a.fh.Initial():
 	default:
 		return []string{"filters are still loading"}
+	}
+	if a.sync != nil {
+		select {
+		case <-a.sync.first:
+		default:
+			return []string{"filters deployed through the API are still loading"}
+		}
 	}
 	return a.fh.Current().Unready()
 }

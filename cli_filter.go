@@ -14,11 +14,14 @@ import (
 )
 
 const filterUsage = `usage:
+  vitrine filter push DIR [--url URL] ...    (vitrine filter push --help)
+  vitrine filter rollback NAME [VERSION] ... (vitrine filter rollback --help)
   vitrine filter check <dir> [--allow clock,random] [--max-module-bytes N] [--compile-timeout D]
   vitrine filter test <dir> --image IN --out OUT [--param k=v ...] [--allow clock,random]
 check loads the filter as the server would (manifest, ABI marker, exports, imports, start), within
 the same limits, and says why it would be refused. test runs one transformation filter on IN through the same host and
-engine code as the server and writes OUT (its extension picks the format).
+engine code as the server and writes OUT (its extension picks the format). push and rollback
+deploy a filter to every instance through a server's API.
 `
 
 // paramFlags collects repeated --param k=v.
@@ -42,6 +45,9 @@ func filterCommand(ctx context.Context, args []string) error {
 			return top.errorf("filter: missing subcommand")
 		}
 		return err
+	}
+	if args[0] == "push" || args[0] == "rollback" {
+		return filterRemote(ctx, args[0], args[1:])
 	}
 	if args[0] != "check" && args[0] != "test" {
 		return top.errorf("filter: unknown subcommand %q", args[0])

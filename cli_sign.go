@@ -13,8 +13,8 @@ import (
 )
 
 const signUsage = `usage:
-  vitrine sign [--public KEY] [--private KEY] [--method GET|HEAD|POST|PUT|DELETE] [--headers | --query] URL
-GET and HEAD print the URL with its accessToken. POST, PUT and DELETE print curl arguments
+  vitrine sign [--public KEY] [--private KEY] [--method GET|HEAD|POST|PUT|PATCH|DELETE] [--headers | --query] URL
+GET and HEAD print the URL with its accessToken. POST, PUT, PATCH and DELETE print curl arguments
 (-H ... URL) carrying the signature; --headers prints the headers one per line instead, --query
 the URL with signature and timestamp parameters. Keys default to $VITRINE_PUBLIC_KEY (else the
 user in the URL) and $VITRINE_PRIVATE_KEY (else the key stored under --config/--data).
@@ -62,7 +62,7 @@ func signCommand(ctx context.Context, args []string) error {
 		}
 		fmt.Println(u)
 		return nil
-	case "POST", "PUT", "DELETE":
+	case "POST", "PUT", "PATCH", "DELETE":
 	default:
 		return fmt.Errorf("sign: unsupported method %q", *method)
 	}

@@ -13,6 +13,9 @@ import (
 // flags and stray or missing positionals with exit status 2 and a message
 // naming the problem, before it opens or changes anything.
 func TestCLIRefusesBadCommandLines(t *testing.T) {
+	for _, k := range []string{"VITRINE_URL", "VITRINE_PUBLIC_KEY", "VITRINE_PRIVATE_KEY"} {
+		t.Setenv(k, "")
+	}
 	data := t.TempDir()
 	d := "--data=" + data
 	for _, tt := range []struct {
@@ -41,6 +44,10 @@ func TestCLIRefusesBadCommandLines(t *testing.T) {
 		{[]string{"filter", "check"}, "filter check: want 1 argument(s), got 0"},
 		{[]string{"filter", "test", "dir"}, "filter test: --image and --out are required"},
 		{[]string{"filter", "check", "dir", "--param", "novalue"}, `want k=v, got "novalue"`},
+		{[]string{"filter", "push"}, "filter push: want 1 argument(s), got 0"},
+		{[]string{"filter", "push", "dir"}, "filter push: no server: give --url or set VITRINE_URL"},
+		{[]string{"filter", "push", "dir", "--url", "http://127.0.0.1:1"}, "filter push: no public key"},
+		{[]string{"filter", "rollback", "a", "b", "c"}, "filter rollback: want 1 to 2 arguments, got 3"},
 		{[]string{"version", "extra"}, `version: unexpected argument "extra"`},
 		{[]string{"version", "--short"}, "version: flag provided but not defined: -short"},
 	} {
@@ -70,6 +77,7 @@ func TestCLIHelp(t *testing.T) {
 		{"keys", "--help"}, {"keys", "help"}, {"keys", "add", "--help"}, {"keys", "list", "-h"},
 		{"keys", "delete", "--help"}, {"keys", "rotate", "--help"}, {"sign", "--help"},
 		{"filter", "--help"}, {"filter", "check", "--help"}, {"filter", "test", "-h"}, {"version", "--help"},
+		{"filter", "push", "--help"}, {"filter", "rollback", "-h"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			t.Chdir(t.TempDir()) // why: a command that wrongly ran would create ./data here

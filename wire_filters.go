@@ -49,8 +49,8 @@ func openFilters(ctx context.Context, cfg *fileConfig, dataDir string, eng *engi
 
 // wireFilters hands the filters to the engine (transformations) and the
 // api (listeners, stats_add counters in GET /stats).
-func wireFilters(fh *filters.Host, eng *engine.Engine, srv *api.Server) {
-	eng.Registry().SetGuests(guestSource{fh})
+func wireFilters(fh *filters.Host, sync *filterSync, eng *engine.Engine, srv *api.Server) {
+	eng.Registry().SetGuests(guestSource{fh, sync})
 	srv.Bus.AddSource(filterListeners{fh})
 	srv.Bus.On("stats.get", 0, statsCounters(fh))
 }
@@ -95,12 +95,23 @@ func statsCounters(fh *filters.Host) api.Listener {
 }
 
 // guestSource gives the engine the transformation filters of the current
-// set, and those still loading as guests that answer 503.
-type guestSource struct{ h *filters.Host }
+// set, and those still loading as guests that answer 503. A filter with a
+// canary loaded is a canaryGuest.
+type guestSource struct {
+	h    *filters.Host
+	sync *filterSync // nil: no canaries
+}
 
 func (g guestSource) Guest(name string) (engine.Guest, bool) {
 	set := g.h.Current()
 	if t, ok := set.Transformation(name); ok {
+		if g.sync != nil {
+			if p := g.sync.percent(name); p > 0 {
+				if c, ok := set.Transformation(filters.CanaryKey(name)); ok {
+					return canaryGuest{guest: guest{t}, canary: guest{c}, percent: p}, true
+				}
+			}
+		}
 		return guest{t}, true
 	}
 	if p, ok := set.Pending(name); ok && p.Manifest().Kind == filters.KindTransformation {
@@ -123,6 +134,22 @@ func (g guest) Describe() engine.Description {
 		d.Params = append(d.Params, engine.ParamDesc(m.Params[name].Param))
 	}
 	return d
+}
+
+// canaryGuest is a transformation filter with a canary version served for
+// percent percent of images, chosen per image (canaryBucket).
+type canaryGuest struct {
+	guest
+	canary  guest
+	percent int
+}
+
+// For returns the version that serves the image subject names.
+func (c canaryGuest) For(subject string) engine.Guest {
+	if canaryBucket(subject) < c.percent {
+		return c.canary
+	}
+	return c.guest
 }
 
 // loadingGuest is a transformation filter still loading: its step fails
@@ -158,9 +185,11 @@ func (f filterListeners) Subscriptions() []api.Subscription {
 	return out
 }
 
-// filterAdmin serves GET /filters and POST /filters/reload.
+// filterAdmin serves GET /filters and POST /filters/reload, and checks the
+// filters deployed through the API (api.FilterDeployer).
 type filterAdmin struct {
-	h *filters.Host
+	h    *filters.Host
+	sync *filterSync
 	// wait bounds how long POST /filters/reload waits for the filters it
 	// loads: filters.compileTimeout.
 	wait time.Duration
@@ -175,11 +204,31 @@ func (a filterAdmin) ReloadFilters(ctx context.Context) ([]api.FilterStatus, err
 	return filterStatuses(set.Status()), err
 }
 
+// CheckFilter compiles and starts the bundle as a reload would, then drops
+// it.
+func (a filterAdmin) CheckFilter(ctx context.Context, name string, manifest, wasm []byte) (string, string, error) {
+	version := filters.BundleVersion(manifest, wasm)
+	m, err := a.h.Check(ctx, filters.Bundle{Name: name, Version: version, Manifest: manifest, Wasm: wasm})
+	if err != nil {
+		return "", "", err
+	}
+	return version, m.Kind, nil
+}
+
+// SyncFilters wakes the sync worker.
+func (a filterAdmin) SyncFilters() {
+	if a.sync != nil && a.sync.wake != nil {
+		a.sync.wake.Wake()
+	}
+}
+
+var _ api.FilterDeployer = filterAdmin{}
+
 // filterStatuses is the filters' own status in the api's terms.
 func filterStatuses(list []filters.Status) []api.FilterStatus {
 	out := make([]api.FilterStatus, len(list))
 	for i, f := range list {
-		out[i] = api.FilterStatus{Name: f.Name, State: f.State, Loaded: f.Loaded, ContentHash: f.ContentHash,
+		out[i] = api.FilterStatus{Name: f.Name, Source: f.Source, Version: f.Version, State: f.State, Loaded: f.Loaded, ContentHash: f.ContentHash,
 			Error: f.Error, Counters: f.Counters}
 		if f.Manifest != nil {
 			out[i].Manifest, _ = json.Marshal(f.Manifest) // a parsed manifest always marshals

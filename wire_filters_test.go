@@ -50,7 +50,7 @@ func TestGuestDescribedAsNative(t *testing.T) {
 	}
 	defer fh.Close()
 	reg := engine.NewRegistry()
-	reg.SetGuests(guestSource{fh})
+	reg.SetGuests(guestSource{h: fh})
 	var got []byte
 	for _, d := range reg.Describe() {
 		if d.Name == "shade" {

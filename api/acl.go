@@ -43,6 +43,7 @@ var (
 		"groups.get", "groups.head", "groups.post", "groups.options",
 		"group.get", "group.head", "group.put", "group.delete", "group.options",
 		"filters.get", "filters.head", "filters.post", "filters.options",
+		"filters.put", "filters.patch", "filters.delete",
 		"audit.get", "audit.head", "audit.options",
 		"usage.get", "usage.head", "usage.options",
 		"webhooks.get", "webhooks.head", "webhooks.post", "webhooks.options",

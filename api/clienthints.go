@@ -49,11 +49,13 @@ const acceptCH = "Sec-CH-DPR, Sec-CH-Width, Sec-CH-Viewport-Width"
 // they are on, and notes the hint headers the answer varies on.
 func (c *call) parseChain(img storage.Image, specs []string) (engine.Chain, error) {
 	hc := c.s.cfg.ClientHints
+	// Subject: a filter with a canary chooses its version per image.
+	subject := img.User + "/" + img.Identifier
 	if !hc.Enabled {
-		return c.s.engine.ParseChain(specs)
+		return c.s.engine.ParseChainHints(specs, engine.Hints{Subject: subject})
 	}
 	c.w.Header().Set("Accept-CH", acceptCH)
-	h := engine.Hints{DPR: c.hintDPR()}
+	h := engine.Hints{DPR: c.hintDPR(), Subject: subject}
 	h.Width = c.hintWidth(h.DPR, hc.WidthStep, img.Width)
 	chain, err := c.s.engine.ParseChainHints(specs, h)
 	if err != nil {

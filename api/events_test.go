@@ -64,7 +64,7 @@ func TestEventsFired(t *testing.T) {
 		"/users/alice", "/users/alice/quota", "/users/alice/images", "/users/alice/images/abc.png",
 		"/users/alice/images/abc/metadata", "/users/alice/images/abc/meta.json",
 		"/users/alice/images/abc/shorturls", "/users/alice/images/abc/shorturls/abcdefg", "/users/alice/images/abc/variants",
-		"/images", "/groups", "/groups/g", "/filters", "/filters/reload",
+		"/images", "/groups", "/groups/g", "/filters", "/filters/reload", "/filters/duotone", "/filters/duotone/rollback",
 		"/keys", "/keys/k", "/keys/k/access", "/keys/k/access/1", "/audit", "/usage",
 		"/webhooks", "/webhooks/w", "/webhooks/w/ping", "/webhooks/w/deliveries", "/webhooks/w/deliveries/1",
 		"/webhooks/w/deliveries/1/redeliver",

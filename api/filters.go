@@ -23,7 +23,17 @@ func (s *Server) listFilters(c *call) error {
 	if s.filters != nil {
 		list = s.filters.Filters()
 	}
-	return c.writeJSON(FilterList{Filters: nonNil(list)}, out{cache: cacheNone})
+	res := FilterList{Filters: nonNil(list), Deployed: []DeployedFilter{}, Instances: []FilterInstance{}}
+	if s.deploys != nil {
+		var err error
+		if res.Deployed, err = s.deployedFilters(c.ctx()); err != nil {
+			return err
+		}
+		if res.Instances, err = s.filterInstances(c.ctx()); err != nil {
+			return err
+		}
+	}
+	return c.writeJSON(res, out{cache: cacheNone})
 }
 
 // reloadFilters serves POST /filters/reload: a filter refused by the reload
@@ -43,5 +53,5 @@ func (s *Server) reloadFilters(c *call) error {
 			return err
 		}
 	}
-	return c.writeJSON(FilterList{Filters: nonNil(list)}, out{cache: cacheNone})
+	return c.writeJSON(FilterList{Filters: nonNil(list), Deployed: []DeployedFilter{}, Instances: []FilterInstance{}}, out{cache: cacheNone})
 }

@@ -181,11 +181,11 @@ func TestOpenAPIMiddlewareStrict(t *testing.T) {
 		t.Fatal(err)
 	}
 	filter := func(stats string) string {
-		return `{"filters":[{"name":"sepia","state":"ready","loaded":true,"contentHash":"9f86d081884c7d659a2feaa0c55ad015",` +
+		return `{"filters":[{"name":"sepia","source":"dir","state":"ready","loaded":true,"contentHash":"9f86d081884c7d659a2feaa0c55ad015",` +
 			`"manifest":{"name":"sepia","version":"1.0.0","abi":1,"kind":"transformation",` +
 			`"params":{"amount":{"type":"number","min":0,"max":1,"default":0.5}},"settings":{"tone":{"r":1}},` +
 			`"limits":{"memoryMB":64,"timeoutMs":2000,"instances":2,"queue":8,"queueMs":2000}},` +
-			`"stats":` + stats + `,"counters":{"sepia.frames":3}}]}`
+			`"stats":` + stats + `,"counters":{"sepia.frames":3}}],"deployed":[],"instances":[]}`
 	}
 	const goodStats = `{"calls":12,"errors":0,"timeouts":0,"rejections":1,"p50Ms":3.2,"p99Ms":9.8,"busy":0,"instances":2,"waiting":1}`
 	cases := []struct {

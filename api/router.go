@@ -46,6 +46,8 @@ var segmentPatterns = map[string]*regexp.Regexp{
 	"upload": uploadIDPattern,
 	// entry is a blocklist entry's id.
 	"entry": regexp.MustCompile(`^[0-9]{1,18}$`),
+	// filter is a filter's name (wasm-sdk/ABI.md, filter.json).
+	"filter": regexp.MustCompile(`^[a-z][a-zA-Z0-9_-]{0,63}$`),
 }
 
 // routeMatch is a matched route with its path parameters.

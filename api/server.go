@@ -121,6 +121,7 @@ type Server struct {
 	blocklist *blocklist
 	engine    *engine.Engine
 	filters   FilterAdmin
+	deploys   filterDeployStore
 	log       *slog.Logger
 	now       func() time.Time
 	acl       *accessControl
@@ -152,7 +153,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		return nil, fmt.Errorf("api: DB, Blobs and Engine are required")
 	}
 	s := &Server{cfg: cfg, stores: newStores(d.DB), blobs: d.Blobs, dbHealth: d.DB, blobHealth: d.Blobs,
-		engine: d.Engine, filters: d.Filters, log: d.Logger, now: d.Now, Bus: &Bus{},
+		engine: d.Engine, filters: d.Filters, deploys: d.DB, log: d.Logger, now: d.Now, Bus: &Bus{},
 		metrics: d.Metrics, accessLog: d.AccessLog, usage: d.Usage, limits: d.RateLimits, ids: newRequestIDs()}
 	s.acl = newAccessControl(cfg.AccessControl, d.DB)
 	s.blocklist = &blocklist{store: d.DB, now: d.Now}
@@ -248,6 +249,9 @@ func (s *Server) buildRoutes() []*route {
 		r("groups", "/groups", true, map[string]handler{"GET": s.listGroups}),
 		r("filters", "/filters", true, map[string]handler{"GET": s.listFilters}),
 		r("filters", "/filters/reload", true, map[string]handler{"POST": s.reloadFilters}),
+		r("filters", "/filters/{filter}", false, map[string]handler{"PUT": s.putFilter, "PATCH": s.patchFilter,
+			"DELETE": s.deleteFilter}),
+		r("filters", "/filters/{filter}/rollback", true, map[string]handler{"POST": s.rollbackFilter}),
 		r("group", "/groups/{group}", true, map[string]handler{
 			"GET": s.getGroup, "PUT": s.putGroup, "DELETE": s.deleteGroup}),
 		r("keys", "/keys", true, map[string]handler{"GET": s.listKeys}),

@@ -82,7 +82,7 @@ func (s WriteSignature) Headers() []HeaderField {
 		{"X-Service-Authenticate-Signature", s.Signature}}
 }
 
-// SignWrite signs a write of method (POST, PUT or DELETE, upper case) to
+// SignWrite signs a write of method (POST, PUT, PATCH or DELETE, upper case) to
 // rawURL as publicKey at time now, to be sent to s.URL with s.Headers().
 func SignWrite(method, rawURL, publicKey, privateKey string, now time.Time) (WriteSignature, error) {
 	t, err := parseSignTarget(rawURL)
@@ -227,9 +227,9 @@ func (t *signTarget) appendParam(name, value string) string {
 // signWrite signs METHOD|URL|publicKey|timestamp over the URL as t has it.
 func (t *signTarget) signWrite(method, publicKey, privateKey string, now time.Time) (WriteSignature, error) {
 	switch method {
-	case http.MethodPost, http.MethodPut, http.MethodDelete:
+	case http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch:
 	default:
-		return WriteSignature{}, fmt.Errorf("unsupported method %q: writes are POST, PUT or DELETE", method)
+		return WriteSignature{}, fmt.Errorf("unsupported method %q: writes are POST, PUT, PATCH or DELETE", method)
 	}
 	ts := now.UTC().Format("2006-01-02T15:04:05Z")
 	return WriteSignature{URL: t.raw, PublicKey: publicKey, Timestamp: ts,

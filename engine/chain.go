@@ -122,7 +122,7 @@ func (e *Engine) ParseChainHints(ts []string, h Hints) (Chain, error) {
 			}
 			used[origin[i]]["dpr"] = true // consumed by applyHints
 		}
-		st, err := e.parseStep(&specs[i], from[i])
+		st, err := e.parseStep(&specs[i], from[i], h.Subject)
 		if err != nil {
 			return Chain{}, err
 		}
@@ -159,10 +159,16 @@ func (e *Engine) ParseChainHints(ts []string, h Hints) (Chain, error) {
 // a preset, request parameters (reqParams) that the transformation does not
 // take are dropped from sp rather than rejected: they fill only the steps
 // that use them.
-func (e *Engine) parseStep(sp *Spec, reqParams map[string]string) (Step, error) {
+func (e *Engine) parseStep(sp *Spec, reqParams map[string]string, subject string) (Step, error) {
 	t, ok := e.reg.Lookup(sp.Name)
 	if !ok {
 		return nil, invalidf("Transformation %q not registered", sp.Name)
+	}
+	if gt, ok := t.(guestTransformation); ok && subject != "" {
+		if c, ok := gt.guest.(Canaried); ok {
+			gt.guest = c.For(subject)
+			t = gt
+		}
 	}
 	p := NewParams(sp.Name, sp.Params)
 	st, err := safeParse(t, p)

@@ -53,6 +53,15 @@ func (c Chain) admit() error {
 	return nil
 }
 
+// Canaried is a Guest that serves another version of itself (a canary)
+// for some images: For returns the Guest that serves the image subject
+// names (Hints.Subject), the same one every time for the same subject.
+// The variant cache key holds the chosen one's ContentHash.
+type Canaried interface {
+	Guest
+	For(subject string) Guest
+}
+
 // Guests finds guest transformations by name. The set may change while the
 // engine runs (a filter reload); a chain keeps the guest it resolved.
 type Guests interface {

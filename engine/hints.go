@@ -17,6 +17,10 @@ type Hints struct {
 	// maxSize takes; 0 means the request has no width to give, and
 	// width=auto is refused.
 	Width int
+	// Subject names the image the chain renders (user/identifier): a
+	// guest with a canary (Canaried) chooses its version by it. Empty
+	// chooses the main version.
+	Subject string
 }
 
 // HintsUsed says which hints a parsed chain read, so that the response

@@ -70,6 +70,11 @@ type Config struct {
 	// cannot be interrupted, so it runs on at low priority and its result
 	// is dropped.
 	CompileTimeout time.Duration `yaml:"compileTimeout"`
+	// SyncInterval is how often every instance polls the active set of
+	// filters deployed through the API (default 5s); package main
+	// (worker_filtersync.go) loads a changed set in the background and a
+	// change made through this instance at once.
+	SyncInterval time.Duration `yaml:"syncInterval"`
 	// CacheDir keeps compiled modules across restarts (wazero's compilation
 	// cache); package main (wire_filters.go) puts it under the data directory. Empty keeps them in
 	// memory only.
@@ -125,6 +130,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("filters: idleTimeout must not be negative, got %s", c.IdleTimeout)
 	case c.RetainMemoryMB < 0:
 		return fmt.Errorf("filters: retainMemoryMB must not be negative, got %d", c.RetainMemoryMB)
+	case c.SyncInterval < 0:
+		return fmt.Errorf("filters: syncInterval must not be negative, got %s", c.SyncInterval)
 	case c.MaxModuleBytes < 0 || c.CompileTimeout < 0:
 		return fmt.Errorf("filters: maxModuleBytes and compileTimeout must not be negative")
 	}

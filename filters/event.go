@@ -73,7 +73,7 @@ var eventNames = []string{
 	"accessrules.get", "accessrules.head", "accessrules.post",
 	"audit.get", "audit.head",
 	"blocklist.delete", "blocklist.get", "blocklist.head", "blocklist.post",
-	"filters.get", "filters.head", "filters.post",
+	"filters.delete", "filters.get", "filters.head", "filters.patch", "filters.post", "filters.put",
 	"globalimages.get", "globalimages.head",
 	"globalshorturl.get", "globalshorturl.head",
 	"group.delete", "group.get", "group.head", "group.put",

@@ -24,12 +24,14 @@ type Filter struct {
 	manifest *Manifest
 	hash     string
 	dir      string
-	host     *host
-	rt       wazero.Runtime
-	pool     *pool
-	metrics  metrics
-	observer Observer
-	timeout  time.Duration
+	// origin and version are the source's (SourceDir or SourceAPI).
+	origin, version string
+	host            *host
+	rt              wazero.Runtime
+	pool            *pool
+	metrics         metrics
+	observer        Observer
+	timeout         time.Duration
 	// queueWait bounds the wait for an instance and a running slot.
 	queueWait time.Duration
 	runner    *runner
@@ -81,7 +83,7 @@ func load(ctx context.Context, cfg Config, cache wazero.CompilationCache, src *s
 	if ctrs == nil {
 		ctrs = &counters{}
 	}
-	f := &Filter{manifest: m, hash: src.hash, dir: src.dir, observer: cfg.Observer, timeout: time.Duration(m.Limits.TimeoutMs) * time.Millisecond,
+	f := &Filter{manifest: m, hash: src.hash, dir: src.dir, origin: src.origin, version: src.version, observer: cfg.Observer, timeout: time.Duration(m.Limits.TimeoutMs) * time.Millisecond,
 		queueWait: min(time.Duration(m.Limits.QueueMs)*time.Millisecond, cfg.MaxQueueWait), runner: cfg.runner,
 		done: make(chan struct{}),
 		host: &host{name: m.Name, settings: m.Settings, log: cfg.Logger, counters: ctrs,

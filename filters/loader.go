@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"time"
@@ -28,7 +27,11 @@ const (
 // Pending is a filter folder whose first version is still loading: its
 // manifest has been read and checked, its module is compiling. Requests
 // that need it fail with Err, a KindUnavailable error (503).
-type Pending struct{ manifest *Manifest }
+type Pending struct {
+	manifest *Manifest
+	// key is the filter's name in its Set (CanaryKey for a canary).
+	key string
+}
 
 // Name is the filter's name.
 func (p Pending) Name() string { return p.manifest.Name }
@@ -53,13 +56,16 @@ type job struct {
 // and the configuration: everything about a filter that can be refused
 // without compiling it.
 func checkManifest(cfg Config, src *source) (*Manifest, error) {
-	name := filepath.Base(src.dir)
+	name := src.name
 	m, err := ParseManifest(src.manifest)
 	if err != nil {
 		return nil, err
 	}
 	switch {
 	case m.Name != name:
+		if src.origin == SourceAPI {
+			return nil, fmt.Errorf("filter.json: name %q differs from the filter's name %q", m.Name, name)
+		}
 		return nil, fmt.Errorf("filter.json: name %q differs from the folder name %q", m.Name, name)
 	case m.Kind == KindTransformation && slices.Contains(cfg.Reserved, m.Name):
 		return nil, fmt.Errorf("filter.json: name %q is a native transformation", m.Name)

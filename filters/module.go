@@ -26,12 +26,29 @@ const (
 	wasiModule      = wasi_snapshot_preview1.ModuleName
 )
 
-// source is a filter folder as read from disk.
+// source is a filter folder as read from disk, or a bundle pushed
+// through the API.
 type source struct {
-	dir      string
+	dir string
+	// name is the filter's name: its folder's, or the bundle's.
+	name     string
 	manifest []byte
 	wasm     []byte
 	hash     string
+	// origin is SourceDir or SourceAPI; version the bundle's version
+	// (BundleVersion) for SourceAPI.
+	origin, version string
+}
+
+// BundleVersion is the version of a filter bundle: the SHA-256 over the
+// manifest's length, the manifest and the module, hex. Its first 32
+// digits are the filter's ContentHash, whichever way it was deployed.
+func BundleVersion(manifest, wasm []byte) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%d\n", len(manifest))
+	h.Write(manifest)
+	h.Write(wasm)
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // readSource reads a filter folder and computes its content hash: the first
@@ -46,11 +63,8 @@ func readSource(dir string, maxModule int64) (*source, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := sha256.New()
-	fmt.Fprintf(h, "%d\n", len(m))
-	h.Write(m)
-	h.Write(w)
-	return &source{dir: dir, manifest: m, wasm: w, hash: hex.EncodeToString(h.Sum(nil)[:16])}, nil
+	return &source{dir: dir, name: filepath.Base(dir), manifest: m, wasm: w, hash: BundleVersion(m, w)[:32],
+		origin: SourceDir}, nil
 }
 
 // readModule reads the module at path, refusing one over limit bytes

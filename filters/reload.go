@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -41,6 +42,11 @@ type Host struct {
 	// failed maps a folder name to the content hash of files that failed
 	// to load: a reload does not load them again until they change.
 	failed map[string]string
+	// pushed are the bundles deployed through the API by key (Deploy),
+	// loaded beside the folders of Dir.
+	pushed map[string]Bundle
+	// checking lets one Check compile at a time.
+	checking chan struct{}
 	// working says a worker drains queue; compiling, that it is loading a
 	// job (and uses the compilation cache).
 	working, compiling bool
@@ -76,7 +82,8 @@ func start(ctx context.Context, cfg Config) (*Host, []*job, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, nil, err
 	}
-	h := &Host{cfg: cfg.withDefaults(), counters: map[string]*counters{}, jobs: map[string]*job{}, failed: map[string]string{}}
+	h := &Host{cfg: cfg.withDefaults(), counters: map[string]*counters{}, jobs: map[string]*job{}, failed: map[string]string{},
+		pushed: map[string]Bundle{}, checking: make(chan struct{}, 1)}
 	h.ctx, h.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	h.cache = wazero.NewCompilationCache()
 	if cfg.CacheDir != "" {
@@ -180,6 +187,47 @@ func (h *Host) scan() ([]*job, error) {
 	next := emptySet()
 	var waits, queued []*job
 	seen := map[string]bool{}
+	// consider publishes what follows for the filter key from src (or
+	// from the error reading it), which comes from origin.
+	consider := func(key, origin string, src *source, err error) {
+		seen[key] = true
+		prev := old.filters[key]
+		if prev != nil {
+			next.filters[key] = prev // until a new version is ready
+		}
+		next.origins[key] = origin
+		var m *Manifest
+		if err == nil {
+			m, err = checkManifest(h.cfg, src)
+		}
+		running := h.jobs[key]
+		switch {
+		case err != nil:
+			err = loadErr(key, err)
+			next.failures[key] = err.Error()
+			delete(h.jobs, key)
+			delete(h.failed, key)
+			h.cfg.Logger.Error("filter refused", "filter", key, "reason", err, "keeps", prev != nil)
+		case running != nil && running.src.hash == src.hash:
+			next.loading[key] = m
+			waits = append(waits, running)
+		case prev != nil && prev.hash == src.hash && prev.origin == src.origin:
+			delete(h.jobs, key) // back to the version serving
+		case h.failed[key] == src.hash:
+			next.failures[key] = old.failures[key]
+			if fm := old.failedManifests[key]; fm != nil {
+				next.failedManifests[key] = fm
+			}
+			delete(h.jobs, key)
+		default:
+			j := &job{name: key, src: src, done: make(chan struct{})}
+			h.jobs[key] = j
+			next.loading[key] = m
+			waits = append(waits, j)
+			queued = append(queued, j)
+			h.cfg.Logger.Info("filter loading", "filter", key, "source", src.origin, "hash", src.hash, "bytes", len(src.wasm))
+		}
+	}
 	if h.cfg.Dir != "" {
 		entries, err := os.ReadDir(h.cfg.Dir)
 		if err != nil {
@@ -190,44 +238,26 @@ func (h *Host) scan() ([]*job, error) {
 				continue
 			}
 			name := e.Name()
-			seen[name] = true
-			prev := old.filters[name]
-			if prev != nil {
-				next.filters[name] = prev // until a new version is ready
+			if _, pushed := h.pushed[name]; pushed {
+				// Why the API's version wins: it is the one every instance
+				// serves; a folder is one machine's (README, Filters
+				// through the API).
+				h.cfg.Logger.Warn("filter folder shadowed by the version deployed through the API", "filter", name)
+				continue
 			}
 			src, err := readSource(filepath.Join(h.cfg.Dir, name), h.cfg.MaxModuleBytes)
-			var m *Manifest
-			if err == nil {
-				m, err = checkManifest(h.cfg, src)
-			}
-			running := h.jobs[name]
-			switch {
-			case err != nil:
-				err = loadErr(name, err)
-				next.failures[name] = err.Error()
-				delete(h.jobs, name)
-				delete(h.failed, name)
-				h.cfg.Logger.Error("filter refused", "filter", name, "reason", err, "keeps", prev != nil)
-			case running != nil && running.src.hash == src.hash:
-				next.loading[name] = m
-				waits = append(waits, running)
-			case prev != nil && prev.hash == src.hash:
-				delete(h.jobs, name) // back to the version serving
-			case h.failed[name] == src.hash:
-				next.failures[name] = old.failures[name]
-				if fm := old.failedManifests[name]; fm != nil {
-					next.failedManifests[name] = fm
-				}
-				delete(h.jobs, name)
-			default:
-				j := &job{name: name, src: src, done: make(chan struct{})}
-				h.jobs[name] = j
-				next.loading[name] = m
-				waits = append(waits, j)
-				queued = append(queued, j)
-				h.cfg.Logger.Info("filter loading", "filter", name, "hash", src.hash, "bytes", len(src.wasm))
-			}
+			consider(name, SourceDir, src, err)
 		}
+	}
+	keys := make([]string, 0, len(h.pushed))
+	for key := range h.pushed {
+		keys = append(keys, key)
+	}
+	sort.Strings(keys)
+	for _, key := range keys {
+		b := h.pushed[key]
+		src, err := b.source(h.cfg.MaxModuleBytes)
+		consider(key, SourceAPI, src, err)
 	}
 	for name := range h.jobs {
 		if !seen[name] {

@@ -17,26 +17,29 @@ type Set struct {
 	// failedManifests maps folder names in failures whose manifest was
 	// read before they failed to that manifest.
 	failedManifests map[string]*Manifest
-	listeners       []Listener
+	// origins maps every name in failures and loading to its source
+	// (SourceDir or SourceAPI).
+	origins   map[string]string
+	listeners []Listener
 	// pendingListeners are the fatal listeners with no version yet.
 	pendingListeners []Pending
 }
 
 func emptySet() *Set {
 	return &Set{filters: map[string]*Filter{}, failures: map[string]string{}, loading: map[string]*Manifest{},
-		failedManifests: map[string]*Manifest{}}
+		failedManifests: map[string]*Manifest{}, origins: map[string]string{}}
 }
 
 // clone copies the maps of s; the index is built again by publish.
 func (s *Set) clone() *Set {
 	return &Set{filters: maps.Clone(s.filters), failures: maps.Clone(s.failures), loading: maps.Clone(s.loading),
-		failedManifests: maps.Clone(s.failedManifests)}
+		failedManifests: maps.Clone(s.failedManifests), origins: maps.Clone(s.origins)}
 }
 
 // index builds the listener lists, highest priority first, then by name.
 func (s *Set) index() {
-	for _, f := range s.filters {
-		if f.manifest.Kind == KindListener {
+	for key, f := range s.filters {
+		if f.manifest.Kind == KindListener && !IsCanaryKey(key) {
 			s.listeners = append(s.listeners, Listener{f})
 		}
 	}
@@ -48,7 +51,7 @@ func (s *Set) index() {
 		return a.Name() < b.Name()
 	})
 	for _, p := range s.pending() {
-		if p.manifest.Kind == KindListener && p.manifest.IsFatal() {
+		if p.manifest.Kind == KindListener && p.manifest.IsFatal() && !IsCanaryKey(p.key) {
 			s.pendingListeners = append(s.pendingListeners, p)
 		}
 	}
@@ -66,7 +69,7 @@ func (s *Set) pending() []Pending {
 	var out []Pending
 	for name, m := range s.loading {
 		if _, ok := s.filters[name]; !ok {
-			out = append(out, Pending{m})
+			out = append(out, Pending{manifest: m, key: name})
 		}
 	}
 	return out
@@ -79,7 +82,7 @@ func (s *Set) Pending(name string) (Pending, bool) {
 	if _, serving := s.filters[name]; !ok || serving {
 		return Pending{}, false
 	}
-	return Pending{m}, true
+	return Pending{manifest: m, key: name}, true
 }
 
 // PendingListeners returns the fatal listeners whose first version is
@@ -102,7 +105,7 @@ func (s *Set) Transformation(name string) (Transformation, bool) {
 func (s *Set) TransformationNames() []string {
 	var out []string
 	for n, f := range s.filters {
-		if f.manifest.Kind == KindTransformation {
+		if f.manifest.Kind == KindTransformation && !IsCanaryKey(n) {
 			out = append(out, n)
 		}
 	}
@@ -142,6 +145,8 @@ func (s *Set) Listeners() []Listener { return s.listeners }
 // loads, the manifest being loaded.
 type Status struct {
 	Name        string           `json:"name"`
+	Source      string           `json:"source"`
+	Version     string           `json:"version,omitempty"`
 	State       string           `json:"state"`
 	Loaded      bool             `json:"loaded"`
 	ContentHash string           `json:"contentHash,omitempty"`
@@ -168,16 +173,16 @@ func (s *Set) Status() []Status {
 	}
 	for name, f := range s.filters {
 		st := f.Stats()
-		out = append(out, Status{Name: name, State: state(name), Loaded: true, ContentHash: f.hash, Manifest: f.manifest,
+		out = append(out, Status{Name: name, Source: f.origin, Version: f.version, State: state(name), Loaded: true, ContentHash: f.hash, Manifest: f.manifest,
 			Error: s.failures[name], Stats: &st, Counters: f.Counters()})
 	}
 	for name, reason := range s.failures {
 		if _, ok := s.filters[name]; !ok {
-			out = append(out, Status{Name: name, State: StateFailed, Error: reason})
+			out = append(out, Status{Name: name, Source: s.origins[name], State: StateFailed, Error: reason})
 		}
 	}
 	for _, p := range s.pending() {
-		out = append(out, Status{Name: p.Name(), State: StateLoading, Manifest: p.manifest})
+		out = append(out, Status{Name: p.key, Source: s.origins[p.key], State: StateLoading, Manifest: p.manifest})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out

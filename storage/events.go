@@ -38,7 +38,8 @@ type Event struct {
 	Source string
 	// Subject is users/<user>/images/<image> for a change to an image,
 	// its metadata or its short URLs; keys/<public key> for a key and its
-	// rules; groups/<name>; webhooks/<id>; blocklist/<id>; filters; users/<user>
+	// rules; groups/<name>; webhooks/<id>; blocklist/<id>; filters (a reload);
+	// filters/<name> (a filter deployed through the API); users/<user>
 	// for a user's erasure and quotas.
 	Subject string
 	// Time is when the change was made.
@@ -78,14 +79,15 @@ type eventKind struct {
 type eventScope int
 
 const (
-	imageScope     eventScope = iota // target user/identifier
-	keyScope                         // target a public key
-	groupScope                       // target a group name
-	filterScope                      // target "filters"
-	webhookScope                     // target a webhook id
-	tokenScope                       // target user/uploadtokens/id
-	userScope                        // target a user
-	blocklistScope                   // target a blocklist entry's id
+	imageScope      eventScope = iota // target user/identifier
+	keyScope                          // target a public key
+	groupScope                        // target a group name
+	filterScope                       // target "filters"
+	webhookScope                      // target a webhook id
+	tokenScope                        // target user/uploadtokens/id
+	userScope                         // target a user
+	blocklistScope                    // target a blocklist entry's id
+	filterNameScope                   // target filters/<name>
 )
 
 // eventKinds maps every audit action to its event: one table, so that a
@@ -119,6 +121,11 @@ var eventKinds = map[string]eventKind{
 	"blocklist.add":    {"io.vitrine.blocklist.added", blocklistScope},
 	"blocklist.delete": {"io.vitrine.blocklist.deleted", blocklistScope},
 	"quota.update":     {"io.vitrine.quota.updated", userScope},
+
+	"filters.put":      {"io.vitrine.filter.deployed", filterNameScope},
+	"filters.patch":    {"io.vitrine.filter.updated", filterNameScope},
+	"filters.rollback": {"io.vitrine.filter.rolledback", filterNameScope},
+	"filters.delete":   {"io.vitrine.filter.deleted", filterNameScope},
 }
 
 // subject and names return the event's subject and the fields of its
@@ -141,6 +148,8 @@ func (k eventKind) subject(target string) (string, map[string]any) {
 		return "users/" + target, map[string]any{"user": target}
 	case blocklistScope:
 		return "blocklist/" + target, map[string]any{"blocklist": target}
+	case filterNameScope:
+		return target, map[string]any{"filter": strings.TrimPrefix(target, "filters/")}
 	}
 	return target, map[string]any{}
 }

@@ -36,7 +36,7 @@ type auditRow struct {
 // a trailing "." selects every action on that kind of thing.
 var auditActions = []string{
 	"image.", "image.create", "image.delete", "metadata.", "shorturl.", "key.", "key.create", "key.update",
-	"key.delete", "rule.", "group.", "filters.reload", "webhook.", "blocklist.",
+	"key.delete", "rule.", "group.", "filters.", "filters.reload", "filters.put", "filters.rollback", "webhook.", "blocklist.",
 }
 
 const auditPageSize = 50

@@ -25,7 +25,7 @@
 # req/s, p50 and p99 alone and beside the guests with the ratios (beside /
 # alone); what the hostile requests got (status counts, 200/503/504, and
 # times); and a verdict against the target: native throughput beside the
-# guests at least 0.8x alone, p99 at most 2x. It is a benchmark, not a test:
+# guests at least 0.9x alone, p99 at most 1.5x. It is a benchmark, not a test:
 # it exits 0 whatever the verdict. Its numbers describe this machine, under
 # whatever else runs on it (the load average is printed): compare them only
 # with numbers from the same machine.
@@ -38,7 +38,8 @@
 # default 32), THREADS (wrk threads, default 2), KEEP (1: keep the temp
 # directory, with server.log and wrk.log), FILTERS (lines added to the
 # filters section, each indented two spaces: FILTERS="  nice: 19"),
-# VITRINE_BIN (a binary to test
+# PPROF (an address: serve each server's profiles there,
+# debug.pprofListen), VITRINE_BIN (a binary to test
 # instead of building the working tree). Needs go (the version go.mod
 # names; it also builds the guests for wasip1), libvips to build vitrine,
 # curl, and wrk (installed with apt-get when missing). A run takes about two
@@ -95,8 +96,13 @@ done
 write_config "$tmp/config.yaml" false "filters:
   dir: $tmp/filters
   allow: [clock]${FILTERS:+
-$FILTERS}"
+$FILTERS}${PPROF:+
+debug:
+  pprofListen: $PPROF}"
 make_paths "$tmp/config.yaml"
+# The sources' stored variations built now, so that neither phase's
+# server builds them in the background while it is measured.
+"$tmp/vitrine" variations --config "$tmp/config.yaml" --data "$tmp/data" >/dev/null
 native=$tmp/paths/thumb-1080p.paths
 
 # The query of each guest's requests; %d is the request's nonce. The slow
@@ -119,6 +125,7 @@ loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 # Phase 1: the native workload alone, then one call of each guest alone.
 load_alone=$(loadavg)
 start_server "$tmp/config.yaml"
+"$tmp/gen" -wait "$base/readyz" # the guests compiled and loaded
 warm_up "$native" 1
 measure "$native" "$CONCURRENCY"
 alone=("$requests" "$rps" "$p50" "$p99" "$(peak_rss)" "$errors")
@@ -133,6 +140,7 @@ stop_server
 # Phase 2: the native workload beside the hammered guests.
 load_beside=$(loadavg)
 start_server "$tmp/config.yaml"
+"$tmp/gen" -wait "$base/readyz" # the guests compiled and loaded
 warm_up "$native" 1
 for g in "${guests[@]}"; do
 	hammer "$g" "$HOSTILE_C" "$((RAMP + DURATION))s" 1000 >"$tmp/hammer-$g.out" &
@@ -194,9 +202,9 @@ echo
 verdict=FAIL
 if [ "$p99_ratio" != - ] && [ "$rps_ratio" != - ] &&
 	awk -v r="${beside[1]}" -v r0="${alone[1]}" -v p="${beside[3]}" -v p0="${alone[3]}" \
-		'BEGIN { exit !(r >= 0.8 * r0 && p <= 2 * p0) }'; then
+		'BEGIN { exit !(r >= 0.9 * r0 && p <= 1.5 * p0) }'; then
 	verdict=PASS
 fi
-p99_said="p99 $p99_ratio alone (target <= 2x)"
-[ "${beside[0]}" != 0 ] || p99_said="no native request completed beside them (target: p99 <= 2x alone)"
-echo "verdict: $verdict: native throughput beside hostile guests $rps_ratio alone (target >= 0.8x), $p99_said"
+p99_said="p99 $p99_ratio alone (target <= 1.5x)"
+[ "${beside[0]}" != 0 ] || p99_said="no native request completed beside them (target: p99 <= 1.5x alone)"
+echo "verdict: $verdict: native throughput beside hostile guests $rps_ratio alone (target >= 0.9x), $p99_said"

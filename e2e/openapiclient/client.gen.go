@@ -81,6 +81,45 @@ func (e ErasureState) Valid() bool {
 	}
 }
 
+// Defines values for FilterInstanceFiltersSource.
+const (
+	FilterInstanceFiltersSourceApi FilterInstanceFiltersSource = "api"
+	FilterInstanceFiltersSourceDir FilterInstanceFiltersSource = "dir"
+)
+
+// Valid indicates whether the value is a known member of the FilterInstanceFiltersSource enum.
+func (e FilterInstanceFiltersSource) Valid() bool {
+	switch e {
+	case FilterInstanceFiltersSourceApi:
+		return true
+	case FilterInstanceFiltersSourceDir:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FilterInstanceFiltersState.
+const (
+	FilterInstanceFiltersStateFailed  FilterInstanceFiltersState = "failed"
+	FilterInstanceFiltersStateLoading FilterInstanceFiltersState = "loading"
+	FilterInstanceFiltersStateReady   FilterInstanceFiltersState = "ready"
+)
+
+// Valid indicates whether the value is a known member of the FilterInstanceFiltersState enum.
+func (e FilterInstanceFiltersState) Valid() bool {
+	switch e {
+	case FilterInstanceFiltersStateFailed:
+		return true
+	case FilterInstanceFiltersStateLoading:
+		return true
+	case FilterInstanceFiltersStateReady:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for FilterManifestKind.
 const (
 	FilterManifestKindListener       FilterManifestKind = "listener"
@@ -93,6 +132,24 @@ func (e FilterManifestKind) Valid() bool {
 	case FilterManifestKindListener:
 		return true
 	case FilterManifestKindTransformation:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FilterStatusSource.
+const (
+	FilterStatusSourceApi FilterStatusSource = "api"
+	FilterStatusSourceDir FilterStatusSource = "dir"
+)
+
+// Valid indicates whether the value is a known member of the FilterStatusSource enum.
+func (e FilterStatusSource) Valid() bool {
+	switch e {
+	case FilterStatusSourceApi:
+		return true
+	case FilterStatusSourceDir:
 		return true
 	default:
 		return false
@@ -255,6 +312,30 @@ const (
 func (e TusResumable) Valid() bool {
 	switch e {
 	case TusResumableN100:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for PutFilterParamsActivate.
+const (
+	False PutFilterParamsActivate = "false"
+	N0    PutFilterParamsActivate = "0"
+	N1    PutFilterParamsActivate = "1"
+	True  PutFilterParamsActivate = "true"
+)
+
+// Valid indicates whether the value is a known member of the PutFilterParamsActivate enum.
+func (e PutFilterParamsActivate) Valid() bool {
+	switch e {
+	case False:
+		return true
+	case N0:
+		return true
+	case N1:
+		return true
+	case True:
 		return true
 	default:
 		return false
@@ -660,6 +741,18 @@ type DeliveryAttempt struct {
 	Time   time.Time `json:"time"`
 }
 
+// DeployedFilter A filter of the active set: the version every instance serves, the one before it (where a
+// rollback goes by default), whether it is enabled, its canary, and its versions, newest first.
+type DeployedFilter struct {
+	Canary   *string         `json:"canary,omitempty"`
+	Enabled  bool            `json:"enabled"`
+	Name     string          `json:"name"`
+	Percent  int             `json:"percent"`
+	Previous *string         `json:"previous,omitempty"`
+	Version  string          `json:"version"`
+	Versions []FilterVersion `json:"versions"`
+}
+
 // Erasure defines model for Erasure.
 type Erasure struct {
 	// Counts What an erasure removed (so far), per kind: `images`, `imageBytes`, `metadata`,
@@ -757,6 +850,27 @@ type Error struct {
 	ImageIdentifier *string `json:"imageIdentifier,omitempty"`
 }
 
+// FilterInstance What one instance last reported it serves, and when.
+type FilterInstance struct {
+	Filters []struct {
+		ContentHash *string                     `json:"contentHash,omitempty"`
+		Name        string                      `json:"name"`
+		Source      FilterInstanceFiltersSource `json:"source"`
+		State       FilterInstanceFiltersState  `json:"state"`
+		Version     *string                     `json:"version,omitempty"`
+	} `json:"filters"`
+	Heartbeat time.Time `json:"heartbeat"`
+
+	// Instance The instance's host name and listening address.
+	Instance string `json:"instance"`
+}
+
+// FilterInstanceFiltersSource defines model for FilterInstance.Filters.Source.
+type FilterInstanceFiltersSource string
+
+// FilterInstanceFiltersState defines model for FilterInstance.Filters.State.
+type FilterInstanceFiltersState string
+
 // FilterManifest The filter's `filter.json`, as validated, with defaults filled in (filters/README.md).
 type FilterManifest struct {
 	Abi          int                `json:"abi"`
@@ -840,16 +954,41 @@ type FilterStatus struct {
 	Loaded   bool            `json:"loaded"`
 
 	// Manifest The filter's `filter.json`, as validated, with defaults filled in (filters/README.md).
-	Manifest *FilterManifest   `json:"manifest,omitempty"`
-	Name     string            `json:"name"`
-	State    FilterStatusState `json:"state"`
+	Manifest *FilterManifest `json:"manifest,omitempty"`
+
+	// Name The filter's name; a canary version is listed as `<name>@canary`.
+	Name string `json:"name"`
+
+	// Source `dir`: a folder of `filters.dir`, this instance's only, read-only through the API; `api`: deployed through the API.
+	Source FilterStatusSource `json:"source"`
+	State  FilterStatusState  `json:"state"`
 
 	// Stats A loaded filter's call counters.
 	Stats *FilterStats `json:"stats,omitempty"`
+
+	// Version For `source: api`, the version (64 hex digits).
+	Version *string `json:"version,omitempty"`
 }
+
+// FilterStatusSource `dir`: a folder of `filters.dir`, this instance's only, read-only through the API; `api`: deployed through the API.
+type FilterStatusSource string
 
 // FilterStatusState defines model for FilterStatus.State.
 type FilterStatusState string
+
+// FilterVersion One uploaded version; `version` is the SHA-256 of the bundle, whose first 32 digits are the filter's `contentHash`.
+type FilterVersion struct {
+	// Actor The public key that uploaded it.
+	Actor   *string   `json:"actor,omitempty"`
+	Created time.Time `json:"created"`
+
+	// Manifest Any JSON value; an object's keys are free (the pattern matches every key), at every depth.
+	Manifest *JSONValue `json:"manifest"`
+
+	// Size Bytes of filter.json and filter.wasm.
+	Size    int    `json:"size"`
+	Version string `json:"version"`
+}
 
 // Group defines model for Group.
 type Group struct {
@@ -1250,6 +1389,9 @@ type DeliveryID = string
 // Fields defines model for Fields.
 type Fields = []string
 
+// FilterName defines model for FilterName.
+type FilterName = string
+
 // From defines model for From.
 type From = int
 
@@ -1325,12 +1467,18 @@ type WebhookID = string
 // BadRequest defines model for BadRequest.
 type BadRequest = Error
 
+// Deployment A filter of the active set: the version every instance serves, the one before it (where a
+// rollback goes by default), whether it is enabled, its canary, and its versions, newest first.
+type Deployment = DeployedFilter
+
 // ErrorResponse defines model for ErrorResponse.
 type ErrorResponse = Error
 
 // Filters defines model for Filters.
 type Filters struct {
-	Filters []FilterStatus `json:"filters"`
+	Deployed  []DeployedFilter `json:"deployed"`
+	Filters   []FilterStatus   `json:"filters"`
+	Instances []FilterInstance `json:"instances"`
 }
 
 // GroupResponse defines model for GroupResponse.
@@ -1530,6 +1678,85 @@ type ListFiltersParams struct {
 
 // ReloadFiltersParams defines parameters for ReloadFilters.
 type ReloadFiltersParams struct {
+	// PublicKey The acting public key when it is not named like the path's user (and no `PublicKey` header
+	// is sent); part of the URL an access token or signature covers.
+	PublicKey *PublicKeyQuery `form:"publicKey,omitempty" json:"publicKey,omitempty"`
+
+	// Timestamp The signature's timestamp, instead of the `Authenticate-Timestamp` header.
+	Timestamp *TimestampQuery `form:"timestamp,omitempty" json:"timestamp,omitempty"`
+
+	// Signature The signature, instead of the `Authenticate-Signature` header.
+	Signature *SignatureQuery `form:"signature,omitempty" json:"signature,omitempty"`
+}
+
+// DeleteFilterParams defines parameters for DeleteFilter.
+type DeleteFilterParams struct {
+	// PublicKey The acting public key when it is not named like the path's user (and no `PublicKey` header
+	// is sent); part of the URL an access token or signature covers.
+	PublicKey *PublicKeyQuery `form:"publicKey,omitempty" json:"publicKey,omitempty"`
+
+	// Timestamp The signature's timestamp, instead of the `Authenticate-Timestamp` header.
+	Timestamp *TimestampQuery `form:"timestamp,omitempty" json:"timestamp,omitempty"`
+
+	// Signature The signature, instead of the `Authenticate-Signature` header.
+	Signature *SignatureQuery `form:"signature,omitempty" json:"signature,omitempty"`
+}
+
+// PatchFilterJSONBody defines parameters for PatchFilter.
+type PatchFilterJSONBody struct {
+	Canary  *string `json:"canary,omitempty"`
+	Enabled *bool   `json:"enabled,omitempty"`
+	Percent *int    `json:"percent,omitempty"`
+}
+
+// PatchFilterParams defines parameters for PatchFilter.
+type PatchFilterParams struct {
+	// PublicKey The acting public key when it is not named like the path's user (and no `PublicKey` header
+	// is sent); part of the URL an access token or signature covers.
+	PublicKey *PublicKeyQuery `form:"publicKey,omitempty" json:"publicKey,omitempty"`
+
+	// Timestamp The signature's timestamp, instead of the `Authenticate-Timestamp` header.
+	Timestamp *TimestampQuery `form:"timestamp,omitempty" json:"timestamp,omitempty"`
+
+	// Signature The signature, instead of the `Authenticate-Signature` header.
+	Signature *SignatureQuery `form:"signature,omitempty" json:"signature,omitempty"`
+}
+
+// PutFilterMultipartBody defines parameters for PutFilter.
+type PutFilterMultipartBody struct {
+	// Manifest filter.json
+	Manifest *openapi_types.File `json:"manifest,omitempty"`
+
+	// Module filter.wasm
+	Module *openapi_types.File `json:"module,omitempty"`
+}
+
+// PutFilterParams defines parameters for PutFilter.
+type PutFilterParams struct {
+	// Activate `false` records the version without making it active (for a canary or a later rollback).
+	Activate *PutFilterParamsActivate `form:"activate,omitempty" json:"activate,omitempty"`
+
+	// PublicKey The acting public key when it is not named like the path's user (and no `PublicKey` header
+	// is sent); part of the URL an access token or signature covers.
+	PublicKey *PublicKeyQuery `form:"publicKey,omitempty" json:"publicKey,omitempty"`
+
+	// Timestamp The signature's timestamp, instead of the `Authenticate-Timestamp` header.
+	Timestamp *TimestampQuery `form:"timestamp,omitempty" json:"timestamp,omitempty"`
+
+	// Signature The signature, instead of the `Authenticate-Signature` header.
+	Signature *SignatureQuery `form:"signature,omitempty" json:"signature,omitempty"`
+}
+
+// PutFilterParamsActivate defines parameters for PutFilter.
+type PutFilterParamsActivate string
+
+// RollbackFilterJSONBody defines parameters for RollbackFilter.
+type RollbackFilterJSONBody struct {
+	Version *string `json:"version,omitempty"`
+}
+
+// RollbackFilterParams defines parameters for RollbackFilter.
+type RollbackFilterParams struct {
 	// PublicKey The acting public key when it is not named like the path's user (and no `PublicKey` header
 	// is sent); part of the URL an access token or signature covers.
 	PublicKey *PublicKeyQuery `form:"publicKey,omitempty" json:"publicKey,omitempty"`
@@ -2531,6 +2758,15 @@ type PingWebhookParams struct {
 // AddBlocklistEntryJSONRequestBody defines body for AddBlocklistEntry for application/json ContentType.
 type AddBlocklistEntryJSONRequestBody = BlocklistRequest
 
+// PatchFilterJSONRequestBody defines body for PatchFilter for application/json ContentType.
+type PatchFilterJSONRequestBody PatchFilterJSONBody
+
+// PutFilterMultipartRequestBody defines body for PutFilter for multipart/form-data ContentType.
+type PutFilterMultipartRequestBody PutFilterMultipartBody
+
+// RollbackFilterJSONRequestBody defines body for RollbackFilter for application/json ContentType.
+type RollbackFilterJSONRequestBody RollbackFilterJSONBody
+
 // PutGroupJSONRequestBody defines body for PutGroup for application/json ContentType.
 type PutGroupJSONRequestBody PutGroupJSONBody
 
@@ -3105,9 +3341,12 @@ type ClientInterface interface {
 	// Corresponds with POST /blocklist/{entry}/remove (the `RemoveBlocked` operationId).
 	RemoveBlocked(ctx context.Context, entry BlocklistEntryID, params *RemoveBlockedParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ListFilters WebAssembly filter folders
+	// ListFilters WebAssembly filters
 	//
-	// Every filter folder with its state, manifest, content hash, load error and counters.
+	// This instance's filters (folders of `filters.dir`, `source: dir`, and versions deployed through
+	// the API, `source: api`) with their state, manifest, content hash, load error and counters; the
+	// active set of filters deployed through the API with their versions; and, per instance that
+	// reported in the last minute, which version of each filter it serves.
 	//
 	// Corresponds with GET /filters (the `ListFilters` operationId).
 	ListFilters(ctx context.Context, params *ListFiltersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -3118,6 +3357,80 @@ type ClientInterface interface {
 	//
 	// Corresponds with POST /filters/reload (the `ReloadFilters` operationId).
 	ReloadFilters(ctx context.Context, params *ReloadFiltersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// DeleteFilter Take a deployed filter off every instance
+	//
+	// The filter leaves the active set and every instance drops it; its versions stay recorded, so a
+	// later PUT or rollback brings one back. A folder of `filters.dir` of that name serves again.
+	// Resource `filters.delete`; audited as `filters.delete`, event `io.vitrine.filter.deleted`.
+	//
+	// Corresponds with DELETE /filters/{filter} (the `DeleteFilter` operationId).
+	DeleteFilter(ctx context.Context, filter FilterName, params *DeleteFilterParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchFilterWithBody Enable, disable or canary a deployed filter
+	//
+	// `enabled` switches the filter on or off on every instance. `canary` names a version (in full or
+	// by a prefix of 7 or more digits) served instead of the active one for `percent` percent of
+	// images, chosen per image by a hash of its user and identifier, so one image always gets the
+	// same version; `""` ends the canary. Canaries are for transformations. Resource
+	// `filters.patch`; audited as `filters.patch`, event `io.vitrine.filter.updated`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PATCH /filters/{filter} (the `PatchFilter` operationId).
+	PatchFilterWithBody(ctx context.Context, filter FilterName, params *PatchFilterParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PatchFilter Enable, disable or canary a deployed filter
+	//
+	// `enabled` switches the filter on or off on every instance. `canary` names a version (in full or
+	// by a prefix of 7 or more digits) served instead of the active one for `percent` percent of
+	// images, chosen per image by a hash of its user and identifier, so one image always gets the
+	// same version; `""` ends the canary. Canaries are for transformations. Resource
+	// `filters.patch`; audited as `filters.patch`, event `io.vitrine.filter.updated`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with PATCH /filters/{filter} (the `PatchFilter` operationId).
+	PatchFilter(ctx context.Context, filter FilterName, params *PatchFilterParams, body PatchFilterJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// PutFilterWithBody Deploy a version of a filter to every instance
+	//
+	// Takes the filter's `filter.json` and `filter.wasm` as a tar (gzip-compressed or not; the files
+	// may sit in one folder of the tar) or as `multipart/form-data` with the parts `manifest` and
+	// `module` (or `filter.json` and `filter.wasm`). The version is compiled and started exactly as a
+	// reload would before anything is stored: one that is refused answers 400 saying why and never
+	// becomes active anywhere. A version is the SHA-256 of the bundle (README, Filters through the
+	// API); it is stored in the blob store under `filters/<version>` and recorded, then, unless
+	// `activate=false`, becomes the active version (its canary ends), which every instance loads
+	// within `filters.syncInterval` plus the time to compile it. 201 for a version not seen before,
+	// 200 otherwise. Resource `filters.put`; audited as `filters.put`, event `io.vitrine.filter.deployed`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with PUT /filters/{filter} (the `PutFilter` operationId).
+	PutFilterWithBody(ctx context.Context, filter FilterName, params *PutFilterParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RollbackFilterWithBody Make an earlier version the active one
+	//
+	// `version` (in full or by a prefix of 7 or more digits; default the version that served before
+	// the active one) becomes the active version on every instance; a canary ends. Resource
+	// `filters.post`; audited as `filters.rollback`, event `io.vitrine.filter.rolledback`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /filters/{filter}/rollback (the `RollbackFilter` operationId).
+	RollbackFilterWithBody(ctx context.Context, filter FilterName, params *RollbackFilterParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// RollbackFilter Make an earlier version the active one
+	//
+	// `version` (in full or by a prefix of 7 or more digits; default the version that served before
+	// the active one) becomes the active version on every instance; a canary ends. Resource
+	// `filters.post`; audited as `filters.rollback`, event `io.vitrine.filter.rolledback`.
+	//
+	// Takes a body of the `application/json` content type.
+	//
+	// Corresponds with POST /filters/{filter}/rollback (the `RollbackFilter` operationId).
+	RollbackFilter(ctx context.Context, filter FilterName, params *RollbackFilterParams, body RollbackFilterJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListGroups Resource groups
 	//
@@ -4041,9 +4354,12 @@ func (c *Client) RemoveBlocked(ctx context.Context, entry BlocklistEntryID, para
 	return c.Client.Do(req)
 }
 
-// ListFilters WebAssembly filter folders
+// ListFilters WebAssembly filters
 //
-// Every filter folder with its state, manifest, content hash, load error and counters.
+// This instance's filters (folders of `filters.dir`, `source: dir`, and versions deployed through
+// the API, `source: api`) with their state, manifest, content hash, load error and counters; the
+// active set of filters deployed through the API with their versions; and, per instance that
+// reported in the last minute, which version of each filter it serves.
 //
 // Corresponds with GET /filters (the `ListFilters` operationId).
 func (c *Client) ListFilters(ctx context.Context, params *ListFiltersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4065,6 +4381,140 @@ func (c *Client) ListFilters(ctx context.Context, params *ListFiltersParams, req
 // Corresponds with POST /filters/reload (the `ReloadFilters` operationId).
 func (c *Client) ReloadFilters(ctx context.Context, params *ReloadFiltersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewReloadFiltersRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// DeleteFilter Take a deployed filter off every instance
+//
+// The filter leaves the active set and every instance drops it; its versions stay recorded, so a
+// later PUT or rollback brings one back. A folder of `filters.dir` of that name serves again.
+// Resource `filters.delete`; audited as `filters.delete`, event `io.vitrine.filter.deleted`.
+//
+// Corresponds with DELETE /filters/{filter} (the `DeleteFilter` operationId).
+func (c *Client) DeleteFilter(ctx context.Context, filter FilterName, params *DeleteFilterParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteFilterRequest(c.Server, filter, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchFilterWithBody Enable, disable or canary a deployed filter
+//
+// `enabled` switches the filter on or off on every instance. `canary` names a version (in full or
+// by a prefix of 7 or more digits) served instead of the active one for `percent` percent of
+// images, chosen per image by a hash of its user and identifier, so one image always gets the
+// same version; `""` ends the canary. Canaries are for transformations. Resource
+// `filters.patch`; audited as `filters.patch`, event `io.vitrine.filter.updated`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PATCH /filters/{filter} (the `PatchFilter` operationId).
+func (c *Client) PatchFilterWithBody(ctx context.Context, filter FilterName, params *PatchFilterParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchFilterRequestWithBody(c.Server, filter, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PatchFilter Enable, disable or canary a deployed filter
+//
+// `enabled` switches the filter on or off on every instance. `canary` names a version (in full or
+// by a prefix of 7 or more digits) served instead of the active one for `percent` percent of
+// images, chosen per image by a hash of its user and identifier, so one image always gets the
+// same version; `""` ends the canary. Canaries are for transformations. Resource
+// `filters.patch`; audited as `filters.patch`, event `io.vitrine.filter.updated`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with PATCH /filters/{filter} (the `PatchFilter` operationId).
+func (c *Client) PatchFilter(ctx context.Context, filter FilterName, params *PatchFilterParams, body PatchFilterJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPatchFilterRequest(c.Server, filter, params, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// PutFilterWithBody Deploy a version of a filter to every instance
+//
+// Takes the filter's `filter.json` and `filter.wasm` as a tar (gzip-compressed or not; the files
+// may sit in one folder of the tar) or as `multipart/form-data` with the parts `manifest` and
+// `module` (or `filter.json` and `filter.wasm`). The version is compiled and started exactly as a
+// reload would before anything is stored: one that is refused answers 400 saying why and never
+// becomes active anywhere. A version is the SHA-256 of the bundle (README, Filters through the
+// API); it is stored in the blob store under `filters/<version>` and recorded, then, unless
+// `activate=false`, becomes the active version (its canary ends), which every instance loads
+// within `filters.syncInterval` plus the time to compile it. 201 for a version not seen before,
+// 200 otherwise. Resource `filters.put`; audited as `filters.put`, event `io.vitrine.filter.deployed`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with PUT /filters/{filter} (the `PutFilter` operationId).
+func (c *Client) PutFilterWithBody(ctx context.Context, filter FilterName, params *PutFilterParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewPutFilterRequestWithBody(c.Server, filter, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RollbackFilterWithBody Make an earlier version the active one
+//
+// `version` (in full or by a prefix of 7 or more digits; default the version that served before
+// the active one) becomes the active version on every instance; a canary ends. Resource
+// `filters.post`; audited as `filters.rollback`, event `io.vitrine.filter.rolledback`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /filters/{filter}/rollback (the `RollbackFilter` operationId).
+func (c *Client) RollbackFilterWithBody(ctx context.Context, filter FilterName, params *RollbackFilterParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRollbackFilterRequestWithBody(c.Server, filter, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// RollbackFilter Make an earlier version the active one
+//
+// `version` (in full or by a prefix of 7 or more digits; default the version that served before
+// the active one) becomes the active version on every instance; a canary ends. Resource
+// `filters.post`; audited as `filters.rollback`, event `io.vitrine.filter.rolledback`.
+//
+// Takes a body of the `application/json` content type.
+//
+// Corresponds with POST /filters/{filter}/rollback (the `RollbackFilter` operationId).
+func (c *Client) RollbackFilter(ctx context.Context, filter FilterName, params *RollbackFilterParams, body RollbackFilterJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewRollbackFilterRequest(c.Server, filter, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -6406,6 +6856,386 @@ func NewReloadFiltersRequest(server string, params *ReloadFiltersParams) (*http.
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewDeleteFilterRequest constructs an http.Request for the DeleteFilter method
+func NewDeleteFilterRequest(server string, filter FilterName, params *DeleteFilterParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "filter", filter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/filters/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.PublicKey != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "publicKey", *params.PublicKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Timestamp != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "timestamp", *params.Timestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Signature != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "signature", *params.Signature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewPatchFilterRequest calls the generic PatchFilter builder with application/json body
+func NewPatchFilterRequest(server string, filter FilterName, params *PatchFilterParams, body PatchFilterJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewPatchFilterRequestWithBody(server, filter, params, "application/json", bodyReader)
+}
+
+// NewPatchFilterRequestWithBody constructs an http.Request for the PatchFilter method, with any body, and a specified content type
+func NewPatchFilterRequestWithBody(server string, filter FilterName, params *PatchFilterParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "filter", filter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/filters/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.PublicKey != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "publicKey", *params.PublicKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Timestamp != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "timestamp", *params.Timestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Signature != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "signature", *params.Signature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPatch, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewPutFilterRequestWithBody constructs an http.Request for the PutFilter method, with any body, and a specified content type
+func NewPutFilterRequestWithBody(server string, filter FilterName, params *PutFilterParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "filter", filter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/filters/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Activate != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "activate", *params.Activate, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PublicKey != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "publicKey", *params.PublicKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Timestamp != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "timestamp", *params.Timestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Signature != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "signature", *params.Signature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPut, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewRollbackFilterRequest calls the generic RollbackFilter builder with application/json body
+func NewRollbackFilterRequest(server string, filter FilterName, params *RollbackFilterParams, body RollbackFilterJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewRollbackFilterRequestWithBody(server, filter, params, "application/json", bodyReader)
+}
+
+// NewRollbackFilterRequestWithBody constructs an http.Request for the RollbackFilter method, with any body, and a specified content type
+func NewRollbackFilterRequestWithBody(server string, filter FilterName, params *RollbackFilterParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "filter", filter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/filters/%s/rollback", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.PublicKey != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "publicKey", *params.PublicKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Timestamp != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "timestamp", *params.Timestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Signature != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "signature", *params.Signature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -12281,9 +13111,12 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with POST /blocklist/{entry}/remove (the `RemoveBlocked` operationId).
 	RemoveBlockedWithResponse(ctx context.Context, entry BlocklistEntryID, params *RemoveBlockedParams, reqEditors ...RequestEditorFn) (*RemoveBlockedResponse, error)
 
-	// ListFiltersWithResponse WebAssembly filter folders
+	// ListFiltersWithResponse WebAssembly filters
 	//
-	// Every filter folder with its state, manifest, content hash, load error and counters.
+	// This instance's filters (folders of `filters.dir`, `source: dir`, and versions deployed through
+	// the API, `source: api`) with their state, manifest, content hash, load error and counters; the
+	// active set of filters deployed through the API with their versions; and, per instance that
+	// reported in the last minute, which version of each filter it serves.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -12298,6 +13131,82 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with POST /filters/reload (the `ReloadFilters` operationId).
 	ReloadFiltersWithResponse(ctx context.Context, params *ReloadFiltersParams, reqEditors ...RequestEditorFn) (*ReloadFiltersResponse, error)
+
+	// DeleteFilterWithResponse Take a deployed filter off every instance
+	//
+	// The filter leaves the active set and every instance drops it; its versions stay recorded, so a
+	// later PUT or rollback brings one back. A folder of `filters.dir` of that name serves again.
+	// Resource `filters.delete`; audited as `filters.delete`, event `io.vitrine.filter.deleted`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with DELETE /filters/{filter} (the `DeleteFilter` operationId).
+	DeleteFilterWithResponse(ctx context.Context, filter FilterName, params *DeleteFilterParams, reqEditors ...RequestEditorFn) (*DeleteFilterResponse, error)
+
+	// PatchFilterWithBodyWithResponse Enable, disable or canary a deployed filter
+	//
+	// `enabled` switches the filter on or off on every instance. `canary` names a version (in full or
+	// by a prefix of 7 or more digits) served instead of the active one for `percent` percent of
+	// images, chosen per image by a hash of its user and identifier, so one image always gets the
+	// same version; `""` ends the canary. Canaries are for transformations. Resource
+	// `filters.patch`; audited as `filters.patch`, event `io.vitrine.filter.updated`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /filters/{filter} (the `PatchFilter` operationId).
+	PatchFilterWithBodyWithResponse(ctx context.Context, filter FilterName, params *PatchFilterParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchFilterResponse, error)
+
+	// PatchFilterWithResponse Enable, disable or canary a deployed filter
+	//
+	// `enabled` switches the filter on or off on every instance. `canary` names a version (in full or
+	// by a prefix of 7 or more digits) served instead of the active one for `percent` percent of
+	// images, chosen per image by a hash of its user and identifier, so one image always gets the
+	// same version; `""` ends the canary. Canaries are for transformations. Resource
+	// `filters.patch`; audited as `filters.patch`, event `io.vitrine.filter.updated`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PATCH /filters/{filter} (the `PatchFilter` operationId).
+	PatchFilterWithResponse(ctx context.Context, filter FilterName, params *PatchFilterParams, body PatchFilterJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchFilterResponse, error)
+
+	// PutFilterWithBodyWithResponse Deploy a version of a filter to every instance
+	//
+	// Takes the filter's `filter.json` and `filter.wasm` as a tar (gzip-compressed or not; the files
+	// may sit in one folder of the tar) or as `multipart/form-data` with the parts `manifest` and
+	// `module` (or `filter.json` and `filter.wasm`). The version is compiled and started exactly as a
+	// reload would before anything is stored: one that is refused answers 400 saying why and never
+	// becomes active anywhere. A version is the SHA-256 of the bundle (README, Filters through the
+	// API); it is stored in the blob store under `filters/<version>` and recorded, then, unless
+	// `activate=false`, becomes the active version (its canary ends), which every instance loads
+	// within `filters.syncInterval` plus the time to compile it. 201 for a version not seen before,
+	// 200 otherwise. Resource `filters.put`; audited as `filters.put`, event `io.vitrine.filter.deployed`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with PUT /filters/{filter} (the `PutFilter` operationId).
+	PutFilterWithBodyWithResponse(ctx context.Context, filter FilterName, params *PutFilterParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutFilterResponse, error)
+
+	// RollbackFilterWithBodyWithResponse Make an earlier version the active one
+	//
+	// `version` (in full or by a prefix of 7 or more digits; default the version that served before
+	// the active one) becomes the active version on every instance; a canary ends. Resource
+	// `filters.post`; audited as `filters.rollback`, event `io.vitrine.filter.rolledback`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /filters/{filter}/rollback (the `RollbackFilter` operationId).
+	RollbackFilterWithBodyWithResponse(ctx context.Context, filter FilterName, params *RollbackFilterParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RollbackFilterResponse, error)
+
+	// RollbackFilterWithResponse Make an earlier version the active one
+	//
+	// `version` (in full or by a prefix of 7 or more digits; default the version that served before
+	// the active one) becomes the active version on every instance; a canary ends. Resource
+	// `filters.post`; audited as `filters.rollback`, event `io.vitrine.filter.rolledback`.
+	//
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /filters/{filter}/rollback (the `RollbackFilter` operationId).
+	RollbackFilterWithResponse(ctx context.Context, filter FilterName, params *RollbackFilterParams, body RollbackFilterJSONRequestBody, reqEditors ...RequestEditorFn) (*RollbackFilterResponse, error)
 
 	// ListGroupsWithResponse Resource groups
 	//
@@ -13990,6 +14899,579 @@ func (r ReloadFiltersResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r ReloadFiltersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// DeleteFilterResponse400Headers the declared response headers of an HTTP 400 response for DeleteFilter
+type DeleteFilterResponse400Headers struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// DeleteFilterResponse404Headers the declared response headers of an HTTP 404 response for DeleteFilter
+type DeleteFilterResponse404Headers struct {
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// DeleteFilterResponse405Headers the declared response headers of an HTTP 405 response for DeleteFilter
+type DeleteFilterResponse405Headers struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// DeleteFilterResponse429Headers the declared response headers of an HTTP 429 response for DeleteFilter
+type DeleteFilterResponse429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// DeleteFilterResponse501Headers the declared response headers of an HTTP 501 response for DeleteFilter
+type DeleteFilterResponse501Headers struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// DeleteFilterResponseDefaultHeaders the declared response headers of an HTTP default response for DeleteFilter
+type DeleteFilterResponseDefaultHeaders struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+type DeleteFilterResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Deleted bool   `json:"deleted"`
+		Name    string `json:"name"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *ErrorResponse
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *ErrorResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *DeleteFilterResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *DeleteFilterResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *DeleteFilterResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *DeleteFilterResponse429Headers
+	// Headers501 the parsed response headers for an HTTP 501 response
+	Headers501 *DeleteFilterResponse501Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *DeleteFilterResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r DeleteFilterResponse) GetJSON200() *struct {
+	Deleted bool   `json:"deleted"`
+	Name    string `json:"name"`
+} {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r DeleteFilterResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r DeleteFilterResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r DeleteFilterResponse) GetJSON405() *ErrorResponse {
+	return r.JSON405
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r DeleteFilterResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r DeleteFilterResponse) GetJSON501() *ErrorResponse {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r DeleteFilterResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r DeleteFilterResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r DeleteFilterResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r DeleteFilterResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r DeleteFilterResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PatchFilterResponse400Headers the declared response headers of an HTTP 400 response for PatchFilter
+type PatchFilterResponse400Headers struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// PatchFilterResponse404Headers the declared response headers of an HTTP 404 response for PatchFilter
+type PatchFilterResponse404Headers struct {
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// PatchFilterResponse405Headers the declared response headers of an HTTP 405 response for PatchFilter
+type PatchFilterResponse405Headers struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// PatchFilterResponse429Headers the declared response headers of an HTTP 429 response for PatchFilter
+type PatchFilterResponse429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// PatchFilterResponse501Headers the declared response headers of an HTTP 501 response for PatchFilter
+type PatchFilterResponse501Headers struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// PatchFilterResponseDefaultHeaders the declared response headers of an HTTP default response for PatchFilter
+type PatchFilterResponseDefaultHeaders struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+type PatchFilterResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Deployment
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *ErrorResponse
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *ErrorResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PatchFilterResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *PatchFilterResponse404Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *PatchFilterResponse405Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PatchFilterResponse429Headers
+	// Headers501 the parsed response headers for an HTTP 501 response
+	Headers501 *PatchFilterResponse501Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *PatchFilterResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PatchFilterResponse) GetJSON200() *Deployment {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PatchFilterResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r PatchFilterResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r PatchFilterResponse) GetJSON405() *ErrorResponse {
+	return r.JSON405
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PatchFilterResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r PatchFilterResponse) GetJSON501() *ErrorResponse {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r PatchFilterResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PatchFilterResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PatchFilterResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PatchFilterResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PatchFilterResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// PutFilterResponse400Headers the declared response headers of an HTTP 400 response for PutFilter
+type PutFilterResponse400Headers struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// PutFilterResponse405Headers the declared response headers of an HTTP 405 response for PutFilter
+type PutFilterResponse405Headers struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// PutFilterResponse413Headers the declared response headers of an HTTP 413 response for PutFilter
+type PutFilterResponse413Headers struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// PutFilterResponse429Headers the declared response headers of an HTTP 429 response for PutFilter
+type PutFilterResponse429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// PutFilterResponse501Headers the declared response headers of an HTTP 501 response for PutFilter
+type PutFilterResponse501Headers struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// PutFilterResponseDefaultHeaders the declared response headers of an HTTP default response for PutFilter
+type PutFilterResponseDefaultHeaders struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+type PutFilterResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Deployment
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *Deployment
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON405 the response for an HTTP 405 `application/json` response
+	JSON405 *ErrorResponse
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *ErrorResponse
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *ErrorResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *PutFilterResponse400Headers
+	// Headers405 the parsed response headers for an HTTP 405 response
+	Headers405 *PutFilterResponse405Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *PutFilterResponse413Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *PutFilterResponse429Headers
+	// Headers501 the parsed response headers for an HTTP 501 response
+	Headers501 *PutFilterResponse501Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *PutFilterResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r PutFilterResponse) GetJSON200() *Deployment {
+	return r.JSON200
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r PutFilterResponse) GetJSON201() *Deployment {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r PutFilterResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON405 returns the response for an HTTP 405 `application/json` response
+func (r PutFilterResponse) GetJSON405() *ErrorResponse {
+	return r.JSON405
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r PutFilterResponse) GetJSON413() *ErrorResponse {
+	return r.JSON413
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r PutFilterResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r PutFilterResponse) GetJSON501() *ErrorResponse {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r PutFilterResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r PutFilterResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r PutFilterResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r PutFilterResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r PutFilterResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// RollbackFilterResponse400Headers the declared response headers of an HTTP 400 response for RollbackFilter
+type RollbackFilterResponse400Headers struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// RollbackFilterResponse404Headers the declared response headers of an HTTP 404 response for RollbackFilter
+type RollbackFilterResponse404Headers struct {
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// RollbackFilterResponse429Headers the declared response headers of an HTTP 429 response for RollbackFilter
+type RollbackFilterResponse429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// RollbackFilterResponse501Headers the declared response headers of an HTTP 501 response for RollbackFilter
+type RollbackFilterResponse501Headers struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// RollbackFilterResponseDefaultHeaders the declared response headers of an HTTP default response for RollbackFilter
+type RollbackFilterResponseDefaultHeaders struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+type RollbackFilterResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Deployment
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON501 the response for an HTTP 501 `application/json` response
+	JSON501 *ErrorResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *RollbackFilterResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *RollbackFilterResponse404Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *RollbackFilterResponse429Headers
+	// Headers501 the parsed response headers for an HTTP 501 response
+	Headers501 *RollbackFilterResponse501Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *RollbackFilterResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r RollbackFilterResponse) GetJSON200() *Deployment {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r RollbackFilterResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r RollbackFilterResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r RollbackFilterResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON501 returns the response for an HTTP 501 `application/json` response
+func (r RollbackFilterResponse) GetJSON501() *ErrorResponse {
+	return r.JSON501
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r RollbackFilterResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r RollbackFilterResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r RollbackFilterResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r RollbackFilterResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r RollbackFilterResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -21111,9 +22593,12 @@ func (c *ClientWithResponses) RemoveBlockedWithResponse(ctx context.Context, ent
 	return ParseRemoveBlockedResponse(rsp)
 }
 
-// ListFiltersWithResponse WebAssembly filter folders
+// ListFiltersWithResponse WebAssembly filters
 //
-// Every filter folder with its state, manifest, content hash, load error and counters.
+// This instance's filters (folders of `filters.dir`, `source: dir`, and versions deployed through
+// the API, `source: api`) with their state, manifest, content hash, load error and counters; the
+// active set of filters deployed through the API with their versions; and, per instance that
+// reported in the last minute, which version of each filter it serves.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -21139,6 +22624,118 @@ func (c *ClientWithResponses) ReloadFiltersWithResponse(ctx context.Context, par
 		return nil, err
 	}
 	return ParseReloadFiltersResponse(rsp)
+}
+
+// DeleteFilterWithResponse Take a deployed filter off every instance
+//
+// The filter leaves the active set and every instance drops it; its versions stay recorded, so a
+// later PUT or rollback brings one back. A folder of `filters.dir` of that name serves again.
+// Resource `filters.delete`; audited as `filters.delete`, event `io.vitrine.filter.deleted`.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with DELETE /filters/{filter} (the `DeleteFilter` operationId).
+func (c *ClientWithResponses) DeleteFilterWithResponse(ctx context.Context, filter FilterName, params *DeleteFilterParams, reqEditors ...RequestEditorFn) (*DeleteFilterResponse, error) {
+	rsp, err := c.DeleteFilter(ctx, filter, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseDeleteFilterResponse(rsp)
+}
+
+// PatchFilterWithBodyWithResponse Enable, disable or canary a deployed filter
+//
+// `enabled` switches the filter on or off on every instance. `canary` names a version (in full or
+// by a prefix of 7 or more digits) served instead of the active one for `percent` percent of
+// images, chosen per image by a hash of its user and identifier, so one image always gets the
+// same version; `""` ends the canary. Canaries are for transformations. Resource
+// `filters.patch`; audited as `filters.patch`, event `io.vitrine.filter.updated`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /filters/{filter} (the `PatchFilter` operationId).
+func (c *ClientWithResponses) PatchFilterWithBodyWithResponse(ctx context.Context, filter FilterName, params *PatchFilterParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PatchFilterResponse, error) {
+	rsp, err := c.PatchFilterWithBody(ctx, filter, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchFilterResponse(rsp)
+}
+
+// PatchFilterWithResponse Enable, disable or canary a deployed filter
+//
+// `enabled` switches the filter on or off on every instance. `canary` names a version (in full or
+// by a prefix of 7 or more digits) served instead of the active one for `percent` percent of
+// images, chosen per image by a hash of its user and identifier, so one image always gets the
+// same version; `""` ends the canary. Canaries are for transformations. Resource
+// `filters.patch`; audited as `filters.patch`, event `io.vitrine.filter.updated`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PATCH /filters/{filter} (the `PatchFilter` operationId).
+func (c *ClientWithResponses) PatchFilterWithResponse(ctx context.Context, filter FilterName, params *PatchFilterParams, body PatchFilterJSONRequestBody, reqEditors ...RequestEditorFn) (*PatchFilterResponse, error) {
+	rsp, err := c.PatchFilter(ctx, filter, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePatchFilterResponse(rsp)
+}
+
+// PutFilterWithBodyWithResponse Deploy a version of a filter to every instance
+//
+// Takes the filter's `filter.json` and `filter.wasm` as a tar (gzip-compressed or not; the files
+// may sit in one folder of the tar) or as `multipart/form-data` with the parts `manifest` and
+// `module` (or `filter.json` and `filter.wasm`). The version is compiled and started exactly as a
+// reload would before anything is stored: one that is refused answers 400 saying why and never
+// becomes active anywhere. A version is the SHA-256 of the bundle (README, Filters through the
+// API); it is stored in the blob store under `filters/<version>` and recorded, then, unless
+// `activate=false`, becomes the active version (its canary ends), which every instance loads
+// within `filters.syncInterval` plus the time to compile it. 201 for a version not seen before,
+// 200 otherwise. Resource `filters.put`; audited as `filters.put`, event `io.vitrine.filter.deployed`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with PUT /filters/{filter} (the `PutFilter` operationId).
+func (c *ClientWithResponses) PutFilterWithBodyWithResponse(ctx context.Context, filter FilterName, params *PutFilterParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*PutFilterResponse, error) {
+	rsp, err := c.PutFilterWithBody(ctx, filter, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParsePutFilterResponse(rsp)
+}
+
+// RollbackFilterWithBodyWithResponse Make an earlier version the active one
+//
+// `version` (in full or by a prefix of 7 or more digits; default the version that served before
+// the active one) becomes the active version on every instance; a canary ends. Resource
+// `filters.post`; audited as `filters.rollback`, event `io.vitrine.filter.rolledback`.
+//
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /filters/{filter}/rollback (the `RollbackFilter` operationId).
+func (c *ClientWithResponses) RollbackFilterWithBodyWithResponse(ctx context.Context, filter FilterName, params *RollbackFilterParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*RollbackFilterResponse, error) {
+	rsp, err := c.RollbackFilterWithBody(ctx, filter, params, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRollbackFilterResponse(rsp)
+}
+
+// RollbackFilterWithResponse Make an earlier version the active one
+//
+// `version` (in full or by a prefix of 7 or more digits; default the version that served before
+// the active one) becomes the active version on every instance; a canary ends. Resource
+// `filters.post`; audited as `filters.rollback`, event `io.vitrine.filter.rolledback`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /filters/{filter}/rollback (the `RollbackFilter` operationId).
+func (c *ClientWithResponses) RollbackFilterWithResponse(ctx context.Context, filter FilterName, params *RollbackFilterParams, body RollbackFilterJSONRequestBody, reqEditors ...RequestEditorFn) (*RollbackFilterResponse, error) {
+	rsp, err := c.RollbackFilter(ctx, filter, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseRollbackFilterResponse(rsp)
 }
 
 // ListGroupsWithResponse Resource groups
@@ -23704,6 +25301,1041 @@ func ParseReloadFiltersResponse(rsp *http.Response) (*ReloadFiltersResponse, err
 		response.Headers429 = &headers
 	case true:
 		var headers ReloadFiltersResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseDeleteFilterResponse parses an HTTP response from a DeleteFilterWithResponse call
+func ParseDeleteFilterResponse(rsp *http.Response) (*DeleteFilterResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &DeleteFilterResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Deleted bool   `json:"deleted"`
+			Name    string `json:"name"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 400:
+		var headers DeleteFilterResponse400Headers
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers DeleteFilterResponse404Headers
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers DeleteFilterResponse405Headers
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers DeleteFilterResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 501:
+		var headers DeleteFilterResponse501Headers
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers501 = &headers
+	case true:
+		var headers DeleteFilterResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePatchFilterResponse parses an HTTP response from a PatchFilterWithResponse call
+func ParsePatchFilterResponse(rsp *http.Response) (*PatchFilterResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PatchFilterResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Deployment
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 400:
+		var headers PatchFilterResponse400Headers
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers PatchFilterResponse404Headers
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 405:
+		var headers PatchFilterResponse405Headers
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 429:
+		var headers PatchFilterResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 501:
+		var headers PatchFilterResponse501Headers
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers501 = &headers
+	case true:
+		var headers PatchFilterResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParsePutFilterResponse parses an HTTP response from a PutFilterWithResponse call
+func ParsePutFilterResponse(rsp *http.Response) (*PutFilterResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &PutFilterResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Deployment
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest Deployment
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 405:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON405 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 400:
+		var headers PutFilterResponse400Headers
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 405:
+		var headers PutFilterResponse405Headers
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers405 = &headers
+	case rsp.StatusCode == 413:
+		var headers PutFilterResponse413Headers
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 429:
+		var headers PutFilterResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 501:
+		var headers PutFilterResponse501Headers
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers501 = &headers
+	case true:
+		var headers PutFilterResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseRollbackFilterResponse parses an HTTP response from a RollbackFilterWithResponse call
+func ParseRollbackFilterResponse(rsp *http.Response) (*RollbackFilterResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &RollbackFilterResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Deployment
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 501:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON501 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 400:
+		var headers RollbackFilterResponse400Headers
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers RollbackFilterResponse404Headers
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 429:
+		var headers RollbackFilterResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 501:
+		var headers RollbackFilterResponse501Headers
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers501 = &headers
+	case true:
+		var headers RollbackFilterResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {

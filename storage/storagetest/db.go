@@ -53,6 +53,7 @@ func TestDBWithSecret(t *testing.T, open func(t *testing.T) *storage.DB, openSec
 		{"EventsTraceparent", testEventsTraceparent},
 		{"Webhooks", testWebhooks},
 		{"FanOut", testFanOut},
+		{"FanOutTaken", testFanOutTaken},
 		{"DueDeliveries", testDueDeliveries},
 		{"ClaimDelivery", testClaimDelivery},
 		{"DeliveryLog", testDeliveryLog},
@@ -99,6 +100,7 @@ func TestDBWithSecret(t *testing.T, open func(t *testing.T) *storage.DB, openSec
 		{"QuotaConcurrent", testQuotaConcurrent},
 		{"VariantQuota", testVariantQuota},
 		{"CheckUsage", testCheckUsage},
+		{"FilterVersions", testFilterVersions},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

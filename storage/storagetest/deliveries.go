@@ -1,6 +1,7 @@
 package storagetest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -411,5 +412,60 @@ func testDeleteWebhookDeliveries(t *testing.T, db *storage.DB) {
 	}
 	if ids, _ := due(t, db, 100); len(ids) != 3 || strings.Contains(strings.Join(ids, ","), sink) {
 		t.Fatalf("due after the delete: %q", ids)
+	}
+}
+
+// testFanOutTaken checks the deliveries a drain writes taken: a sink the
+// caller takes gets its delivery claimed (hidden from DueDeliveries, its
+// first attempt counted), except behind an earlier pending delivery of the
+// same subject, which it waits for as a pending one; a sink not taken gets
+// a pending one; a transaction's outcome reaches Written.
+func testFanOutTaken(t *testing.T, db *storage.DB) {
+	db.SetEvents(true)
+	mustInsert(t, db, image("u", "a", base), image("u", "b", base))
+	setMetadata(t, db, "u", "a", 1) // a: added, replaced; b: added
+	var taken []storage.Delivery
+	pending := 0
+	f := storage.EventFanout{
+		Take:  func(sink string) bool { return sink == "fast" },
+		Lease: time.Hour,
+		Written: func(tk []storage.Delivery, n int) {
+			taken = append(taken, tk...)
+			pending += n
+		},
+	}
+	pass := storage.JobPass{RetryMin: time.Hour, RetryMax: time.Hour}
+	n, err := db.DrainEventsTo(ctx(t), pass, func(context.Context, storage.Event) ([]string, error) {
+		return []string{"fast", "slow"}, nil
+	}, f)
+	if err != nil || n != 3 {
+		t.Fatalf("drained %d, %v; want 3", n, err)
+	}
+	var got []string
+	for _, d := range taken {
+		if d.ID == 0 || d.Attempts != 0 || d.Event.Type != "io.vitrine.image.added" {
+			t.Errorf("taken %+v", d)
+		}
+		got = append(got, d.Sink+" "+d.Event.Subject)
+	}
+	slices.Sort(got)
+	if want := []string{"fast users/u/images/a", "fast users/u/images/b"}; !slices.Equal(got, want) || pending != 4 {
+		t.Fatalf("taken %v and %d pending; want %v and 4 (3 slow, a's second fast behind its first)", got, pending, want)
+	}
+	// The taken ones are claimed: due are the slow sink's heads only.
+	if d, _ := due(t, db, 10); len(d) != 2 || !strings.HasPrefix(d[0], "slow ") || !strings.HasPrefix(d[1], "slow ") {
+		t.Fatalf("due %v, want the slow sink's two heads", d)
+	}
+	// a's first fast delivery done: its second is due.
+	var first storage.Delivery
+	for _, d := range taken {
+		if d.Event.Subject == "users/u/images/a" {
+			first = d
+		}
+	}
+	finish(t, db, first.ID, storage.DeliveryAttempt{At: base, Status: 204}, storage.DeliveryDone, time.Time{})
+	d, list := due(t, db, 10, "slow")
+	if len(d) != 1 || list[0].Event.Type != "io.vitrine.metadata.replaced" || list[0].Attempts != 0 {
+		t.Fatalf("due after a's first: %v %+v, want a's second to the fast sink", d, list)
 	}
 }

@@ -1,0 +1,123 @@
+package filters
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// bundleOf reads a folder written by kit as a Bundle.
+func bundleOf(tb testing.TB, dir string) Bundle {
+	tb.Helper()
+	m, err := os.ReadFile(filepath.Join(dir, "filter.json"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	w, err := os.ReadFile(filepath.Join(dir, "filter.wasm"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var name struct{ Name string }
+	_ = json.Unmarshal(m, &name)
+	return Bundle{Name: name.Name, Version: BundleVersion(m, w), Manifest: m, Wasm: w}
+}
+
+// TestDeploy loads bundles beside a folder: a bundle's name wins over the
+// folder's, a canary loads under its own key (and is no transformation
+// name of its own), a changed bundle swaps in, and Deploy without them
+// brings the folder back.
+func TestDeploy(t *testing.T) {
+	t.Parallel()
+	dir, src := t.TempDir(), t.TempDir()
+	kit(t, dir, "a", KindTransformation, "invert", nil)
+	kit(t, dir, "b", KindTransformation, "invert", nil)
+	h := newHost(t, dir, func(c *Config) { c.RetireGrace = time.Millisecond })
+	ctx := context.Background()
+	one := bundleOf(t, kit(t, src, "a", KindTransformation, "nothing", nil))
+	two := bundleOf(t, kit(t, filepath.Join(src, "v2"), "a", KindTransformation, "invert", map[string]any{"version": "2"}))
+
+	w, err := h.Deploy(map[string]Bundle{"a": one, CanaryKey("a"): two})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Wait(ctx)
+	set := h.Current()
+	st := map[string]Status{}
+	for _, s := range set.Status() {
+		st[s.Name] = s
+	}
+	if s := st["a"]; s.Source != SourceAPI || s.Version != one.Version || s.ContentHash != one.Version[:32] || s.State != StateReady {
+		t.Fatalf("a: %+v, want the deployed version", s)
+	}
+	if s := st["b"]; s.Source != SourceDir || s.Version != "" {
+		t.Fatalf("b: %+v, want the folder", s)
+	}
+	if s := st[CanaryKey("a")]; s.Source != SourceAPI || s.Version != two.Version || s.State != StateReady {
+		t.Fatalf("canary: %+v", s)
+	}
+	if got := set.TransformationNames(); len(got) != 2 || got[0] != "a" || got[1] != "b" {
+		t.Fatalf("names %v, want a and b", got)
+	}
+	c, ok := set.Transformation(CanaryKey("a"))
+	if !ok || c.ContentHash() != two.Version[:32] {
+		t.Fatal("the canary is not loaded under its key")
+	}
+
+	// The same bundles again: nothing loads again.
+	a, _ := set.Transformation("a")
+	w, _ = h.Deploy(map[string]Bundle{"a": one, CanaryKey("a"): two})
+	w.Wait(ctx)
+	if again, _ := h.Current().Transformation("a"); again.Filter != a.Filter {
+		t.Fatal("an unchanged bundle was loaded again")
+	}
+
+	// No bundles: the folder serves again.
+	w, _ = h.Deploy(nil)
+	w.Wait(ctx)
+	for _, s := range h.Current().Status() {
+		if s.Name == "a" && (s.Source != SourceDir || s.State != StateReady) {
+			t.Fatalf("after the deployment ended, a is %+v; want the folder again", s)
+		}
+		if IsCanaryKey(s.Name) {
+			t.Fatalf("the canary is still listed: %+v", s)
+		}
+	}
+}
+
+// TestCheck refuses a bundle that does not compile, or whose files do not
+// make its version, with a RefusedError, and accepts a good one.
+func TestCheck(t *testing.T) {
+	t.Parallel()
+	h := newHost(t, "", nil)
+	ctx := context.Background()
+	good := bundleOf(t, kit(t, t.TempDir(), "a", KindTransformation, "invert", nil))
+	if m, err := h.Check(ctx, good); err != nil || m.Name != "a" {
+		t.Fatalf("Check(good) = %v, %v", m, err)
+	}
+	cases := map[string]Bundle{
+		"not WebAssembly": {Name: "a", Manifest: good.Manifest, Wasm: []byte("\x00asm but not really")},
+		"wrong version":   {Name: "a", Version: one64("f"), Manifest: good.Manifest, Wasm: good.Wasm},
+		"another name":    {Name: "b", Manifest: good.Manifest, Wasm: good.Wasm},
+	}
+	for name, b := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := h.Check(ctx, b)
+			var re *RefusedError
+			if !errors.As(err, &re) || re.HTTPStatus() != 400 || re.PublicMessage() == "" {
+				t.Fatalf("Check = %v, want a RefusedError", err)
+			}
+		})
+	}
+}
+
+func one64(c string) string {
+	s := ""
+	for range 64 {
+		s += c
+	}
+	return s
+}
