@@ -84,8 +84,8 @@ type try struct {
 // 50, 60, 70, 80, 90 and 95 by SSIMULACRA 2 on a typical photograph 1200
 // pixels wide (read off the scores of qualities 40-92 on eleven of the byte
 // benchmark's images, README, Perceptual quality); a search starts from the
-// prediction for its target. JPEG XL's 80 and 90 were moved down and up a
-// step for jxlAutoEffort, whose outputs scored 84 at q81-87 (mean 84) on six
+// prediction for its target. JPEG XL's qualities for 80 and 90 were moved 3
+// lower for jxlAutoEffort, whose outputs scored 84 at q81-87 (mean 84) on six
 // of those images, where effort 4 needed q84-89.
 var qualityAnchors = map[string][6]float64{
 	"jpg":  {30, 45, 62, 80, 93, 98},
