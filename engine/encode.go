@@ -28,9 +28,11 @@ func MimeOf(ext string) (string, bool) {
 // Encoder settings that are not the client's to choose.
 const (
 	// avifEffort is libaom's CPU effort (0 fastest .. 9 slowest). libvips'
-	// default costs about 1.4 s for a 1080p image; 2 is ~0.15 s with little
-	// size penalty (README, Performance).
-	avifEffort = 2
+	// default costs about 1.4 s for a 1080p image. At the same SSIMULACRA 2
+	// (84, six bench-bytes images at 1200 pixels) 3 takes 11% fewer bytes
+	// than 2 for 1.4x the encode time; 4 takes 14% fewer for 5.6x (README,
+	// Perceptual quality, Encoder settings).
+	avifEffort = 3
 	// gifEffort is the GIF quantiser's effort (1..10; libvips' default 7).
 	// Measured on a 10-frame 200x200 GIF resized to width 100
 	// (BenchmarkAnimatedGIFResize): 266 ms at 7, 86 ms at 3, 84 ms at 1,
@@ -43,7 +45,13 @@ const (
 	// jxlEffort is libjxl's effort (1 fastest .. 9 slowest; libjxl's
 	// default 7). Measured at 1 MP (BenchmarkEncodeJXL, README,
 	// Performance): see there for the times that chose it.
-	jxlEffort       = 4
+	jxlEffort = 4
+	// jxlAutoEffort is libjxl's effort for auto quality's encodes: at the
+	// same SSIMULACRA 2 (84, six bench-bytes images at 1200 pixels) 5 takes
+	// 17% fewer bytes than 4 for 3.5x the encode time (7: 18% fewer); a
+	// fixed-quality render keeps 4 (README, Perceptual quality, Encoder
+	// settings).
+	jxlAutoEffort   = 5
 	webpQuality     = 80
 	pngDefaultLevel = 6
 )
@@ -116,7 +124,11 @@ func (e *Engine) encode(img *vips.ImageRef, out *Output) ([]byte, error) {
 		}
 		// govips passes libjxl's distance, not the quality: the mapping is
 		// cjxl's (jxlDistance), so a quality means what it means to cjxl.
-		p := &vips.JxlExportParams{Distance: jxlDistance(q), Effort: jxlEffort, Lossless: q >= 100}
+		effort := jxlEffort
+		if out.Searched {
+			effort = jxlAutoEffort
+		}
+		p := &vips.JxlExportParams{Distance: jxlDistance(q), Effort: effort, Lossless: q >= 100}
 		buf, _, err = img.ExportJxl(p)
 	case "tif":
 		p := vips.NewTiffExportParams()

@@ -130,3 +130,44 @@ func BenchmarkEncodeJXL(b *testing.B) {
 		})
 	}
 }
+
+// TestJXLAutoEffort checks that auto quality's JPEG XL encodes spend
+// jxlAutoEffort: on a photograph at the same quality they are smaller than
+// a fixed-quality render's and score at least as well, less one point
+// (README, Perceptual quality, Encoder settings).
+func TestJXLAutoEffort(t *testing.T) {
+	t.Parallel()
+	photo, err := os.ReadFile("/usr/share/backgrounds/mate/nature/Garden.jpg")
+	if err != nil {
+		t.Skip("mate-backgrounds is not installed:", err)
+	}
+	e := newTestEngine(t, Config{})
+	img, err := vips.NewThumbnailFromBuffer(photo, 512, 512, vips.InterestingNone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer img.Close()
+	ref, _, err := img.ExportPng(vips.NewPngExportParams())
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := func(searched bool) ([]byte, float64) {
+		im := mustLoad(t, ref)
+		defer im.Close()
+		data, err := e.encode(im, &Output{Format: "jxl", Level: 85, LevelSet: true, Strip: true, Searched: searched})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := Compare(ref, data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data, s
+	}
+	fixed, fs := enc(false)
+	auto, as := enc(true)
+	t.Logf("q85: effort %d %d bytes, score %.1f; effort %d %d bytes, score %.1f", jxlEffort, len(fixed), fs, jxlAutoEffort, len(auto), as)
+	if len(auto) >= len(fixed) || as < fs-1 {
+		t.Errorf("auto's encode: %d bytes, score %.1f; fixed: %d bytes, score %.1f", len(auto), as, len(fixed), fs)
+	}
+}

@@ -71,6 +71,10 @@ type Output struct {
 	// AutoTarget names the target ("" for the configured one).
 	Auto       bool
 	AutoTarget string
+	// Searched marks an encode of auto quality's (a search's or its
+	// answer's): the encoders that give markedly fewer bytes at the same
+	// SSIMULACRA 2 for more time do so there (encode.go, jxlAutoEffort).
+	Searched bool
 	// Progressive asks for progressive JPEG / interlaced PNG and GIF.
 	Progressive bool
 	// Strip removes metadata (EXIF, ICC, comments) on encode, even when
