@@ -161,8 +161,11 @@ func (b *browser) waitFor(expr string) {
 			return
 		}
 		// Why again: a poll started as the previous document went away
-		// names its gone execution context; the new document has another.
-		if !strings.Contains(err.Error(), "Cannot find context with specified id") || ctx.Err() != nil {
+		// names its gone execution context (or is cut off by the
+		// navigation); the new document has another.
+		gone := strings.Contains(err.Error(), "Cannot find context with specified id") ||
+			strings.Contains(err.Error(), "Inspected target navigated or closed")
+		if !gone || ctx.Err() != nil {
 			b.t.Fatalf("browser: waiting for %s: %v (at %s)", expr, err, b.location())
 		}
 		time.Sleep(50 * time.Millisecond)
