@@ -7,8 +7,12 @@ import (
 	"fmt"
 	"image"
 	"image/png"
+	"io"
 	"io/fs"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -168,6 +172,39 @@ func atHalf(t *testing.T, c *tusClient, size int) {
 	c.until(t, "progress", func(v string) bool { n, _ := strconv.Atoi(v); return n >= size/2 })
 }
 
+// throttled returns the address of a reverse proxy on loopback to target
+// that passes request bodies on at about rate bytes a second: so that a
+// test kills the server while an upload is under way, however fast the
+// machine sends it.
+func throttled(t *testing.T, target string, rate int) string {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := httputil.NewSingleHostReverseProxy(u)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = slowBody{r.Body, rate}
+		p.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// slowBody reads at most 64 KiB at a time, each read followed by the time
+// it takes at rate bytes a second.
+type slowBody struct {
+	io.ReadCloser
+	rate int
+}
+
+func (b slowBody) Read(p []byte) (int, error) {
+	p = p[:min(len(p), 64<<10)]
+	n, err := b.ReadCloser.Read(p)
+	time.Sleep(time.Duration(n) * time.Second / time.Duration(b.rate))
+	return n, err
+}
+
 // checkSameAsPost checks that id names the file's bytes as a plain POST
 // of them does, and that the server stores exactly those bytes.
 func checkSameAsPost(t *testing.T, s *server, id string, data []byte) {
@@ -251,7 +288,7 @@ func TestTusResumeAfterKill(t *testing.T) {
 	file, img := bigPNG(t)
 	tok := s.issueToken(t, map[string]any{"maxBytes": 100 << 20})
 
-	c := startTusClient(t, file, s.URL+"/users/alice/uploads", tok.Token, "", true)
+	c := startTusClient(t, file, throttled(t, s.URL, 20<<20)+"/users/alice/uploads", tok.Token, "", true)
 	atHalf(t, c, len(img))
 	s2 := killAndRestart(t, s, cfg, data)
 	resumed := c.until(t, "resumed", func(v string) bool { n, _ := strconv.Atoi(v); return n > 0 })
@@ -279,11 +316,12 @@ limits:
 	file, img := bigPNG(t)
 	tok := a.issueToken(t, map[string]any{"maxBytes": 100 << 20})
 
-	c := startTusClient(t, file, a.URL+"/users/alice/uploads", tok.Token, "", false)
+	viaA := throttled(t, a.URL, 20<<20)
+	c := startTusClient(t, file, viaA+"/users/alice/uploads", tok.Token, "", false)
 	uploadURL := c.until(t, "url", anyLine)
 	atHalf(t, c, len(img))
 	a.kill()
-	onB := strings.Replace(uploadURL, a.URL, b.URL, 1)
+	onB := strings.Replace(uploadURL, viaA, b.URL, 1)
 	c2 := startTusClient(t, file, "", tok.Token, onB, true)
 	resumed := c2.until(t, "resumed", anyLine)
 	if n, _ := strconv.Atoi(resumed); n <= 0 {
