@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
-
-	"github.com/uptrace/bun"
 )
 
 // The blob queue and the variation jobs work the same way: a table of rows
@@ -35,17 +33,21 @@ func (p JobPass) Validate() error {
 	return nil
 }
 
+// backoff is the wait before the try after attempts failed ones: RetryMin
+// doubled per failure, at most RetryMax.
+func (p JobPass) backoff(attempts int) time.Duration {
+	b := p.RetryMin << min(attempts, 20)
+	if b > p.RetryMax || b <= 0 {
+		b = p.RetryMax
+	}
+	return b
+}
+
 // dueRow is a row of a table drained by drainDue.
 type dueRow interface{ rowID() int64 }
 
 func (r queueRow) rowID() int64        { return r.ID }
 func (r variationJobRow) rowID() int64 { return r.ID }
-
-// dueScoped is a dueRow whose table narrows and orders its due rows
-// itself (eventRow); the others' are every due row, in due order.
-type dueScoped interface {
-	dueQuery(q *bun.SelectQuery) *bun.SelectQuery
-}
 
 // drainDue takes the rows of R's table due now, batch at a time in due
 // order, and hands each to process once, up to limit rows (0: every one).
@@ -58,13 +60,8 @@ func drainDue[R dueRow](ctx context.Context, db *DB, what string, batch, limit i
 	}
 	for {
 		var rows []R
-		q := db.bun.NewSelect().Model(&rows).Where("due <= ?", time.Now().UnixMicro())
-		if s, ok := any(*new(R)).(dueScoped); ok {
-			q = s.dueQuery(q)
-		} else {
-			q = q.OrderExpr("due ASC")
-		}
-		err := q.Limit(int64(batch)).Scan(ctx)
+		err := db.bun.NewSelect().Model(&rows).Where("due <= ?", time.Now().UnixMicro()).
+			OrderExpr("due ASC").Limit(int64(batch)).Scan(ctx)
 		if err != nil {
 			return done, fmt.Errorf("storage: due %s: %w", what, err)
 		}
@@ -108,10 +105,7 @@ type dueJob struct {
 // records work's error in last_error for a later try. ok when the row is
 // done; false and no error when another instance took it first.
 func runDue(ctx context.Context, db *DB, j dueJob, id int64, attempts int, work func() error) (ok bool, err error) {
-	backoff := j.retryMin << min(attempts, 20)
-	if backoff > j.retryMax || backoff <= 0 {
-		backoff = j.retryMax
-	}
+	backoff := JobPass{RetryMin: j.retryMin, RetryMax: j.retryMax}.backoff(attempts)
 	res, err := db.bun.NewUpdate().Model(j.model).
 		Set("attempts = attempts + 1").
 		Set("due = ?", time.Now().Add(backoff).UnixMicro()).

@@ -174,16 +174,14 @@ type eventRow struct {
 	Traceparent string `bun:"traceparent"`
 }
 
-func (r eventRow) rowID() int64 { return r.ID }
-
-// dueQuery keeps the rows with no older row of their subject in the table
+// dueEvents keeps the rows with no older row of their subject in the table
 // (pending, failed and waiting for its retry, or being delivered), oldest
 // first: so a subject's events go out one after the other, in the order
 // their changes committed, whichever instance drains. Why the oldest of
 // each subject by GROUP BY rather than NOT EXISTS an older row: PostgreSQL
 // plans the latter as a hash anti-join whose cost is the square of one
 // subject's backlog (32 ms for 1,000 events of one subject, 0.3 ms so).
-func (eventRow) dueQuery(q *bun.SelectQuery) *bun.SelectQuery {
+func dueEvents(q *bun.SelectQuery) *bun.SelectQuery {
 	return q.Where("ev.id IN (SELECT MIN(head.id) FROM events AS head GROUP BY head.subject)").
 		OrderExpr("ev.id ASC")
 }
@@ -344,7 +342,7 @@ func (db *DB) DrainEventsTo(ctx context.Context, p JobPass, deliver func(context
 		}
 		var rows []eventRow
 		q := db.bun.NewSelect().Model(&rows).Where("ev.due <= ?", time.Now().UnixMicro())
-		if err := eventRow.dueQuery(eventRow{}, q).Limit(int64(batch)).Scan(ctx); err != nil {
+		if err := dueEvents(q).Limit(int64(batch)).Scan(ctx); err != nil {
 			keep(fmt.Errorf("storage: due events: %w", err))
 			return done, firstErr
 		}
@@ -416,15 +414,6 @@ func (db *DB) claimEvents(ctx context.Context, rows []eventRow, p JobPass) ([]ev
 		}
 	}
 	return slices.DeleteFunc(rows, func(r eventRow) bool { return !got[r.ID] }), nil
-}
-
-// backoff is the wait before the try after attempts failed ones.
-func (p JobPass) backoff(attempts int) time.Duration {
-	b := p.RetryMin << min(attempts, 20)
-	if b > p.RetryMax || b <= 0 {
-		b = p.RetryMax
-	}
-	return b
 }
 
 // eventOutcome is one try of a taken event: the sinks it goes to next,
