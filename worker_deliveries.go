@@ -187,9 +187,6 @@ type dispatcher struct {
 
 	mu   sync.Mutex
 	busy map[string]int
-	// reserved are the slots the events worker's batch under way took
-	// (reserve) and has not handed over yet.
-	reserved []string
 	// stopped: the worker ended; no attempt starts any more.
 	stopped bool
 	// inflight counts the attempts started and not yet recorded.
@@ -294,32 +291,34 @@ func (d *dispatcher) start(ctx context.Context, dl storage.Delivery, s sink) boo
 // (ctx): taken where a slot of the sink is free, and then attempted at
 // once; the others pending, for a pass of the deliveries worker.
 func (d *dispatcher) fanout(ctx context.Context) storage.EventFanout {
+	// reserved are the slots the batch under way took and has not handed
+	// over yet (the events worker writes one batch at a time).
+	var reserved []string
 	return storage.EventFanout{
 		Take: func(sink string) bool {
 			if !d.reserve(sink) {
 				return false
 			}
-			d.mu.Lock()
-			d.reserved = append(d.reserved, sink)
-			d.mu.Unlock()
+			reserved = append(reserved, sink)
 			return true
 		},
-		Lease:   d.lease(),
-		Written: func(taken []storage.Delivery, pending int) { d.handoff(ctx, taken, pending) },
+		Lease: d.lease(),
+		Written: func(taken []storage.Delivery, pending int) {
+			d.handoff(ctx, reserved, taken, pending)
+			reserved = nil
+		},
 	}
 }
 
 // handoff starts the attempts of the deliveries the events worker wrote
 // taken, gives back the slots it reserved for none, and wakes the worker
 // for those written pending.
-func (d *dispatcher) handoff(ctx context.Context, taken []storage.Delivery, pending int) {
-	d.mu.Lock()
-	reserved := d.reserved
-	d.reserved = nil
+func (d *dispatcher) handoff(ctx context.Context, reserved []string, taken []storage.Delivery, pending int) {
 	if pending > 0 {
+		d.mu.Lock()
 		d.backlog = true
+		d.mu.Unlock()
 	}
-	d.mu.Unlock()
 	for _, dl := range taken {
 		if i := slices.Index(reserved, dl.Sink); i >= 0 {
 			reserved = slices.Delete(reserved, i, i+1)
