@@ -119,7 +119,13 @@ measure() {
 	errors=$((non2xx + sockerr))
 }
 
-# peak_rss: the running server's peak resident set, MB.
+# peak_rss: the running server's peak resident set, MB; a server that is
+# gone ends the script with the end of its log.
 peak_rss() {
+	if [ ! -e "/proc/$pid/status" ]; then
+		echo "the server (pid $pid) exited during the measurement; its log ends:" >&2
+		tail -30 "$tmp/server.log" >&2
+		exit 1
+	fi
 	awk '/^VmHWM:/ { printf "%.0f", $2 / 1024 }' "/proc/$pid/status"
 }
