@@ -169,6 +169,8 @@ func (a *App) startFilters(ctx context.Context) error {
 		// guest (a filter added later takes effect here at the next start).
 		raiseGOMAXPROCS(a.eng.Config().Concurrency + a.cfg.Filters.MaxRunningCalls())
 	}
+	floor, busy := a.cfg.Filters.GCHeapFloor(), guestsBusy(fh.GuestCalls)
+	a.workers.start(ctx, func(ctx context.Context) { paceGC(ctx, floor, busy) })
 	a.sync = newFilterSync(a.st.db, a.st.blobs, fh, a.log)
 	a.loops = append(a.loops, a.sync.worker(a.cfg.Filters.SyncInterval))
 	a.deps.Filters = filterAdmin{h: fh, sync: a.sync, wait: cmp.Or(a.cfg.Filters.CompileTimeout, filters.DefaultCompileTimeout)}

@@ -98,8 +98,8 @@ func progress(w io.Writer) func(string, int64, int64) {
 }
 
 func printReport(w io.Writer, r *storage.CheckReport, repaired bool) {
-	fmt.Fprintf(w, "read %d image records, %d image blobs, %d variant records, %d variant blobs, %d users' usage\n",
-		r.Images, r.ImageBlobs, r.Variants, r.VariantBlobs, r.Users)
+	fmt.Fprintf(w, "read %d image records, %d image blobs, %d variant records, %d variant blobs, %d users' usage, %d filter versions, %d filter bundles\n",
+		r.Images, r.ImageBlobs, r.Variants, r.VariantBlobs, r.Users, r.FilterVersions, r.FilterBundles)
 	for _, c := range []struct {
 		what string
 		f    storage.Findings
@@ -116,6 +116,8 @@ func printReport(w io.Writer, r *storage.CheckReport, repaired bool) {
 		{"users whose usage (the quotas count it) disagrees with their images", r.UsageMismatches, "--repair recounts them"},
 		{"expired resumable uploads", r.ExpiredUploads, "--repair deletes their parts"},
 		{"resumable upload parts of no upload", r.OrphanUploadParts, "--repair deletes them"},
+		{"filter versions whose bundle is missing", r.FilterVersionsWithoutBundle, "push those versions again (vitrine filter push)"},
+		{"filter bundles no version names", r.OrphanFilterBundles, "--repair deletes them"},
 	} {
 		fmt.Fprintf(w, "%s: %d", c.what, c.f.Count)
 		switch {

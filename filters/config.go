@@ -48,6 +48,12 @@ type Config struct {
 	// threads (default 10: a guest gets about a tenth of a core that
 	// native work wants too).
 	Nice int `yaml:"nice"`
+	// GCHeapFloorMB: while guest code runs, package main (gcpace.go) lets
+	// Go's heap grow to at least this many MB between garbage collections
+	// (default 256; negative: Go's own pacing). Every collection stops the
+	// world, which waits for each running guest to reach its next loop
+	// back-edge on its low-priority thread (README, Admission and isolation).
+	GCHeapFloorMB int `yaml:"gcHeapFloorMB"`
 	// IdleTimeout closes instances that have not been used for this long
 	// (default 60s); a filter keeps at least none, and starts one again
 	// on demand.
@@ -164,6 +170,9 @@ func (c Config) withDefaults() Config {
 	if c.Nice == 0 {
 		c.Nice = 10
 	}
+	if c.GCHeapFloorMB == 0 {
+		c.GCHeapFloorMB = DefaultGCHeapFloorMB
+	}
 	if c.IdleTimeout == 0 {
 		c.IdleTimeout = time.Minute
 	}
@@ -174,6 +183,18 @@ func (c Config) withDefaults() Config {
 		c.runner = newRunner(c.MaxRunning)
 	}
 	return c
+}
+
+// DefaultGCHeapFloorMB is GCHeapFloorMB's default.
+const DefaultGCHeapFloorMB = 256
+
+// GCHeapFloor is GCHeapFloorMB with its default applied, in bytes (0: off).
+func (c Config) GCHeapFloor() uint64 {
+	mb := c.withDefaults().GCHeapFloorMB
+	if mb < 0 {
+		return 0
+	}
+	return uint64(mb) << 20
 }
 
 // MaxRunningCalls is MaxRunning with its default applied: how many guest

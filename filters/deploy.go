@@ -73,8 +73,9 @@ type Wait struct{ jobs []*job }
 func (w Wait) Wait(ctx context.Context) { wait(ctx, w.jobs) }
 
 // Check loads b on its own exactly as a reload would (manifest, limits,
-// capabilities, compiling and starting within Config.CompileTimeout, at
-// low priority, one Check at a time), then closes it: what the API does
+// capabilities, compiling into the host's compilation cache and starting
+// within Config.CompileTimeout, at low priority, one Check at a time),
+// then closes it: what the API does
 // before a version may become active. The error says why it is refused;
 // a *RefusedError when the bundle is at fault.
 func (h *Host) Check(ctx context.Context, b Bundle) (*Manifest, error) {
@@ -88,7 +89,19 @@ func (h *Host) Check(ctx context.Context, b Bundle) (*Manifest, error) {
 	if err != nil {
 		return nil, &RefusedError{Err: loadErr(b.Name, err)}
 	}
-	f, _, err := loadWithin(ctx, h.cfg, nil, src, nil, true)
+	h.mu.Lock()
+	open := h.startCompiling()
+	h.mu.Unlock()
+	if !open {
+		return nil, errHostClosed
+	}
+	// Compiled into the host's cache, so that the load of the same module
+	// that Deploy queues next finds it there and does not compile it again.
+	f, finished, err := loadWithin(ctx, h.cfg, h.cache, src, nil, true)
+	go func() {
+		<-finished
+		h.doneCompiling()
+	}()
 	if err != nil {
 		if ctx.Err() != nil && !errors.As(err, new(*deadlineError)) {
 			return nil, err

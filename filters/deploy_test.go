@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -120,4 +121,34 @@ func one64(c string) string {
 		s += c
 	}
 	return s
+}
+
+// TestCheckCompilesIntoCache: Check compiles a pushed module into the
+// host's compilation cache, so that the load Deploy queues next finds it
+// there instead of compiling it a second time (a 1.9 MB Go guest: 1.1 s
+// compiling again, 45 ms from the cache).
+func TestCheckCompilesIntoCache(t *testing.T) {
+	t.Parallel()
+	dir, src, cache := t.TempDir(), t.TempDir(), t.TempDir()
+	h := newHost(t, dir, func(c *Config) { c.CacheDir = cache })
+	entries := func() int {
+		n := 0
+		_ = filepath.WalkDir(cache, func(_ string, d fs.DirEntry, _ error) error {
+			if d != nil && !d.IsDir() {
+				n++
+			}
+			return nil
+		})
+		return n
+	}
+	if n := entries(); n != 0 {
+		t.Fatalf("%d entries in a new cache", n)
+	}
+	b := bundleOf(t, kit(t, src, "a", KindTransformation, "invert", nil))
+	if _, err := h.Check(context.Background(), b); err != nil {
+		t.Fatal(err)
+	}
+	if entries() == 0 {
+		t.Fatal("Check left nothing in the host's compilation cache")
+	}
 }

@@ -133,6 +133,9 @@ func TestAdmission(t *testing.T) {
 	waitFor(t, "the first call to run", func() bool { return len(p.slots) == 1 })
 	go func() { second <- call() }()
 	waitFor(t, "the second call to queue", func() bool { return p.queued() == 1 })
+	if started, running := h.GuestCalls(); started != 1 || running != 1 {
+		t.Fatalf("GuestCalls with one call running and one queued = %d started, %d running; want 1, 1", started, running)
+	}
 	wantBusy := func(what string, err error, cause error) {
 		t.Helper()
 		var fe *Error
@@ -155,6 +158,9 @@ func TestAdmission(t *testing.T) {
 	}
 	if st := tr.Stats(); st.Busy != 2 || st.Timeouts != 1 || st.Waiting != 0 {
 		t.Fatalf("stats = %+v, want 2 busy, 1 timeout, none waiting", st)
+	}
+	if started, running := h.GuestCalls(); started != 1 || running != 0 {
+		t.Fatalf("GuestCalls after the calls = %d started, %d running; want 1, 0", started, running)
 	}
 	runtime.GC()
 }

@@ -171,9 +171,8 @@ func (h *Host) work() {
 		}
 		j := h.queue[0]
 		h.queue = h.queue[1:]
-		current := h.jobs[j.name] == j
+		current := h.jobs[j.name] == j && h.startCompiling()
 		ctrs := h.countersOf(j.name)
-		h.compiling = current
 		h.mu.Unlock()
 		if !current {
 			close(j.done)
@@ -183,15 +182,7 @@ func (h *Host) work() {
 		f, finished, err := loadWithin(h.ctx, h.cfg, h.cache, j.src, ctrs, true)
 		h.finish(j, f, err, time.Since(start))
 		<-finished
-		h.mu.Lock()
-		h.compiling = false
-		closed := h.closed
-		h.mu.Unlock()
-		if closed {
-			// Close left the compilation cache to the compilation still
-			// running, which would write into a closed one.
-			_ = h.cache.Close(context.Background())
-		}
+		h.doneCompiling()
 	}
 }
 

@@ -47,10 +47,12 @@ type Host struct {
 	pushed map[string]Bundle
 	// checking lets one Check compile at a time.
 	checking chan struct{}
-	// working says a worker drains queue; compiling, that it is loading a
-	// job (and uses the compilation cache).
-	working, compiling bool
-	closed             bool
+	// working says a worker drains queue.
+	working bool
+	// compiling counts the loads under way that use the compilation cache
+	// (the worker's and Check's): Close leaves the cache to the last.
+	compiling int
+	closed    bool
 	// initial is closed once the loads Start queued have finished (or the
 	// host closed): see Initial.
 	initial chan struct{}
@@ -181,7 +183,7 @@ func (h *Host) scan() ([]*job, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closed {
-		return nil, errors.New("filters: the host is closed")
+		return nil, errHostClosed
 	}
 	old := h.Current()
 	next := emptySet()
@@ -320,10 +322,36 @@ func (h *Host) Close() error {
 		f.drain(deadline)
 	}
 	h.cur.Store(emptySet())
-	if h.compiling {
-		return nil // the worker closes the cache once the compilation ends
+	if h.compiling > 0 {
+		return nil // the last compilation closes the cache once it ends (doneCompiling)
 	}
 	return h.cache.Close(context.Background())
+}
+
+// errHostClosed is what a closed host answers.
+var errHostClosed = errors.New("filters: the host is closed")
+
+// startCompiling says a load that uses the compilation cache begins; false
+// when the host is closed (h.mu held).
+func (h *Host) startCompiling() bool {
+	if h.closed {
+		return false
+	}
+	h.compiling++
+	return true
+}
+
+// doneCompiling says such a load ended, and closes the cache when it was
+// the last one of a closed host, which would otherwise write into a
+// closed cache.
+func (h *Host) doneCompiling() {
+	h.mu.Lock()
+	h.compiling--
+	last := h.closed && h.compiling == 0
+	h.mu.Unlock()
+	if last {
+		_ = h.cache.Close(context.Background())
+	}
 }
 
 // Check loads the filter in dir on its own, as the server would, and

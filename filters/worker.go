@@ -3,6 +3,7 @@ package filters
 import (
 	"context"
 	"runtime"
+	"sync/atomic"
 )
 
 // worker runs the calls of one instance on an OS thread of its own whose
@@ -51,7 +52,8 @@ func (w *worker) stop() { close(w.jobs) }
 // without a bound enough looping guests would hold every P and starve the
 // server's own goroutines; package main (app.go) raises GOMAXPROCS by this bound.
 type runner struct {
-	slots chan struct{}
+	slots   chan struct{}
+	started atomic.Uint64 // calls that got a slot, ever
 }
 
 func newRunner(n int) *runner { return &runner{slots: make(chan struct{}, n)} }
@@ -60,11 +62,13 @@ func newRunner(n int) *runner { return &runner{slots: make(chan struct{}, n)} }
 func (r *runner) acquire(ctx context.Context) error {
 	select {
 	case r.slots <- struct{}{}:
+		r.started.Add(1)
 		return nil
 	default:
 	}
 	select {
 	case r.slots <- struct{}{}:
+		r.started.Add(1)
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -72,3 +76,9 @@ func (r *runner) acquire(ctx context.Context) error {
 }
 
 func (r *runner) release() { <-r.slots }
+
+// GuestCalls says how many guest calls have started running on h since it
+// was made, and how many run now.
+func (h *Host) GuestCalls() (started uint64, running int) {
+	return h.cfg.runner.started.Load(), len(h.cfg.runner.slots)
+}

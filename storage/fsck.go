@@ -89,6 +89,15 @@ type CheckReport struct {
 	// upload is gone, what a killed server left of a part it was writing).
 	ExpiredUploads    Findings `json:"expiredUploads"`
 	OrphanUploadParts Findings `json:"orphanUploadParts"`
+	// FilterVersions counts the versions of filters deployed through the
+	// API, FilterBundles the blobs under filters/;
+	// FilterVersionsWithoutBundle are versions whose bundle is missing
+	// ("<name> <version>"), OrphanFilterBundles bundles no version names
+	// (fsck_filters.go).
+	FilterVersions              int64    `json:"filterVersions"`
+	FilterBundles               int64    `json:"filterBundles"`
+	FilterVersionsWithoutBundle Findings `json:"filterVersionsWithoutBundle"`
+	OrphanFilterBundles         Findings `json:"orphanFilterBundles"`
 	// Queue is blob_queue after the check (and the repair's drain).
 	Queue QueueStats `json:"queue"`
 }
@@ -96,7 +105,8 @@ type CheckReport struct {
 func (r *CheckReport) findings() []*Findings {
 	return []*Findings{&r.ImagesWithoutBlob, &r.OrphanImageBlobs, &r.VariantsOfDeletedImages,
 		&r.VariantsWithoutBlob, &r.OrphanVariantBlobs, &r.VariationsWithoutBlob, &r.OrphanVariationBlobs,
-		&r.ErasedUserLeftovers, &r.UsageMismatches, &r.ExpiredUploads, &r.OrphanUploadParts}
+		&r.ErasedUserLeftovers, &r.UsageMismatches, &r.ExpiredUploads, &r.OrphanUploadParts,
+		&r.FilterVersionsWithoutBundle, &r.OrphanFilterBundles}
 }
 
 // Clean reports whether the check found nothing to fix. (The cache's
@@ -147,7 +157,7 @@ func Check(ctx context.Context, db *DB, blobs *Blobs, opts CheckOptions) (*Check
 	c := &checker{db: db, blobs: blobs, opts: opts, r: &CheckReport{}, cutoff: time.Now().Add(-opts.Grace)}
 	for _, phase := range []func(context.Context) error{
 		c.imageRows, c.imageBlobs, c.variantRows, c.variantBlobs, c.variationRows, c.variationBlobs,
-		c.erasedUsers, c.usageRows, c.uploads,
+		c.erasedUsers, c.usageRows, c.uploads, c.filters,
 	} {
 		if err := phase(ctx); err != nil {
 			return c.r, err

@@ -23,7 +23,9 @@
 #
 # It prints: one call of each guest alone (status and time); the native
 # req/s, p50 and p99 alone and beside the guests with the ratios (beside /
-# alone); what the hostile requests got (status counts, 200/503/504, and
+# alone); the server's garbage collections during each phase and its
+# longest stop-the-world pause (from /metrics, which the configuration turns
+# on); what the hostile requests got (status counts, 200/503/504, and
 # times); and a verdict against the target: native throughput beside the
 # guests at least 0.9x alone, p99 at most 1.5x. It is a benchmark, not a test:
 # it exits 0 whatever the verdict. Its numbers describe this machine, under
@@ -93,7 +95,9 @@ for g in "${guests[@]}"; do
 	(cd "$here/hostile" && GOOS=wasip1 GOARCH=wasm go build -trimpath -buildmode=c-shared \
 		-o "$tmp/filters/$g/filter.wasm" "./$g")
 done
-write_config "$tmp/config.yaml" false "filters:
+write_config "$tmp/config.yaml" false "metrics:
+  enabled: true
+filters:
   dir: $tmp/filters
   allow: [clock]${FILTERS:+
 $FILTERS}${PPROF:+
@@ -122,13 +126,28 @@ hammer() {
 
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 
+# gc_stats: the server's garbage collections so far and its longest
+# stop-the-world pause since it started, in ms, from its /metrics.
+gc_stats() {
+	curl -s "$base/metrics" | awk '/^go_gc_duration_seconds_count /{n=$2}
+		/^go_gc_duration_seconds\{quantile="1"\}/{m=$2*1000} END{printf "%d %.1f", n, m}'
+}
+# gc_during before after: "N collections, longest pause M ms".
+gc_during() {
+	read -r n0 _ <<<"$1"
+	read -r n1 m1 <<<"$2"
+	echo "$((n1 - n0)) collections, longest pause since start $m1 ms"
+}
+
 # Phase 1: the native workload alone, then one call of each guest alone.
 load_alone=$(loadavg)
 start_server "$tmp/config.yaml"
 "$tmp/gen" -wait "$base/readyz" # the guests compiled and loaded
 warm_up "$native" 1
+gc0=$(gc_stats)
 measure "$native" "$CONCURRENCY"
 alone=("$requests" "$rps" "$p50" "$p99" "$(peak_rss)" "$errors")
+gc_alone=$(gc_during "$gc0" "$(gc_stats)")
 for g in slow loop sleep; do
 	hammer "$g" 1 1h 1 >"$tmp/single-$g.out" &
 	hammers=($!)
@@ -147,8 +166,10 @@ for g in "${guests[@]}"; do
 	hammers+=($!)
 done
 sleep "$RAMP"
+gc0=$(gc_stats)
 measure "$native" "$CONCURRENCY"
 beside=("$requests" "$rps" "$p50" "$p99" "$(peak_rss)" "$errors")
+gc_beside=$(gc_during "$gc0" "$(gc_stats)")
 wait "${hammers[@]}"
 hammers=()
 stop_server
@@ -192,6 +213,8 @@ echo "|---|---|---|---|---|---|---|"
 table_row alone "${alone[@]}"
 table_row "beside hostile guests" "${beside[@]}"
 table_row "beside / alone" "" "$rps_ratio" "$p50_ratio" "$p99_ratio" "" ""
+echo
+echo "the server's garbage collections during wrk: alone $gc_alone; beside the guests $gc_beside"
 echo
 echo "hostile requests beside the native workload (c=$HOSTILE_C per guest, from ${RAMP}s before wrk" \
 	"to its end, a connection starting at most one request per $GAP):"

@@ -75,6 +75,7 @@ func TestDBWithSecret(t *testing.T, open func(t *testing.T) *storage.DB, openSec
 		{"QueueFailures", testQueueFailures},
 		{"QueueConcurrentCollectors", testQueueConcurrentCollectors},
 		{"Check", testCheck},
+		{"CheckFilters", testCheckFilters},
 		{"Properties", testProperties},
 		{"Qualities", testQualities},
 		{"PendingAnalysis", testPendingAnalysis},

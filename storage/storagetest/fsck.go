@@ -1,7 +1,9 @@
 package storagetest
 
 import (
+	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -116,4 +118,52 @@ func testCheck(t *testing.T, db *storage.DB) {
 	if !r.Clean() {
 		t.Fatalf("after repair: %+v", r)
 	}
+}
+
+// testCheckFilters: Check reports a filter version whose bundle is missing
+// (and never repairs it) and a bundle no version names (which the repair
+// deletes, but not while it is younger than the grace period), and leaves
+// the versions' own bundles alone.
+func testCheckFilters(t *testing.T, db *storage.DB) {
+	blobs := memBlobs(t)
+	good, lost, orphan := strings.Repeat("c", 64), strings.Repeat("d", 64), strings.Repeat("e", 64)
+	for _, v := range []string{good, lost} {
+		if err := db.AddFilterVersion(ctx(t), &storage.FilterVersion{Name: "fsck", Version: v, Manifest: json.RawMessage(`{}`), Size: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, v := range []string{good, orphan} {
+		if err := blobs.Put(ctx(t), storage.FilterBlobKey(v), []byte("bundle")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(grace time.Duration, repair bool) *storage.CheckReport {
+		t.Helper()
+		r, err := storage.Check(ctx(t), db, blobs, storage.CheckOptions{Grace: grace, Repair: repair})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	// Within the grace period, no bundle is an orphan (a push under way).
+	if r := check(time.Hour, true); r.OrphanFilterBundles.Count != 0 {
+		t.Fatalf("young bundles reported as orphans: %+v", r.OrphanFilterBundles)
+	}
+	time.Sleep(5 * time.Millisecond) // the bundles are older than the grace below
+	r := check(time.Millisecond, false)
+	if r.FilterVersions != 2 || r.FilterBundles != 2 {
+		t.Errorf("counted %d filter versions and %d bundles; want 2 and 2", r.FilterVersions, r.FilterBundles)
+	}
+	if f := r.FilterVersionsWithoutBundle; f.Count != 1 || !slices.Equal(f.Examples, []string{"fsck " + lost}) {
+		t.Errorf("versions without bundle = %+v; want fsck %s", f, lost)
+	}
+	if f := r.OrphanFilterBundles; f.Count != 1 || !slices.Equal(f.Examples, []string{storage.FilterBlobKey(orphan)}) {
+		t.Errorf("orphan bundles = %+v; want %s", f, storage.FilterBlobKey(orphan))
+	}
+	r = check(time.Millisecond, true)
+	if r.OrphanFilterBundles.Repaired != 1 || r.FilterVersionsWithoutBundle.Repaired != 0 {
+		t.Fatalf("repair: %+v", r)
+	}
+	wantBlob(t, blobs, storage.FilterBlobKey(orphan), false)
+	wantBlob(t, blobs, storage.FilterBlobKey(good), true)
 }
