@@ -13,7 +13,7 @@ import (
 func TestAutoQualityHeader(t *testing.T) {
 	e := newEnv(t, testConfig())
 	id := e.upload(jpegImage(t, 599, 417))
-	header := regexp.MustCompile(`^q=\d+; target=(low|medium|high|lossless-like)\((\d+)\); score=[\d.]+; encodes=[1-4]`)
+	header := regexp.MustCompile(`^q=\d+; target=(low|medium|high|lossless-like)\((?:jpg80 [\d.]+[+-][\d.]+(?:, floor [\d.]+|, ceiling [\d.]+)?=)?([\d.]+)\); score=[\d.]+; encodes=[1-4]`)
 	for _, c := range []struct{ query, target string }{
 		{"?t[]=resize:width=300&quality=auto", "high"},
 		{"?t[]=resize:width=300&quality=low", "low"},
@@ -35,10 +35,16 @@ func TestAutoQualityHeader(t *testing.T) {
 	}
 	// Another size in the same size class (not in the variant cache)
 	// uses the answer stored by the first search: one encode.
+	// high's target is the image's own q80 JPEG's score, stored with the
+	// answer.
 	first := e.get(e.tokenURL("/users/alice/images/"+id+".jpg?t[]=resize:width=300&quality=auto", userPriv)).Header.Get("X-Service-Quality")
 	q, _, _ := strings.Cut(first, ";")
+	m := header.FindStringSubmatch(first)
+	if m == nil {
+		t.Fatalf("width 300: X-Service-Quality %q", first)
+	}
 	r := e.get(e.tokenURL("/users/alice/images/"+id+".jpg?t[]=resize:width=290&quality=auto", userPriv))
-	if got, want := r.Header.Get("X-Service-Quality"), q+"; stored; target=high(84)"; r.StatusCode != 200 || got != want {
+	if got, want := r.Header.Get("X-Service-Quality"), regexp.MustCompile(`^`+q+`; stored; target=high\(jpg80\+[\d.]+=`+regexp.QuoteMeta(m[2])+`\)$`); r.StatusCode != 200 || !want.MatchString(got) {
 		t.Errorf("width 290 after 300: %d, X-Service-Quality %q, want %q", r.StatusCode, got, want)
 	}
 	// An explicit level wins over quality=auto.

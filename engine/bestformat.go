@@ -15,7 +15,7 @@ import (
 // searched). It sets s.Output.Format to the choice and the Format header
 // to how it was made.
 func (e *Engine) bestEncode(s *State) ([]byte, *QualityAnswer, []QualityAnswer, error) {
-	_, target := e.qualityTarget(s.Output.AutoTarget)
+	name, level := e.qualityLevel(s.Output.AutoTarget)
 	class := SizeClass(s.Image.Width(), s.Image.Height())
 	var cands []string
 	for _, f := range AutoQualityFormats() {
@@ -27,14 +27,14 @@ func (e *Engine) bestEncode(s *State) ([]byte, *QualityAnswer, []QualityAnswer, 
 		return e.autoEncodeOnly(s)
 	}
 	stored := map[string]QualityAnswer{}
-	for _, a := range s.qualities {
-		if a.Class == class && a.Target == target && slices.Contains(cands, a.Format) {
-			stored[a.Format] = a
+	for _, f := range cands {
+		if a, ok := storedAnswer(s.qualities, f, class, name, level); ok {
+			stored[f] = a
 		}
 	}
 	list := strings.Join(cands, ",")
 	if len(stored) == len(cands) {
-		best := pickSmallest(cands, func(f string) (int, float64) { return stored[f].Bytes, stored[f].Score }, target)
+		best := pickSmallest(cands, func(f string) (int, float64, float64) { return stored[f].Bytes, stored[f].Score, stored[f].Target })
 		s.Output.Format = best
 		data, _, err := e.autoEncode(s, s.qualities)
 		s.Headers["Format"] = fmt.Sprintf("%s; stored; candidates=%s", best, list)
@@ -44,6 +44,7 @@ func (e *Engine) bestEncode(s *State) ([]byte, *QualityAnswer, []QualityAnswer, 
 		data   []byte
 		answer *QualityAnswer
 		score  float64
+		target float64
 		header string
 	}
 	outs := map[string]out{}
@@ -55,13 +56,13 @@ func (e *Engine) bestEncode(s *State) ([]byte, *QualityAnswer, []QualityAnswer, 
 		}
 		o := out{data: data, answer: answer, header: s.Headers["Quality"]}
 		if answer != nil {
-			o.score = answer.Score
+			o.score, o.target = answer.Score, answer.Target
 		} else {
-			o.score = stored[f].Score
+			o.score, o.target = stored[f].Score, stored[f].Target
 		}
 		outs[f] = o
 	}
-	best := pickSmallest(cands, func(f string) (int, float64) { return len(outs[f].data), outs[f].score }, target)
+	best := pickSmallest(cands, func(f string) (int, float64, float64) { return len(outs[f].data), outs[f].score, outs[f].target })
 	var searched []QualityAnswer
 	for _, f := range cands {
 		if a := outs[f].answer; a != nil && f != best {
@@ -86,11 +87,12 @@ func (e *Engine) autoEncodeOnly(s *State) ([]byte, *QualityAnswer, []QualityAnsw
 }
 
 // pickSmallest is the candidate with the fewest bytes among those whose
-// score meets target; when none does, the one with the best score.
-func pickSmallest(cands []string, of func(string) (int, float64), target float64) string {
+// score meets its target (of gives bytes, score and target); when none
+// does, the one with the best score.
+func pickSmallest(cands []string, of func(string) (int, float64, float64)) string {
 	best, bestBytes := "", 0
 	for _, f := range cands {
-		n, score := of(f)
+		n, score, target := of(f)
 		if score >= target && (best == "" || n < bestBytes) {
 			best, bestBytes = f, n
 		}
@@ -100,7 +102,7 @@ func pickSmallest(cands []string, of func(string) (int, float64), target float64
 	}
 	bestScore := -1e9
 	for _, f := range cands {
-		if _, score := of(f); score > bestScore {
+		if _, score, _ := of(f); score > bestScore {
 			best, bestScore = f, score
 		}
 	}

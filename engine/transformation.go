@@ -40,6 +40,8 @@ type State struct {
 	engine *Engine
 	// qualities are the stored auto-quality answers of the request.
 	qualities []QualityAnswer
+	// target is the auto-quality target resolved for this render's image.
+	target *resolved
 	// formats are the candidate formats of a best-format render.
 	formats []string
 	// loadW and loadH, when not zero, are the size Image would have had

@@ -8,12 +8,15 @@ import (
 )
 
 // QualityAnswer is one auto-quality decision stored with an image
-// (migration step 23): for an output format and size class, the quality
-// that met the target score, with the score and size of that output.
+// (migration steps 23 and 26): for an output format and size class, the
+// quality that met the target score, with the score and size of that
+// output; Key names the definition of a relative target ("" for a fixed
+// score).
 type QualityAnswer struct {
 	Format  string
 	Class   int
 	Target  float64
+	Key     string
 	Quality int
 	Score   float64
 	Bytes   int
@@ -28,6 +31,7 @@ type qualityRow struct {
 	Format     string  `bun:"format,pk"`
 	Class      int     `bun:"size_class,pk"`
 	Target     float64 `bun:"target"`
+	Key        string  `bun:"target_key"`
 	Quality    int     `bun:"quality"`
 	Score      float64 `bun:"score"`
 	Bytes      int64   `bun:"bytes"`
@@ -44,23 +48,27 @@ func (db *DB) Qualities(ctx context.Context, user, id string) ([]QualityAnswer, 
 	}
 	out := make([]QualityAnswer, len(rows))
 	for i, r := range rows {
-		out[i] = QualityAnswer{Format: r.Format, Class: r.Class, Target: r.Target, Quality: r.Quality, Score: r.Score, Bytes: int(r.Bytes)}
+		out[i] = QualityAnswer{Format: r.Format, Class: r.Class, Target: r.Target, Key: r.Key, Quality: r.Quality, Score: r.Score, Bytes: int(r.Bytes)}
 	}
 	return out, nil
 }
 
 // SetQuality stores an auto-quality answer for an image, replacing the one
 // for the same format and size class. ErrNotExist when the image is gone;
-// ErrInvalid for a format name longer than 16 bytes.
+// ErrInvalid for a format name longer than 16 bytes or a target key longer
+// than 64.
 func (db *DB) SetQuality(ctx context.Context, user, id string, a QualityAnswer) error {
 	if a.Format == "" || len(a.Format) > 16 {
 		return fmt.Errorf("storage: quality of %s/%s: format %q: %w", user, id, a.Format, ErrInvalid)
+	}
+	if len(a.Key) > 64 {
+		return fmt.Errorf("storage: quality of %s/%s: target key %q: %w", user, id, a.Key, ErrInvalid)
 	}
 	return db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		if err := db.lockImage(ctx, tx, user, id); err != nil {
 			return err
 		}
-		row := &qualityRow{User: user, Identifier: id, Format: a.Format, Class: a.Class, Target: a.Target,
+		row := &qualityRow{User: user, Identifier: id, Format: a.Format, Class: a.Class, Target: a.Target, Key: a.Key,
 			Quality: a.Quality, Score: a.Score, Bytes: int64(a.Bytes), Updated: toMicros(now())}
 		if _, err := tx.NewDelete().Model((*qualityRow)(nil)).
 			Where("user_name = ? AND identifier = ? AND format = ? AND size_class = ?", user, id, a.Format, a.Class).Exec(ctx); err != nil {

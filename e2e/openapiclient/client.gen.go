@@ -2237,15 +2237,17 @@ type GetImageParams struct {
 	// a text that would render over 4096 x 4096 pixels or 8 megapixels is a 400.
 	T *Transformations `json:"t[],omitempty"`
 
-	// Quality `auto` (the target in `autoQuality.target`) or a named target (`low`, `medium`, `high`,
-	// `lossless-like`: SSIMULACRA 2 scores 65, 75, 84, 90): the output is encoded at the lowest
+	// Quality `auto` (the target in `autoQuality.target`) or a named target (`low`, `medium`,
+	// `lossless-like`: SSIMULACRA 2 scores 65, 75, 90; `high`: the score of a q80 JPEG of the
+	// same image, as the search's proxy predicts it, plus 1, within 75-90): the output is encoded at the lowest
 	// quality whose score meets the target, found per image, output format and size class by at
 	// most four encodes (on a proxy when both sides are at least 384 pixels and the area at least
 	// twice 384x384, then one at full size) and stored with the image, so later renders cost one encode. The same as
 	// appending `t[]=compress:level=auto,target=<level>`; a `compress` step in `t[]` wins.
 	// Applies to JPEG, WebP, AVIF and JPEG XL output. The response header `X-<prefix>-Quality`
-	// says what was chosen and why: `q=84; target=high(84); score=84.2; encodes=3; proxy=mosaic`,
-	// or `q=84; stored; target=high(84)`. Any other value is a 400. Without an extension in the
+	// says what was chosen and why: `q=84; target=high(jpg80 81.3+1=82.3); score=82.6; encodes=3; proxy=mosaic`
+	// (q80 JPEG scores 81.3 on this image, so the target is 82.3), `q=44; target=low(65); score=65.4; encodes=2`,
+	// or `q=84; stored; target=high(jpg80+1=82.3)`. Any other value is a 400. Without an extension in the
 	// path, when `Accept` allows two or more of AVIF, WebP, JPEG XL and JPEG, the response is the
 	// smallest of them that meets the target for this image (each at its own auto quality,
 	// decided once and stored), and `X-<prefix>-Format` says which and how, e.g.

@@ -3,6 +3,7 @@ package storagetest
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,12 +11,12 @@ import (
 )
 
 // testQualities stores auto-quality answers, replaces one, reads them
-// back, refuses them for a missing image, and sees them go with their
+// back (a relative target's key with its answer), refuses them for a missing image, and sees them go with their
 // image.
 func testQualities(t *testing.T, db *storage.DB) {
 	mustInsert(t, db, image("u", "qa", base), image("u", "qb", base.Add(time.Second)))
 	jpg := storage.QualityAnswer{Format: "jpg", Class: 2, Target: 80, Quality: 71, Score: 80.4, Bytes: 51234}
-	webp := storage.QualityAnswer{Format: "webp", Class: 2, Target: 80, Quality: 77, Score: 81.2, Bytes: 40321}
+	webp := storage.QualityAnswer{Format: "webp", Class: 2, Target: 81.3, Key: "high:jpg80+0", Quality: 77, Score: 81.2, Bytes: 40321}
 	for _, a := range []storage.QualityAnswer{jpg, webp, {Format: "jpg", Class: 2, Target: 70, Quality: 50, Score: 70.1, Bytes: 30000}} {
 		if err := db.SetQuality(ctx(t), "u", "qa", a); err != nil {
 			t.Fatal(err)
@@ -35,6 +36,9 @@ func testQualities(t *testing.T, db *storage.DB) {
 	}
 	if err := db.SetQuality(ctx(t), "u", "qa", storage.QualityAnswer{Format: "a-format-name-too-long"}); !errors.Is(err, storage.ErrInvalid) {
 		t.Fatalf("SetQuality with a long format: %v, want ErrInvalid", err)
+	}
+	if err := db.SetQuality(ctx(t), "u", "qa", storage.QualityAnswer{Format: "jpg", Key: strings.Repeat("k", 65)}); !errors.Is(err, storage.ErrInvalid) {
+		t.Fatalf("SetQuality with a long target key: %v, want ErrInvalid", err)
 	}
 	if err := db.DeleteImage(ctx(t), "u", "qa"); err != nil {
 		t.Fatal(err)

@@ -63,6 +63,10 @@ func main() {
 		return res
 	}
 	dev := map[string]*deviation{}
+	// A relative target's reference (the Quality header's jpg80 score, as
+	// the proxy predicts q80 JPEG's) against q80 JPEG's own score.
+	refDev := &deviation{min: 1e9, max: -1e9}
+	var short []string // images whose auto best at high scores below q80 JPEG
 	type total struct{ bytes, meets, meetsWebP, buttMeets, buttN, agree, n int }
 	totals := map[string]*total{}
 	var names []string
@@ -123,6 +127,13 @@ func main() {
 			ob := &out{ext: best.Ext, data: best.Data}
 			score(oj)
 			score(ob)
+			if m := reference.FindStringSubmatch(best.Headers["Quality"]); m != nil {
+				p, _ := strconv.ParseFloat(m[1], 64)
+				refDev.add(fixed["jpg"].score-p, strings.Contains(best.Headers["Quality"], "proxy="))
+			}
+			if level == "high" && ob.score < fixed["jpg"].score {
+				short = append(short, fmt.Sprintf("%s (%.1f < %.1f, %s)", name, ob.score, fixed["jpg"].score, best.Headers["Quality"]))
+			}
 			// The search's prediction (the Quality header's score) against
 			// the output's score at full size.
 			for _, c := range []struct {
@@ -218,7 +229,31 @@ func main() {
 			fmt.Printf("| %s | %d | %d | %+.2f | %.2f | %+.2f | %+.2f |\n", level, d.n, d.proxied, mean, sd, d.min, d.max)
 		}
 	}
+	if d := refDev; d.n > 0 {
+		mean := d.sum / float64(d.n)
+		sd := math.Sqrt(max(d.sum2/float64(d.n)-mean*mean, 0))
+		fmt.Println()
+		fmt.Printf("Relative target's reference (the header's jpg80 score) against q80 JPEG's own score (own - reference): %d renders, %d on a proxy, mean %+.2f, sd %.2f, range %+.2f .. %+.2f\n",
+			d.n, d.proxied, mean, sd, d.min, d.max)
+	}
+	// Issue 30's goal at high: the best of Accept at least 25% fewer bytes
+	// than q80 JPEG in total, scoring at least as well on at least 90% of
+	// the images.
+	if t := totals["auto best high"]; t != nil {
+		saving := 100 * float64(jpg.bytes-t.bytes) / float64(jpg.bytes)
+		need := (9*n + 9) / 10
+		met := saving >= 25 && t.meets >= need
+		fmt.Println()
+		fmt.Printf("Goal at high: auto best %d bytes against q80 JPEG's %d (%.1f%% fewer, 25%% needed), score >= q80 JPEG on %d/%d (%d needed): %s\n",
+			t.bytes, jpg.bytes, saving, t.meets, n, need, map[bool]string{true: "met", false: "NOT met"}[met])
+		for _, s := range short {
+			fmt.Println("  below q80 JPEG:", s)
+		}
+	}
 }
+
+// reference finds a relative target's reference score in a Quality header.
+var reference = regexp.MustCompile(`target=\w+\(jpg\d+ ([\d.]+)`)
 
 // predicted finds the score in a Quality header after a search.
 var predicted = regexp.MustCompile(`score=([\d.]+)`)
