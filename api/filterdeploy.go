@@ -107,25 +107,42 @@ func (s *Server) putFilter(c *call) error {
 		return err
 	}
 	if activate {
-		_, err = s.deploys.ChangeFilterSet(ctx, "filters.put", name, map[string]any{"version": version, "kind": kind},
+		err = s.changeFilterSet(ctx, d, "filters.put", name, map[string]any{"version": version, "kind": kind},
 			func(set map[string]storage.FilterDeployment) error {
 				dep, ok := set[name]
-				if dep.Version != version {
-					dep.Previous, dep.Version = dep.Version, version
-				}
 				if !ok {
 					dep.Enabled = true
 				}
-				dep.Canary, dep.Percent = "", 0
-				set[name] = dep
+				set[name] = activated(dep, version)
 				return nil
 			})
 		if err != nil {
 			return err
 		}
-		d.SyncFilters()
 	}
 	return s.writeDeployed(c, name, created)
+}
+
+// changeFilterSet changes the active set (storage's ChangeFilterSet, with
+// its audit entry and event) and has this instance load the result at
+// once rather than at its next poll.
+func (s *Server) changeFilterSet(ctx context.Context, d FilterDeployer, action, name string, detail map[string]any,
+	change func(map[string]storage.FilterDeployment) error) error {
+	if _, err := s.deploys.ChangeFilterSet(ctx, action, name, detail, change); err != nil {
+		return err
+	}
+	d.SyncFilters()
+	return nil
+}
+
+// activated is dep serving version, the version it served kept as the one
+// a rollback goes back to, and its canary ended.
+func activated(dep storage.FilterDeployment, version string) storage.FilterDeployment {
+	if dep.Version != version {
+		dep.Previous, dep.Version = dep.Version, version
+	}
+	dep.Canary, dep.Percent = "", 0
+	return dep
 }
 
 // filterPatch is the body of PATCH /filters/<name>.
@@ -171,7 +188,7 @@ func (s *Server) patchFilter(c *call) error {
 		canary = v.Version
 	}
 	detail := map[string]any{}
-	_, err = s.deploys.ChangeFilterSet(ctx, "filters.patch", name, detail, func(set map[string]storage.FilterDeployment) error {
+	err = s.changeFilterSet(ctx, d, "filters.patch", name, detail, func(set map[string]storage.FilterDeployment) error {
 		dep, ok := set[name]
 		if !ok {
 			return errorf(http.StatusNotFound, "Filter %s is not deployed", name)
@@ -203,7 +220,6 @@ func (s *Server) patchFilter(c *call) error {
 	if err != nil {
 		return err
 	}
-	d.SyncFilters()
 	return s.writeDeployed(c, name, false)
 }
 
@@ -241,7 +257,7 @@ func (s *Server) rollbackFilter(c *call) error {
 		target = v.Version
 	}
 	detail := map[string]any{}
-	_, err = s.deploys.ChangeFilterSet(ctx, "filters.rollback", name, detail, func(set map[string]storage.FilterDeployment) error {
+	err = s.changeFilterSet(ctx, d, "filters.rollback", name, detail, func(set map[string]storage.FilterDeployment) error {
 		dep, ok := set[name]
 		if !ok {
 			return errorf(http.StatusNotFound, "Filter %s is not deployed", name)
@@ -254,17 +270,12 @@ func (s *Server) rollbackFilter(c *call) error {
 			return errorf(http.StatusBadRequest, "Filter %s has no previous version to roll back to: name one", name)
 		}
 		detail["from"], detail["version"] = dep.Version, to
-		if to != dep.Version {
-			dep.Previous, dep.Version = dep.Version, to
-		}
-		dep.Canary, dep.Percent = "", 0
-		set[name] = dep
+		set[name] = activated(dep, to)
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	d.SyncFilters()
 	return s.writeDeployed(c, name, false)
 }
 
@@ -277,7 +288,7 @@ func (s *Server) deleteFilter(c *call) error {
 		return err
 	}
 	name := c.params["filter"]
-	_, err = s.deploys.ChangeFilterSet(context.WithoutCancel(c.ctx()), "filters.delete", name, nil,
+	err = s.changeFilterSet(context.WithoutCancel(c.ctx()), d, "filters.delete", name, nil,
 		func(set map[string]storage.FilterDeployment) error {
 			if _, ok := set[name]; !ok {
 				return errorf(http.StatusNotFound, "Filter %s is not deployed", name)
@@ -288,7 +299,6 @@ func (s *Server) deleteFilter(c *call) error {
 	if err != nil {
 		return err
 	}
-	d.SyncFilters()
 	return c.writeJSON(map[string]any{"name": name, "deleted": true}, out{cache: cacheNone})
 }
 
