@@ -323,8 +323,23 @@ func (c *checker) orphans(ctx context.Context, page []BlobInfo, named func(ctx c
 			known[k] = true
 		}
 	}
-	keys := make([]string, len(old))
-	for i, b := range old {
+	var unnamed []BlobInfo
+	for _, b := range old {
+		if !known[b.Key] {
+			unnamed = append(unnamed, b)
+		}
+	}
+	return c.notQueued(ctx, unnamed)
+}
+
+// notQueued returns the blobs of page that the blob queue does not hold
+// (those it holds are the queue's to delete).
+func (c *checker) notQueued(ctx context.Context, page []BlobInfo) ([]BlobInfo, error) {
+	if len(page) == 0 {
+		return nil, nil
+	}
+	keys := make([]string, len(page))
+	for i, b := range page {
 		keys[i] = b.Key
 	}
 	queued, err := c.db.Queued(ctx, keys)
@@ -332,8 +347,8 @@ func (c *checker) orphans(ctx context.Context, page []BlobInfo, named func(ctx c
 		return nil, err
 	}
 	var out []BlobInfo
-	for _, b := range old {
-		if !known[b.Key] && !queued[b.Key] {
+	for _, b := range page {
+		if !queued[b.Key] {
 			out = append(out, b)
 		}
 	}

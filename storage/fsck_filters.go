@@ -35,25 +35,14 @@ func (c *checker) filters(ctx context.Context) error {
 	return c.listPages(ctx, "filters/", func(page []BlobInfo) error {
 		c.r.FilterBundles += int64(len(page))
 		var old []BlobInfo
-		var oldKeys []string
 		for _, b := range page {
 			if !known[b.Key] && !b.ModTime.After(c.cutoff) && !strings.Contains(strings.TrimPrefix(b.Key, "filters/"), "/") {
 				old = append(old, b)
-				oldKeys = append(oldKeys, b.Key)
 			}
 		}
-		if len(old) == 0 {
-			return nil
-		}
-		queued, err := c.db.Queued(ctx, oldKeys)
+		orphans, err := c.notQueued(ctx, old)
 		if err != nil {
 			return err
-		}
-		var orphans []BlobInfo
-		for _, b := range old {
-			if !queued[b.Key] {
-				orphans = append(orphans, b)
-			}
 		}
 		return c.orphanBlobs(ctx, &c.r.OrphanFilterBundles, orphans)
 	})
