@@ -20,7 +20,7 @@ const gcPaceInterval = time.Second
 // Why: every collection stops the world twice, and a stop waits for every
 // goroutine to reach a safe point. A goroutine running compiled guest code
 // reaches one only at its next loop back-edge, on a thread at low priority
-// (filters.nice) that the kernel may leave waiting for tens of milliseconds
+// (filters.policy) that the kernel may leave waiting for tens of milliseconds
 // while native work holds the cores, and meanwhile every other goroutine
 // waits too. The server's live Go heap is tens of megabytes (images live in
 // libvips' memory, not Go's), so a thumbnail workload collects about once a

@@ -20,6 +20,12 @@ const (
 	DefaultCompileTimeout = 60 * time.Second
 )
 
+// The scheduling policies of guest threads (Config.Policy).
+const (
+	PolicyIdle = "idle"
+	PolicyNice = "nice"
+)
+
 // Config is the filters part of the service configuration. The zero value
 // loads nothing (no Dir) and grants no capability.
 type Config struct {
@@ -48,6 +54,12 @@ type Config struct {
 	// threads (default 10: a guest gets about a tenth of a core that
 	// native work wants too).
 	Nice int `yaml:"nice"`
+	// Policy is how the threads that run guest code are scheduled:
+	// "idle" (the default; Linux's SCHED_IDLE: a guest runs on a core only
+	// when no thread of the server wants it, and gives it up the moment
+	// one wakes) or "nice" (the normal policy at Nice). Where SCHED_IDLE is
+	// not available, "idle" falls back to Nice.
+	Policy string `yaml:"policy"`
 	// GCHeapFloorMB: while guest code runs, package main (gcpace.go) lets
 	// Go's heap grow to at least this many MB between garbage collections
 	// (default 256; negative: Go's own pacing). Every collection stops the
@@ -132,6 +144,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("filters: maxQueueWait must not be negative, got %s", c.MaxQueueWait)
 	case c.Nice < 0 || c.Nice > 19:
 		return fmt.Errorf("filters: nice: want 1-19, got %d", c.Nice)
+	case c.Policy != "" && c.Policy != PolicyIdle && c.Policy != PolicyNice:
+		return fmt.Errorf("filters: policy: want %s or %s, got %q", PolicyIdle, PolicyNice, c.Policy)
 	case c.IdleTimeout < 0:
 		return fmt.Errorf("filters: idleTimeout must not be negative, got %s", c.IdleTimeout)
 	case c.RetainMemoryMB < 0:
@@ -169,6 +183,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Nice == 0 {
 		c.Nice = 10
+	}
+	if c.Policy == "" {
+		c.Policy = PolicyIdle
 	}
 	if c.GCHeapFloorMB == 0 {
 		c.GCHeapFloorMB = DefaultGCHeapFloorMB

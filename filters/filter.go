@@ -119,15 +119,20 @@ func load(ctx context.Context, cfg Config, cache wazero.CompilationCache, src *s
 	limits := poolLimits{instances: m.Limits.Instances, queue: min(m.Limits.Queue, cfg.MaxQueue),
 		retainBytes: uint64(cfg.RetainMemoryMB) << 20, idle: cfg.IdleTimeout}
 	f.pool = newPool(limits, func(ctx context.Context) (*instance, error) {
-		inst := &instance{w: startWorker(cfg.Nice)}
+		inst := &instance{w: startWorker(priority{idle: cfg.Policy == PolicyIdle, nice: cfg.Nice})}
 		icfg := modCfg
 		if m.grants(CapClock) {
 			icfg = icfg.WithNanosleep(inst.sleep)
 		}
 		var mod api.Module
 		var err error
+		// The instance keeps its memory: see mmapMemory.
+		alloc := experimental.MemoryAllocatorFunc(func(capacity, max uint64) experimental.LinearMemory {
+			inst.memory = allocateMemory.Allocate(capacity, max)
+			return inst.memory
+		})
 		inst.run(ctx, func() {
-			mod, err = f.rt.InstantiateModule(experimental.WithMemoryAllocator(ctx, allocateMemory), compiled, icfg)
+			mod, err = f.rt.InstantiateModule(experimental.WithMemoryAllocator(ctx, alloc), compiled, icfg)
 		})
 		switch {
 		case err != nil:

@@ -331,13 +331,18 @@ func TestCheckDeadline(t *testing.T) {
 
 func TestConfigLimits(t *testing.T) {
 	t.Parallel()
-	for _, c := range []Config{{MaxModuleBytes: -1}, {CompileTimeout: -time.Second}} {
+	for _, c := range []Config{{MaxModuleBytes: -1}, {CompileTimeout: -time.Second}, {Nice: 20}, {Policy: "batch"}} {
 		if err := c.Validate(); err == nil {
 			t.Errorf("%+v: no error", c)
 		}
 	}
 	d := Config{}.withDefaults()
-	if d.MaxModuleBytes != 32<<20 || d.CompileTimeout != time.Minute {
-		t.Fatalf("defaults: %d %s", d.MaxModuleBytes, d.CompileTimeout)
+	if d.MaxModuleBytes != 32<<20 || d.CompileTimeout != time.Minute || d.Policy != PolicyIdle || d.Nice != 10 {
+		t.Fatalf("defaults: %d %s %q %d", d.MaxModuleBytes, d.CompileTimeout, d.Policy, d.Nice)
+	}
+	for _, p := range []string{PolicyIdle, PolicyNice} {
+		if err := (Config{Policy: p}).Validate(); err != nil {
+			t.Errorf("policy %s: %v", p, err)
+		}
 	}
 }

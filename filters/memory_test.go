@@ -7,9 +7,12 @@ import (
 	"context"
 	"errors"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+	"unsafe"
 )
 
 // rssMB is the process's resident set in MB.
@@ -63,4 +66,61 @@ func TestFreedMemoryStaysMapped(t *testing.T) {
 		t.Fatalf("freed page still holds %d; its pages were not released", buf[0])
 	}
 	buf[1] = 2
+}
+
+// mapped reports whether addr lies in one of the process's mappings.
+func mapped(t *testing.T, addr uintptr) bool {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		span, _, _ := strings.Cut(line, " ")
+		lo, hi, ok := strings.Cut(span, "-")
+		if !ok {
+			continue
+		}
+		start, err1 := strconv.ParseUint(lo, 16, 64)
+		end, err2 := strconv.ParseUint(hi, 16, 64)
+		if err1 == nil && err2 == nil && uint64(addr) >= start && uint64(addr) < end {
+			return true
+		}
+	}
+	return false
+}
+
+// TestMemoryOutlivesModuleClose closes an instance's module, as closing
+// the runtime does under a running call (Host.Close past its deadline),
+// and collects garbage: the guest's memory must stay mapped as long as the
+// instance exists. wazero drops its reference to the memory when it closes
+// the module, so a mapping kept only by that reference could be unmapped
+// while the guest still ran, and the guest would then write into whatever
+// the address was mapped to next.
+func TestMemoryOutlivesModuleClose(t *testing.T) {
+	dir := t.TempDir()
+	kit(t, dir, "invert", KindTransformation, "invert", map[string]any{"limits": map[string]any{"instances": 1}})
+	h := newHost(t, dir, nil)
+	f := h.Current().filters["invert"]
+	inst, err := f.pool.get(context.Background(), context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	view, ok := inst.mod.Memory().Read(0, 1)
+	if !ok {
+		t.Fatal("no memory")
+	}
+	addr := uintptr(unsafe.Pointer(&view[0]))
+	if err := inst.mod.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		runtime.GC()
+		time.Sleep(20 * time.Millisecond) // cleanups run on a goroutine of their own
+		if !mapped(t, addr) {
+			t.Fatal("the guest's memory was unmapped while its instance still existed")
+		}
+	}
+	_ = view[0] // still readable: released pages read as zeros
+	f.pool.put(inst, false)
 }

@@ -28,9 +28,13 @@ func (m *mmapMemory) Reallocate(size uint64) []byte {
 // Free releases the pages at once but keeps the mapping: the mapping is
 // removed by a cleanup once the memory object is unreachable. Why: wazero
 // frees an instance's memory when the instance closes, which can happen
-// while a guest still runs on it (an exit, a close under a running call);
-// compiled code touching an unmapped page would crash the whole process,
-// while a released page reads as zeros.
+// while a guest still runs on it (closing the runtime under a running
+// call); compiled code touching an unmapped page would crash the whole
+// process, and touching it once the address was mapped again would write
+// into someone else's memory, while a released page reads as zeros.
+// wazero drops its own reference to the memory object when it frees it, so
+// the instance holds one too (instance.memory): the mapping lasts as long
+// as the instance, which a running call holds.
 func (m *mmapMemory) Free() {
 	if m.buf != nil {
 		releasePages(m.buf)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 )
 
 var (
@@ -27,6 +28,9 @@ type instance struct {
 	mod api.Module
 	fn  api.Function
 	w   *worker
+	// memory is the guest's linear memory, held so that it stays mapped
+	// as long as the instance exists (mmapMemory).
+	memory experimental.LinearMemory
 	// call is the context of the call (or start) running now, which host
 	// functions that block (a clock sleep) end with.
 	call     atomic.Pointer[context.Context]

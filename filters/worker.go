@@ -7,9 +7,10 @@ import (
 )
 
 // worker runs the calls of one instance on an OS thread of its own whose
-// scheduling priority is lowered (Config.Nice): a guest that burns its
-// whole timeout competes for the CPU with the server's request threads at
-// a fraction of their weight. Why a thread per instance and not per call:
+// scheduling priority is lowered (Config.Policy, Config.Nice): a guest that
+// burns its whole timeout gets a core only when the server's request
+// threads leave it idle (SCHED_IDLE), or competes with them at a fraction
+// of their weight (a niceness). Why a thread per instance and not per call:
 // starting a thread costs more than a short call, and an instance runs one
 // call at a time anyway. The thread ends with the worker (a goroutine that
 // exits while locked to its thread takes the thread with it), so the
@@ -18,13 +19,22 @@ type worker struct {
 	jobs chan func()
 }
 
-// startWorker starts a worker at the given niceness (0: unchanged).
-func startWorker(nice int) *worker {
+// priority is how a worker's thread is scheduled: under SCHED_IDLE
+// (Config.Policy "idle"), or else at a niceness (0: unchanged).
+type priority struct {
+	idle bool
+	nice int
+}
+
+// startWorker starts a worker at the given priority.
+func startWorker(p priority) *worker {
 	w := &worker{jobs: make(chan func())}
 	go func() {
 		runtime.LockOSThread() // never unlocked: see worker
-		if nice > 0 {
-			lowerPriority(nice)
+		if !p.idle || idlePriority() != nil {
+			if p.nice > 0 {
+				lowerPriority(p.nice)
+			}
 		}
 		for job := range w.jobs {
 			job()
