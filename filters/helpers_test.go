@@ -157,7 +157,7 @@ func newHost(tb testing.TB, dir string, mod func(*Config)) *Host {
 	// timeout measures the guest and not the priority (TestWorkerPriority
 	// tests the priority itself).
 	// The image limits are engine's defaults, which main passes on.
-	cfg := Config{Dir: dir, Logger: quietLogger(), CacheDir: testCacheDir(), Policy: PolicyNice, Nice: 1,
+	cfg := Config{Dir: dir, Logger: quietLogger(), CacheDir: testCacheDir(), Nice: 1,
 		MaxWidth: 32768, MaxHeight: 32768, MaxPixels: 100_000_000}
 	if mod != nil {
 		mod(&cfg)
