@@ -62,9 +62,12 @@ type Config struct {
 	Policy string `yaml:"policy"`
 	// GCHeapFloorMB: while guest code runs, package main (gcpace.go) lets
 	// Go's heap grow to at least this many MB between garbage collections
-	// (default 256; negative: Go's own pacing). Every collection stops the
-	// world, which waits for each running guest to reach its next loop
-	// back-edge on its low-priority thread (README, Admission and isolation).
+	// (default off, as is any negative value: Go's own pacing). Every
+	// collection stops the world, which waits for each running guest to
+	// reach its next loop back-edge on its low-priority thread (README,
+	// Admission and isolation). Off by default: with it on, a use-after-free
+	// of a libvips image that is not yet found crashed the server within
+	// minutes under hostile guests (filters/README.md).
 	GCHeapFloorMB int `yaml:"gcHeapFloorMB"`
 	// IdleTimeout closes instances that have not been used for this long
 	// (default 60s); a filter keeps at least none, and starts one again
@@ -202,8 +205,8 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// DefaultGCHeapFloorMB is GCHeapFloorMB's default.
-const DefaultGCHeapFloorMB = 256
+// DefaultGCHeapFloorMB is GCHeapFloorMB's default: off.
+const DefaultGCHeapFloorMB = -1
 
 // GCHeapFloor is GCHeapFloorMB with its default applied, in bytes (0: off).
 func (c Config) GCHeapFloor() uint64 {
