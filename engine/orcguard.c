@@ -9,9 +9,6 @@
 #include <pthread.h>
 #include <stdint.h>
 
-#include <vips/vips.h>
-#include <vips/vector.h>
-
 #include "orcguard.h"
 
 typedef struct _OrcProgram OrcProgram;
@@ -65,5 +62,3 @@ uint64_t vt_orc_guarded_calls(void) {
 	pthread_mutex_unlock(&vt_orc_lock);
 	return n;
 }
-
-void vt_orc_vectors_off(void) { vips_vector_set_enabled(FALSE); }

@@ -54,7 +54,7 @@ func guardOrc() orcState {
 	case C.vt_orc_guarded() != 0:
 		return orcSerialised
 	default:
-		C.vt_orc_vectors_off()
+		C.vips_vector_set_enabled(0)
 		return orcOff
 	}
 }

@@ -10,7 +10,4 @@ int vt_orc_guarded(void);
 // vt_orc_guarded_calls counts the calls orcguard.c has passed on.
 uint64_t vt_orc_guarded_calls(void);
 
-// vt_orc_vectors_off turns libvips' vector paths off.
-void vt_orc_vectors_off(void);
-
 #endif
