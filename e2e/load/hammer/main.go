@@ -17,6 +17,12 @@
 // once (a 503) is asked at most c/gap times a second and the client's own
 // CPU stays small beside the server's. "cut" counts the requests still
 // running when the drain ran out (cancelled, not in the latencies).
+//
+// SIGUSR1 pauses it: no connection starts a request until SIGUSR2, and
+// the requests under way run to their end (hostile.sh's paired segments).
+// Pausing does not extend -d. SIGTERM ends -d at once: the requests under
+// way get -drain, and the line is printed. -ready names a file created
+// once these signals are handled (before, SIGUSR1 would end the process).
 package main
 
 import (
@@ -31,22 +37,26 @@ import (
 	"maps"
 	"net/http"
 	"os"
+	"os/signal"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
 // hammer is one run: its flags and what its requests got.
 type hammer struct {
 	base, user, priv, images, name, query string
+	ready                                 string
 	c, perConn                            int
 	d, drain, gap                         time.Duration
 
 	client *http.Client
 	paths  []string
 	nonce  atomic.Int64
+	paused atomic.Bool
 
 	mu       sync.Mutex
 	statuses map[string]int
@@ -67,6 +77,7 @@ func main() {
 	flag.DurationVar(&h.drain, "drain", 30*time.Second, "how long to wait after -d for the requests still running")
 	flag.DurationVar(&h.gap, "gap", 100*time.Millisecond, "least time between the starts of two requests of one connection")
 	flag.IntVar(&h.perConn, "n", 1000, "most requests of one connection")
+	flag.StringVar(&h.ready, "ready", "", "a file created once SIGUSR1, SIGUSR2 and SIGTERM are handled")
 	flag.Parse()
 	if h.base == "" || h.priv == "" || h.images == "" || !strings.Contains(h.query, "%d") || h.c < 1 {
 		flag.Usage()
@@ -88,11 +99,41 @@ func (h *hammer) run() {
 	ctx, cancel := context.WithDeadline(context.Background(), stopStarting.Add(h.drain))
 	defer cancel()
 	h.client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: h.c, DisableCompression: true}}
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGTERM)
+	if h.ready != "" {
+		if err := os.WriteFile(h.ready, nil, 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "hammer:", err)
+			os.Exit(1)
+		}
+	}
+	stopped := make(chan struct{})
+	go func() {
+		for s := range sig {
+			if s == syscall.SIGTERM {
+				close(stopped)
+				time.AfterFunc(h.drain, cancel)
+				return
+			}
+			h.paused.Store(s == syscall.SIGUSR1)
+		}
+	}()
+	starting := func() bool {
+		select {
+		case <-stopped:
+			return false
+		default:
+			return time.Now().Before(stopStarting)
+		}
+	}
 	var wg sync.WaitGroup
 	for range h.c {
 		wg.Go(func() {
 			for range h.perConn {
-				if !time.Now().Before(stopStarting) {
+				for h.paused.Load() && starting() {
+					time.Sleep(10 * time.Millisecond)
+				}
+				if !starting() {
 					return
 				}
 				took := h.one(ctx)
