@@ -1,6 +1,5 @@
-# Sourced by run.sh, guest.sh and hostile.sh: a temp directory with the
-# binaries, one vitrine at a time on a free loopback port, its config, one
-# wrk cell.
+# Sourced by the load scripts here: a temp directory with the binaries, one vitrine at a time on a free loopback port, its
+# config, one wrk cell, and the ratios and medians their reports print.
 # The sourcing script sets here (its directory), root (the checkout),
 # DURATION and THREADS; KEEP=1 keeps the temp directory.
 
@@ -128,4 +127,26 @@ peak_rss() {
 		exit 1
 	fi
 	awk '/^VmHWM:/ { printf "%.0f", $2 / 1024 }' "/proc/$pid/status"
+}
+
+# ratio a b: a / b as 1.23x (0.012x below 0.1), - when b is 0.
+ratio() {
+	awk -v a="$1" -v b="$2" 'BEGIN { if (b <= 0) print "-"; else printf (a / b < 0.1 ? "%.3fx" : "%.2fx"), a / b }'
+}
+# raw a b: a / b to four places, - when b is 0 (what the verdict compares).
+raw() {
+	awk -v a="$1" -v b="$2" 'BEGIN { if (b <= 0) print "-"; else printf "%.4f", a / b }'
+}
+# median values...: the median (the mean of the middle two of an even
+# count) to four places, - when any value is -.
+median() {
+	printf '%s\n' "$@" | sort -g | awk '
+		/^-$/ { dash = 1 } { v[NR] = $1 }
+		END { if (dash || NR == 0) { print "-"; exit }
+			printf "%.4f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+# shown r: a raw ratio as ratio shows it.
+shown() {
+	[ "$1" != - ] || { echo -; return; }
+	ratio "$1" 1
 }
