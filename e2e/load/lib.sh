@@ -1,5 +1,6 @@
-# Sourced by the load scripts here: a temp directory with the binaries, one vitrine at a time on a free loopback port, its
-# config, one wrk cell, and the ratios and medians their reports print.
+# Sourced by the load scripts here: a temp directory with the binaries, one
+# vitrine at a time on a free loopback port, its config, one wrk cell, and
+# the ratios and medians their reports print.
 # The sourcing script sets here (its directory), root (the checkout),
 # DURATION and THREADS; KEEP=1 keeps the temp directory.
 
