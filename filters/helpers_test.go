@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // guestCache builds each Go guest under testdata once per source content and
@@ -157,8 +158,11 @@ func newHost(tb testing.TB, dir string, mod func(*Config)) *Host {
 	// timeout measures the guest and not the priority (TestWorkerPriority
 	// tests the priority itself).
 	// The image limits are engine's defaults, which main passes on.
+	// CompileTimeout 5 minutes, not the default 1: under -race, beside the
+	// other packages' tests on a slow 2-core machine, compiling a Go guest
+	// once took over a minute (the tests of the timeout set their own).
 	cfg := Config{Dir: dir, Logger: quietLogger(), CacheDir: testCacheDir(), Nice: 1,
-		MaxWidth: 32768, MaxHeight: 32768, MaxPixels: 100_000_000}
+		MaxWidth: 32768, MaxHeight: 32768, MaxPixels: 100_000_000, CompileTimeout: 5 * time.Minute}
 	if mod != nil {
 		mod(&cfg)
 	}
