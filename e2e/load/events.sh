@@ -156,12 +156,6 @@ wait_deliveries() {
 	echo "only $got of $1 deliveries arrived" >&2
 }
 
-# cpu_ms [pid]: the CPU time so far (user and system) of the running
-# server or of pid, ms; 0 when there is no such process.
-cpu_ms() {
-	awk -v hz="$(getconf CLK_TCK)" '{ printf "%.0f", ($14 + $15) * 1000 / hz }' "/proc/${1:-$pid}/stat" 2>/dev/null || echo 0
-}
-
 # per_upload ms: ms over the uploads, as "x.y".
 per_upload() {
 	local v=$(($1 * 10 / uploads))

@@ -155,11 +155,6 @@ gc_during() {
 	echo "$((n1 - n0)) collections, longest pause since start $m1 ms"
 }
 
-# cpu_ms: the running server's CPU time so far (user and system, every
-# thread's, those that ended included), ms.
-cpu_ms() {
-	awk -v hz="$(getconf CLK_TCK)" '{ printf "%.0f", ($14 + $15) * 1000 / hz }' "/proc/$pid/stat"
-}
 # cpu_during before after: "server CPU S ms/s (N ms per native request)",
 # the server's whole CPU time during the segment (native requests, hostile
 # requests and guests) per second and over the native requests wrk

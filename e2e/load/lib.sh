@@ -130,6 +130,13 @@ peak_rss() {
 	awk '/^VmHWM:/ { printf "%.0f", $2 / 1024 }' "/proc/$pid/status"
 }
 
+# cpu_ms [pid]: the CPU time so far (user and system, of every thread,
+# those that ended included) of the running server or of pid, ms; 0 when
+# there is no such process.
+cpu_ms() {
+	awk -v hz="$(getconf CLK_TCK)" '{ printf "%.0f", ($14 + $15) * 1000 / hz }' "/proc/${1:-$pid}/stat" 2>/dev/null || echo 0
+}
+
 # ratio a b: a / b as 1.23x (0.012x below 0.1), - when b is 0.
 ratio() {
 	awk -v a="$1" -v b="$2" 'BEGIN { if (b <= 0) print "-"; else printf (a / b < 0.1 ? "%.3fx" : "%.2fx"), a / b }'
