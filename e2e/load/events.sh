@@ -24,7 +24,7 @@
 # (arrival at the receiver minus the event's time) and the events delivered
 # per second from the first change to the last delivery (bounded here by
 # the one client's upload rate); then, where events off ran, each other
-# configuration's upload p50 over events off's, per round and the median
+# configuration's upload p50 and p99 over events off's, per round and the median
 # round. Then, unless DRAIN=0, the outbox drain
 # benchmark of storage (events/s; on PostgreSQL too with
 # VITRINE_TEST_POSTGRES). Its numbers describe this machine only.
@@ -169,7 +169,7 @@ nats_pid=$(pgrep -x nats-server | head -1 || true)
 declare -A label=([off]="events off" [nats]="NATS topic" [webhooks]="3 webhooks"
 	[hooks]="3 webhooks + NATS" [slow]="1 slow webhook ($DELAY)")
 summary=()
-declare -A p50s # by round and mode: the first size's upload p50, ms
+declare -A pct # by percentile (p50, p99), round and mode: the first size's upload latency, ms
 for round in $(seq "$ROUNDS"); do
 	order=$configs
 	[ $((round % 2)) = 1 ] || order=$(tr ' ' '\n' <<<"$configs" | tac | tr '\n' ' ')
@@ -194,7 +194,9 @@ for round in $(seq "$ROUNDS"); do
 		case $mode in
 		hooks | nats) [ -z "$nats_pid" ] || others+=", NATS server $(per_upload $(($(cpu_ms "$nats_pid") - ncpu0)))" ;;
 		esac
-		p50s[$round,$mode]=$(awk '{ for (i = 1; i < NF; i++) if ($i == "p50") { print $(i + 1); exit } }' "$tmp/latency")
+		for q in p50 p99; do
+			pct[$q,$round,$mode]=$(awk -v q=$q '{ for (i = 1; i < NF; i++) if ($i == q) { print $(i + 1); exit } }' "$tmp/latency")
+		done
 		while read -r line; do
 			summary+=("round $round, ${label[$mode]}: $line, server CPU $cpu ms per upload$others")
 			echo "${summary[-1]}" >&2
@@ -224,12 +226,14 @@ if [[ " $configs " == *" off "* ]]; then
 	echo
 	for mode in $configs; do
 		[ "$mode" != off ] || continue
-		ratios=()
-		for round in $(seq "$ROUNDS"); do
-			ratios+=("$(raw "${p50s[$round,$mode]}" "${p50s[$round,off]}")")
+		for q in p50 p99; do
+			ratios=()
+			for round in $(seq "$ROUNDS"); do
+				ratios+=("$(raw "${pct[$q,$round,$mode]}" "${pct[$q,$round,off]}")")
+			done
+			echo "upload $q, ${label[$mode]} / events off, per round: $(for r in "${ratios[@]}"; do printf '%s ' "$(shown "$r")"; done)" \
+				"median $(shown "$(median "${ratios[@]}")")"
 		done
-		echo "upload p50, ${label[$mode]} / events off, per round: $(for r in "${ratios[@]}"; do printf '%s ' "$(shown "$r")"; done)" \
-			"median $(shown "$(median "${ratios[@]}")")"
 	done
 fi
 
