@@ -247,6 +247,11 @@ accessControl:
 	if w, run := byName["filter.wait"], byName["filter.run"]; w != nil && run != nil && w.EndTimeUnixNano > run.StartTimeUnixNano {
 		t.Errorf("the guest ran before its instance wait ended")
 	}
+	// The render reserved the duotone's instance before it decoded.
+	if r := byName["filter.reserve"]; r == nil || !under(r, server) || attrString(r, "vitrine.filter.name") != "duotone" ||
+		r.EndTimeUnixNano > decode.StartTimeUnixNano {
+		t.Errorf("filter.reserve: %v, not a reservation of duotone under the server span ended before the decode", r)
+	}
 	sql := 0
 	for _, sp := range spans {
 		if attrString(sp, "db.system.name") == "sqlite" && under(sp, server) {

@@ -354,9 +354,11 @@ func (e *Engine) Process(ctx context.Context, src []byte, req Request) (*Result,
 			Width: srcInfo.Width, Height: srcInfo.Height, Headers: map[string]string{}}, nil
 	}
 
-	if err := req.Chain.admit(); err != nil {
+	ctx, release, err := req.Chain.reserve(ctx)
+	if err != nil {
 		return nil, err
 	}
+	defer release()
 	sl, ctx, err := e.admit(ctx)
 	if err != nil {
 		return nil, err
@@ -385,9 +387,11 @@ func (e *Engine) ProcessSource(ctx context.Context, load func(context.Context) (
 	if _, ok := mimeOf[req.Format]; req.Format != "" && !ok {
 		return nil, invalidf("Unsupported output format: %q", req.Format)
 	}
-	if err := req.Chain.admit(); err != nil {
+	ctx, release, err := req.Chain.reserve(ctx)
+	if err != nil {
 		return nil, err
 	}
+	defer release()
 	sl, ctx, err := e.admit(ctx)
 	if err != nil {
 		return nil, err

@@ -31,26 +31,33 @@ type Guest interface {
 	ContentHash() string
 }
 
-// Admitter is a Guest that can tell, before any pixel is decoded, that it
-// has no room for another call right now (its filter's queue is full).
-// The engine asks before it takes a pipeline slot, so a request it would
-// turn away costs no decoding; the guest's own admission still decides.
-type Admitter interface {
-	Admit() error
+// Reserver is a Guest that can wait, before any pixel is decoded, for
+// room for its next call (an instance of its filter) and fail at once when
+// it has none (its queue is full or the wait ran out). The engine reserves
+// for a chain's first guest step before it takes a pipeline slot, so a
+// request it would turn away costs no decoding, and a request that has to
+// queue for the guest queues before it decodes. Reserve returns ctx
+// carrying the reservation, which the guest's next call under it uses,
+// and a release the engine calls when the render ends (a no-op once a
+// call used it); on an error there is nothing to release.
+type Reserver interface {
+	Reserve(ctx context.Context) (_ context.Context, release func(), _ error)
 }
 
-// admit asks every guest step of c that can tell whether it has room.
-func (c Chain) admit() error {
+// reserve reserves room for the first guest step of c that can reserve
+// (Reserver); the caller calls release when the render ends. Why only the
+// first: a reservation holds an instance of its filter while the render
+// decodes and runs the native steps before it, and several held at once by
+// renders waiting for each other's filters would only add to the waits.
+func (c Chain) reserve(ctx context.Context) (_ context.Context, release func(), _ error) {
 	for _, st := range c.steps {
 		if g, ok := st.(*guestStep); ok {
-			if a, ok := g.guest.(Admitter); ok {
-				if err := a.Admit(); err != nil {
-					return err
-				}
+			if r, ok := g.guest.(Reserver); ok {
+				return r.Reserve(ctx)
 			}
 		}
 	}
-	return nil
+	return ctx, func() {}, nil
 }
 
 // Canaried is a Guest that serves another version of itself (a canary)

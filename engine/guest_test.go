@@ -336,11 +336,65 @@ func TestGuestGivesUpItsSlot(t *testing.T) {
 // fullGuest says it has no room, as a filter whose queue is full does.
 type fullGuest struct{ goGuest }
 
-func (fullGuest) Admit() error { return guestErr{} }
+func (fullGuest) Reserve(ctx context.Context) (context.Context, func(), error) {
+	return ctx, nil, guestErr{}
+}
 
-// TestGuestAdmitBeforeDecoding: a chain whose guest has no room is turned
-// away before its source is read or decoded (the source here is not even
-// an image), and without taking a pipeline slot.
+// reservingGuest records its reservations: when one was taken (and
+// whether the source had been read by then), whether the call ran under
+// it, and how many were released.
+type reservingGuest struct {
+	goGuest
+	read                       *bool
+	reserved, readFirst, under bool
+	released                   int
+}
+
+type reservationKey struct{}
+
+func (g *reservingGuest) Reserve(ctx context.Context) (context.Context, func(), error) {
+	g.reserved, g.readFirst = true, *g.read
+	return context.WithValue(ctx, reservationKey{}, g), func() { g.released++ }, nil
+}
+
+func (g *reservingGuest) TransformTo(ctx context.Context, img *image.NRGBA, params map[string]string, md map[string]any, emit func(*image.NRGBA) error) error {
+	g.under = ctx.Value(reservationKey{}) == g
+	return g.goGuest.TransformTo(ctx, img, params, md, emit)
+}
+
+// TestGuestReservesBeforeDecoding: a chain's first guest step reserves
+// room before the source is read, runs under its reservation, and the
+// reservation is released when the render ends, whether it rendered or
+// failed to decode.
+func TestGuestReservesBeforeDecoding(t *testing.T) {
+	e := newTestEngine(t, Config{Concurrency: 1})
+	read := false
+	g := &reservingGuest{goGuest: goGuest{hash: "r"}, read: &read}
+	e.Registry().SetGuests(staticGuests{"res": g})
+	chain, err := e.ParseChain([]string{"thumbnail:width=32,height=32", "res", "res"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := source(t, 64, 48, "png", false)
+	info := Info{Mime: "image/png", Ext: "png", Width: 64, Height: 48}
+	load := func(context.Context) ([]byte, error) { read = true; return src, nil }
+	if _, err := e.ProcessSource(context.Background(), load, Request{Chain: chain, Format: "png", Source: info}); err != nil {
+		t.Fatal(err)
+	}
+	if !g.reserved || g.readFirst || !g.under || g.released != 1 || g.calls != 2 {
+		t.Fatalf("reserved %v (after the read: %v), call under it %v, released %d times, %d calls; want reserved before the read, released once, 2 calls",
+			g.reserved, g.readFirst, g.under, g.released, g.calls)
+	}
+	read = false
+	bad := func(context.Context) ([]byte, error) { read = true; return []byte("not an image"), nil }
+	if _, err := e.ProcessSource(context.Background(), bad, Request{Chain: chain, Format: "png", Source: info}); err == nil {
+		t.Fatal("a source that is not an image rendered")
+	}
+	if g.released != 2 || g.calls != 2 {
+		t.Fatalf("after a failed decode: released %d times (want 2), %d calls (want 2)", g.released, g.calls)
+	}
+}
+
 func TestGuestAdmitBeforeDecoding(t *testing.T) {
 	e := newTestEngine(t, Config{Concurrency: 1})
 	e.Registry().SetGuests(staticGuests{"full": &fullGuest{}})

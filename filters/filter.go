@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -188,13 +189,17 @@ func (f *Filter) invoke(ctx context.Context, c *call) (err error) {
 	// runtime's _initialize) is the host's choice, not part of the call,
 	// and has a deadline of its own. The call's own timeout starts once it
 	// runs.
-	attrs := trace.WithAttributes(attribute.String("vitrine.filter.name", f.Name()),
-		attribute.String("vitrine.filter.version", f.manifest.Version), attribute.String("vitrine.filter.kind", string(f.manifest.Kind)))
+	attrs := f.spanAttrs()
 	_, wspan := startSpan(ctx, "filter.wait", attrs)
 	wctx, wcancel := context.WithTimeout(ctx, f.queueWait)
 	defer wcancel()
 	sctx, scancel := context.WithTimeout(ctx, f.startTimeout())
-	inst, err := f.pool.get(wctx, sctx)
+	var inst *instance
+	if r := reservationFor(ctx, f.pool); r != nil {
+		inst, err = f.pool.checkout(sctx)
+	} else {
+		inst, err = f.pool.get(wctx, sctx)
+	}
 	scancel()
 	if err != nil {
 		err = f.callError(ctx, err)
@@ -229,6 +234,63 @@ func (f *Filter) invoke(ctx context.Context, c *call) (err error) {
 		return failed(f.Name(), fmt.Errorf("%s returned %d", requiredExport(f.manifest.Kind), code))
 	}
 	return nil
+}
+
+// spanAttrs are the attributes of the filter's spans.
+func (f *Filter) spanAttrs() trace.SpanStartEventOption {
+	return trace.WithAttributes(attribute.String("vitrine.filter.name", f.Name()),
+		attribute.String("vitrine.filter.version", f.manifest.Version), attribute.String("vitrine.filter.kind", string(f.manifest.Kind)))
+}
+
+// reservation is a slot of a filter's pool that reserve took for a call
+// not made yet (Transformation.Reserve).
+type reservation struct {
+	pool *pool
+	// done is set by the call that uses the slot, or by release.
+	done atomic.Bool
+}
+
+type reservationKey struct{}
+
+// reservationFor takes the unused reservation of pool that ctx carries,
+// if any: the caller owns its slot from then on.
+func reservationFor(ctx context.Context, p *pool) *reservation {
+	r, _ := ctx.Value(reservationKey{}).(*reservation)
+	if r == nil || r.pool != p || !r.done.CompareAndSwap(false, true) {
+		return nil
+	}
+	return r
+}
+
+// reserve waits, as a call does, for the right to check an instance out,
+// and returns ctx carrying it for the filter's next call under it, and the
+// function that gives it back unused (a no-op once a call used it). It
+// fails as a call's wait does (busy), and counts such a failure as a
+// call.
+func (f *Filter) reserve(ctx context.Context) (context.Context, func(), error) {
+	if !f.enter() {
+		return ctx, nil, failed(f.Name(), errors.New("the filter was unloaded"))
+	}
+	defer f.leave()
+	start := time.Now()
+	_, span := startSpan(ctx, "filter.reserve", f.spanAttrs())
+	wctx, cancel := context.WithTimeout(ctx, f.queueWait)
+	defer cancel()
+	if err := f.pool.reserve(wctx); err != nil {
+		err = f.callError(ctx, err)
+		endSpan(span, err)
+		if ctx.Err() == nil {
+			f.observe(time.Since(start), err)
+		}
+		return ctx, nil, err
+	}
+	span.End()
+	r := &reservation{pool: f.pool}
+	return context.WithValue(ctx, reservationKey{}, r), func() {
+		if r.done.CompareAndSwap(false, true) {
+			f.pool.unreserve()
+		}
+	}, nil
 }
 
 // observe counts one finished call and tells the observer, if any.

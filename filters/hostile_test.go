@@ -144,7 +144,8 @@ func TestAdmission(t *testing.T) {
 			t.Fatalf("%s: err = %v, want busy (503, Retry-After 1s) because %v", what, err, cause)
 		}
 	}
-	wantBusy("Admit with the queue full", tr.Admit(), errQueueFull)
+	_, _, err := tr.Reserve(context.Background())
+	wantBusy("Reserve with the queue full", err, errQueueFull)
 	wantBusy("a call finding the queue full", call(), errQueueFull)
 	wantBusy("a call that waited its queueMs", <-second, errWaited)
 	if err := <-first; !errors.Is(err, ErrTimeout) {
@@ -153,16 +154,100 @@ func TestAdmission(t *testing.T) {
 	if n := tr.Stats().Instances; n > 1 {
 		t.Fatalf("%d instances, the limit is 1", n)
 	}
-	if err := tr.Admit(); err != nil {
-		t.Fatalf("Admit with nothing running: %v", err)
-	}
-	if st := tr.Stats(); st.Busy != 2 || st.Timeouts != 1 || st.Waiting != 0 {
-		t.Fatalf("stats = %+v, want 2 busy, 1 timeout, none waiting", st)
+	if st := tr.Stats(); st.Busy != 3 || st.Timeouts != 1 || st.Waiting != 0 {
+		t.Fatalf("stats = %+v, want 3 busy (Reserve's refusal counts), 1 timeout, none waiting", st)
 	}
 	if started, running := h.GuestCalls(); started != 1 || running != 0 {
 		t.Fatalf("GuestCalls after the calls = %d started, %d running; want 1, 0", started, running)
 	}
 	runtime.GC()
+}
+
+// TestReserve: a reservation holds an instance of its filter until the
+// filter's next call under its context uses it (that call does not wait)
+// or it is released; it waits and fails as a call's wait does; a release
+// after the call, or a second release, gives nothing back twice; another
+// filter's call does not take it.
+func TestReserve(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFilter(t, dir, "quick", abiModule(opReturn0).bytes(), map[string]any{"kind": "transformation",
+		"limits": map[string]any{"timeoutMs": 1000, "instances": 1, "queue": 1, "queueMs": 200}})
+	writeFilter(t, dir, "other", abiModule(opReturn0).bytes(), map[string]any{"kind": "transformation"})
+	h := newHost(t, dir, nil)
+	tr, _ := h.Current().Transformation("quick")
+	other, _ := h.Current().Transformation("other")
+	p := h.Current().filters["quick"].pool
+	img := testImage(2, 2, 1)
+
+	rctx, release, err := tr.Reserve(context.Background())
+	if err != nil {
+		t.Fatalf("Reserve with the filter idle: %v", err)
+	}
+	if len(p.slots) != 1 {
+		t.Fatalf("%d slots taken after Reserve, want 1", len(p.slots))
+	}
+	// The reservation holds the only instance: a call without it queues
+	// and is turned away when its queueMs runs out.
+	if _, err := tr.Transform(context.Background(), img, nil, nil); !errors.Is(err, errWaited) {
+		t.Fatalf("a call beside the reservation: err = %v, want busy after its queue wait", err)
+	}
+	// Another filter's call under the context neither uses nor waits for it.
+	if _, err := other.Transform(rctx, img, nil, nil); err != nil {
+		t.Fatalf("another filter's call under the reservation: %v", err)
+	}
+	if len(p.slots) != 1 {
+		t.Fatalf("another filter's call took the reservation")
+	}
+	// A second Reserve waits in the queue and gets the slot once the first
+	// is released.
+	second := make(chan error, 1)
+	var release2 func()
+	go func() {
+		var err error
+		_, release2, err = tr.Reserve(context.Background())
+		second <- err
+	}()
+	waitFor(t, "the second Reserve to queue", func() bool { return p.queued() == 1 })
+	release()
+	if err := <-second; err != nil {
+		t.Fatalf("the second Reserve after the first was released: %v", err)
+	}
+	release() // again: must not give back the second's slot
+	if len(p.slots) != 1 {
+		t.Fatalf("%d slots taken after a second release of the first reservation, want 1 (the second's)", len(p.slots))
+	}
+	release2()
+	if len(p.slots) != 0 {
+		t.Fatalf("%d slots taken after both releases", len(p.slots))
+	}
+
+	// Used by the call under its context, which does not wait even though
+	// the queue is full; the release after it gives nothing back.
+	rctx, release, err = tr.Reserve(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.waiting.Add(int32(p.limits.queue)) // the queue full: a call that had to wait would be busy
+	_, err = tr.Transform(rctx, img, nil, nil)
+	p.waiting.Add(-int32(p.limits.queue))
+	if err != nil {
+		t.Fatalf("the call under the reservation: %v", err)
+	}
+	if len(p.slots) != 0 {
+		t.Fatalf("%d slots taken after the reserved call returned", len(p.slots))
+	}
+	release()
+	if len(p.slots) != 0 {
+		t.Fatalf("the release after the call gave a slot back twice")
+	}
+	// A second call under the same context waits like any other.
+	if _, err := tr.Transform(rctx, img, nil, nil); err != nil {
+		t.Fatalf("a second call under a used reservation: %v", err)
+	}
+	if st := tr.Stats(); st.Calls != 3 || st.Busy != 1 {
+		t.Fatalf("stats = %+v, want 3 calls, 1 busy", st)
+	}
 }
 
 // waitFor polls cond until it holds (failing after 10 s).

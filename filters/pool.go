@@ -99,21 +99,41 @@ func newPool(limits poolLimits, instantiate func(ctx context.Context) (*instance
 // (errWaited, whether its deadline passed or its caller went away) unless
 // the queue is full (errQueueFull); a new instance is started under start.
 func (p *pool) get(wait, start context.Context) (*instance, error) {
+	if err := p.reserve(wait); err != nil {
+		return nil, err
+	}
+	return p.checkout(start)
+}
+
+// reserve takes a slot (the right to check one instance out), waiting for
+// one until wait ends (errWaited) unless the queue is full (errQueueFull).
+// The holder checks an instance out under it (checkout) or gives it back
+// (unreserve).
+func (p *pool) reserve(wait context.Context) error {
 	select {
 	case p.slots <- struct{}{}:
+		return nil
 	default:
-		if p.waiting.Add(1) > int32(p.limits.queue) {
-			p.waiting.Add(-1)
-			return nil, errQueueFull
-		}
-		select {
-		case p.slots <- struct{}{}:
-			p.waiting.Add(-1)
-		case <-wait.Done():
-			p.waiting.Add(-1)
-			return nil, errWaited // or the caller went away: the caller tells
-		}
 	}
+	if p.waiting.Add(1) > int32(p.limits.queue) {
+		p.waiting.Add(-1)
+		return errQueueFull
+	}
+	defer p.waiting.Add(-1)
+	select {
+	case p.slots <- struct{}{}:
+		return nil
+	case <-wait.Done():
+		return errWaited // or the caller went away: the caller tells
+	}
+}
+
+// unreserve gives back a slot reserve took and no instance used.
+func (p *pool) unreserve() { <-p.slots }
+
+// checkout checks an instance out under a slot reserve took: an idle one,
+// or a new one started under start. On an error the slot is given back.
+func (p *pool) checkout(start context.Context) (*instance, error) {
 	for {
 		p.mu.Lock()
 		if p.closed {

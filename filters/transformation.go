@@ -40,14 +40,17 @@ func (t Transformation) Transform(ctx context.Context, img *image.NRGBA, params 
 	return out, nil
 }
 
-// Admit reports busy when the filter's queue is full now, so that a caller
-// can turn a request away before it decodes anything for it. It promises
-// nothing: the call itself is admitted (or not) when it is made.
-func (t Transformation) Admit() error {
-	if t.pool.full() {
-		return busy(t.Name(), errQueueFull)
-	}
-	return nil
+// Reserve waits for the right to check one of the filter's instances out
+// before the caller decodes anything for a call, as a call waits (the
+// filter's queue and its queue wait), and fails as a call does, busy, when
+// the queue is full or the wait runs out: a request that would be turned
+// away then costs no decoding. The filter's next call under the returned
+// context uses it and does not wait again; release gives it back if no
+// call used it, and does nothing after one did (call it when the request
+// ends, in every case). It holds an instance of the filter while the
+// caller decodes, which is why a caller reserves for one step only.
+func (t Transformation) Reserve(ctx context.Context) (_ context.Context, release func(), _ error) {
+	return t.reserve(ctx)
 }
 
 // TransformTo runs the guest like Transform, but hands each output the guest

@@ -11,6 +11,9 @@
 //	gen -receiver 127.0.0.1:P1,127.0.0.1:P2 [-delay 30s] [-secret whsec_...] [-stats FILE]
 //	                   answers webhook deliveries (receiver.go) and records
 //	                   their delivery lag (e2e/load/events.sh)
+//	gen -otlp 127.0.0.1:P
+//	                   answers OTLP/HTTP trace exports and counts their spans
+//	                   (otlp.go; e2e/load/tracing.sh)
 //	gen -free-port     prints a free TCP port on 127.0.0.1
 //	gen -wait URL      waits up to 30 s for URL to answer 200
 //
@@ -53,6 +56,7 @@ func main() {
 	delay := flag.Duration("delay", 0, "-receiver: wait this long before answering each delivery")
 	secret := flag.String("secret", "", "-receiver: verify each delivery's signature with this whsec_ secret")
 	stats := flag.String("stats", "", "-receiver: write the delivery statistics to this file on SIGTERM")
+	otlp := flag.String("otlp", "", "serve OTLP/HTTP trace exports on this address until SIGTERM, counting spans (GET /stats)")
 	flag.Parse()
 
 	switch {
@@ -64,6 +68,9 @@ func main() {
 		return
 	case *receiver != "":
 		receive(strings.Split(*receiver, ","), *delay, *secret, *stats)
+		return
+	case *otlp != "":
+		receiveOTLP(*otlp)
 		return
 	case *wait != "":
 		deadline := time.Now().Add(30 * time.Second)
