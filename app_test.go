@@ -15,8 +15,6 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
-
-	"github.com/vitrine/vitrine/filters"
 )
 
 // testApp returns an App on the embedded default in a fresh data directory,
@@ -34,11 +32,6 @@ func testApp(t *testing.T, yaml string) (*App, <-chan string) {
 		t.Fatal(err)
 	}
 	cfg.Listen = "127.0.0.1:0"
-	// Guests at the normal policy: go test runs other packages beside
-	// these tests, which could hold the cores under SCHED_IDLE for longer
-	// than a guest's timeout (filters' TestWorkerIdlePolicy tests the idle
-	// policy, e2e/load/hostile.sh measures it).
-	cfg.Filters.Policy = filters.PolicyNice
 	a := New(cfg, dir, slog.New(slog.NewTextHandler(io.Discard, nil)), io.Discard)
 	a.shutdownVips = func() {} // why: libvips is the process's, and other tests here use it
 	addr := make(chan string, 1)

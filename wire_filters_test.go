@@ -44,7 +44,7 @@ func TestGuestDescribedAsNative(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	fh, err := filters.New(context.Background(), filters.Config{Dir: dir, CacheDir: t.TempDir(), Policy: filters.PolicyNice})
+	fh, err := filters.New(context.Background(), filters.Config{Dir: dir, CacheDir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}

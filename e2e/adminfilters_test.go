@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -68,6 +69,22 @@ func TestAdminFilterDeploy(t *testing.T) {
 	}
 	if got := b.text("#deployed-duotone tbody tr:first-child td:nth-child(2)"); got != "2.0.0" {
 		t.Fatalf("the newest version's manifest says %q, want 2.0.0", got)
+	}
+
+	// Compare: the form offers the active version (2.0.0) against the one
+	// before it, and lists the manifest fields in which they differ.
+	b.submit(`#deployed-duotone .compare-form button[type=submit]`, "filters-compare")
+	rows := eval[[]string](b, `[...document.querySelectorAll("#deployed-duotone table.compare tbody tr")]`+
+		`.map(r => [...r.cells].map(c => c.textContent.trim()).join(" | "))`)
+	var manifestRows []string
+	for _, r := range rows {
+		if !strings.HasPrefix(r, "uploaded") { // the two uploads' times may differ, or not
+			manifestRows = append(manifestRows, r)
+		}
+	}
+	if want := []string{`params.dark.default | "ff0000" | "000000"`, `params.light.default | "ff0000" | "ffffff"`,
+		`version | "2.0.0" | "1.0.0"`}; !slices.Equal(manifestRows, want) {
+		t.Fatalf("compared 2.0.0 with 1.0.0: rows %q, want %q (and at most the upload times)", rows, want)
 	}
 
 	broken := filepath.Join(t.TempDir(), "duotone")

@@ -189,11 +189,7 @@ func tryStartAt(t *testing.T, yamlConfig, dataDir, addr string) (*server, error)
 // childEnv is the test's environment without VITRINE_* variables, which the
 // server would read as configuration.
 func childEnv() []string {
-	// Guests at the normal policy: go test runs other packages beside
-	// these tests, which could hold the cores under SCHED_IDLE (the
-	// default, filters.policy) for longer than a guest's timeout. The
-	// filters package tests the idle policy; e2e/load/hostile.sh measures it.
-	env := []string{"VITRINE_FILTERS_POLICY=nice"}
+	var env []string
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "VITRINE_") {
 			env = append(env, kv)

@@ -54,10 +54,10 @@ type Config struct {
 	// threads (default 10: a guest gets about a tenth of a core that
 	// native work wants too).
 	Nice int `yaml:"nice"`
-	// Policy is how the threads that run guest code are scheduled: "idle"
-	// (the default; Linux's SCHED_IDLE: a guest runs on a core only when
-	// no other thread wants it, and gives it up the moment one wakes) or
-	// "nice" (the normal policy at Nice). Where SCHED_IDLE is not
+	// Policy is how the threads that run guest code are scheduled: "nice"
+	// (the default: the normal policy at Nice) or "idle" (Linux's
+	// SCHED_IDLE: a guest runs on a core only when no other thread wants
+	// it, and gives it up the moment one wakes). Where SCHED_IDLE is not
 	// available, "idle" falls back to Nice.
 	Policy string `yaml:"policy"`
 	// GCHeapFloorMB: while guest code runs, package main (gcpace.go) lets
@@ -187,7 +187,7 @@ func (c Config) withDefaults() Config {
 		c.Nice = 10
 	}
 	if c.Policy == "" {
-		c.Policy = PolicyIdle
+		c.Policy = PolicyNice
 	}
 	if c.GCHeapFloorMB == 0 {
 		c.GCHeapFloorMB = DefaultGCHeapFloorMB

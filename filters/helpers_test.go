@@ -153,16 +153,15 @@ func testCacheDir() string {
 // the test ends.
 func newHost(tb testing.TB, dir string, mod func(*Config)) *Host {
 	tb.Helper()
-	// The normal policy at nice 1, not the default SCHED_IDLE: the tests'
-	// guests compete with the other packages' tests, which go test runs
-	// beside them, nearly as equals, so that a call's timeout measures the
-	// guest and not the priority (TestWorkerPriority and
-	// TestWorkerIdlePolicy test the priorities themselves).
+	// Nice 1: the tests' guests compete with the other packages' tests,
+	// which go test runs beside them, nearly as equals, so that a call's
+	// timeout measures the guest and not the priority (TestWorkerPriority
+	// tests the priority itself).
 	// The image limits are engine's defaults, which main passes on.
 	// CompileTimeout 5 minutes, not the default 1: under -race, beside the
 	// other packages' tests on a slow 2-core machine, compiling a Go guest
 	// once took over a minute (the tests of the timeout set their own).
-	cfg := Config{Dir: dir, Logger: quietLogger(), CacheDir: testCacheDir(), Policy: PolicyNice, Nice: 1,
+	cfg := Config{Dir: dir, Logger: quietLogger(), CacheDir: testCacheDir(), Nice: 1,
 		MaxWidth: 32768, MaxHeight: 32768, MaxPixels: 100_000_000, CompileTimeout: 5 * time.Minute}
 	if mod != nil {
 		mod(&cfg)

@@ -337,7 +337,7 @@ func TestConfigLimits(t *testing.T) {
 		}
 	}
 	d := Config{}.withDefaults()
-	if d.MaxModuleBytes != 32<<20 || d.CompileTimeout != time.Minute || d.Policy != PolicyIdle || d.Nice != 10 {
+	if d.MaxModuleBytes != 32<<20 || d.CompileTimeout != time.Minute || d.Policy != PolicyNice || d.Nice != 10 {
 		t.Fatalf("defaults: %d %s %q %d", d.MaxModuleBytes, d.CompileTimeout, d.Policy, d.Nice)
 	}
 	for _, p := range []string{PolicyIdle, PolicyNice} {

@@ -41,8 +41,10 @@ type filtersView struct {
 	// DeployAction is the upload form's target; DeployError why the last
 	// upload was refused.
 	DeployAction, DeployError string
-	Deployed                  []deployedView
-	Instances                 []instanceView
+	// CompareAction is the compare forms' target (this page).
+	CompareAction string
+	Deployed      []deployedView
+	Instances     []instanceView
 }
 
 // deployedView is one filter of the active set with its versions.
@@ -54,7 +56,18 @@ type deployedView struct {
 	// RollbackAction, EnableAction and CanaryAction are the forms'
 	// targets.
 	RollbackAction, EnableAction, CanaryAction string
+	// CompareA and CompareB are the versions the compare form offers
+	// first (or the ones compared); Compared is set when the page shows
+	// their differences, Differences those (none: the same manifest).
+	CompareA, CompareB string
+	Compared           bool
+	Differences        []difference
 }
+
+// difference is one field in which two versions differ: a manifest field
+// by its dotted path (params.dark.default), or the bundle's size, date or
+// uploader; "-" where a version has no such field.
+type difference struct{ Field, A, B string }
 
 // versionView is one version, for comparing: its digest (short and
 // full), size, date, uploader and the manifest's version.
@@ -90,6 +103,7 @@ func (u *UI) renderFilters(q *request, v filtersView, status int) error {
 		return q.render(http.StatusForbidden, filtersPage(v))
 	}
 	v.Filters = filterViews(list.Filters)
+	v.CompareAction = q.path("/filters")
 	for _, d := range list.Deployed {
 		v.Deployed = append(v.Deployed, q.deployedView(d))
 	}
@@ -133,7 +147,104 @@ func (q *request) deployedView(d api.DeployedFilter) deployedView {
 			Size: humanBytes(ver.Size), Created: stampOf(ver.Created), Actor: ver.Actor, Label: m.Version,
 			Active: ver.Version == d.Version, Canary: ver.Version == d.Canary, Previous: ver.Version == d.Previous})
 	}
+	// The compare form offers the active version against the one before
+	// it (or the newest other), unless the page compares two already.
+	dv.CompareA = d.Version
+	for _, ver := range d.Versions {
+		if ver.Version != d.Version && (dv.CompareB == "" || ver.Version == d.Previous) {
+			dv.CompareB = ver.Version
+		}
+	}
+	query := q.r.URL.Query()
+	if query.Get("compare") == d.Name {
+		a, aok := findVersion(d.Versions, query.Get("a"))
+		b, bok := findVersion(d.Versions, query.Get("b"))
+		if aok && bok {
+			dv.CompareA, dv.CompareB, dv.Compared = a.Version, b.Version, true
+			dv.Differences = differences(a, b)
+		}
+	}
 	return dv
+}
+
+// findVersion returns the version of vs whose digest is version.
+func findVersion(vs []api.FilterVersion, version string) (api.FilterVersion, bool) {
+	for _, v := range vs {
+		if v.Version == version {
+			return v, true
+		}
+	}
+	return api.FilterVersion{}, false
+}
+
+// differences lists the fields in which versions a and b differ: every
+// manifest field by its dotted path, then the bundle's size, date and
+// uploader, in that order.
+func differences(a, b api.FilterVersion) []difference {
+	fa, fb := map[string]string{}, map[string]string{}
+	flattenJSON("", a.Manifest, fa)
+	flattenJSON("", b.Manifest, fb)
+	fields := make([]string, 0, len(fa)+len(fb))
+	for k := range fa {
+		fields = append(fields, k)
+	}
+	for k := range fb {
+		if _, ok := fa[k]; !ok {
+			fields = append(fields, k)
+		}
+	}
+	sort.Strings(fields)
+	var out []difference
+	orDash := func(m map[string]string, k string) string {
+		if v, ok := m[k]; ok {
+			return v
+		}
+		return "-"
+	}
+	for _, k := range fields {
+		if a, b := orDash(fa, k), orDash(fb, k); a != b {
+			out = append(out, difference{k, a, b})
+		}
+	}
+	for _, d := range []difference{{"bundle size", humanBytes(a.Size), humanBytes(b.Size)},
+		{"uploaded", stampOf(a.Created), stampOf(b.Created)}, {"uploaded by", a.Actor, b.Actor}} {
+		if d.A != d.B {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// flattenJSON adds each leaf of the JSON document raw to out under its
+// dotted path below prefix (arrays by index: events.0), as compact JSON.
+func flattenJSON(prefix string, raw json.RawMessage, out map[string]string) {
+	var obj map[string]json.RawMessage
+	var arr []json.RawMessage
+	switch {
+	case json.Unmarshal(raw, &obj) == nil && obj != nil:
+		for k, v := range obj {
+			flattenJSON(joinPath(prefix, k), v, out)
+		}
+	case json.Unmarshal(raw, &arr) == nil && arr != nil:
+		for i, v := range arr {
+			flattenJSON(joinPath(prefix, strconv.Itoa(i)), v, out)
+		}
+	default:
+		var buf bytes.Buffer
+		if json.Compact(&buf, raw) != nil {
+			buf.Reset()
+			buf.Write(raw)
+		}
+		out[prefix] = buf.String()
+	}
+}
+
+// joinPath is prefix.key, or key at the top.
+func joinPath(prefix, key string) string {
+	if prefix == "" {
+		return key
+	}
+	return prefix + "." + key
 }
 
 // deployFilter uploads a new version: the form's filter.json and

@@ -31,7 +31,7 @@
 # median pair.
 #
 #   e2e/load/hostile.sh
-#   PAIRS=12 DURATION=5 e2e/load/hostile.sh
+#   PAIRS=16 DURATION=3 e2e/load/hostile.sh
 #
 # It prints: one call of each guest alone (status and time); per pair the
 # native req/s, p50 and p99 alone and beside the guests with the ratios
@@ -46,7 +46,7 @@
 # is printed): compare them only with numbers from the same machine.
 #
 # Environment: DURATION (seconds of wrk per segment, default 5), PAIRS
-# (pairs per round, default 8), ROUNDS (fresh servers, default 1),
+# (pairs per round, default 12), ROUNDS (fresh servers, default 1),
 # CONCURRENCY (wrk connections on the native workload, default 4),
 # HOSTILE_C (connections per hostile guest, default 4), RAMP (seconds the
 # guests are hammered before a beside segment's wrk starts, default 2), GAP
@@ -58,13 +58,13 @@
 # profiles there, debug.pprofListen), VITRINE_BIN (a binary to test instead
 # of building the working tree). Needs go (the version go.mod names; it
 # also builds the guests for wasip1), libvips to build vitrine, curl, and
-# wrk (installed with apt-get when missing). A run takes about three
+# wrk (installed with apt-get when missing). A run takes about five
 # minutes, most of it generating sources and the segments. Traffic goes to
 # 127.0.0.1 only; the server and the clients are killed on exit.
 set -euo pipefail
 
 DURATION=${DURATION:-5}
-PAIRS=${PAIRS:-8}
+PAIRS=${PAIRS:-12}
 CONCURRENCY=${CONCURRENCY:-4}
 HOSTILE_C=${HOSTILE_C:-4}
 RAMP=${RAMP:-2}
