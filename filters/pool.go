@@ -201,12 +201,6 @@ func (p *pool) discard(inst *instance) {
 // size is how many instances exist, idle or checked out.
 func (p *pool) size() int { return int(p.live.Load()) }
 
-// full reports whether a call made now would find every instance busy and
-// the queue full.
-func (p *pool) full() bool {
-	return len(p.slots) == cap(p.slots) && int(p.waiting.Load()) >= p.limits.queue
-}
-
 // queued is how many calls wait for an instance now.
 func (p *pool) queued() int { return int(p.waiting.Load()) }
 
