@@ -5,12 +5,8 @@ import (
 	"compress/gzip"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"os"
-	"os/signal"
 	"sync"
-	"syscall"
 
 	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/protobuf/proto"
@@ -58,12 +54,8 @@ func receiveOTLP(addr string) {
 		w.Header().Set("Content-Type", "application/x-protobuf")
 		w.WriteHeader(http.StatusOK) // an empty ExportTraceServiceResponse
 	})
-	ln, err := net.Listen("tcp", addr)
-	check(err)
-	go func() { check(http.Serve(ln, mux)) }()
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
-	<-sig
+	serve(addr, mux)
+	waitForStop()
 }
 
 // otlpExport is one export's body as received.

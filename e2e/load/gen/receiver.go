@@ -32,8 +32,6 @@ func receive(addrs []string, delay time.Duration, secret, statsFile string) {
 		check(err)
 	}
 	for _, addr := range addrs {
-		ln, err := net.Listen("tcp", addr)
-		check(err)
 		mux := http.NewServeMux()
 		mux.HandleFunc("GET /stats", func(w http.ResponseWriter, _ *http.Request) {
 			fmt.Fprintln(w, st)
@@ -60,14 +58,27 @@ func receive(addrs []string, delay time.Duration, secret, statsFile string) {
 			}
 			w.WriteHeader(http.StatusNoContent)
 		})
-		go func() { check(http.Serve(ln, mux)) }()
+		serve(addr, mux)
 	}
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
-	<-sig
+	waitForStop()
 	if statsFile != "" {
 		check(os.WriteFile(statsFile, []byte(st.String()+"\n"), 0o644))
 	}
+}
+
+// serve listens on addr and serves h there in the background; the
+// process ends if either fails.
+func serve(addr string, h http.Handler) {
+	ln, err := net.Listen("tcp", addr)
+	check(err)
+	go func() { check(http.Serve(ln, h)) }()
+}
+
+// waitForStop returns once the process gets SIGTERM or SIGINT.
+func waitForStop() {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	<-sig
 }
 
 // deliveryStats counts the deliveries a receiver was sent.
