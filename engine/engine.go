@@ -354,16 +354,11 @@ func (e *Engine) Process(ctx context.Context, src []byte, req Request) (*Result,
 			Width: srcInfo.Width, Height: srcInfo.Height, Headers: map[string]string{}}, nil
 	}
 
-	ctx, release, err := req.Chain.reserve(ctx)
+	ctx, end, err := e.admit(ctx, req.Chain)
 	if err != nil {
 		return nil, err
 	}
-	defer release()
-	sl, ctx, err := e.admit(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer sl.end()
+	defer end()
 	return e.render(ctx, src, req)
 }
 
@@ -387,16 +382,11 @@ func (e *Engine) ProcessSource(ctx context.Context, load func(context.Context) (
 	if _, ok := mimeOf[req.Format]; req.Format != "" && !ok {
 		return nil, invalidf("Unsupported output format: %q", req.Format)
 	}
-	ctx, release, err := req.Chain.reserve(ctx)
+	ctx, end, err := e.admit(ctx, req.Chain)
 	if err != nil {
 		return nil, err
 	}
-	defer release()
-	sl, ctx, err := e.admit(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer sl.end()
+	defer end()
 	src, err := load(ctx)
 	if err != nil {
 		return nil, err
@@ -551,13 +541,23 @@ func stepError(name string, err error) error {
 	return fmt.Errorf("engine: %s: %w", name, err)
 }
 
-// admit waits for a pipeline slot (takeSlot) in a span of its own: the
-// engine's admission wait.
-func (e *Engine) admit(ctx context.Context) (*slot, context.Context, error) {
+// admit admits a render of c: it reserves room for c's first guest step
+// (Chain.reserve), then waits for a pipeline slot (takeSlot) in a span of
+// its own, the engine's admission wait. end gives the slot and the
+// reservation back when the render ends.
+func (e *Engine) admit(ctx context.Context, c Chain) (_ context.Context, end func(), _ error) {
+	ctx, release, err := c.reserve(ctx)
+	if err != nil {
+		return ctx, nil, err
+	}
 	_, span := startSpan(ctx, "engine.admission")
 	sl, ctx, err := e.takeSlot(ctx)
 	endSpan(span, err)
-	return sl, ctx, err
+	if err != nil {
+		release()
+		return ctx, nil, err
+	}
+	return ctx, func() { sl.end(); release() }, nil
 }
 
 // applyTraced applies st to s in a span named for the step: native steps
