@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/vitrine/vitrine/api"
+	"github.com/vitrine/vitrine/api/outbox"
 	"github.com/vitrine/vitrine/api/ratelimit"
 	"github.com/vitrine/vitrine/engine"
 	"github.com/vitrine/vitrine/filters"
@@ -55,7 +56,7 @@ type App struct {
 	variants  *storage.VariantCache
 	usage     *storage.Usage
 	collector *storage.Collector
-	events    *eventTopics // events.topics, when set
+	buses     []*outbox.Bus // events.topics
 	limits    *ratelimit.Limiter
 	loops     []*worker // the background loops, made by startCaches
 	deps      api.Deps
@@ -274,8 +275,8 @@ func (a *App) stop() error {
 	if a.variants != nil {
 		errs = append(errs, a.variants.Close(ctx))
 	}
-	if a.events != nil {
-		errs = append(errs, a.events.Close(ctx))
+	for _, b := range a.buses {
+		errs = append(errs, b.Close(ctx))
 	}
 	if a.eng != nil {
 		// Why only now: libvips must not stop under a render, and a render

@@ -19,6 +19,7 @@ import (
 	"github.com/vitrine/vitrine/api"
 	"github.com/vitrine/vitrine/api/cdn"
 	"github.com/vitrine/vitrine/api/outbound"
+	"github.com/vitrine/vitrine/api/outbox"
 	"github.com/vitrine/vitrine/storage"
 	"github.com/vitrine/vitrine/web"
 )
@@ -102,18 +103,17 @@ func (a *App) startCaches(ctx context.Context) error {
 }
 
 // startEvents makes the events' workers when something consumes events:
-// the events worker publishes to the topics and fans out, the deliveries
-// worker sends to webhooks and purgers.
-func (a *App) startEvents(ctx context.Context) error {
+// the events worker fans each event out to its sinks (the topics, the
+// webhooks and purgers that want it), the deliveries worker sends each
+// sink's deliveries. No broker is dialled here: a topic connects on its
+// first delivery, so the server starts while a broker is down.
+func (a *App) startEvents(context.Context) error {
 	if !eventsWanted(a.cfg) {
 		return nil
 	}
-	var err error
-	if a.events, err = openEventTopics(ctx, a.cfg.Events.Topics); err != nil {
-		return err
-	}
 	cfg := a.cfg.Webhooks.withDefaults()
-	d := &dispatcher{db: a.st.db, cfg: cfg, log: a.log, busy: map[string]int{}}
+	d := &dispatcher{db: a.st.db, cfg: cfg, log: a.log, busy: map[string]int{}, tracker: outbox.NewTracker(a.log),
+		static: map[string]sink{}}
 	if cfg.enabled() {
 		guard, err := outboundGuard(a.cfg.Outbound, cfg.Timeout)
 		if err != nil {
@@ -123,7 +123,16 @@ func (a *App) startEvents(ctx context.Context) error {
 		a.deps.Webhooks = guard
 	}
 	f := &fanout{db: a.st.db, webhooks: d.client != nil, tags: a.cfg.API.CDN, d: d}
-	d.static = map[string]sink{}
+	for _, u := range a.cfg.Events.Topics {
+		b, err := outbox.NewBus(u, redact(u))
+		if err != nil {
+			return err
+		}
+		a.buses = append(a.buses, b)
+		name := busSinkName(b)
+		d.static[name] = busSink{bus: b, retryFor: a.cfg.Events.retention()}
+		f.topics = append(f.topics, name)
+	}
 	for _, pc := range a.cfg.CDN.Purgers {
 		p, err := cdn.NewPurger(pc)
 		if err != nil {
@@ -133,8 +142,9 @@ func (a *App) startEvents(ctx context.Context) error {
 		d.static[name] = purgeSink{p: p, tags: f.tags}
 		f.purgers = append(f.purgers, name)
 	}
+	a.deps.Sinks = d
 	deliveries := deliveriesWorker(d, a.cfg.Events.Interval)
-	a.loops = append(a.loops, eventsWorker(a.st.db, a.events, f, a.cfg.Events, a.log), deliveries,
+	a.loops = append(a.loops, eventsWorker(a.st.db, f, a.cfg.Events, a.log), deliveries,
 		retentionWorker(a.st.db, cfg, a.log))
 	return nil
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"net/http"
 	"slices"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/vitrine/vitrine/api/cdn"
+	"github.com/vitrine/vitrine/api/outbox"
 	"github.com/vitrine/vitrine/api/webhook"
 	"github.com/vitrine/vitrine/engine/schema"
 	"github.com/vitrine/vitrine/storage"
@@ -133,6 +133,26 @@ type sink interface {
 	send(ctx context.Context, d storage.Delivery) webhook.Result
 }
 
+// gated is a sink that can say it is down for now (a bus between
+// redials): the dispatcher claims none of its deliveries meanwhile.
+type gated interface{ available() bool }
+
+// retryPolicy is how a sink's failed deliveries are retried: a backoff
+// from min doubling to max, for giveUp from the fan-out.
+type retryPolicy struct{ min, max, giveUp time.Duration }
+
+// retrier is a sink with a policy of its own; the others follow the
+// webhooks' (webhooks.retryMin, retryMax, retryFor).
+type retrier interface{ retry(cfg webhooksConfig) retryPolicy }
+
+// policyOf is s's retry policy under cfg.
+func policyOf(s sink, cfg webhooksConfig) retryPolicy {
+	if r, ok := s.(retrier); ok {
+		return r.retry(cfg)
+	}
+	return retryPolicy{min: cfg.RetryMin, max: cfg.RetryMax, giveUp: cfg.RetryFor}
+}
+
 // webhookSink delivers to a subscription.
 type webhookSink struct {
 	hook   storage.Webhook
@@ -156,8 +176,11 @@ type purgeSink struct {
 // purgeSinkName is the sink of a purger: its name, which says what it
 // purges (type and address), so that a purger that the configuration
 // drops leaves its pending deliveries to fail instead of going elsewhere.
-func purgeSinkName(p cdn.Purger) string {
-	name := "cdn:" + p.Name()
+func purgeSinkName(p cdn.Purger) string { return sinkName("cdn:" + p.Name()) }
+
+// sinkName is name, shortened with a hash of it past the 128 bytes a
+// sink's name may take.
+func sinkName(name string) string {
 	if len(name) > 128 {
 		sum := sha256.Sum256([]byte(name))
 		name = name[:111] + "~" + hex.EncodeToString(sum[:8])
@@ -197,7 +220,10 @@ type dispatcher struct {
 	// hooks are the sinks as last read, at hooksRead (see sinks).
 	hooks     map[string]sink
 	hooksRead time.Time
-	wg        sync.WaitGroup
+	// tracker keeps how each sink's attempts fare, for the log and
+	// /status.
+	tracker *outbox.Tracker
+	wg      sync.WaitGroup
 
 	// The outcomes waiting to be recorded, and whether an attempt is
 	// recording them (record).
@@ -225,6 +251,11 @@ func (d *dispatcher) pass(ctx context.Context) (int, error) {
 		}
 	}
 	d.mu.Unlock()
+	for name, s := range d.static {
+		if g, ok := s.(gated); ok && !g.available() {
+			full = append(full, name)
+		}
+	}
 	due, err := d.db.DueDeliveries(ctx, dueBatch, full)
 	d.mu.Lock()
 	// Rows may wait behind what this pass found (a subject's next
@@ -296,6 +327,9 @@ func (d *dispatcher) fanout(ctx context.Context) storage.EventFanout {
 	var reserved []string
 	return storage.EventFanout{
 		Take: func(sink string) bool {
+			if g, ok := d.static[sink].(gated); ok && !g.available() {
+				return false
+			}
 			if !d.reserve(sink) {
 				return false
 			}
@@ -419,10 +453,13 @@ func (d *dispatcher) attempt(ctx context.Context, dl storage.Delivery, s sink) {
 	state, retry := storage.DeliveryDone, time.Time{}
 	if r.Err != nil {
 		a.Error = r.Err.Error()
-		state, retry = d.next(dl, s == nil)
+		state, retry = d.next(dl, s)
 		if ctx.Err() != nil {
 			a.Error, state, retry = "the instance stopped during the attempt", storage.DeliveryPending, time.Now()
 		}
+	}
+	if ctx.Err() == nil {
+		d.observe(dl, a, state)
 	}
 	// Why not ctx: the outcome of an attempt made is recorded even while
 	// the instance stops.
@@ -495,24 +532,19 @@ func (d *dispatcher) record(ctx context.Context, o storage.DeliveryOutcome) erro
 	return <-r.done
 }
 
-// next decides what follows a failed attempt: give up when the retry
-// window is over (or the sink is gone), else retry after the backoff.
-func (d *dispatcher) next(dl storage.Delivery, gone bool) (storage.DeliveryState, time.Time) {
-	if gone || time.Since(dl.Created) >= d.cfg.RetryFor {
+// next decides what follows a failed attempt at s: give up when s's
+// retry window is over (or the sink is gone), else retry after its
+// backoff, drawn with jitter so that receivers coming back are not hit by
+// every instance at once.
+func (d *dispatcher) next(dl storage.Delivery, s sink) (storage.DeliveryState, time.Time) {
+	if s == nil {
 		return storage.DeliveryFailed, time.Time{}
 	}
-	return storage.DeliveryPending, time.Now().Add(backoff(d.cfg.RetryMin, d.cfg.RetryMax, dl.Attempts))
-}
-
-// backoff is the wait after the attempts+1-th failed attempt: min doubled
-// per earlier failure up to max, drawn between its half and its whole so
-// that receivers coming back are not hit by every instance at once.
-func backoff(min, max time.Duration, attempts int) time.Duration {
-	b := min << uint(attempts)
-	if b > max || b <= 0 || attempts > 40 {
-		b = max
+	p := policyOf(s, d.cfg)
+	if time.Since(dl.Created) >= p.giveUp {
+		return storage.DeliveryFailed, time.Time{}
 	}
-	return b/2 + rand.N(b/2+1)
+	return storage.DeliveryPending, time.Now().Add(outbox.Backoff(p.min, p.max, dl.Attempts))
 }
 
 // mark keeps the subscription's failing mark: set when a delivery is

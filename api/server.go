@@ -71,6 +71,9 @@ type Deps struct {
 	// UploadParts, when set, keeps the parts of resumable uploads (a
 	// staging folder, uploads.stagingDir); default Blobs.
 	UploadParts *storage.Blobs
+	// Sinks, when set, reports the sinks of the events outbox in GET
+	// /status. Default: none listed.
+	Sinks SinkReporter
 	// RateLimits, when set, limits requests per class, public key and
 	// client address (README, Rate limits); the caller closes it after the
 	// server stopped. Default: no limits.
@@ -116,6 +119,7 @@ type Server struct {
 	accessLog *slog.Logger
 	usage     *storage.Usage
 	limits    *ratelimit.Limiter
+	sinks     SinkReporter
 	ids       *requestIDs
 	// blocklist checks uploads against the takedown blocklist.
 	blocklist *blocklist
@@ -154,7 +158,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, stores: newStores(d.DB), blobs: d.Blobs, dbHealth: d.DB, blobHealth: d.Blobs,
 		engine: d.Engine, filters: d.Filters, deploys: d.DB, log: d.Logger, now: d.Now, Bus: &Bus{},
-		metrics: d.Metrics, accessLog: d.AccessLog, usage: d.Usage, limits: d.RateLimits, ids: newRequestIDs()}
+		metrics: d.Metrics, accessLog: d.AccessLog, usage: d.Usage, limits: d.RateLimits, sinks: d.Sinks, ids: newRequestIDs()}
 	s.acl = newAccessControl(cfg.AccessControl, d.DB)
 	s.blocklist = &blocklist{store: d.DB, now: d.Now}
 	s.readiness = d.Readiness

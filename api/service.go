@@ -36,8 +36,18 @@ func (s *Server) getStatus(c *call) error {
 	if !dbOK || !storageOK {
 		status = http.StatusServiceUnavailable
 	}
-	return c.writeJSON(map[string]any{"timestamp": now, "date": now, "database": dbOK, "storage": storageOK},
-		out{status: status, cache: cacheNone})
+	body := map[string]any{"timestamp": now, "date": now, "database": dbOK, "storage": storageOK}
+	// Why a sink that fails leaves the status 200: a broker or a cache
+	// that is down holds back its own deliveries, not this instance's
+	// answers, and a load balancer must not take the instance out for it.
+	if s.sinks != nil && dbOK {
+		if sinks, err := s.sinks.Sinks(c.ctx()); err == nil {
+			body["sinks"] = sinks
+		} else {
+			s.log.Warn("status: sinks", "err", err)
+		}
+	}
+	return c.writeJSON(body, out{status: status, cache: cacheNone})
 }
 
 func (s *Server) getStats(c *call) error {

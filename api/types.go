@@ -18,6 +18,8 @@ type Status struct {
 	Date      string `json:"date"`
 	Database  bool   `json:"database"`
 	Storage   bool   `json:"storage"`
+	// Sinks are the events outbox's sinks, where events are on.
+	Sinks []SinkStatus `json:"sinks,omitempty"`
 }
 
 // Stats is GET /stats.

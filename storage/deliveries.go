@@ -427,3 +427,40 @@ func (db *DB) deleteSink(ctx context.Context, tx bun.Tx, sink string) error {
 	_, err := tx.NewDelete().Model((*deliveryRow)(nil)).Where("sink = ?", sink).Exec(ctx)
 	return err
 }
+
+// SinkBacklog is where one sink stands: its pending deliveries, since when
+// the oldest of them waits, and how many were given up on (still in the
+// log).
+type SinkBacklog struct {
+	Pending int
+	Oldest  time.Time
+	Failed  int
+}
+
+// SinkBacklogs returns the backlog of every sink that has pending or
+// failed deliveries, by sink, in one query.
+func (db *DB) SinkBacklogs(ctx context.Context) (map[string]SinkBacklog, error) {
+	var rows []struct {
+		Sink    string `bun:"sink"`
+		State   int    `bun:"state"`
+		N       int    `bun:"n"`
+		Created int64  `bun:"created"`
+	}
+	err := db.bun.NewSelect().Model((*deliveryRow)(nil)).
+		ColumnExpr("sink, state, COUNT(*) AS n, MIN(created) AS created").
+		Where("state <> ?", int(DeliveryDone)).GroupExpr("sink, state").Scan(ctx, &rows)
+	if err != nil {
+		return nil, fmt.Errorf("storage: sink backlogs: %w", err)
+	}
+	out := map[string]SinkBacklog{}
+	for _, r := range rows {
+		b := out[r.Sink]
+		if DeliveryState(r.State) == DeliveryPending {
+			b.Pending, b.Oldest = r.N, time.UnixMicro(r.Created).UTC()
+		} else {
+			b.Failed = r.N
+		}
+		out[r.Sink] = b
+	}
+	return out, nil
+}
