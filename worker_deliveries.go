@@ -143,7 +143,9 @@ type retryPolicy struct{ min, max, giveUp time.Duration }
 
 // retrier is a sink with a policy of its own; the others follow the
 // webhooks' (webhooks.retryMin, retryMax, retryFor).
-type retrier interface{ retry(cfg webhooksConfig) retryPolicy }
+type retrier interface {
+	retry(cfg webhooksConfig) retryPolicy
+}
 
 // policyOf is s's retry policy under cfg.
 func policyOf(s sink, cfg webhooksConfig) retryPolicy {
