@@ -8,7 +8,6 @@ import (
 	"image"
 	"image/color"
 	"image/png"
-	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -21,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vitrine/vitrine/e2e/faultproxy"
 	"github.com/vitrine/vitrine/storage"
 )
 
@@ -42,12 +42,12 @@ func TestFaults(t *testing.T) {
 	}
 	pg := startPostgres(t)
 	gw := startVersitygw(t)
-	px := startProxy(t, gw.addr)
+	px := faultproxy.Start(t, gw.addr)
 	t.Setenv("AWS_ACCESS_KEY_ID", "scale")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "scalesecret")
 	user := uniqueName("faults")
 	k := key{Public: user, Private: "private-" + user}
-	s3 := "s3://" + gw.bucket + "?endpoint=http://" + px.addr + "&region=us-east-1&use_path_style=true"
+	s3 := "s3://" + gw.bucket + "?endpoint=http://" + px.Addr + "&region=us-east-1&use_path_style=true"
 	cfg := fmt.Sprintf(`database: %q
 storage: %q
 storageTimeout: 1s
@@ -71,13 +71,13 @@ shutdownTimeout: 5s
 	}{
 		{"postgres restarted", func(t *testing.T) { pg.restart(t) }, func(*testing.T) {}},
 		{"s3 stalled", func(t *testing.T) {
-			px.set(proxyStall)
+			px.Set(faultproxy.Stall)
 			wantStorageDown(t, a)
-		}, func(*testing.T) { px.set(proxyPass) }},
+		}, func(*testing.T) { px.Set(faultproxy.Pass) }},
 		{"s3 refused", func(t *testing.T) {
-			px.set(proxyRefuse)
+			px.Set(faultproxy.Refuse)
 			wantStorageDown(t, a)
-		}, func(*testing.T) { px.set(proxyPass) }},
+		}, func(*testing.T) { px.Set(faultproxy.Pass) }},
 		{"instance killed (SIGKILL)", func(t *testing.T) {
 			victim := l.instance(1)
 			_ = victim.cmd.Process.Signal(syscall.SIGKILL)
@@ -463,97 +463,3 @@ func (p *postgres) restart(t *testing.T) {
 	p.run(t, "pg_ctl", append([]string{"-m", "fast"}, p.ctlArgs("restart")...)...)
 }
 
-// The proxy's modes.
-const (
-	proxyPass   = iota // forward
-	proxyStall         // accept and never answer
-	proxyRefuse        // refuse connections
-)
-
-// proxy forwards TCP connections to a target, or stalls or refuses them.
-type proxy struct {
-	addr, target string
-	mu           sync.Mutex
-	mode         int
-	ln           net.Listener
-	conns        map[net.Conn]bool
-}
-
-func startProxy(t *testing.T, target string) *proxy {
-	t.Helper()
-	p := &proxy{target: target, conns: map[net.Conn]bool{}}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.addr, p.ln = ln.Addr().String(), ln
-	go p.serve(ln)
-	t.Cleanup(func() {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		if p.ln != nil {
-			p.ln.Close()
-		}
-		p.closeConns()
-	})
-	return p
-}
-
-func (p *proxy) serve(ln net.Listener) {
-	for {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		p.mu.Lock()
-		p.conns[c] = true
-		mode := p.mode
-		p.mu.Unlock()
-		if mode == proxyStall {
-			continue // held open, never answered, closed when the mode changes
-		}
-		go p.forward(c)
-	}
-}
-
-func (p *proxy) forward(c net.Conn) {
-	u, err := net.Dial("tcp", p.target)
-	if err != nil {
-		c.Close()
-		return
-	}
-	p.mu.Lock()
-	p.conns[u] = true
-	p.mu.Unlock()
-	go func() { _, _ = io.Copy(u, c); u.Close() }()
-	_, _ = io.Copy(c, u)
-	c.Close()
-}
-
-// closeConns cuts every connection; p.mu is held.
-func (p *proxy) closeConns() {
-	for c := range p.conns {
-		c.Close()
-	}
-	p.conns = map[net.Conn]bool{}
-}
-
-// set switches the mode; connections made under the old mode are cut.
-func (p *proxy) set(mode int) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.closeConns()
-	switch {
-	case mode == proxyRefuse && p.ln != nil:
-		p.ln.Close()
-		p.ln = nil
-	case mode != proxyRefuse && p.ln == nil:
-		ln, err := net.Listen("tcp", p.addr)
-		if err != nil {
-			panic(fmt.Sprintf("proxy: listen again on %s: %v", p.addr, err))
-		}
-		p.ln = ln
-		go p.serve(ln)
-	}
-	p.mode = mode
-}
