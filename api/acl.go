@@ -99,9 +99,6 @@ func BuiltinGroups() []string {
 	return names
 }
 
-// unguarded routes need neither a key nor an access token nor a signature.
-var unguarded = map[string]bool{"index": true, "status": true, "stats": true, "globalshorturl": true, "transformations": true}
-
 // accessControl answers who may do what: configured keys (immutable) and,
 // always, keys stored in the database (the generated admin key, and those
 // managed through the API when accessControl.database is on).
@@ -178,22 +175,30 @@ func (a *accessControl) allows(ctx context.Context, rules []storage.Rule, resour
 		if user != "" && !slices.Contains(r.Users, "*") && !slices.Contains(r.Users, user) {
 			continue
 		}
-		res := r.Resources
-		if r.Group != "" {
-			g, ok, err := a.group(ctx, r.Group)
-			if err != nil {
-				return false, err
-			}
-			if !ok {
-				return false, fmt.Errorf("acl: rule %d of %s uses undefined group %q", r.ID, r.PublicKey, r.Group)
-			}
-			res = g
+		res, err := a.ruleResources(ctx, r)
+		if err != nil {
+			return false, err
 		}
 		if slices.Contains(res, resource) {
 			return true, nil
 		}
 	}
 	return false, nil
+}
+
+// ruleResources returns the resources r grants: its own, or its group's.
+func (a *accessControl) ruleResources(ctx context.Context, r storage.Rule) ([]string, error) {
+	if r.Group == "" {
+		return r.Resources, nil
+	}
+	g, ok, err := a.group(ctx, r.Group)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("acl: rule %d of %s uses undefined group %q", r.ID, r.PublicKey, r.Group)
+	}
+	return g, nil
 }
 
 // deniedUsers returns those of users that rules do not grant images.get
@@ -220,7 +225,7 @@ func (s *Server) checkAccess(ctx context.Context, ev *Event) error {
 	c := ev.call
 	// An upload token was checked (useUploadToken), its issuing key's
 	// right to upload included.
-	if unguarded[c.route.name] || c.token != nil {
+	if c.route.public() || c.token != nil {
 		return nil
 	}
 	if c.publicKey == "" {
@@ -238,7 +243,7 @@ func (s *Server) checkAccess(ctx context.Context, ev *Event) error {
 		(c.method == http.MethodGet || c.method == http.MethodHead || c.method == http.MethodOptions) {
 		return nil
 	}
-	allowed, err := s.acl.allows(ctx, rules, ev.Name, c.params["user"])
+	allowed, err := s.acl.allows(ctx, rules, ev.Name, c.ruleUser())
 	if err != nil {
 		return err
 	}

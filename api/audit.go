@@ -64,7 +64,16 @@ func (s *Server) countVariant(hit bool, d time.Duration) {
 // and paged.
 func (s *Server) getAudit(c *call) error {
 	q := storage.AuditQuery{Actor: c.query.Get("actor"), Action: c.query.Get("action"), User: c.query.Get("user")}
-	var err error
+	// A key whose audit.get is not on "*" reads one of its users' changes
+	// at a time: the log also holds every other user's.
+	g, err := s.grantedUsers(c)
+	if err != nil {
+		return err
+	}
+	if !g.all && (q.User == "" || !g.has(q.User)) {
+		return errorf(http.StatusBadRequest, "Permission denied (public key): the key's rules grant audit.get on %s only; "+
+			"ask for one of them with user=<name>", describeUsers(g.users))
+	}
 	if q.Page, err = intParam(c.query, "page", 1, 1, 1<<30); err != nil {
 		return err
 	}

@@ -44,7 +44,7 @@ func (c *call) cacheTags() []string {
 	default:
 		return nil
 	}
-	if !unguarded[c.route.name] && c.publicKey != "" {
+	if !c.route.public() && c.publicKey != "" {
 		tags = append(tags, t.Key(c.publicKey))
 	}
 	return tags

@@ -94,9 +94,18 @@ func newEnv(t *testing.T, cfg api.Config) *env {
 // (when not nil) before the server is built.
 func newEnvWith(t *testing.T, cfg api.Config, with func(*api.Deps)) *env {
 	t.Helper()
+	return newEnvOn(t, "", cfg, with)
+}
+
+// newEnvOn is newEnvWith on the database dsn ("": a fresh SQLite file).
+func newEnvOn(t *testing.T, dsn string, cfg api.Config, with func(*api.Deps)) *env {
+	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
-	db, err := storage.Open(ctx, "sqlite://"+filepath.Join(dir, "vitrine.db"), storage.Options{Secret: []byte("test-secret")})
+	if dsn == "" {
+		dsn = "sqlite://" + filepath.Join(dir, "vitrine.db")
+	}
+	db, err := storage.Open(ctx, dsn, storage.Options{Secret: []byte("test-secret")})
 	if err != nil {
 		t.Fatal(err)
 	}

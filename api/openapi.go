@@ -84,15 +84,21 @@ func (s *Server) serveOpenAPI(w http.ResponseWriter, r *http.Request) bool {
 type Route struct {
 	Path    string
 	Methods []string
+	// Name is the resource's prefix (image, webhooks): a method's
+	// resource is Name.<method>; "" for the probes and the reference.
+	Name string
+	// Scope is how a rule's users bound the route (scope.go): public,
+	// path, any, owned or service.
+	Scope string
 }
 
 // Routes lists every path and method the Server answers, for checking the
 // API reference (api/openapi.yaml) against the server.
 func (s *Server) Routes() []Route {
 	out := []Route{
-		{Path: "/healthz", Methods: []string{http.MethodGet}},
-		{Path: "/readyz", Methods: []string{http.MethodGet}},
-		{Path: openAPIPath, Methods: []string{http.MethodGet}},
+		{Path: "/healthz", Methods: []string{http.MethodGet}, Scope: "public"},
+		{Path: "/readyz", Methods: []string{http.MethodGet}, Scope: "public"},
+		{Path: openAPIPath, Methods: []string{http.MethodGet}, Scope: "public"},
 	}
 	for _, rt := range s.routes {
 		ms := make([]string, 0, len(rt.handlers))
@@ -100,7 +106,8 @@ func (s *Server) Routes() []Route {
 			ms = append(ms, m)
 		}
 		sort.Strings(ms)
-		out = append(out, Route{Path: "/" + strings.Join(rt.segs, "/"), Methods: ms})
+		out = append(out, Route{Path: "/" + strings.Join(rt.segs, "/"), Methods: ms, Name: rt.name,
+			Scope: scopeNames[routeScopes[rt.name]]})
 	}
 	return out
 }

@@ -36,7 +36,7 @@ func classOf(method string) ratelimit.Class {
 // key: a guarded route let through after its access token (reads) or
 // signature (writes) was checked.
 func (c *call) keyAuthenticated() bool {
-	if !c.authed || c.publicKey == "" || unguarded[c.route.name] {
+	if !c.authed || c.publicKey == "" || c.route.public() {
 		return false
 	}
 	switch c.method {

@@ -200,6 +200,9 @@ func New(cfg Config, d Deps) (*Server, error) {
 		return nil, err
 	}
 	s.routes = s.buildRoutes()
+	if err := checkScopes(s.routes); err != nil {
+		return nil, err
+	}
 	s.Bus.On("*", 500, s.checkAccess)
 	s.Bus.On("*", 100, s.authenticate)
 	return s, nil

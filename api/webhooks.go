@@ -49,14 +49,22 @@ func (s *Server) webhookStore() (webhookStore, error) {
 	return s.webhooks, nil
 }
 
-// pathWebhook returns the store and the subscription the path names.
+// pathWebhook returns the store and the subscription the path names,
+// refusing one whose users the key's rules for the call's resource do
+// not all grant (a "*" subscription needs a rule on "*").
 func (s *Server) pathWebhook(c *call) (webhookStore, storage.Webhook, error) {
 	st, err := s.webhookStore()
 	if err != nil {
 		return nil, storage.Webhook{}, err
 	}
 	w, err := st.Webhook(c.ctx(), c.params["webhook"])
-	return st, w, err
+	if err != nil {
+		return nil, storage.Webhook{}, err
+	}
+	if err := s.ownedBy(c, "the webhook is for", w.Users); err != nil {
+		return nil, storage.Webhook{}, err
+	}
+	return st, w, nil
 }
 
 // webhookBody is the JSON of POST and PUT: every field optional but url on
@@ -192,9 +200,15 @@ func (s *Server) listWebhooks(c *call) error {
 	if err != nil {
 		return err
 	}
-	list := make([]Webhook, len(hooks))
-	for i, h := range hooks {
-		list[i] = webhookJSON(h)
+	g, err := s.grantedUsers(c)
+	if err != nil {
+		return err
+	}
+	list := []Webhook{}
+	for _, h := range hooks {
+		if g.has(h.Users...) {
+			list = append(list, webhookJSON(h))
+		}
 	}
 	return c.writeJSON(WebhookList{Webhooks: list}, out{cache: cacheNone})
 }
@@ -222,6 +236,9 @@ func (s *Server) postWebhook(c *call) error {
 		w.Secret = *b.Secret
 	}
 	if err := s.apply(b, &w); err != nil {
+		return err
+	}
+	if err := s.ownedBy(c, "the webhook would be for", w.Users); err != nil {
 		return err
 	}
 	if err := st.CreateWebhook(c.ctx(), &w); err != nil {
@@ -264,6 +281,9 @@ func (s *Server) putWebhook(c *call) error {
 	if err := s.apply(b, &w); err != nil {
 		return err
 	}
+	if err := s.ownedBy(c, "the webhook would be for", w.Users); err != nil {
+		return err
+	}
 	if err := st.UpdateWebhook(c.ctx(), &w); err != nil {
 		return err
 	}
@@ -273,11 +293,11 @@ func (s *Server) putWebhook(c *call) error {
 // deleteWebhook serves DELETE /webhooks/{webhook}: the subscription and
 // its log go; nothing more is delivered to it.
 func (s *Server) deleteWebhook(c *call) error {
-	st, err := s.webhookStore()
+	st, w, err := s.pathWebhook(c)
 	if err != nil {
 		return err
 	}
-	id := c.params["webhook"]
+	id := w.ID
 	if err := st.DeleteWebhook(c.ctx(), id); err != nil {
 		return err
 	}
@@ -377,9 +397,10 @@ func deliveryJSON(d storage.Delivery) Delivery {
 	return out
 }
 
-// delivery reads the delivery the path names.
+// delivery reads the delivery the path names, of a subscription the key
+// may reach (pathWebhook).
 func (s *Server) delivery(c *call) (webhookStore, string, int64, error) {
-	st, err := s.webhookStore()
+	st, _, err := s.pathWebhook(c)
 	if err != nil {
 		return nil, "", 0, err
 	}
