@@ -67,7 +67,8 @@ type Erasure struct {
 	// Counts is what went so far, per kind: images and imageBytes, every
 	// image part (metadata, properties, shortUrls, variants, variations,
 	// variationJobs), every user part (imageCounts, usageCounters,
-	// webhooks), blobs (deletions queued) and strayBlobs (blobs of the
+	// webhooks, deliveries and events: those of the user's images and
+	// tokens, unsent or logged), blobs (deletions queued) and strayBlobs (blobs of the
 	// user that no row named, found in the store and queued).
 	Counts map[string]int64
 	// Failures counts the failed steps since the last one that worked,

@@ -55,7 +55,9 @@ func (e *RefusedError) HTTPStatus() int { return http.StatusBadRequest }
 // PublicMessage names the host and why, but not the address a name
 // resolved to: that would let users map the internal network's DNS.
 func (e *RefusedError) PublicMessage() string {
-	if a, err := netip.ParseAddr(e.Host); err == nil && a == e.Addr {
+	// An address the caller gave (Check's, or a literal in a URL) is
+	// named: it was never resolved.
+	if a, err := netip.ParseAddr(e.Host); e.Host == "" || err == nil && a == e.Addr {
 		return "Refused outbound connection: " + e.Reason()
 	}
 	return fmt.Sprintf("Refused outbound connection: %s resolves to %s", e.Host, e.What)

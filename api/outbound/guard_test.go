@@ -325,6 +325,13 @@ func TestRefusedMessages(t *testing.T) {
 			"outbound: refused connection to 169.254.169.254: 169.254.169.254 is a link-local cloud metadata address",
 			"Refused outbound connection: 169.254.169.254 is a link-local cloud metadata address",
 		},
+		{
+			// Check sees only the address (a webhook URL's literal): it is
+			// named, never a blank host.
+			outbound.RefusedError{Addr: netip.MustParseAddr("10.1.2.3"), What: "a private address"},
+			"outbound: refused: 10.1.2.3 is a private address",
+			"Refused outbound connection: 10.1.2.3 is a private address",
+		},
 	}
 	for _, c := range cases {
 		t.Run(c.err.Host, func(t *testing.T) {

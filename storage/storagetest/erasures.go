@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -139,6 +140,31 @@ func testErasure(t *testing.T, db *storage.DB) {
 	db.SetEvents(true)
 	f := plantErasure(t, db, blobs, 5)
 	asker := storage.WithActor(ctx(t), storage.Actor{Key: "admin", Addr: "192.0.2.7"})
+	// A delivery of an event of gone's image waits for a purger (and one
+	// of kept's), and the outbox holds the events of gone's uploads: the
+	// erasure takes gone's, unsent.
+	for _, user := range []string{"gone", "kept"} {
+		ev := storage.Event{ID: storage.NewEventID(), Type: "io.vitrine.image.deleted", Source: storage.EventSource,
+			Subject: "users/" + user + "/images/x", Time: time.Now(), Data: []byte(`{}`)}
+		if err := db.FanOut(ctx(t), ev, []string{"cdn:test"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	goneEvents := func() (n int) {
+		events, err := db.PendingEvents(ctx(t), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range events {
+			if strings.HasPrefix(ev.Subject, "users/gone/") {
+				n++
+			}
+		}
+		return n
+	}
+	if goneEvents() == 0 {
+		t.Fatal("no event of gone's uploads in the outbox")
+	}
 
 	e, created, err := db.RequestErasure(asker, "gone")
 	if err != nil || !created || e.State != storage.ErasurePending || e.Actor != "admin" || e.User != "gone" {
@@ -186,6 +212,12 @@ func testErasure(t *testing.T, db *storage.DB) {
 		if done.Counts[k] != n {
 			t.Errorf("counts[%s] = %d, want %d (%v)", k, done.Counts[k], n, done.Counts)
 		}
+	}
+	if done.Counts["deliveries"] != 1 || done.Counts["events"] == 0 || goneEvents() != 0 {
+		t.Errorf("counts %v, %d events of gone left; want 1 delivery and the events erased", done.Counts, goneEvents())
+	}
+	if b, err := db.SinkBacklogs(ctx(t)); err != nil || b["cdn:test"].Pending != 1 {
+		t.Errorf("backlog %+v (%v): want kept's delivery pending", b, err)
 	}
 	var receipt bytes.Buffer
 	if err := db.WriteReceipt(ctx(t), &receipt, "gone"); err != nil {
