@@ -180,6 +180,9 @@ func (a *App) startMetrics(context.Context) error {
 	m.WatchCache(a.variants.Stats)
 	m.WatchBlobQueue(a.collector.Stats)
 	m.WatchEngine(a.eng.Load)
+	if a.deps.Sinks != nil {
+		m.WatchSinks(a.deps.Sinks)
+	}
 	a.deps.Metrics = m
 	if a.cfg.Metrics.Listen == "" {
 		return nil

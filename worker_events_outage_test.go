@@ -42,7 +42,7 @@ func TestEventsSurviveBrokerOutage(t *testing.T) {
 	}{{"nats", jetStreamTopic}, {"rabbit", rabbitQueueTopic}} {
 		t.Run(b.name, func(t *testing.T) {
 			var px *faultproxy.Proxy
-			topic, read := b.setup(t, storagetest.UniqueName(), func(target string) string {
+			topic, readBus := b.setup(t, storagetest.UniqueName(), func(target string) string {
 				px = faultproxy.Start(t, target)
 				return px.Addr
 			})
@@ -58,15 +58,20 @@ func TestEventsSurviveBrokerOutage(t *testing.T) {
 				if st.FailingSince == "" || !strings.Contains(st.LastError, "connect to") {
 					t.Errorf("status of the topic %+v", st)
 				}
+				m := string(read(t, base+"/metrics"))
+				if !strings.Contains(m, `vitrine_events_sink_failing{kind="topic",sink="`+st.Sink+`"} 1`) ||
+					!strings.Contains(m, `vitrine_events_sink_pending{kind="webhooks",sink="webhooks"}`) {
+					t.Errorf("metrics lack the sinks:\n%s", grepLines(m, "vitrine_events_sink"))
+				}
 			})
 			px.Set(faultproxy.Pass)
-			read(t, 7)
+			readBus(t, 7)
 			t.Run("Stalled", func(t *testing.T) {
 				px.Set(faultproxy.Stall)
 				hook.wait(len(changeSet(t, base, 2)))
 			})
 			px.Set(faultproxy.Pass)
-			got := read(t, 13)
+			got := readBus(t, 13)
 			hooked := hook.wait(0)
 			if !sameIDs(got, hooked) {
 				t.Errorf("the broker got\n%s\nthe webhook\n%s", strings.Join(got, "\n"), strings.Join(hooked, "\n"))
@@ -96,6 +101,8 @@ webhooks:
   timeout: 2s
 outbound:
   allow: [127.0.0.1]
+metrics:
+  enabled: true
 `
 
 // changeSet makes 6 changes to two new images (seed tells them from
@@ -253,4 +260,15 @@ func rabbitQueueTopic(t *testing.T, name string, px func(string) string) (string
 		}
 		return slices.Clone(got)
 	}
+}
+
+// grepLines returns the lines of s that hold sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }
