@@ -65,7 +65,7 @@ func TestAdminWebhooks(t *testing.T) {
 	rc := newHookReceiver(t)
 	// A short retry window, so that a receiver that always fails gets its
 	// subscription marked failing within the test.
-	s := startServer(t, "accessControl:\n  database: true\noutbound:\n  allow: [\"127.0.0.1\"]\nevents:\n  interval: 100ms\n"+
+	s := startServer(t, "accessControl:\n  database: true\noutbound:\n  allow: [\"127.0.0.1\"]\nevents:\n  interval: 100ms\n  topics: [\"mem://admin-sinks\"]\n"+
 		"webhooks:\n  retryMin: 100ms\n  retryMax: 200ms\n  retryFor: 1s\n")
 	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "receiver down for maintenance", http.StatusServiceUnavailable)
@@ -81,6 +81,11 @@ func TestAdminWebhooks(t *testing.T) {
 		t.Fatalf("the navigation has %d Webhooks entries", n)
 	}
 	b.open(ui+"/webhooks", "webhooks-empty")
+	// Where events go: the topic and the subscriptions, each with its
+	// backlog.
+	if sinks := b.text("#sinks"); !strings.Contains(sinks, "topic:mem://admin-sinks") || !strings.Contains(sinks, "webhooks") {
+		t.Fatalf("the sinks table says %q", sinks)
+	}
 
 	hookURL := rc.URL + "/receivers/vitrine/" + strings.Repeat("a-rather-long-path-segment/", 5) + "events?tenant=example-tenant-with-a-long-name"
 	b.do(chromedp.SetValue(chromedp.ID("nw-url"), hookURL),

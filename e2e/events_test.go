@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -22,6 +23,8 @@ import (
 	"gocloud.dev/pubsub"
 	_ "gocloud.dev/pubsub/natspubsub"
 	_ "gocloud.dev/pubsub/rabbitpubsub"
+
+	"github.com/vitrine/vitrine/e2e/faultproxy"
 )
 
 // stream is what one consumer received: each event's "<type> <id>" per
@@ -195,11 +198,26 @@ func brokers(t *testing.T, ctx context.Context, name string) (topics []string, n
 	return []string{"nats://" + name + "?natsv2", "rabbit://" + name}, nats, rabbit
 }
 
+// proxyEnv puts a fault proxy in front of the broker the environment
+// variable env names, for the instances the test starts after it.
+func proxyEnv(t *testing.T, env string) *faultproxy.Proxy {
+	u, err := url.Parse(os.Getenv(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	px := faultproxy.Start(t, u.Host)
+	u.Host = px.Addr
+	t.Setenv(env, u.String())
+	return px
+}
+
 // TestEventsEveryConsumer runs two instances on one PostgreSQL database
 // with a webhook subscription, a NATS subject and a RabbitMQ exchange, and
 // checks that none of them loses an event: through an instance killed
 // with SIGKILL while it delivers, a receiver down for two minutes while
-// changes go on, and 1,000 mixed changes made on both instances at once.
+// changes go on, 1,000 mixed changes made on both instances at once, and
+// both brokers cut for a minute (NATS refused, RabbitMQ stalled) while 500
+// more are made, during which the webhook still gets every change.
 // Each consumer gets every event, each subject's in the order its changes
 // were made, every webhook signed, duplicates only with the same id.
 func TestEventsEveryConsumer(t *testing.T) {
@@ -208,6 +226,9 @@ func TestEventsEveryConsumer(t *testing.T) {
 	defer cancel()
 	name := uniqueName("events")
 	topics, nats, rabbit := brokers(t, ctx, name)
+	// The instances reach both brokers through fault proxies (the test's
+	// own subscriptions do not), so that a step can cut them.
+	natsProxy, rabbitProxy := proxyEnv(t, "NATS_SERVER_URL"), proxyEnv(t, "RABBIT_SERVER_URL")
 	hooks := startEventReceiver(t)
 	user := uniqueName("ev")
 	k := key{Public: user, Private: "private-" + user}
@@ -332,6 +353,42 @@ accessControl:
 		if failed.Load() > 0 {
 			t.FailNow()
 		}
+	})
+
+	t.Run("BrokersCutWhileChanging", func(t *testing.T) {
+		// NATS refused and RabbitMQ stalled for a minute while 500 changes
+		// are made on both instances: the webhook gets every one of them
+		// meanwhile; the brokers catch up once they are back (checked by
+		// the next step).
+		cutFor := time.Minute
+		if d, err := time.ParseDuration(os.Getenv("VITRINE_E2E_BROKER_CUT")); err == nil {
+			cutFor = d
+		}
+		before := hooks.got.arrived.Load()
+		natsProxy.Set(faultproxy.Refuse)
+		rabbitProxy.Set(faultproxy.Stall)
+		cut := time.Now()
+		c := startServer(t, cfg)
+		servers := []*server{a, c}
+		made := 0
+		rng := rand.New(rand.NewPCG(44, 7))
+		for made < 500 {
+			done, err := want.step(servers[made%2], k, user, made%8, rng)
+			if err != nil {
+				t.Fatal(err)
+			}
+			made += done
+		}
+		waitUntil(t, "the webhook receiving every change made while the brokers are cut", func() bool {
+			return hooks.got.arrived.Load() >= before+int64(made)
+		})
+		if time.Since(cut) > cutFor {
+			t.Logf("the webhook got the %d changes in %s, past the cut's %s", made, time.Since(cut), cutFor)
+		}
+		time.Sleep(time.Until(cut.Add(cutFor)))
+		natsProxy.Set(faultproxy.Pass)
+		rabbitProxy.Set(faultproxy.Pass)
+		t.Logf("%d changes made and delivered to the webhook while the brokers were cut for %s", made, time.Since(cut).Round(time.Second))
 	})
 
 	t.Run("EveryConsumerGotEverything", func(t *testing.T) {

@@ -462,4 +462,3 @@ func (p *postgres) restart(t *testing.T) {
 	t.Helper()
 	p.run(t, "pg_ctl", append([]string{"-m", "fast"}, p.ctlArgs("restart")...)...)
 }
-

@@ -20,6 +20,9 @@ type webhooksView struct {
 	// (webhooks.enabled: false): the API answers no /webhooks route.
 	Off       bool
 	CanCreate bool
+	// Sinks are the events' sinks from GET /status (none while events
+	// are off).
+	Sinks []api.SinkStatus
 	// Families are the event type patterns by resource
 	// (io.vitrine.image.*), Types every event type, for the form's hint.
 	Families, Types []string
@@ -110,6 +113,11 @@ func (q *request) renderWebhooks(status int, v webhooksView) error {
 	v.Types = api.EventTypes()
 	v.Families = eventFamilies(v.Types)
 	v.CanCreate = q.mayAny("webhooks.post")
+	var st api.Status
+	// The sinks are an addition: the page works without them.
+	if err := q.api.getJSON(q.r.Context(), "/status", nil, &st); err == nil {
+		v.Sinks = st.Sinks
+	}
 	var got api.WebhookList
 	if err := q.api.getJSON(q.r.Context(), "/webhooks", nil, &got); err != nil {
 		if offError(err) {
