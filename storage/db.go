@@ -78,6 +78,8 @@ type DB struct {
 	written chan struct{}
 	// quotas are the default quotas (SetQuotas); nil is unlimited.
 	quotas atomic.Pointer[Quotas]
+	// txRetries counts the transactions run again (runTx).
+	txRetries atomic.Int64
 }
 
 // Open connects to the database named by dsn and applies any pending schema
@@ -311,16 +313,18 @@ func (db *DB) upsert(ctx context.Context, row any, keyCol, column string, ev aud
 		if err != nil {
 			return err
 		}
-		if n > 0 {
-			created = true
-			ev.action += ".create"
-			return db.audit(ctx, tx, ev)
+		// Why a copy of ev each run: a retried transaction runs again.
+		e := ev
+		created = n > 0
+		if created {
+			e.action += ".create"
+			return db.audit(ctx, tx, e)
 		}
 		if _, err = tx.NewUpdate().Model(row).Column(column).WherePK().Exec(ctx); err != nil {
 			return err
 		}
-		ev.action += ".update"
-		return db.audit(ctx, tx, ev)
+		e.action += ".update"
+		return db.audit(ctx, tx, e)
 	})
 	return created, err
 }

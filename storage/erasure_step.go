@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -342,7 +343,11 @@ func (db *DB) userBlobsLeft(ctx context.Context, blobs *Blobs, r *erasureRow, co
 // safety net: new images are refused meanwhile).
 func (db *DB) finishErasure(ctx context.Context, r *erasureRow, counts map[string]int64) (done bool, err error) {
 	ctx = WithActor(ctx, Actor{Key: r.Actor, Addr: r.Addr})
+	start := maps.Clone(counts)
 	err = db.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		// A retried transaction counts from where the erasure stood.
+		clear(counts)
+		maps.Copy(counts, start)
 		// The user's image count row first, as a new image takes it.
 		var one []int
 		if err := db.forUpdate(tx.NewSelect().Table("image_counts").ColumnExpr("1").

@@ -99,6 +99,9 @@ func (e *UnavailableError) RetryAfter() time.Duration { return time.Second }
 
 // PublicMessage names the backend and the bound, nothing internal.
 func (e *UnavailableError) PublicMessage() string {
+	if e.Op == "transaction" {
+		return "The database kept refusing the change for concurrent ones (deadlocks); try again"
+	}
 	if e.Timeout > 0 {
 		return fmt.Sprintf("The %s did not answer within %s; try again later", e.Backend, e.Timeout)
 	}

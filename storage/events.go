@@ -200,11 +200,12 @@ func (db *DB) SetEvents(on bool) { db.events.Store(on) }
 // selects on it to deliver at once instead of at its next tick.
 func (db *DB) EventsWritten() <-chan struct{} { return db.written }
 
-// inTx runs fn in a transaction of a change that the audit log records,
-// and signals EventsWritten once it committed. Why after the commit: a
+// inTx runs fn in a transaction of a change that the audit log records
+// (again while the database says to try again: runTx), and signals
+// EventsWritten once it committed. Why after the commit: a
 // drainer woken earlier would not see the rows yet, and sleep on them.
 func (db *DB) inTx(ctx context.Context, fn func(ctx context.Context, tx bun.Tx) error) error {
-	if err := db.bun.RunInTx(ctx, nil, fn); err != nil {
+	if err := db.runTx(ctx, nil, fn); err != nil {
 		return err
 	}
 	if db.events.Load() {

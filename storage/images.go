@@ -190,12 +190,12 @@ func (db *DB) recordNewImage(ctx context.Context, tx bun.Tx, img *Image, variati
 		}
 	}
 	if len(img.Metadata) > 0 {
-		if err := db.writeMetadata(ctx, tx, img.User, img.Identifier, img.Metadata); err != nil {
+		if err := db.writeMetadata(ctx, tx, img.User, img.Identifier, img.Metadata, true); err != nil {
 			return err
 		}
 	}
 	if img.Properties != nil {
-		if err := db.writeProperties(ctx, tx, img.User, img.Identifier, img.Properties); err != nil {
+		if err := db.writeProperties(ctx, tx, img.User, img.Identifier, img.Properties, true); err != nil {
 			return err
 		}
 	}

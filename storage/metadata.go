@@ -71,13 +71,21 @@ func (db *DB) readMetadata(ctx context.Context, tx bun.IDB, user, id string) (ma
 }
 
 // writeMetadata replaces an image's metadata document inside tx.
-func (db *DB) writeMetadata(ctx context.Context, tx bun.Tx, user, id string, md map[string]any) error {
+func (db *DB) writeMetadata(ctx context.Context, tx bun.Tx, user, id string, md map[string]any, fresh bool) error {
 	if md == nil {
 		md = map[string]any{}
 	}
 	doc, err := json.Marshal(md)
 	if err != nil {
 		return fmt.Errorf("storage: metadata %s/%s: encode: %w", user, id, ErrInvalid)
+	}
+	if fresh { // as writeProperties
+		if done, err := insertFresh(ctx, db, tx, &metadataRow{User: user, Identifier: id, Document: string(doc)}); done || err != nil {
+			if err != nil {
+				return fmt.Errorf("storage: metadata %s/%s: %w", user, id, err)
+			}
+			return nil
+		}
 	}
 	if _, err := tx.NewDelete().Model((*metadataRow)(nil)).
 		Where("user_name = ? AND identifier = ?", user, id).Exec(ctx); err != nil {
@@ -97,7 +105,7 @@ func (db *DB) SetMetadata(ctx context.Context, user, id string, md map[string]an
 		if err := db.lockImage(ctx, tx, user, id); err != nil {
 			return err
 		}
-		if err := db.writeMetadata(ctx, tx, user, id, md); err != nil {
+		if err := db.writeMetadata(ctx, tx, user, id, md, false); err != nil {
 			return err
 		}
 		if err := db.audit(ctx, tx, auditEvent{"metadata.set", user + "/" + id, metadataDetail(md)}); err != nil {
@@ -125,7 +133,7 @@ func (db *DB) UpdateMetadata(ctx context.Context, user, id string, change func(c
 		if err != nil {
 			return err
 		}
-		if err := db.writeMetadata(ctx, tx, user, id, md); err != nil {
+		if err := db.writeMetadata(ctx, tx, user, id, md, false); err != nil {
 			return err
 		}
 		if err := db.audit(ctx, tx, auditEvent{"metadata.set", user + "/" + id, metadataDetail(md)}); err != nil {
@@ -149,7 +157,7 @@ func (db *DB) MergeMetadata(ctx context.Context, user, id string, md map[string]
 			return err
 		}
 		maps.Copy(cur, md)
-		if err := db.writeMetadata(ctx, tx, user, id, cur); err != nil {
+		if err := db.writeMetadata(ctx, tx, user, id, cur, false); err != nil {
 			return err
 		}
 		merged = cur

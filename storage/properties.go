@@ -83,11 +83,23 @@ func (r *propertiesRow) properties() (*Properties, error) {
 	return p, nil
 }
 
-// writeProperties replaces an image's properties inside tx.
-func (db *DB) writeProperties(ctx context.Context, tx bun.Tx, user, id string, p *Properties) error {
+// writeProperties replaces an image's properties inside tx. fresh says
+// the image row was just inserted, so no properties are expected: they
+// are inserted without the delete first. Why: on MariaDB a delete that
+// finds no row locks the gap where it would be, and two uploads of one
+// user doing so at once deadlock on their inserts into it.
+func (db *DB) writeProperties(ctx context.Context, tx bun.Tx, user, id string, p *Properties, fresh bool) error {
 	row, err := newPropertiesRow(user, id, p)
 	if err != nil {
 		return err
+	}
+	if fresh {
+		if done, err := insertFresh(ctx, db, tx, row); done || err != nil {
+			if err != nil {
+				return fmt.Errorf("storage: write properties of %s/%s: %w", user, id, err)
+			}
+			return nil
+		}
 	}
 	if _, err := tx.NewDelete().Model((*propertiesRow)(nil)).
 		Where("user_name = ? AND identifier = ?", user, id).Exec(ctx); err != nil {
@@ -103,11 +115,11 @@ func (db *DB) writeProperties(ctx context.Context, tx bun.Tx, user, id string, p
 // image is ErrNotExist. It leaves the image's version alone: properties
 // are derived from the bytes, which do not change.
 func (db *DB) SetProperties(ctx context.Context, user, id string, p Properties) error {
-	return db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	return db.runTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		if err := db.lockImage(ctx, tx, user, id); err != nil {
 			return err
 		}
-		return db.writeProperties(ctx, tx, user, id, &p)
+		return db.writeProperties(ctx, tx, user, id, &p, false)
 	})
 }
 

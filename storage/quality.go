@@ -64,7 +64,7 @@ func (db *DB) SetQuality(ctx context.Context, user, id string, a QualityAnswer) 
 	if len(a.Key) > 64 {
 		return fmt.Errorf("storage: quality of %s/%s: target key %q: %w", user, id, a.Key, ErrInvalid)
 	}
-	return db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
+	return db.runTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
 		if err := db.lockImage(ctx, tx, user, id); err != nil {
 			return err
 		}
