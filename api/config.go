@@ -102,6 +102,10 @@ type Uploads struct {
 	// after it was created (Upload-Expires); then its parts are deleted.
 	// Default 24h.
 	ResumableTTL time.Duration `yaml:"resumableTTL"`
+	// FinishedTTL is how long a resumable upload that was stored as an
+	// image still answers HEAD and PATCH with the image's identifier, for
+	// a client that lost the last answer. Default 1h.
+	FinishedTTL time.Duration `yaml:"finishedTTL"`
 	// PartSize is the size of the parts a resumable upload is stored in:
 	// a server killed in the middle of a PATCH loses at most one. Default
 	// 8 MiB; at least 64 KiB.
@@ -114,6 +118,7 @@ const (
 	DefaultURLTimeout        = 30 * time.Second
 	DefaultURLConnectTimeout = 10 * time.Second
 	DefaultResumableTTL      = 24 * time.Hour
+	DefaultFinishedTTL       = time.Hour
 	DefaultPartSize          = 8 << 20
 	minPartSize              = 64 << 10
 )
@@ -131,6 +136,9 @@ func (u Uploads) Validate() error {
 	}
 	if u.ResumableTTL != 0 && u.ResumableTTL < time.Minute {
 		return fmt.Errorf("uploads.resumableTTL: want at least 1m, got %s", u.ResumableTTL)
+	}
+	if u.FinishedTTL < 0 {
+		return fmt.Errorf("uploads.finishedTTL: want a positive duration, got %s", u.FinishedTTL)
 	}
 	if u.PartSize != 0 && u.PartSize < minPartSize {
 		return fmt.Errorf("uploads.partSize: want at least %d bytes, got %d", minPartSize, u.PartSize)
@@ -152,6 +160,9 @@ func (u *Uploads) defaults() {
 	u.URLConnectTimeout = min(u.URLConnectTimeout, u.URLTimeout)
 	if u.ResumableTTL == 0 {
 		u.ResumableTTL = DefaultResumableTTL
+	}
+	if u.FinishedTTL == 0 {
+		u.FinishedTTL = DefaultFinishedTTL
 	}
 	if u.PartSize == 0 {
 		u.PartSize = DefaultPartSize

@@ -113,8 +113,17 @@ func (s *Server) serveUploads(c *call) error {
 	if err := s.refuseErasing(c.ctx(), c.params["user"]); err != nil {
 		return err
 	}
-	if err := t.check(c); err != nil {
+	info, err := t.check(c)
+	if err != nil {
 		return err
+	}
+	// An upload whose bytes are all there is answered here: one stored
+	// already names its image; one whose storing failed with a retryable
+	// error (its parts kept) is stored now, so that the client's retry
+	// sends nothing again.
+	if (c.method == http.MethodHead || c.method == http.MethodPatch) && info.ID != "" &&
+		(info.Image != "" || info.Offset == info.Size && info.Size > 0) {
+		return t.answerComplete(c, info)
 	}
 	// The method the listeners authorised is the one served.
 	c.r.Header.Del("X-HTTP-Method-Override")
@@ -149,49 +158,50 @@ func (s *Server) serveTusOptions(c *call) error {
 // check refuses what the service can name better than tusd: an upload
 // above the limits at creation, and for an existing upload one that is
 // unknown, expired, at another offset or written past its end. Every
-// answer about an existing upload carries Upload-Expires.
-func (t *tus) check(c *call) error {
+// answer about an existing upload carries Upload-Expires. It returns the
+// upload's info for a request about an existing one.
+func (t *tus) check(c *call) (storage.UploadInfo, error) {
 	if c.method == http.MethodPost {
 		if v := c.r.Header.Get("Upload-Length"); v != "" {
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil || n < 0 {
-				return coded(http.StatusBadRequest, codeTusMalformed, fmt.Sprintf("Upload-Length must be a number of bytes, not %q", v))
+				return storage.UploadInfo{}, coded(http.StatusBadRequest, codeTusMalformed, fmt.Sprintf("Upload-Length must be a number of bytes, not %q", v))
 			}
 			if limit, what := t.limit(c); n > limit {
-				return coded(http.StatusRequestEntityTooLarge, codeTusTooLarge, fmt.Sprintf(
+				return storage.UploadInfo{}, coded(http.StatusRequestEntityTooLarge, codeTusTooLarge, fmt.Sprintf(
 					"Upload-Length %d is above the limit of %d bytes (%s)", n, limit, what))
 			}
 		} else if c.r.Header.Get("Upload-Defer-Length") != "" {
-			return coded(http.StatusBadRequest, codeTusMalformed, "Upload-Defer-Length is not supported: send Upload-Length")
+			return storage.UploadInfo{}, coded(http.StatusBadRequest, codeTusMalformed, "Upload-Defer-Length is not supported: send Upload-Length")
 		}
-		return nil
+		return storage.UploadInfo{}, nil
 	}
 	info, err := t.load(c.ctx(), c.params["upload"])
 	if err != nil {
 		if c.method == http.MethodDelete && errors.Is(err, errUploadExpired) {
-			return nil // an expired upload may still be terminated
+			return storage.UploadInfo{}, nil // an expired upload may still be terminated
 		}
-		return err
+		return info, err
 	}
 	c.w.Header().Set("Upload-Expires", httpDate(info.Expires))
-	if c.method != http.MethodPatch {
-		return nil
+	if c.method != http.MethodPatch || info.Image != "" {
+		return info, nil
 	}
 	v := c.r.Header.Get("Upload-Offset")
 	offset, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || offset < 0 {
-		return coded(http.StatusBadRequest, codeTusMalformed, fmt.Sprintf("Upload-Offset must be a number of bytes, not %q", v))
+		return info, coded(http.StatusBadRequest, codeTusMalformed, fmt.Sprintf("Upload-Offset must be a number of bytes, not %q", v))
 	}
 	if offset != info.Offset {
-		return coded(http.StatusConflict, codeTusOffset, fmt.Sprintf(
+		return info, coded(http.StatusConflict, codeTusOffset, fmt.Sprintf(
 			"Upload-Offset %d does not match the upload's offset %d: send the bytes from %d (HEAD tells the offset)",
 			offset, info.Offset, info.Offset))
 	}
 	if n := c.r.ContentLength; n > 0 && offset+n > info.Size {
-		return coded(http.StatusRequestEntityTooLarge, codeTusPastEnd, fmt.Sprintf(
+		return info, coded(http.StatusRequestEntityTooLarge, codeTusPastEnd, fmt.Sprintf(
 			"The PATCH goes past the upload's end: %d bytes from offset %d, but Upload-Length is %d", n, offset, info.Size))
 	}
-	return nil
+	return info, nil
 }
 
 // limit is the largest upload the call may create, and the setting that
@@ -318,33 +328,97 @@ func (u *tusUpload) Terminate(ctx context.Context) error {
 }
 
 // finish ingests a complete upload as POST /users/<user>/images would
-// and deletes its parts, whether the image was stored or refused; the
-// answer names the image.
+// (store); the answer names the image.
 func (t *tus) finish(ev tusd.HookEvent) (tusd.HTTPResponse, error) {
 	c := tusCall(ev.Context)
-	id := storeID(ev.Upload.ID)
-	ctx := context.WithoutCancel(c.ctx())
-	img, created, err := t.ingest(ctx, c, id)
-	if derr := t.parts.Delete(ctx, id); derr != nil {
-		t.s.log.Warn("delete the parts of a finished upload (they expire)", "upload", id, "err", derr)
+	info, err := t.parts.Info(c.ctx(), storeID(ev.Upload.ID))
+	if err != nil {
+		return tusd.HTTPResponse{}, err
 	}
+	img, created, err := t.store(c, info)
 	if err != nil {
 		c.tusErr = err
 		e := httpError(err)
 		return tusd.HTTPResponse{}, tusd.NewError("ERR_INGEST", e.Msg, e.Status)
 	}
+	body, header := t.stored(c, img)
 	status := http.StatusOK
 	if created {
 		status = http.StatusCreated
 	}
-	c.params["image"] = img.Identifier
-	body, err := json.Marshal(map[string]any{"imageIdentifier": img.Identifier, "width": img.Width,
-		"height": img.Height, "extension": img.Extension})
-	if err != nil {
-		return tusd.HTTPResponse{}, err
+	h := tusd.HTTPHeader{"Content-Type": "application/json"}
+	for k, v := range header {
+		h[k] = v
 	}
-	return tusd.HTTPResponse{StatusCode: status, Body: string(body), Header: tusd.HTTPHeader{
-		c.header("ImageIdentifier"): img.Identifier, "Content-Type": "application/json"}}, nil
+	return tusd.HTTPResponse{StatusCode: status, Body: string(body), Header: h}, nil
+}
+
+// store ingests the complete upload info. Stored, its parts go and its
+// info names the image for uploads.finishedTTL; refused for good (4xx),
+// the upload goes; failed in a way a retry may mend (5xx: a blob store or
+// database that did not answer), it stays as it is, and the client's
+// retry (a HEAD or a PATCH of no bytes) stores it then.
+func (t *tus) store(c *call, info storage.UploadInfo) (storage.Image, bool, error) {
+	ctx := context.WithoutCancel(c.ctx())
+	img, created, err := t.ingest(ctx, c, info.ID)
+	switch {
+	case err == nil:
+		if ferr := t.parts.Finish(ctx, info, img.Identifier, t.s.now().Add(t.s.cfg.Uploads.FinishedTTL)); ferr != nil {
+			t.s.log.Warn("forget the parts of a stored upload (they expire)", "upload", info.ID, "err", ferr)
+		}
+	case httpError(err).Status < 500:
+		if derr := t.parts.Delete(ctx, info.ID); derr != nil {
+			t.s.log.Warn("delete the parts of a refused upload (they expire)", "upload", info.ID, "err", derr)
+		}
+	}
+	return img, created, err
+}
+
+// stored is the answer's body and headers naming img.
+func (t *tus) stored(c *call, img storage.Image) ([]byte, map[string]string) {
+	c.params["image"] = img.Identifier
+	body, _ := json.Marshal(map[string]any{"imageIdentifier": img.Identifier, "width": img.Width, // never fails
+		"height": img.Height, "extension": img.Extension})
+	return body, map[string]string{c.header("ImageIdentifier"): img.Identifier}
+}
+
+// answerComplete answers a HEAD or a PATCH of an upload whose bytes are
+// all there: stored already (its image named), or stored now.
+func (t *tus) answerComplete(c *call, info storage.UploadInfo) error {
+	status := http.StatusOK
+	var img storage.Image
+	if info.Image != "" {
+		var err error
+		if img, err = t.s.images.Image(c.ctx(), info.User, info.Image); err != nil {
+			return err // the image was deleted since: 404
+		}
+	} else {
+		var created bool
+		var err error
+		if img, created, err = t.store(c, info); err != nil {
+			return err
+		}
+		if created {
+			status = http.StatusCreated
+		}
+	}
+	body, header := t.stored(c, img)
+	h := c.w.Header()
+	for k, v := range header {
+		h.Set(k, v)
+	}
+	h.Set("Tus-Resumable", "1.0.0")
+	h.Set("Upload-Offset", strconv.FormatInt(info.Size, 10))
+	h.Set("Upload-Length", strconv.FormatInt(info.Size, 10))
+	h.Set("Cache-Control", "no-store")
+	if c.method == http.MethodHead {
+		c.w.WriteHeader(status)
+		return nil
+	}
+	h.Set("Content-Type", "application/json")
+	c.w.WriteHeader(status)
+	_, err := c.w.Write(body)
+	return err
 }
 
 // ingest reads the upload's bytes and stores them as an upload of

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
@@ -54,7 +55,9 @@ func (e *env) uploadParts() []string {
 	e.t.Helper()
 	var keys []string
 	if err := e.blobs.List(e.t.Context(), "uploads/", func(b storage.BlobInfo) error {
-		keys = append(keys, b.Key)
+		if strings.Contains(b.Key, "/part/") {
+			keys = append(keys, b.Key)
+		}
 		return nil
 	}); err != nil {
 		e.t.Fatal(err)
@@ -93,13 +96,67 @@ func TestTusUpload(t *testing.T) {
 		if keys := e.uploadParts(); len(keys) != 0 {
 			t.Fatalf("after the upload the store still holds %v", keys)
 		}
-		if r := e.tusReq(http.MethodHead, path, token, nil); r.StatusCode != http.StatusNotFound {
-			t.Fatalf("HEAD of a finished upload: %d", r.StatusCode)
+		// A finished upload names its image (uploads.finishedTTL), for a
+		// client that lost the last answer.
+		if r := e.tusReq(http.MethodHead, path, token, nil); r.StatusCode != http.StatusOK ||
+			r.Header.Get("X-Service-ImageIdentifier") != id || r.Header.Get("Upload-Offset") != strconv.Itoa(len(img)) {
+			t.Fatalf("HEAD of a finished upload: %d %v", r.StatusCode, r.Header)
 		}
 	}
 	got, err := e.blobs.Get(t.Context(), e.blobKey("alice", md5Hex(img)))
 	if err != nil || string(got) != string(img) {
 		t.Fatalf("stored bytes differ from the upload (%v)", err)
+	}
+}
+
+// unavailable is a refusal a client is told to retry.
+type unavailable struct{}
+
+func (unavailable) Error() string         { return "test: the store is away" }
+func (unavailable) HTTPStatus() int       { return http.StatusServiceUnavailable }
+func (unavailable) PublicMessage() string { return "The blob store did not answer; try again later" }
+
+// TestTusRetryKeepsTheUpload: a last PATCH answered 503 keeps the parts;
+// the client's retry (tus-js-client sends a HEAD, finds every byte there)
+// stores the image and names it, sending nothing again; afterwards HEAD
+// and a PATCH of no bytes name it too, and the parts are gone.
+func TestTusRetryKeepsTheUpload(t *testing.T) {
+	e := newEnv(t, tusConfig())
+	var fail atomic.Bool
+	e.srv.Bus.On("images.post", 10, func(context.Context, *api.Event) error {
+		if fail.Load() {
+			return unavailable{}
+		}
+		return nil
+	})
+	img := pngImage(t, 64, 64, 9)
+	path := e.createUpload("", len(img))
+	half := len(img) / 2
+	if r := e.tusReq(http.MethodPatch, path, "", img[:half], "Upload-Offset", "0"); r.StatusCode != http.StatusNoContent {
+		t.Fatalf("first PATCH: %d %s", r.StatusCode, r.body)
+	}
+	fail.Store(true)
+	if r := e.tusReq(http.MethodPatch, path, "", img[half:], "Upload-Offset", strconv.Itoa(half)); r.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("last PATCH with the store away: %d %s", r.StatusCode, r.body)
+	}
+	if len(e.uploadParts()) == 0 {
+		t.Fatal("a 503 threw the upload's parts away")
+	}
+	fail.Store(false)
+	r := e.tusReq(http.MethodHead, path, "", nil)
+	if r.StatusCode != http.StatusCreated || r.Header.Get("X-Service-ImageIdentifier") != md5Hex(img) ||
+		r.Header.Get("Upload-Offset") != strconv.Itoa(len(img)) {
+		t.Fatalf("HEAD after the 503: %d %v", r.StatusCode, r.Header)
+	}
+	if got, err := e.blobs.Get(t.Context(), e.blobKey("alice", md5Hex(img))); err != nil || string(got) != string(img) {
+		t.Fatalf("stored bytes differ from the upload (%v)", err)
+	}
+	if r := e.tusReq(http.MethodPatch, path, "", nil, "Upload-Offset", strconv.Itoa(len(img))); r.StatusCode != http.StatusOK ||
+		r.json(t)["imageIdentifier"] != md5Hex(img) {
+		t.Fatalf("PATCH of no bytes after the upload: %d %s", r.StatusCode, r.body)
+	}
+	if keys := e.uploadParts(); len(keys) != 0 {
+		t.Fatalf("the parts are still there: %v", keys)
 	}
 }
 

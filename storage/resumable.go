@@ -53,8 +53,13 @@ type UploadInfo struct {
 	MetaData map[string]string `json:"metadata,omitempty"`
 	Created  time.Time         `json:"created"`
 	Expires  time.Time         `json:"expires"`
-	// Offset is how many bytes the parts hold (not stored: counted).
+	// Offset is how many bytes the parts hold (not stored: counted; Size
+	// once finished).
 	Offset int64 `json:"-"`
+	// Image, once the upload was stored as an image (Finish), is its
+	// identifier: the parts are gone, and the info stays until Expires
+	// so that a client that lost the answer learns it.
+	Image string `json:"image,omitempty"`
 }
 
 // Resumable stores resumable uploads in a bucket.
@@ -117,6 +122,10 @@ func (r *Resumable) Info(ctx context.Context, id string) (UploadInfo, error) {
 	if err := json.Unmarshal(data, &info); err != nil {
 		return UploadInfo{}, fmt.Errorf("storage: upload %s: bad info: %w", id, err)
 	}
+	if info.Image != "" {
+		info.Offset = info.Size
+		return info, nil
+	}
 	parts, err := r.parts(ctx, id)
 	if err != nil {
 		return UploadInfo{}, err
@@ -125,6 +134,16 @@ func (r *Resumable) Info(ctx context.Context, id string) (UploadInfo, error) {
 		info.Offset += p.Size
 	}
 	return info, nil
+}
+
+// Finish records that upload info was stored as the image id: its parts
+// are deleted and its info, naming the image, is kept until until.
+func (r *Resumable) Finish(ctx context.Context, info UploadInfo, image string, until time.Time) error {
+	if err := r.blobs.DeletePrefix(ctx, partPrefix(info.ID)); err != nil {
+		return err
+	}
+	info.Image, info.Expires = image, until
+	return r.putInfo(ctx, info, false)
 }
 
 // parts lists the run of parts of upload id that follow each other from
