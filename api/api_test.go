@@ -419,6 +419,8 @@ func TestMetadata(t *testing.T) {
 	for _, c := range []struct{ body, msg string }{
 		{``, "Missing JSON data"},
 		{`{"a":`, "Invalid JSON data"},
+		// Refused, not stored as U+FFFD: the byte's offset is named.
+		{"{\"name\":\"caf\xe9\"}", "Invalid JSON data: the body is not UTF-8 (an invalid byte at offset 12)"},
 		{`[1,2]`, "Invalid metadata. A JSON object is expected"},
 		{`{"a.b":1}`, "Invalid metadata. Dot characters ('.') are not allowed in metadata keys"},
 		{`{"x":{"a::b":1}}`, "Invalid metadata. '::' is not allowed in metadata keys"},

@@ -142,7 +142,14 @@ type blocklistBody struct {
 	Reason   string  `json:"reason"`
 	// Remove deletes the stored images the new entry matches.
 	Remove bool `json:"remove"`
+	// Force takes a distance over maxSafeDistance.
+	Force bool `json:"force"`
 }
+
+// maxSafeDistance is the largest distance taken without "force": two
+// unrelated pictures' hashes differ in about 32 of 64 bits, so an entry
+// past it blocks a large part of every user's uploads (64: all of them).
+const maxSafeDistance = 32
 
 // defaultBlocklistDistance is a hash entry's distance when the body names
 // none: a resized and recompressed copy is typically within 0-6 bits of
@@ -173,6 +180,10 @@ func (b blocklistBody) entry() (storage.BlocklistEntry, error) {
 		if b.Distance != nil {
 			if *b.Distance < 0 || *b.Distance > 64 {
 				return e, errorf(http.StatusBadRequest, "distance must be an integer from 0 to 64")
+			}
+			if *b.Distance > maxSafeDistance && !b.Force {
+				return e, errorf(http.StatusBadRequest, "distance %d would block most uploads of every user (unrelated "+
+					"pictures differ in about 32 bits); use at most %d, or send \"force\": true", *b.Distance, maxSafeDistance)
 			}
 			e.Distance = *b.Distance
 		}

@@ -170,14 +170,16 @@ func TestBlocklist(t *testing.T) {
 	t.Run("Refusals", func(t *testing.T) {
 		for body, want := range map[string]string{
 			`{}`: `A blocklist entry is {"checksum": "<md5>"} or {"phash": "<16 hex digits>", "distance": 0-64}`,
-			`{"checksum": "` + sum + `", "phash": "` + hash + `"}`:                               `A blocklist entry is {"checksum": "<md5>"} or {"phash": "<16 hex digits>", "distance": 0-64}`,
-			`{"checksum": "` + sum[1:] + `"}`:                                                    "checksum must be an MD5 sum: 32 hex digits",
-			`{"checksum": "x` + sum[1:] + `"}`:                                                   "checksum must be an MD5 sum: 32 hex digits",
-			`{"checksum": "` + md5Hex(nil) + `", "distance": 2}`:                                 "distance applies to a phash entry, not a checksum",
-			`{"phash": "` + hash[1:] + `"}`:                                                      "phash must be a perceptual hash as listings show it: 16 hex digits",
-			`{"phash": "+` + hash[1:] + `"}`:                                                     "phash must be a perceptual hash as listings show it: 16 hex digits",
-			`{"phash": "0000000000000001", "distance": 65}`:                                      "distance must be an integer from 0 to 64",
-			`{"phash": "0000000000000001", "distance": -1}`:                                      "distance must be an integer from 0 to 64",
+			`{"checksum": "` + sum + `", "phash": "` + hash + `"}`: `A blocklist entry is {"checksum": "<md5>"} or {"phash": "<16 hex digits>", "distance": 0-64}`,
+			`{"checksum": "` + sum[1:] + `"}`:                      "checksum must be an MD5 sum: 32 hex digits",
+			`{"checksum": "x` + sum[1:] + `"}`:                     "checksum must be an MD5 sum: 32 hex digits",
+			`{"checksum": "` + md5Hex(nil) + `", "distance": 2}`:   "distance applies to a phash entry, not a checksum",
+			`{"phash": "` + hash[1:] + `"}`:                        "phash must be a perceptual hash as listings show it: 16 hex digits",
+			`{"phash": "+` + hash[1:] + `"}`:                       "phash must be a perceptual hash as listings show it: 16 hex digits",
+			`{"phash": "0000000000000001", "distance": 65}`:        "distance must be an integer from 0 to 64",
+			`{"phash": "0000000000000001", "distance": -1}`:        "distance must be an integer from 0 to 64",
+			`{"phash": "0000000000000001", "distance": 64}`: "distance 64 would block most uploads of every user (unrelated " +
+				`pictures differ in about 32 bits); use at most 32, or send "force": true`,
 			`{"checksum": "` + md5Hex(nil) + `", "reason": "` + strings.Repeat("r", 1025) + `"}`: "A blocklist entry's reason is at most 1024 bytes",
 		} {
 			r := e.admin(http.MethodPost, "/blocklist", body)

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Cache-Control values: none for private or changing answers, revalidated
@@ -222,6 +223,11 @@ func (c *call) readJSON(limit int64, v any) error {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return errorf(http.StatusBadRequest, "Missing JSON data")
 	}
+	// Why refuse rather than decode: encoding/json turns each invalid byte
+	// into U+FFFD, and the stored document would differ from the one sent.
+	if at := invalidUTF8(data); at >= 0 {
+		return errorf(http.StatusBadRequest, "Invalid JSON data: the body is not UTF-8 (an invalid byte at offset %d)", at)
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if err := dec.Decode(v); err != nil {
@@ -231,6 +237,19 @@ func (c *call) readJSON(limit int64, v any) error {
 		return errorf(http.StatusBadRequest, "Invalid JSON data")
 	}
 	return nil
+}
+
+// invalidUTF8 is the offset of the first byte of data that is not valid
+// UTF-8, or -1.
+func invalidUTF8(data []byte) int {
+	for i := 0; i < len(data); {
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return -1
 }
 
 // readBody reads the request body up to limit bytes (413 above).
