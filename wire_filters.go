@@ -193,6 +193,8 @@ type filterAdmin struct {
 	// wait bounds how long POST /filters/reload waits for the filters it
 	// loads: filters.compileTimeout.
 	wait time.Duration
+	// maxModule is filters.maxModuleBytes.
+	maxModule int64
 }
 
 func (a filterAdmin) Filters() []api.FilterStatus { return filterStatuses(a.h.Current().Status()) }
@@ -214,6 +216,9 @@ func (a filterAdmin) CheckFilter(ctx context.Context, name string, manifest, was
 	}
 	return version, m.Kind, nil
 }
+
+// MaxModuleBytes is filters.maxModuleBytes.
+func (a filterAdmin) MaxModuleBytes() int64 { return a.maxModule }
 
 // SyncFilters wakes the sync worker.
 func (a filterAdmin) SyncFilters() {

@@ -144,7 +144,9 @@ func (s *filterSync) bundle(ctx context.Context, name, version string) (filters.
 	if err != nil {
 		return filters.Bundle{}, fmt.Errorf("filter %s version %s: %w", name, version, err)
 	}
-	m, w, err := api.ReadFilterBundle(bytes.NewReader(data))
+	// A stored bundle is the tar PUT wrote, after its checks: bounded by
+	// what a PUT takes.
+	m, w, err := api.ReadFilterBundle(bytes.NewReader(data), api.DefaultBundleLimits(api.MaxFilterBundleBytes))
 	if err != nil {
 		return filters.Bundle{}, fmt.Errorf("filter %s version %s: %w", name, version, err)
 	}

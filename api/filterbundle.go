@@ -45,10 +45,57 @@ func FilterBundleTar(manifest, wasm []byte) []byte {
 	return buf.Bytes()
 }
 
+// BundleLimits bound what reading a filter bundle may unpack, each
+// checked before anything is allocated at that size: a 1 MB gzip of a
+// GiB of zeros is refused after reading Total bytes at most.
+type BundleLimits struct {
+	// Module bounds filter.wasm (filters.maxModuleBytes), Manifest
+	// filter.json, Total every byte the tar unpacks to (skipped entries
+	// included).
+	Module, Manifest, Total int64
+}
+
+// MaxManifestBytes bounds a bundle's filter.json.
+const MaxManifestBytes = 1 << 20
+
+// DefaultBundleLimits are the limits for a module bound of maxModule.
+func DefaultBundleLimits(maxModule int64) BundleLimits {
+	return BundleLimits{Module: maxModule, Manifest: MaxManifestBytes, Total: maxModule + MaxManifestBytes + 1<<20}
+}
+
+// errBundleTotal is the error of a bundle that unpacks past its Total.
+type errBundleTotal struct{ limit int64 }
+
+func (e errBundleTotal) Error() string {
+	return fmt.Sprintf("it unpacks to more than %d bytes (filters.maxModuleBytes and 2 MiB for the rest)", e.limit)
+}
+
+// cappedReader fails once more than n bytes were read from r.
+type cappedReader struct {
+	r     io.Reader
+	n     int64
+	limit int64
+}
+
+func (c *cappedReader) Read(p []byte) (int, error) {
+	if c.n > c.limit {
+		return 0, errBundleTotal{c.limit}
+	}
+	if int64(len(p)) > c.limit-c.n+1 {
+		p = p[:c.limit-c.n+1]
+	}
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	if c.n > c.limit {
+		return n, errBundleTotal{c.limit}
+	}
+	return n, err
+}
+
 // ReadFilterBundle reads a filter's filter.json and filter.wasm from a tar
-// (gzip-compressed or not). The files may sit in one folder of the tar
-// (duotone/filter.json); other files are skipped.
-func ReadFilterBundle(r io.Reader) (manifest, wasm []byte, err error) {
+// (gzip-compressed or not) within lim. The files may sit in one folder of
+// the tar (duotone/filter.json); other files are skipped.
+func ReadFilterBundle(r io.Reader, lim BundleLimits) (manifest, wasm []byte, err error) {
 	br := bufio.NewReader(r)
 	if magic, _ := br.Peek(2); len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		zr, err := gzip.NewReader(br)
@@ -60,11 +107,15 @@ func ReadFilterBundle(r io.Reader) (manifest, wasm []byte, err error) {
 	} else {
 		r = br
 	}
-	tr := tar.NewReader(r)
+	tr := tar.NewReader(&cappedReader{r: r, limit: lim.Total})
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
 			break
+		}
+		var total errBundleTotal
+		if errors.As(err, &total) {
+			return nil, nil, total
 		}
 		if err != nil {
 			return nil, nil, fmt.Errorf("tar: %w", err)
@@ -73,9 +124,10 @@ func ReadFilterBundle(r io.Reader) (manifest, wasm []byte, err error) {
 			continue
 		}
 		var dst *[]byte
+		limit, setting := lim.Module, "filters.maxModuleBytes"
 		switch path.Base(h.Name) {
 		case bundleManifest:
-			dst = &manifest
+			dst, limit, setting = &manifest, lim.Manifest, "the manifest's limit"
 		case bundleModule:
 			dst = &wasm
 		default:
@@ -84,7 +136,13 @@ func ReadFilterBundle(r io.Reader) (manifest, wasm []byte, err error) {
 		if *dst != nil {
 			return nil, nil, fmt.Errorf("tar: %s appears twice", path.Base(h.Name))
 		}
-		if *dst, err = io.ReadAll(tr); err != nil {
+		if h.Size > limit {
+			return nil, nil, fmt.Errorf("%s is %d bytes, over %s of %d bytes", path.Base(h.Name), h.Size, setting, limit)
+		}
+		if *dst, err = io.ReadAll(io.LimitReader(tr, h.Size)); err != nil {
+			if errors.As(err, &total) {
+				return nil, nil, total
+			}
 			return nil, nil, fmt.Errorf("tar: %w", err)
 		}
 	}
@@ -106,8 +164,8 @@ func checkBundle(manifest, wasm []byte) error {
 // readFilterBody reads the bundle of PUT /filters/<name>: a tar (any
 // type but multipart, gzip-compressed or not), or multipart/form-data
 // with the parts manifest (or filter.json) and module (or filter.wasm).
-func (c *call) readFilterBody() (manifest, wasm []byte, err error) {
-	data, err := readBody(c, MaxFilterBundleBytes)
+func (c *call) readFilterBody(lim BundleLimits) (manifest, wasm []byte, err error) {
+	data, err := readBody(c, min(MaxFilterBundleBytes, lim.Total))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -116,7 +174,7 @@ func (c *call) readFilterBody() (manifest, wasm []byte, err error) {
 	}
 	mt, params, _ := mime.ParseMediaType(c.r.Header.Get("Content-Type"))
 	if mt != "multipart/form-data" {
-		m, w, err := ReadFilterBundle(bytes.NewReader(data))
+		m, w, err := ReadFilterBundle(bytes.NewReader(data), lim)
 		if err != nil {
 			return nil, nil, bad(err)
 		}
@@ -132,16 +190,20 @@ func (c *call) readFilterBody() (manifest, wasm []byte, err error) {
 			return nil, nil, bad(fmt.Errorf("multipart: %w", err))
 		}
 		var dst *[]byte
+		limit := lim.Module
 		switch p.FormName() {
 		case "manifest", bundleManifest:
-			dst = &manifest
+			dst, limit = &manifest, lim.Manifest
 		case "module", bundleModule:
 			dst = &wasm
 		default:
 			continue
 		}
-		if *dst, err = io.ReadAll(p); err != nil {
+		if *dst, err = io.ReadAll(io.LimitReader(p, limit+1)); err != nil {
 			return nil, nil, bad(fmt.Errorf("multipart: %w", err))
+		}
+		if int64(len(*dst)) > limit {
+			return nil, nil, bad(fmt.Errorf("the part %s is over its limit of %d bytes", p.FormName(), limit))
 		}
 	}
 	if err := checkBundle(manifest, wasm); err != nil {

@@ -28,6 +28,9 @@ type FilterDeployer interface {
 	// SyncFilters tells this instance to load the active set now rather
 	// than at its next poll.
 	SyncFilters()
+	// MaxModuleBytes is the largest filter.wasm it loads
+	// (filters.maxModuleBytes): a bundle is unpacked within it.
+	MaxModuleBytes() int64
 }
 
 // filterDeployStore keeps the versions, the active set and the instances'
@@ -73,7 +76,7 @@ func (s *Server) putFilter(c *call) error {
 	default:
 		return errorf(http.StatusBadRequest, "activate: want true or false")
 	}
-	manifest, wasm, err := c.readFilterBody()
+	manifest, wasm, err := c.readFilterBody(DefaultBundleLimits(d.MaxModuleBytes()))
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"mime/multipart"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -40,6 +41,9 @@ func (h *standInHost) CheckFilter(_ context.Context, name string, manifest, wasm
 }
 
 func (h *standInHost) SyncFilters() { h.syncs.Add(1) }
+
+// MaxModuleBytes is 1 MiB, as filters.maxModuleBytes would say.
+func (h *standInHost) MaxModuleBytes() int64 { return 1 << 20 }
 
 func manifestOf(kind, version string) []byte {
 	return []byte(`{"name":"duotone","version":"` + version + `","abi":1,"kind":"` + kind + `"}`)
@@ -225,13 +229,14 @@ func TestReadFilterBundle(t *testing.T) {
 		_ = zw.Close()
 		return out.Bytes()
 	}
+	lim := api.DefaultBundleLimits(1 << 20)
 	good := [][]byte{
 		api.FilterBundleTar([]byte("{}"), []byte("wasm")),
 		gz(api.FilterBundleTar([]byte("{}"), []byte("wasm"))),
 		folder([2]string{"duotone/README.md", "x"}, [2]string{"duotone/filter.json", "{}"}, [2]string{"duotone/filter.wasm", "wasm"}),
 	}
 	for i, b := range good {
-		m, w, err := api.ReadFilterBundle(bytes.NewReader(b))
+		m, w, err := api.ReadFilterBundle(bytes.NewReader(b), lim)
 		if err != nil || string(m) != "{}" || string(w) != "wasm" {
 			t.Errorf("bundle %d: %q %q %v", i, m, w, err)
 		}
@@ -245,11 +250,64 @@ func TestReadFilterBundle(t *testing.T) {
 		"truncated gzip": gz(api.FilterBundleTar([]byte("{}"), []byte("wasm")))[:20],
 	}
 	for name, b := range bad {
-		if _, _, err := api.ReadFilterBundle(bytes.NewReader(b)); err == nil {
+		if _, _, err := api.ReadFilterBundle(bytes.NewReader(b), lim); err == nil {
 			t.Errorf("%s: read without an error", name)
 		}
 	}
 	if !bytes.Equal(api.FilterBundleTar([]byte("{}"), []byte("w")), api.FilterBundleTar([]byte("{}"), []byte("w"))) {
 		t.Error("the same files made two different tars")
+	}
+}
+
+// gzipBomb is a gzip of a tar whose one entry, name, is size zero
+// bytes: about a thousandth of that compressed.
+func gzipBomb(t *testing.T, name string, size int64) []byte {
+	var out bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&out, gzip.BestSpeed)
+	tw := tar.NewWriter(zw)
+	if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: size, Typeflag: tar.TypeReg}); err != nil {
+		t.Fatal(err)
+	}
+	zeros := make([]byte, 1<<20)
+	for n := int64(0); n < size; n += int64(len(zeros)) {
+		if _, err := tw.Write(zeros[:min(int64(len(zeros)), size-n)]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = tw.Close()
+	_ = zw.Close()
+	return out.Bytes()
+}
+
+// TestFilterBundleBombs: a gzip that unpacks to a GiB is refused having
+// allocated a few MiB, whether the GiB is filter.wasm (its declared size
+// is over the module limit) or a file the bundle would skip (the total
+// unpacked passes its bound); and PUT /filters answers 400 naming why.
+func TestFilterBundleBombs(t *testing.T) {
+	lim := api.DefaultBundleLimits(1 << 20)
+	for _, c := range []struct{ name, entry, want string }{
+		{"module", "filter.wasm", "filter.wasm is 1073741824 bytes, over filters.maxModuleBytes of 1048576 bytes"},
+		{"skipped file", "padding.bin", "it unpacks to more than 3145728 bytes"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			bomb := gzipBomb(t, c.entry, 1<<30)
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			_, _, err := api.ReadFilterBundle(bytes.NewReader(bomb), lim)
+			runtime.ReadMemStats(&after)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("%d-byte bomb: %v, want %q", len(bomb), err, c.want)
+			}
+			if grew := after.TotalAlloc - before.TotalAlloc; grew > 50<<20 {
+				t.Fatalf("reading the %d-byte bomb allocated %d bytes", len(bomb), grew)
+			}
+		})
+	}
+	e := newEnvWith(t, testConfig(), func(d *api.Deps) { d.Filters = &standInHost{} })
+	r := e.signed(http.MethodPut, "/filters/duotone", adminKey, adminPriv, gzipBomb(t, "filter.wasm", 1<<30),
+		"Content-Type", "application/gzip")
+	if r.StatusCode != http.StatusBadRequest || !strings.Contains(r.errMessage(t), "over filters.maxModuleBytes") {
+		t.Fatalf("PUT of a bomb: %d %s", r.StatusCode, r.body)
 	}
 }
