@@ -175,3 +175,22 @@ func TestSVGUpload(t *testing.T) {
 		t.Errorf("the loopback server got %d requests", hits.Load())
 	}
 }
+
+// TestConvertSetsTheFormat: t[]=convert:type=webp answers WebP for a
+// PNG asked for without an extension (it used to be ignored), whatever
+// Accept says; an extension in the path still wins.
+func TestConvertSetsTheFormat(t *testing.T) {
+	e := newEnv(t, testConfig())
+	id := e.upload(pngImage(t, 32, 24, 4))
+	for _, c := range []struct{ path, accept, want string }{
+		{"/users/alice/images/" + id + "?t[]=convert:type=webp", "", "image/webp"},
+		{"/users/alice/images/" + id + "?t[]=convert:type=jpg", "image/png", "image/jpeg"},
+		{"/users/alice/images/" + id + ".png?t[]=convert:type=webp", "", "image/png"},
+		{"/users/alice/images/" + id + "?t[]=convert:type=png", "", "image/png"},
+	} {
+		r := e.get(e.tokenURL(c.path, userPriv), "Accept", c.accept)
+		if r.StatusCode != http.StatusOK || r.Header.Get("Content-Type") != c.want {
+			t.Errorf("%s (Accept %q): %d %s, want %s", c.path, c.accept, r.StatusCode, r.Header.Get("Content-Type"), c.want)
+		}
+	}
+}

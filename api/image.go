@@ -43,6 +43,11 @@ func (s *Server) getImage(c *call) error {
 	if err != nil {
 		return err
 	}
+	// t[]=convert:type=webp sets the format, as the interface says; an
+	// extension in the path still wins (README, Transformations).
+	if f := chain.ConvertFormat(); f != "" && c.ext == "" {
+		format, c.negotiated = f, false
+	}
 	return s.serveImage(c, img, chain, format)
 }
 

@@ -33,6 +33,19 @@ func (c *convert) Apply(s *State) error {
 
 func (*convert) streams() {}
 
+// ConvertFormat is the output format the chain's last convert step sets
+// ("" without one): with no extension in the path it decides the
+// answer's format, before content negotiation.
+func (c Chain) ConvertFormat() string {
+	f := ""
+	for _, st := range c.steps {
+		if cv, ok := st.(*convert); ok {
+			f = cv.format
+		}
+	}
+	return f
+}
+
 var (
 	_ Step     = (*convert)(nil)
 	_ streamer = (*convert)(nil)
