@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -14,7 +15,8 @@ import (
 
 const signUsage = `usage:
   vitrine sign [--public KEY] [--private KEY] [--method GET|HEAD|POST|PUT|PATCH|DELETE] [--headers | --query] URL
-GET and HEAD print the URL with its accessToken. POST, PUT, PATCH and DELETE print curl arguments
+GET and HEAD print the URL with its accessToken. POST, PUT, PATCH and DELETE, and HEAD of a
+resumable upload (/users/<user>/uploads/<id>, which is signed like a write), print curl arguments
 (-H ... URL) carrying the signature; --headers prints the headers one per line instead, --query
 the URL with signature and timestamp parameters. Keys default to $VITRINE_PUBLIC_KEY (else the
 user in the URL) and $VITRINE_PRIVATE_KEY (else the key stored under --config/--data).
@@ -51,8 +53,8 @@ func signCommand(ctx context.Context, args []string) error {
 		}
 	}
 	m := strings.ToUpper(*method)
-	switch m {
-	case "GET", "HEAD":
+	switch {
+	case m == "GET" || m == "HEAD" && !resumableUpload(target):
 		if *headers || *query {
 			return errors.New("sign: --headers and --query are for writes; reads carry an accessToken")
 		}
@@ -62,7 +64,7 @@ func signCommand(ctx context.Context, args []string) error {
 		}
 		fmt.Println(u)
 		return nil
-	case "POST", "PUT", "PATCH", "DELETE":
+	case m == "HEAD", m == "POST", m == "PUT", m == "PATCH", m == "DELETE":
 	default:
 		return fmt.Errorf("sign: unsupported method %q", *method)
 	}
@@ -94,6 +96,17 @@ func signCommand(ctx context.Context, args []string) error {
 		fmt.Println(s.URL)
 	}
 	return nil
+}
+
+// resumableUpload reports whether target is a resumable upload's URL
+// (/users/<user>/uploads/<id>), whose every request is signed as a write.
+func resumableUpload(target string) bool {
+	u, err := url.Parse(target)
+	if err != nil {
+		return false
+	}
+	segs := strings.Split(strings.Trim(u.Path, "/"), "/")
+	return len(segs) == 4 && segs[0] == "users" && segs[2] == "uploads"
 }
 
 // storedPrivateKey finds a private key in the configuration file or the

@@ -228,8 +228,9 @@ func (t *signTarget) appendParam(name, value string) string {
 func (t *signTarget) signWrite(method, publicKey, privateKey string, now time.Time) (WriteSignature, error) {
 	switch method {
 	case http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch:
+	case http.MethodHead: // a resumable upload's HEAD is signed as its PATCHes are
 	default:
-		return WriteSignature{}, fmt.Errorf("unsupported method %q: writes are POST, PUT, PATCH or DELETE", method)
+		return WriteSignature{}, fmt.Errorf("unsupported method %q: writes are POST, PUT, PATCH or DELETE (and HEAD of a resumable upload)", method)
 	}
 	ts := now.UTC().Format("2006-01-02T15:04:05Z")
 	return WriteSignature{URL: t.raw, PublicKey: publicKey, Timestamp: ts,

@@ -316,6 +316,38 @@ func TestCLISignAgainstServer(t *testing.T) {
 		t.Fatalf("PUT metadata with --headers: %s", res)
 	}
 
+	// A resumable upload: created with a signed POST, its HEAD signed as
+	// the upload expects (a write's headers, not an accessToken).
+	out = sign(t, nil, "--method", "POST", "--headers", "--private", alicePriv, s.URL+"/users/alice/uploads")
+	h = http.Header{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		k, v, _ := strings.Cut(line, ": ")
+		h.Set(k, v)
+	}
+	h.Set("Tus-Resumable", "1.0.0")
+	h.Set("Upload-Length", "100")
+	res = s.do(t, "POST", s.URL+"/users/alice/uploads", nil, func(r *http.Request) { r.Header = h })
+	upload := res.Header.Get("Location")
+	if res.Status != http.StatusCreated || upload == "" {
+		t.Fatalf("create a resumable upload: %s", res)
+	}
+	if !strings.HasPrefix(upload, "http") {
+		upload = s.URL + upload
+	}
+	out = sign(t, nil, "--method", "HEAD", "--headers", "--private", alicePriv, upload)
+	if strings.Contains(out, "accessToken") {
+		t.Fatalf("a resumable upload's HEAD signed as a read: %s", out)
+	}
+	h = http.Header{"Tus-Resumable": {"1.0.0"}}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		k, v, _ := strings.Cut(line, ": ")
+		h.Set(k, v)
+	}
+	if res := s.do(t, "HEAD", upload, nil, func(r *http.Request) { r.Header = h }); res.Status != http.StatusOK ||
+		res.Header.Get("Upload-Offset") != "0" {
+		t.Fatalf("HEAD signed by vitrine sign: %s", res)
+	}
+
 	// Rotation: the old private key stops working, the new one works.
 	newPriv := printedPrivate(t, mustCLI(t, nil, "keys", "rotate", "alice", "--data", dir))
 	out = sign(t, nil, "--method", "DELETE", "--query", "--private", alicePriv, img)

@@ -228,6 +228,27 @@ func (e RuleUsers0) Valid() bool {
 	}
 }
 
+// Defines values for SinkStatusKind.
+const (
+	Purger   SinkStatusKind = "purger"
+	Topic    SinkStatusKind = "topic"
+	Webhooks SinkStatusKind = "webhooks"
+)
+
+// Valid indicates whether the value is a known member of the SinkStatusKind enum.
+func (e SinkStatusKind) Valid() bool {
+	switch e {
+	case Purger:
+		return true
+	case Topic:
+		return true
+	case Webhooks:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for TransformationKind.
 const (
 	Native TransformationKind = "native"
@@ -673,8 +694,11 @@ type BlocklistRequest struct {
 	// Checksum An MD5 to block (either case).
 	Checksum *string `json:"checksum,omitempty"`
 
-	// Distance With `phash`, how many bits an upload's hash may differ and still be blocked.
+	// Distance With `phash`, how many bits an upload's hash may differ and still be blocked. Over 32 (unrelated pictures differ in about 32 of 64 bits) it is refused unless `force` is true.
 	Distance *int `json:"distance,omitempty"`
+
+	// Force Take a distance over 32
+	Force *bool `json:"force,omitempty"`
 
 	// Phash A perceptual hash to block, as listings show it (`fields[]=phash`).
 	Phash *string `json:"phash,omitempty"`
@@ -757,7 +781,8 @@ type DeployedFilter struct {
 type Erasure struct {
 	// Counts What an erasure removed (so far), per kind: `images`, `imageBytes`, `metadata`,
 	// `properties`, `shortUrls`, `variants`, `variations`, `variationJobs`, `imageCounts`,
-	// `usageCounters`, `webhooks` (subscriptions changed or deleted), `strayBlobs` (blobs of the
+	// `usageCounters`, `webhooks` (subscriptions changed or deleted), `deliveries` and `events` (the
+	// deliveries and outbox events of the user's images and tokens, pending or logged, that went unsent), `strayBlobs` (blobs of the
 	// user that no record named, found in the store).
 	Counts ErasureCounts `json:"counts"`
 
@@ -794,7 +819,8 @@ type ErasureState string
 
 // ErasureCounts What an erasure removed (so far), per kind: `images`, `imageBytes`, `metadata`,
 // `properties`, `shortUrls`, `variants`, `variations`, `variationJobs`, `imageCounts`,
-// `usageCounters`, `webhooks` (subscriptions changed or deleted), `strayBlobs` (blobs of the
+// `usageCounters`, `webhooks` (subscriptions changed or deleted), `deliveries` and `events` (the
+// deliveries and outbox events of the user's images and tokens, pending or logged, that went unsent), `strayBlobs` (blobs of the
 // user that no record named, found in the store).
 type ErasureCounts map[string]int
 
@@ -802,7 +828,8 @@ type ErasureCounts map[string]int
 type ErasureReceipt struct {
 	// Counts What an erasure removed (so far), per kind: `images`, `imageBytes`, `metadata`,
 	// `properties`, `shortUrls`, `variants`, `variations`, `variationJobs`, `imageCounts`,
-	// `usageCounters`, `webhooks` (subscriptions changed or deleted), `strayBlobs` (blobs of the
+	// `usageCounters`, `webhooks` (subscriptions changed or deleted), `deliveries` and `events` (the
+	// deliveries and outbox events of the user's images and tokens, pending or logged, that went unsent), `strayBlobs` (blobs of the
 	// user that no record named, found in the store).
 	Counts ErasureCounts `json:"counts"`
 
@@ -1207,6 +1234,36 @@ type ShortURL struct {
 	User string `json:"user"`
 }
 
+// SinkStatus defines model for SinkStatus.
+type SinkStatus struct {
+	// Failed Deliveries given up on that the log still keeps.
+	Failed int `json:"failed"`
+
+	// Failing Subscriptions marked failing (webhooks only).
+	Failing *int `json:"failing,omitempty"`
+
+	// FailingSince An HTTP date in GMT.
+	FailingSince *HTTPDate      `json:"failingSince,omitempty"`
+	Kind         SinkStatusKind `json:"kind"`
+
+	// LagSeconds How long the oldest pending delivery has waited.
+	LagSeconds float32 `json:"lagSeconds"`
+	LastError  *string `json:"lastError,omitempty"`
+
+	// LastResponse The first bytes of the last failed answer.
+	LastResponse *string `json:"lastResponse,omitempty"`
+	LastStatus   *int    `json:"lastStatus,omitempty"`
+
+	// Pending Deliveries waiting for the sink.
+	Pending int `json:"pending"`
+
+	// Sink topic:<URL without secrets>, cdn:<purger>, or webhooks
+	Sink string `json:"sink"`
+}
+
+// SinkStatusKind defines model for SinkStatus.Kind.
+type SinkStatusKind string
+
 // Transformation defines model for Transformation.
 type Transformation struct {
 	Description *string            `json:"description,omitempty"`
@@ -1525,8 +1582,11 @@ type Status struct {
 	Database bool `json:"database"`
 
 	// Date An HTTP date in GMT.
-	Date    HTTPDate `json:"date"`
-	Storage bool     `json:"storage"`
+	Date HTTPDate `json:"date"`
+
+	// Sinks Where events are on, each sink of the events outbox (every topic, every CDN purger, and the webhook subscriptions together) with its backlog and, while its attempts fail, since when and why.
+	Sinks   *[]SinkStatus `json:"sinks,omitempty"`
+	Storage bool          `json:"storage"`
 
 	// Timestamp An HTTP date in GMT.
 	Timestamp HTTPDate `json:"timestamp"`
@@ -4016,7 +4076,10 @@ type ClientInterface interface {
 	// like a write (the signature covers `HEAD` and this URL) or with the upload token the upload
 	// was created with. Resource `uploads.head`. 404 with service error code 143 for an upload
 	// that does not exist (or is another user's, or another token's), 410 with 144 for an
-	// expired one.
+	// expired one. An upload stored as an image names it (`X-Service-ImageIdentifier`) for
+	// `uploads.finishedTTL` (1h), so a client that lost the last answer learns it; one whose
+	// every byte arrived but whose storing failed with a 5xx (its parts kept) is stored now: 201
+	// (200 for an image the user already had) naming the image, nothing sent again.
 	//
 	// Corresponds with HEAD /users/{user}/uploads/{upload} (the `ResumableUploadOffset` operationId).
 	ResumableUploadOffset(ctx context.Context, user User, upload Upload, params *ResumableUploadOffsetParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -4038,8 +4101,10 @@ type ClientInterface interface {
 	// image (size and format checks, the upload token's policy, quotas, blocklist, listeners,
 	// analysis, variations, deduplication, events): the answer is 201 (200 for an image the user
 	// already had) with `X-Service-ImageIdentifier` and the image's JSON; a refusal (not an
-	// image, too large, over quota, ...) is the 4xx a POST would get, and the upload is deleted
-	// either way. Resource `uploads.patch`. Refusals: 409 with service error code 140 for an
+	// image, too large, over quota, ...) is the 4xx a POST would get, and the upload is deleted.
+	// A failure a retry may mend (503: a store that did not answer) keeps the upload as it is: a
+	// HEAD, or a PATCH of no bytes at the upload's length, stores it then, and after it names the
+	// image for `uploads.finishedTTL`. Resource `uploads.patch`. Refusals: 409 with service error code 140 for an
 	// `Upload-Offset` that is not the upload's offset, 413 with 142 for a body past
 	// `Upload-Length`, 409 with 145 when another request wrote those bytes first, 404 with 143 and
 	// 410 with 144 as for `HEAD`, 400 with 146 for a missing `Upload-Offset` or a Content-Type
@@ -5699,7 +5764,10 @@ func (c *Client) TerminateResumableUpload(ctx context.Context, user User, upload
 // like a write (the signature covers `HEAD` and this URL) or with the upload token the upload
 // was created with. Resource `uploads.head`. 404 with service error code 143 for an upload
 // that does not exist (or is another user's, or another token's), 410 with 144 for an
-// expired one.
+// expired one. An upload stored as an image names it (`X-Service-ImageIdentifier`) for
+// `uploads.finishedTTL` (1h), so a client that lost the last answer learns it; one whose
+// every byte arrived but whose storing failed with a 5xx (its parts kept) is stored now: 201
+// (200 for an image the user already had) naming the image, nothing sent again.
 //
 // Corresponds with HEAD /users/{user}/uploads/{upload} (the `ResumableUploadOffset` operationId).
 func (c *Client) ResumableUploadOffset(ctx context.Context, user User, upload Upload, params *ResumableUploadOffsetParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -5741,8 +5809,10 @@ func (c *Client) DiscoverResumableUpload(ctx context.Context, user User, upload 
 // image (size and format checks, the upload token's policy, quotas, blocklist, listeners,
 // analysis, variations, deduplication, events): the answer is 201 (200 for an image the user
 // already had) with `X-Service-ImageIdentifier` and the image's JSON; a refusal (not an
-// image, too large, over quota, ...) is the 4xx a POST would get, and the upload is deleted
-// either way. Resource `uploads.patch`. Refusals: 409 with service error code 140 for an
+// image, too large, over quota, ...) is the 4xx a POST would get, and the upload is deleted.
+// A failure a retry may mend (503: a store that did not answer) keeps the upload as it is: a
+// HEAD, or a PATCH of no bytes at the upload's length, stores it then, and after it names the
+// image for `uploads.finishedTTL`. Resource `uploads.patch`. Refusals: 409 with service error code 140 for an
 // `Upload-Offset` that is not the upload's offset, 413 with 142 for a body past
 // `Upload-Length`, 409 with 145 when another request wrote those bytes first, 404 with 143 and
 // 410 with 144 as for `HEAD`, 400 with 146 for a missing `Upload-Offset` or a Content-Type
@@ -13868,7 +13938,10 @@ type ClientWithResponsesInterface interface {
 	// like a write (the signature covers `HEAD` and this URL) or with the upload token the upload
 	// was created with. Resource `uploads.head`. 404 with service error code 143 for an upload
 	// that does not exist (or is another user's, or another token's), 410 with 144 for an
-	// expired one.
+	// expired one. An upload stored as an image names it (`X-Service-ImageIdentifier`) for
+	// `uploads.finishedTTL` (1h), so a client that lost the last answer learns it; one whose
+	// every byte arrived but whose storing failed with a 5xx (its parts kept) is stored now: 201
+	// (200 for an image the user already had) naming the image, nothing sent again.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -13894,8 +13967,10 @@ type ClientWithResponsesInterface interface {
 	// image (size and format checks, the upload token's policy, quotas, blocklist, listeners,
 	// analysis, variations, deduplication, events): the answer is 201 (200 for an image the user
 	// already had) with `X-Service-ImageIdentifier` and the image's JSON; a refusal (not an
-	// image, too large, over quota, ...) is the 4xx a POST would get, and the upload is deleted
-	// either way. Resource `uploads.patch`. Refusals: 409 with service error code 140 for an
+	// image, too large, over quota, ...) is the 4xx a POST would get, and the upload is deleted.
+	// A failure a retry may mend (503: a store that did not answer) keeps the upload as it is: a
+	// HEAD, or a PATCH of no bytes at the upload's length, stores it then, and after it names the
+	// image for `uploads.finishedTTL`. Resource `uploads.patch`. Refusals: 409 with service error code 140 for an
 	// `Upload-Offset` that is not the upload's offset, 413 with 142 for a body past
 	// `Upload-Length`, 409 with 145 when another request wrote those bytes first, 404 with 143 and
 	// 410 with 144 as for `HEAD`, 400 with 146 for a missing `Upload-Offset` or a Content-Type
@@ -21058,11 +21133,20 @@ func (r TerminateResumableUploadResponse) ContentType() string {
 
 // ResumableUploadOffsetResponse200Headers the declared response headers of an HTTP 200 response for ResumableUploadOffset
 type ResumableUploadOffsetResponse200Headers struct {
-	CacheControl  *string
-	TusResumable  *string
-	UploadExpires *HTTPDate
-	UploadLength  *int
-	UploadOffset  *int
+	CacheControl            *string
+	TusResumable            *string
+	UploadExpires           *HTTPDate
+	UploadLength            *int
+	UploadOffset            *int
+	XServiceImageIdentifier *string
+}
+
+// ResumableUploadOffsetResponse201Headers the declared response headers of an HTTP 201 response for ResumableUploadOffset
+type ResumableUploadOffsetResponse201Headers struct {
+	TusResumable            *string
+	UploadLength            *int
+	UploadOffset            *int
+	XServiceImageIdentifier *string
 }
 
 // ResumableUploadOffsetResponse404Headers the declared response headers of an HTTP 404 response for ResumableUploadOffset
@@ -21099,6 +21183,8 @@ type ResumableUploadOffsetResponse struct {
 	JSONDefault *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ResumableUploadOffsetResponse200Headers
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *ResumableUploadOffsetResponse201Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *ResumableUploadOffsetResponse404Headers
 	// Headers410 the parsed response headers for an HTTP 410 response
@@ -23752,7 +23838,10 @@ func (c *ClientWithResponses) TerminateResumableUploadWithResponse(ctx context.C
 // like a write (the signature covers `HEAD` and this URL) or with the upload token the upload
 // was created with. Resource `uploads.head`. 404 with service error code 143 for an upload
 // that does not exist (or is another user's, or another token's), 410 with 144 for an
-// expired one.
+// expired one. An upload stored as an image names it (`X-Service-ImageIdentifier`) for
+// `uploads.finishedTTL` (1h), so a client that lost the last answer learns it; one whose
+// every byte arrived but whose storing failed with a 5xx (its parts kept) is stored now: 201
+// (200 for an image the user already had) naming the image, nothing sent again.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -23790,8 +23879,10 @@ func (c *ClientWithResponses) DiscoverResumableUploadWithResponse(ctx context.Co
 // image (size and format checks, the upload token's policy, quotas, blocklist, listeners,
 // analysis, variations, deduplication, events): the answer is 201 (200 for an image the user
 // already had) with `X-Service-ImageIdentifier` and the image's JSON; a refusal (not an
-// image, too large, over quota, ...) is the 4xx a POST would get, and the upload is deleted
-// either way. Resource `uploads.patch`. Refusals: 409 with service error code 140 for an
+// image, too large, over quota, ...) is the 4xx a POST would get, and the upload is deleted.
+// A failure a retry may mend (503: a store that did not answer) keeps the upload as it is: a
+// HEAD, or a PATCH of no bytes at the upload's length, stores it then, and after it names the
+// image for `uploads.finishedTTL`. Resource `uploads.patch`. Refusals: 409 with service error code 140 for an
 // `Upload-Offset` that is not the upload's offset, 413 with 142 for a body past
 // `Upload-Length`, 409 with 145 when another request wrote those bytes first, 404 with 143 and
 // 410 with 144 as for `HEAD`, 400 with 146 for a missing `Upload-Offset` or a Content-Type
@@ -35909,6 +36000,9 @@ func ParseResumableUploadOffsetResponse(rsp *http.Response) (*ResumableUploadOff
 	case rsp.StatusCode == 200:
 		break // No content-type
 
+	case rsp.StatusCode == 201:
+		break // No content-type
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
 		var dest NotFound
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -35970,7 +36064,45 @@ func ParseResumableUploadOffsetResponse(rsp *http.Response) (*ResumableUploadOff
 			}
 			headers.UploadOffset = &value
 		}
+		if values := rsp.Header.Values("X-Service-ImageIdentifier"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-ImageIdentifier", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceImageIdentifier = &value
+		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 201:
+		var headers ResumableUploadOffsetResponse201Headers
+		if values := rsp.Header.Values("Tus-Resumable"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Tus-Resumable", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.TusResumable = &value
+		}
+		if values := rsp.Header.Values("Upload-Length"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Upload-Length", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.UploadLength = &value
+		}
+		if values := rsp.Header.Values("Upload-Offset"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Upload-Offset", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.UploadOffset = &value
+		}
+		if values := rsp.Header.Values("X-Service-ImageIdentifier"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-ImageIdentifier", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceImageIdentifier = &value
+		}
+		response.Headers201 = &headers
 	case rsp.StatusCode == 404:
 		var headers ResumableUploadOffsetResponse404Headers
 		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
