@@ -249,7 +249,7 @@ func accessMatrix(t *testing.T, dsn string) {
 			checked++
 		}
 	}
-	t.Logf("%d routes and methods, %d calls", len(cases), checked)
+	t.Logf("%d routes and methods, %d calls: %s", len(cases), checked, strings.Join(cases, ", "))
 }
 
 // implied is the answer the rules imply: whether k holds resource on a

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"slices"
@@ -87,6 +88,37 @@ type eventReceiver struct {
 
 	mu  sync.Mutex
 	srv *http.Server
+	// lags are each taken delivery's event time and its arrival minus
+	// that time.
+	lags []eventLag
+}
+
+type eventLag struct {
+	at  time.Time
+	lag time.Duration
+}
+
+// lagsSince returns, sorted, the lags of the deliveries of events made
+// at or after since.
+func (r *eventReceiver) lagsSince(since time.Time) []time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []time.Duration
+	for _, l := range r.lags {
+		if !l.at.Before(since) {
+			out = append(out, l.lag)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// quantile is the q-quantile of sorted (0 when empty).
+func quantile(sorted []time.Duration, q float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	return sorted[min(len(sorted)-1, int(q*float64(len(sorted))))]
 }
 
 func startEventReceiver(t *testing.T) *eventReceiver {
@@ -129,7 +161,10 @@ func (r *eventReceiver) serve(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "bad signature", http.StatusUnauthorized)
 		return
 	}
-	var ev struct{ ID, Type, Subject string }
+	var ev struct {
+		ID, Type, Subject string
+		Time              time.Time
+	}
 	if err := json.Unmarshal(body, &ev); err != nil || ev.ID != req.Header.Get("webhook-id") {
 		r.bad.Add(1)
 		http.Error(w, "bad event", http.StatusBadRequest)
@@ -140,6 +175,9 @@ func (r *eventReceiver) serve(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	r.got.add(ev.Subject, ev.Type, ev.ID)
+	r.mu.Lock()
+	r.lags = append(r.lags, eventLag{ev.Time, time.Since(ev.Time)})
+	r.mu.Unlock()
 	w.WriteHeader(http.StatusNoContent)
 }
 
@@ -230,6 +268,14 @@ func TestEventsEveryConsumer(t *testing.T) {
 	// own subscriptions do not), so that a step can cut them.
 	natsProxy, rabbitProxy := proxyEnv(t, "NATS_SERVER_URL"), proxyEnv(t, "RABBIT_SERVER_URL")
 	hooks := startEventReceiver(t)
+	// A CDN purger of the generic kind (POST {"tags": [...]}): a sink of
+	// its own beside the webhook and the buses.
+	var purges atomic.Int64
+	purger := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		purges.Add(1)
+	}))
+	t.Cleanup(purger.Close)
 	user := uniqueName("ev")
 	k := key{Public: user, Private: "private-" + user}
 	admin := key{Public: "admin-" + user, Private: "admin-private-" + user}
@@ -246,6 +292,8 @@ webhooks:
   retryMax: 8s
 outbound:
   allow: [127.0.0.1]
+cdn:
+  purgers: [{type: http, url: %q}]
 accessControl:
   keys:
     - publicKey: %s
@@ -254,7 +302,7 @@ accessControl:
     - publicKey: %s
       privateKey: %s
       rules: [{users: ["*"], group: all}]
-`, dsn, "file://"+t.TempDir(), topicsYAML, k.Public, k.Private, user, admin.Public, admin.Private)
+`, dsn, "file://"+t.TempDir(), topicsYAML, purger.URL+"/purge", k.Public, k.Private, user, admin.Public, admin.Private)
 
 	a := startServer(t, cfg)
 	// Instances started inside a step live until the whole test ends.
@@ -365,6 +413,7 @@ accessControl:
 			cutFor = d
 		}
 		before := hooks.got.arrived.Load()
+		purgesBefore := purges.Load()
 		natsProxy.Set(faultproxy.Refuse)
 		rabbitProxy.Set(faultproxy.Stall)
 		cut := time.Now()
@@ -382,6 +431,15 @@ accessControl:
 		waitUntil(t, "the webhook receiving every change made while the brokers are cut", func() bool {
 			return hooks.got.arrived.Load() >= before+int64(made)
 		})
+		// Every change but a short URL's creation purges something: at least
+		// half of them reach the purger while the brokers are still cut.
+		waitUntil(t, "the purger receiving purges while the brokers are cut", func() bool {
+			return purges.Load()-purgesBefore >= int64(made/2)
+		})
+		lags := hooks.lagsSince(cut)
+		t.Logf("changes made while cut: %d webhook deliveries, lag p50 %s, p99 %s, max %s; %d purges", len(lags),
+			quantile(lags, .5).Round(time.Millisecond), quantile(lags, .99).Round(time.Millisecond),
+			quantile(lags, 1).Round(time.Millisecond), purges.Load()-purgesBefore)
 		if time.Since(cut) > cutFor {
 			t.Logf("the webhook got the %d changes in %s, past the cut's %s", made, time.Since(cut), cutFor)
 		}

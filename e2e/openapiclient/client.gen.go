@@ -697,7 +697,7 @@ type BlocklistRequest struct {
 	// Distance With `phash`, how many bits an upload's hash may differ and still be blocked. Over 32 (unrelated pictures differ in about 32 of 64 bits) it is refused unless `force` is true.
 	Distance *int `json:"distance,omitempty"`
 
-	// Force Take a distance over 32
+	// Force Take a distance over 32, which blocks most uploads of every user.
 	Force *bool `json:"force,omitempty"`
 
 	// Phash A perceptual hash to block, as listings show it (`fields[]=phash`).
