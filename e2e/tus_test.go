@@ -226,12 +226,12 @@ func checkSameAsPost(t *testing.T, s *server, id string, data []byte) {
 	}
 }
 
-// filesUnder lists the regular files under dir.
-func filesUnder(t *testing.T, dir string) []string {
+// partsUnder lists the resumable upload parts (files under a part/ folder) under dir.
+func partsUnder(t *testing.T, dir string) []string {
 	t.Helper()
 	var files []string
 	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
+		if err == nil && !d.IsDir() && strings.Contains(filepath.ToSlash(p), "/part/") {
 			files = append(files, p)
 		}
 		return nil
@@ -259,7 +259,9 @@ func checkClean(t *testing.T, s *server, staging string) {
 	if out, errOut, err := runCLI(t, nil, "fsck", "--config", s.Config, "--data", s.DataDir, "--grace", "0s"); err != nil {
 		t.Fatalf("fsck: %v\n%s\n%s", err, out, errOut)
 	}
-	if files := filesUnder(t, staging); len(files) != 0 {
+	// The finished upload's info stays (it names the image for
+	// uploads.finishedTTL); its parts are gone.
+	if files := partsUnder(t, staging); len(files) != 0 {
 		t.Fatalf("the staging folder still holds %v", files)
 	}
 }
@@ -335,7 +337,7 @@ limits:
 		"fsck", "--config", b.Config, "--data", b.DataDir, "--grace", "0s"); err != nil {
 		t.Fatalf("fsck: %v\n%s\n%s", err, out, errOut)
 	}
-	if files := filesUnder(t, filepath.Join(gw.root, gw.bucket, "uploads")); len(files) != 0 {
+	if files := partsUnder(t, filepath.Join(gw.root, gw.bucket, "uploads")); len(files) != 0 {
 		t.Fatalf("the bucket still holds %v", files)
 	}
 }
