@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"image/color"
+	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -57,6 +58,16 @@ func TestEventsSurviveBrokerOutage(t *testing.T) {
 				st := waitSink(t, base, "topic:", func(s api.SinkStatus) bool { return s.Pending > 0 && s.LastError != "" })
 				if st.FailingSince == "" || !strings.Contains(st.LastError, "connect to") {
 					t.Errorf("status of the topic %+v", st)
+				}
+				// Without a key, /status shows the backlog but not the errors.
+				if res, err := http.Get(base + "/status"); err != nil {
+					t.Fatal(err)
+				} else {
+					body, _ := io.ReadAll(res.Body)
+					res.Body.Close()
+					if strings.Contains(string(body), "connect to") || !strings.Contains(string(body), st.Sink) {
+						t.Errorf("/status without a key: %s", body)
+					}
 				}
 				m := string(read(t, base+"/metrics"))
 				if !strings.Contains(m, `vitrine_events_sink_failing{kind="topic",sink="`+st.Sink+`"} 1`) ||
@@ -140,6 +151,8 @@ func waitSink(t *testing.T, base, prefix string, cond func(api.SinkStatus) bool)
 	var last api.SinkStatus
 	waitFor(t, "the sink "+prefix+" in /status", func() bool {
 		var st api.Status
+		// read sends an access token: the last errors are shown to a key
+		// only.
 		if err := json.Unmarshal(read(t, base+"/status"), &st); err != nil {
 			t.Fatal(err)
 		}

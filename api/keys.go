@@ -85,6 +85,9 @@ func (s *Server) createKey(c *call, k storage.Key, access any) error {
 	if err != nil {
 		return err
 	}
+	if err := s.grantsWithin(c, rules); err != nil {
+		return err
+	}
 	added, err := s.keys.CreateKey(c.ctx(), k, rules)
 	if errors.Is(err, storage.ErrExist) {
 		return errorf(http.StatusConflict, "Public key %s exists already; PUT without access changes its private key", k.PublicKey)
@@ -291,6 +294,9 @@ func (s *Server) postRules(c *call) error {
 	if err != nil {
 		return err
 	}
+	if err := s.grantsWithin(c, rules); err != nil {
+		return err
+	}
 	added, err := s.rules.AddRules(c.ctx(), pk, rules)
 	if err != nil {
 		return err
@@ -300,6 +306,18 @@ func (s *Server) postRules(c *call) error {
 		views[i] = ruleView(r, nil)
 	}
 	return c.writeJSON(views, out{})
+}
+
+// grantsWithin refuses rules for users beyond those the acting key's own
+// rules grant the call's resource on: a key limited to alice cannot give
+// a key (itself included) a rule on bob or on "*".
+func (s *Server) grantsWithin(c *call, rules []storage.Rule) error {
+	for _, r := range rules {
+		if err := s.ownedBy(c, "the rule would be for", r.Users); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // parseRules validates one rule object or an array of them, as POST

@@ -42,6 +42,13 @@ func (s *Server) getStatus(c *call) error {
 	// answers, and a load balancer must not take the instance out for it.
 	if s.sinks != nil && dbOK {
 		if sinks, err := s.sinks.Sinks(c.ctx()); err == nil {
+			// /status is public: the last errors and answers (addresses,
+			// a purger's body) only for a caller with an access token.
+			if c.publicKey == "" || s.checkAccessToken(c.ctx(), c) != nil {
+				for i := range sinks {
+					sinks[i].LastError, sinks[i].LastResponse = "", ""
+				}
+			}
 			body["sinks"] = sinks
 		} else {
 			s.log.Warn("status: sinks", "err", err)

@@ -176,7 +176,9 @@ func (t *tus) check(c *call) (storage.UploadInfo, error) {
 		}
 		return storage.UploadInfo{}, nil
 	}
-	info, err := t.load(c.ctx(), c.params["upload"])
+	// The call goes with the context: load checks the upload's user and
+	// token against it (answerComplete acts on what this returns).
+	info, err := t.load(context.WithValue(c.ctx(), tusCallKey{}, c), c.params["upload"])
 	if err != nil {
 		if c.method == http.MethodDelete && errors.Is(err, errUploadExpired) {
 			return storage.UploadInfo{}, nil // an expired upload may still be terminated

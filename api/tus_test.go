@@ -158,6 +158,17 @@ func TestTusRetryKeepsTheUpload(t *testing.T) {
 	if keys := e.uploadParts(); len(keys) != 0 {
 		t.Fatalf("the parts are still there: %v", keys)
 	}
+	// Another user's path to it, even with a key that reaches every
+	// user, finds no such upload, and neither does another upload token.
+	other := strings.Replace(path, "/users/alice/", "/users/bob/", 1)
+	for _, r := range []response{
+		e.signed(http.MethodHead, other, adminKey, adminPriv, nil, "Tus-Resumable", "1.0.0"),
+		e.tusReq(http.MethodHead, path, e.issue(map[string]any{}).Token, nil),
+	} {
+		if r.StatusCode != http.StatusNotFound || r.Header.Get("X-Service-ImageIdentifier") != "" {
+			t.Errorf("HEAD of alice's finished upload by another: %d %v", r.StatusCode, r.Header)
+		}
+	}
 }
 
 // TestTusCreationWithUpload: a POST that carries every byte answers the

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/uptrace/bun"
 )
@@ -171,7 +172,8 @@ func (db *DB) AuditLog(ctx context.Context, q AuditQuery) ([]AuditEntry, int, er
 	}
 	if q.User != "" {
 		sel.WhereGroup(" AND ", func(s *bun.SelectQuery) *bun.SelectQuery {
-			return s.Where("target = ?", q.User).WhereOr("target LIKE ? ESCAPE '!'", likePrefix(q.User+"/"))
+			where, args := db.hasPrefix("target", q.User+"/")
+			return s.Where("target = ?", q.User).WhereOr(where, args...)
 		})
 	}
 	if !q.Since.IsZero() {
@@ -202,6 +204,16 @@ func (db *DB) AuditLog(ctx context.Context, q AuditQuery) ([]AuditEntry, int, er
 func likePrefix(p string) string {
 	r := strings.NewReplacer(`!`, `!!`, `%`, `!%`, `_`, `!_`)
 	return r.Replace(p) + "%"
+}
+
+// hasPrefix is a where clause and its arguments that keep the rows whose
+// col starts with prefix, byte for byte. Why not LIKE everywhere: SQLite's
+// LIKE ignores ASCII case, so alice's prefix would match Alice's rows.
+func (db *DB) hasPrefix(col, prefix string) (string, []any) {
+	if db.kind == sqliteKind {
+		return "substr(" + col + ", 1, ?) = ?", []any{utf8.RuneCountInString(prefix), prefix}
+	}
+	return col + " LIKE ? ESCAPE '!'", []any{likePrefix(prefix)}
 }
 
 // PurgeAudit deletes the entries older than before and returns how many

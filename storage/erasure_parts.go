@@ -64,38 +64,38 @@ var userParts = []userPart{
 // userSubjects matches, in a where clause on a subject column, the
 // subjects of user's images and upload tokens (users/<user>/...), not the
 // user's own (users/<user>: the erasure's event and its quotas').
-func userSubjects(user string) (string, string) {
-	return "subject LIKE ? ESCAPE '!'", likePrefix("users/" + user + "/")
+func userSubjects(db *DB, user string) (string, []any) {
+	return db.hasPrefix("subject", "users/"+user+"/")
 }
 
 // countDeliveries counts the deliveries, pending or logged, of events of
 // user's images and tokens: they carry what the erasure removes (ids,
 // checksums, sizes), so they go with it, unsent.
-func countDeliveries(ctx context.Context, _ *DB, idb bun.IDB, user string) (int64, error) {
-	where, arg := userSubjects(user)
-	n, err := idb.NewSelect().Model((*deliveryRow)(nil)).Where(where, arg).Count(ctx)
+func countDeliveries(ctx context.Context, db *DB, idb bun.IDB, user string) (int64, error) {
+	where, args := userSubjects(db, user)
+	n, err := idb.NewSelect().Model((*deliveryRow)(nil)).Where(where, args...).Count(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("count deliveries of %s: %w", user, err)
 	}
 	return int64(n), nil
 }
 
-func eraseDeliveries(ctx context.Context, _ *DB, tx bun.Tx, e *erasureRow) (int64, error) {
-	where, arg := userSubjects(e.User)
-	ids := tx.NewSelect().Model((*deliveryRow)(nil)).Column("id").Where(where, arg)
+func eraseDeliveries(ctx context.Context, db *DB, tx bun.Tx, e *erasureRow) (int64, error) {
+	where, args := userSubjects(db, e.User)
+	ids := tx.NewSelect().Model((*deliveryRow)(nil)).Column("id").Where(where, args...)
 	if _, err := tx.NewDelete().Model((*attemptRow)(nil)).Where("delivery_id IN (?)", ids).Exec(ctx); err != nil {
 		return 0, fmt.Errorf("erase delivery attempts of %s: %w", e.User, err)
 	}
-	res, err := tx.NewDelete().Model((*deliveryRow)(nil)).Where(where, arg).Exec(ctx)
+	res, err := tx.NewDelete().Model((*deliveryRow)(nil)).Where(where, args...).Exec(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("erase deliveries of %s: %w", e.User, err)
 	}
 	return affected(res)
 }
 
-func countEvents(ctx context.Context, _ *DB, idb bun.IDB, user string) (int64, error) {
-	where, arg := userSubjects(user)
-	n, err := idb.NewSelect().Model((*eventRow)(nil)).Where(where, arg).Count(ctx)
+func countEvents(ctx context.Context, db *DB, idb bun.IDB, user string) (int64, error) {
+	where, args := userSubjects(db, user)
+	n, err := idb.NewSelect().Model((*eventRow)(nil)).Where(where, args...).Count(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("count events of %s: %w", user, err)
 	}
@@ -104,9 +104,9 @@ func countEvents(ctx context.Context, _ *DB, idb bun.IDB, user string) (int64, e
 
 // eraseEvents deletes the outbox's events of user's images and tokens
 // not fanned out yet.
-func eraseEvents(ctx context.Context, _ *DB, tx bun.Tx, e *erasureRow) (int64, error) {
-	where, arg := userSubjects(e.User)
-	res, err := tx.NewDelete().Model((*eventRow)(nil)).Where(where, arg).Exec(ctx)
+func eraseEvents(ctx context.Context, db *DB, tx bun.Tx, e *erasureRow) (int64, error) {
+	where, args := userSubjects(db, e.User)
+	res, err := tx.NewDelete().Model((*eventRow)(nil)).Where(where, args...).Exec(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("erase events of %s: %w", e.User, err)
 	}

@@ -346,6 +346,7 @@ func (db *DB) finishErasure(ctx context.Context, r *erasureRow, counts map[strin
 	start := maps.Clone(counts)
 	err = db.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
 		// A retried transaction counts from where the erasure stood.
+		done = false
 		clear(counts)
 		maps.Copy(counts, start)
 		// The user's image count row first, as a new image takes it.

@@ -66,7 +66,7 @@ func (db *DB) runTx(ctx context.Context, opts *sql.TxOptions, fn func(ctx contex
 		pause := (2 * time.Millisecond << attempt)
 		select {
 		case <-ctx.Done():
-			return err
+			return &UnavailableError{Backend: "database", Op: "transaction", Err: errors.Join(err, ctx.Err())}
 		case <-time.After(pause + rand.N(pause)):
 		}
 	}

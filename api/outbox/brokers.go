@@ -8,6 +8,8 @@ import (
 	"os"
 	"path"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -32,7 +34,7 @@ import (
 // captures the subject (with the event's id as Nats-Msg-Id, so a
 // redelivery within the stream's duplicate window is stored once);
 // without it, gocloud's encoding for Go clients, flushed to the server.
-func openNATS(ctx context.Context, u *url.URL) (publisher, error) {
+func openNATS(ctx context.Context, u *url.URL, sawStream *atomic.Bool) (publisher, error) {
 	server := os.Getenv("NATS_SERVER_URL")
 	if server == "" {
 		return nil, errors.New("NATS_SERVER_URL is not set: it names the NATS server of nats:// topics")
@@ -66,7 +68,7 @@ func openNATS(ctx context.Context, u *url.URL) (publisher, error) {
 		nc.Close()
 		return nil, err
 	}
-	p := &natsPublisher{nc: nc, js: js, subject: subject}
+	p := &natsPublisher{nc: nc, js: js, subject: subject, sawStream: sawStream}
 	if err := p.lookStream(ctx); err != nil {
 		nc.Close()
 		return nil, err
@@ -79,6 +81,14 @@ type natsPublisher struct {
 	nc      *nats.Conn
 	js      jetstream.JetStream
 	subject string
+	// sawStream is the Bus's: set once a stream acknowledged a publish,
+	// over every connection since, so that a JetStream that stops
+	// answering is a failure, never a fall back to plain NATS.
+	sawStream *atomic.Bool
+
+	// mu guards stream and looked: the deliveries worker publishes
+	// several deliveries of one topic at once.
+	mu sync.Mutex
 	// stream captures the subject ("" when none did at looked): its
 	// acknowledgement is then what counts.
 	stream string
@@ -95,9 +105,16 @@ const streamRecheck = 30 * time.Second
 // on a guess.
 func (p *natsPublisher) lookStream(ctx context.Context) error {
 	name, err := p.js.StreamNameBySubject(ctx, p.subject)
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	switch {
 	case err == nil:
 		p.stream = name
+	case p.sawStream.Load():
+		// A stream took this topic's events before: without one now (its
+		// server restarted without JetStream, the stream is recovering or
+		// was deleted) nothing is published until it answers again.
+		return fmt.Errorf("nats: no JetStream stream answers for %s, where one acknowledged its events before: %w", p.subject, err)
 	case errors.Is(err, jetstream.ErrStreamNotFound), errors.Is(err, jetstream.ErrJetStreamNotEnabled),
 		errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount), errors.Is(err, nats.ErrNoResponders):
 		p.stream = ""
@@ -108,20 +125,31 @@ func (p *natsPublisher) lookStream(ctx context.Context) error {
 	return nil
 }
 
+// mode is the stream to wait for ("" for plain NATS) and whether to ask
+// JetStream again first.
+func (p *natsPublisher) mode() (stream string, look bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stream, p.looked.IsZero() || p.stream == "" && time.Since(p.looked) > streamRecheck
+}
+
 func (p *natsPublisher) publish(ctx context.Context, e storage.Event, attrs map[string]string) (string, error) {
-	if p.stream == "" && time.Since(p.looked) > streamRecheck || p.looked.IsZero() {
+	stream, look := p.mode()
+	if look {
 		if err := p.lookStream(ctx); err != nil {
 			return "", err
 		}
+		stream, _ = p.mode()
 	}
 	m := &nats.Msg{Subject: p.subject, Data: e.Data, Header: nats.Header{}}
 	for k, v := range attrs {
 		m.Header[k] = []string{v} // as they are: NATS headers are case-sensitive
 	}
-	if p.stream == "" {
+	if stream == "" {
 		// Plain NATS: the flush's round trip says the server has the
 		// message (it hands it to the subscribers connected now; none
-		// acknowledges it).
+		// acknowledges it). Nats-Msg-Id too, for a stream added later.
+		m.Header[jetstream.MsgIDHeader] = []string{e.ID}
 		if err := p.nc.PublishMsg(m); err != nil {
 			return "", err
 		}
@@ -134,14 +162,14 @@ func (p *natsPublisher) publish(ctx context.Context, e storage.Event, attrs map[
 	// failed publish itself, with the same Nats-Msg-Id.
 	ack, err := p.js.PublishMsg(ctx, m, jetstream.WithMsgID(e.ID), jetstream.WithRetryAttempts(0))
 	if err != nil {
-		// The stream may be gone: the next attempt asks again.
+		// The stream may be gone: the next attempt asks again (and, as
+		// one answered before, fails until one does).
+		p.mu.Lock()
 		p.looked = time.Time{}
-		if errors.Is(err, jetstream.ErrNoStreamResponse) {
-			p.stream = ""
-			return "", fmt.Errorf("stream of %s: no answer: %w", p.subject, err)
-		}
-		return "", err
+		p.mu.Unlock()
+		return "", fmt.Errorf("stream %s of %s: %w", stream, p.subject, err)
 	}
+	p.sawStream.Store(true)
 	if ack.Duplicate {
 		return fmt.Sprintf("stream %s had it already", ack.Stream), nil
 	}
@@ -174,11 +202,21 @@ func openRabbit(ctx context.Context, u *url.URL) (publisher, error) {
 	return &gocloudPublisher{topic: t, closer: conn.Close}, nil
 }
 
-// redactedURL is a broker's address without its password, for errors.
+// redactedURL is a broker's address (or a comma-separated list of them)
+// without its user information (a user and password, or a token), for
+// errors.
 func redactedURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "(unparsable URL)"
+	var out []string
+	for _, one := range strings.Split(s, ",") {
+		u, err := url.Parse(strings.TrimSpace(one))
+		if err != nil {
+			out = append(out, "(unparsable URL)")
+			continue
+		}
+		if u.User != nil {
+			u.User = url.User("***")
+		}
+		out = append(out, strings.Replace(u.String(), "%2A%2A%2A", "***", 1))
 	}
-	return u.Redacted()
+	return strings.Join(out, ",")
 }

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/propagation"
@@ -28,6 +29,9 @@ type Bus struct {
 
 	// dial serialises the opening of connections: one dial at a time.
 	dial sync.Mutex
+	// sawStream: a NATS JetStream stream acknowledged this topic's
+	// events (brokers.go).
+	sawStream atomic.Bool
 
 	mu  sync.Mutex
 	pub publisher
@@ -72,7 +76,7 @@ func NewBus(raw, name string) (*Bus, error) {
 	b := &Bus{u: u, name: name}
 	switch u.Scheme {
 	case "nats":
-		b.open = openNATS
+		b.open = func(ctx context.Context, u *url.URL) (publisher, error) { return openNATS(ctx, u, &b.sawStream) }
 	case "rabbit":
 		b.open = openRabbit
 	default:
