@@ -196,9 +196,10 @@ func NewPurger(c PurgerConfig) (Purger, error) {
 		c.Batch = defaultBatch[c.Type]
 	}
 	if c.Client == nil {
-		c.Client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error {
-			return http.ErrUseLastResponse
-		}}
+		// A transport of its own: whoever closes the default transport's
+		// idle connections (httptest servers do) breaks no purge under way.
+		c.Client = &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone(),
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	}
 	switch c.Type {
 	case TypeVarnish:
