@@ -241,19 +241,7 @@ func rabbitQueueTopic(t *testing.T, name string, px func(string) string) (string
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = conn.Close() })
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ch.ExchangeDeclare(name, "fanout", false, true, false, false, nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ch.QueueDeclare(name, false, true, false, false, nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := ch.QueueBind(name, "", name, false, nil); err != nil {
-		t.Fatal(err)
-	}
+	ch := declareFanoutQueue(t, conn, name)
 	msgs, err := ch.Consume(name, "", true, true, false, false, nil)
 	if err != nil {
 		t.Fatal(err)

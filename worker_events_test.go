@@ -64,6 +64,15 @@ func rabbitBroker(t *testing.T, name string) (string, *pubsub.Subscription) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
+	declareFanoutQueue(t, conn, name)
+	return "rabbit://" + name, openSubscription(t, "rabbit://"+name)
+}
+
+// declareFanoutQueue declares, on conn, a fanout exchange name and a queue
+// of the same name bound to it (both auto-deleted), and returns the
+// channel it used.
+func declareFanoutQueue(t *testing.T, conn *amqp.Connection, name string) *amqp.Channel {
+	t.Helper()
 	ch, err := conn.Channel()
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +86,7 @@ func rabbitBroker(t *testing.T, name string) (string, *pubsub.Subscription) {
 	if err := ch.QueueBind(name, "", name, false, nil); err != nil {
 		t.Fatal(err)
 	}
-	return "rabbit://" + name, openSubscription(t, "rabbit://"+name)
+	return ch
 }
 
 // brokerServer returns the broker address in env, or skips naming env
