@@ -243,3 +243,13 @@ func (db *DB) SetWebhookFailing(ctx context.Context, id string, at time.Time) er
 	}
 	return nil
 }
+
+// FailingWebhooks counts the subscriptions marked failing, without
+// reading (and decrypting) them.
+func (db *DB) FailingWebhooks(ctx context.Context) (int, error) {
+	n, err := db.bun.NewSelect().Model((*webhookRow)(nil)).Where("failing_since <> 0").Count(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("storage: failing webhooks: %w", err)
+	}
+	return int(n), nil
+}
