@@ -10,10 +10,11 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/vitrine/vitrine/api"
+	"github.com/vitrine/vitrine/api/cdn"
+	"github.com/vitrine/vitrine/api/outbound"
 	"github.com/vitrine/vitrine/api/outbox"
 	"github.com/vitrine/vitrine/api/ratelimit"
 	"github.com/vitrine/vitrine/engine"
@@ -87,8 +88,8 @@ func New(cfg *fileConfig, dataDir string, log *slog.Logger, out io.Writer) *App 
 func (a *App) Run(ctx context.Context) (err error) {
 	defer func() { err = errors.Join(err, a.stop()) }()
 	for _, step := range []func(context.Context) error{
-		a.startTracing, a.openStores, a.bootstrapAdmin, a.startEngine, a.startCaches, a.startMetrics, a.startRateLimits,
-		a.startFilters, a.startAPI, a.startWorkers, a.startPprof,
+		a.startTracing, a.openStores, a.bootstrapAdmin, a.startEngine, a.startCaches, a.startVariations, a.startEvents,
+		a.startMetrics, a.startRateLimits, a.startFilters, a.startAPI, a.startWorkers, a.startPprof,
 	} {
 		if err := step(ctx); err != nil {
 			return err
@@ -207,20 +208,12 @@ func (a *App) startAPI(context.Context) error {
 	a.sync.instance = func() string { return inst }
 	a.http = &http.Server{Handler: tracedHandler(routes(srv, ui, metricsHandler, requestTimeout(a.cfg))), ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout: 120 * time.Second, ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn)}
-	a.log.Info("vitrine listening", "addr", "http://"+a.ln.Addr().String(), "database", redact(a.cfg.Database),
-		"storage", redact(a.cfg.Storage))
+	a.log.Info("vitrine listening", "addr", "http://"+a.ln.Addr().String(), "database", storage.RedactURL(a.cfg.Database),
+		"storage", storage.RedactURL(a.cfg.Storage))
 	if a.listening != nil {
 		a.listening(a.ln.Addr())
 	}
 	return nil
-}
-
-// requestTimeout is requestTimeout with its default.
-func requestTimeout(cfg *fileConfig) time.Duration {
-	if cfg.RequestTimeout > 0 {
-		return cfg.RequestTimeout
-	}
-	return 60 * time.Second
 }
 
 // serve serves until ctx ends, then makes the instance unready (for
@@ -310,33 +303,6 @@ func (a *App) stop() error {
 	return err
 }
 
-// workers are the server's background goroutines: each runs until the
-// workers' context ends, and stop waits for every one of them.
-type workers struct {
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-}
-
-// start runs fn in the background until stop. The first start makes the
-// context every worker shares, from parent without its cancellation: the
-// workers end when stop says, after requests have drained, not when the
-// signal arrives.
-func (w *workers) start(parent context.Context, fn func(context.Context)) {
-	if w.ctx == nil {
-		w.ctx, w.cancel = context.WithCancel(context.WithoutCancel(parent))
-	}
-	w.wg.Go(func() { fn(w.ctx) })
-}
-
-// stop cancels every worker and waits for each to return.
-func (w *workers) stop() {
-	if w.cancel != nil {
-		w.cancel()
-	}
-	w.wg.Wait()
-}
-
 // unready says what keeps the instance from being ready: the filters'
 // initial load still running, or a filter a request may need that failed
 // (none when it is ready). The API asks it only once startFilters set a.fh.
@@ -354,4 +320,176 @@ func (a *App) unready() []string {
 		}
 	}
 	return a.fh.Current().Unready()
+}
+
+// startCaches makes the variant cache, the blob queue's collector, the
+// usage counters and the erasures, the API's dependencies over them, and
+// their workers (workers.go), which start with startWorkers.
+func (a *App) startCaches(context.Context) error {
+	variants, err := storage.NewVariantCache(a.st.db, a.st.blobs, a.cfg.Cache)
+	if err != nil {
+		return err
+	}
+	a.variants = variants
+	if a.collector, err = storage.NewCollector(a.st.db, a.st.blobs, a.cfg.BlobQueue); err != nil {
+		return err
+	}
+	a.usage = storage.NewUsage(a.st.db, a.cfg.Audit)
+	loops := storeWorkers(a.cfg, a.st, a.collector, variants, a.usage, a.log)
+	a.loops = append(a.loops, loops.all...)
+	a.deps = api.Deps{DB: a.st.db, Blobs: a.st.blobs, Engine: a.eng, Logger: a.log, Variants: variants,
+		Collector: loops.collect, Usage: a.usage, Outbound: a.cfg.Outbound, Erasures: loops.erasures, UploadParts: a.st.parts}
+	if boolOrTrue(a.cfg.AccessLog) {
+		a.deps.AccessLog = a.log
+	}
+	return nil
+}
+
+// startVariations makes the builder of stored variations and its worker,
+// unless variations are off.
+func (a *App) startVariations(context.Context) error {
+	b, err := api.NewStoredVariations(a.st.db, a.st.blobs, a.eng, a.cfg.Variations)
+	if err != nil || b == nil {
+		return err
+	}
+	a.loops = append(a.loops, variationsWorker(b, a.log))
+	a.deps.Variations = b
+	return nil
+}
+
+// startEvents makes the events outbox and its workers when something
+// consumes events (outbox.Wanted): the events worker fans each event out
+// to its sinks (the topics, the webhooks and purgers that want it), the
+// deliveries worker sends each sink's deliveries. No broker is dialled
+// here: a topic connects on its first delivery, so the server starts
+// while a broker is down.
+func (a *App) startEvents(context.Context) error {
+	if !outbox.Wanted(a.cfg.Events, a.cfg.Webhooks, len(a.cfg.CDN.Purgers)) {
+		return nil
+	}
+	o := outbox.Options{DB: a.st.db, Events: a.cfg.Events, Webhooks: a.cfg.Webhooks, Tags: a.cfg.API.CDN,
+		Trace: traceEvent, Log: a.log}
+	if a.cfg.Webhooks.On() {
+		guard, err := outboundGuard(a.cfg.Outbound, a.cfg.Webhooks.WithDefaults().Timeout)
+		if err != nil {
+			return err
+		}
+		o.Client, a.deps.Webhooks = guard.Client(), guard
+	}
+	for _, u := range a.cfg.Events.Topics {
+		b, err := outbox.NewBus(u, storage.RedactURL(u))
+		if err != nil {
+			return err
+		}
+		o.Buses = append(o.Buses, b)
+	}
+	for _, pc := range a.cfg.CDN.Purgers {
+		p, err := cdn.NewPurger(pc)
+		if err != nil {
+			return err
+		}
+		o.Purgers = append(o.Purgers, p)
+	}
+	box := outbox.New(o)
+	a.buses, a.deps.Sinks = o.Buses, box
+	a.loops = append(a.loops, outboxWorkers(box, a.st.db, a.cfg.Events.Interval, a.log)...)
+	return nil
+}
+
+// outboundGuard is the guard of connections made on a user's behalf, with
+// the file's allowlist and a caller's time cap.
+func outboundGuard(c outbound.Config, timeout time.Duration) (*outbound.Guard, error) {
+	c.Timeout = timeout
+	c.MaxBytes = 1 << 20
+	return outbound.New(c)
+}
+
+// startWorkers starts the background work: the loops startCaches made
+// and the filter reload on SIGHUP.
+func (a *App) startWorkers(ctx context.Context) error {
+	for _, w := range a.loops {
+		a.workers.start(ctx, w.run)
+	}
+	a.workers.start(ctx, func(ctx context.Context) { reloadOnHUP(ctx, a.fh, a.log) })
+	return nil
+}
+
+// startMetrics collects the Prometheus metrics when metrics.enabled, and
+// serves them on metrics.listen when that is set.
+func (a *App) startMetrics(context.Context) error {
+	if !a.cfg.Metrics.Enabled {
+		return nil
+	}
+	m := api.NewMetrics()
+	a.eng.SetObserver(m)
+	a.st.db.Observe(m.ObserveDB)
+	a.st.blobs.Observe(m.ObserveBlob)
+	m.WatchCache(a.variants.Stats)
+	m.WatchBlobQueue(a.collector.Stats)
+	m.WatchEngine(a.eng.Load)
+	if a.deps.Sinks != nil {
+		m.WatchSinks(a.deps.Sinks)
+	}
+	a.deps.Metrics = m
+	if a.cfg.Metrics.Listen == "" {
+		return nil
+	}
+	srv, err := a.serveAside("metrics", a.cfg.Metrics.Listen, m.Handler(), "/metrics")
+	a.metrics = srv
+	return err
+}
+
+// startPprof serves net/http/pprof on debug.pprofListen, when set.
+func (a *App) startPprof(context.Context) error {
+	if a.cfg.Debug.PprofListen == "" {
+		return nil
+	}
+	srv, err := a.serveAside("debug.pprofListen", a.cfg.Debug.PprofListen, pprofMux(), "/debug/pprof/")
+	a.pprof = srv
+	return err
+}
+
+// serveAside serves h on a listener of its own at addr (the metrics',
+// pprof's), in a worker: stop closes it and joins the worker, and an
+// error that ends its serving is logged. what names it in errors and the
+// log, path where it serves.
+func (a *App) serveAside(what, addr string, h http.Handler, path string) (*http.Server, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	a.log.Info(what+" listening", "addr", "http://"+ln.Addr().String()+path)
+	a.workers.start(context.Background(), func(context.Context) {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			a.log.Error(what+" stopped serving", "err", err)
+		}
+	})
+	return srv, nil
+}
+
+// bootstrapAdmin creates an admin key pair with every resource on every
+// user on a first start with no keys at all, and prints it once. Instances
+// starting together on a new database race for it: the one whose key is
+// stored prints it, the others find it there and go on.
+func (a *App) bootstrapAdmin(ctx context.Context) error {
+	if len(a.cfg.API.AccessControl.Keys) > 0 {
+		return nil
+	}
+	keys, err := a.st.db.Keys(ctx)
+	if err != nil || len(keys) > 0 {
+		return err
+	}
+	k := storage.Key{PublicKey: "admin", PrivateKey: randomHex(32)}
+	err = createKey(ctx, a.st, k, &storage.Rule{Group: "all", Users: []string{"*"}})
+	if errors.Is(err, storage.ErrExist) {
+		a.log.Info("another instance created the first admin key")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(a.out, "Created an admin key pair (shown only this once; it can read and write every user):\n"+
+		"  public key:  %s\n  private key: %s\n", k.PublicKey, k.PrivateKey)
+	return nil
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/vitrine/vitrine/storage"
@@ -66,35 +65,6 @@ func runFsck(ctx context.Context, args []string) error {
 		return errFindings
 	}
 	return nil
-}
-
-// isTerminal reports whether f is a character device (a terminal).
-func isTerminal(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
-
-// progress redraws one status line per phase, at most ten times a second:
-// a bar where the phase's total is known, a count otherwise.
-func progress(w io.Writer) func(string, int64, int64) {
-	var last time.Time
-	var lastPhase string
-	return func(phase string, done, total int64) {
-		if phase == lastPhase && time.Since(last) < 100*time.Millisecond && done < total {
-			return
-		}
-		if phase != lastPhase && lastPhase != "" {
-			fmt.Fprintln(w)
-		}
-		last, lastPhase = time.Now(), phase
-		if total <= 0 {
-			fmt.Fprintf(w, "\r%-16s %d", phase, done)
-			return
-		}
-		const width = 30
-		filled := int(min(done, total) * width / total)
-		fmt.Fprintf(w, "\r%-16s [%s%s] %d/%d", phase, strings.Repeat("#", filled), strings.Repeat(".", width-filled), done, total)
-	}
 }
 
 func printReport(w io.Writer, r *storage.CheckReport, repaired bool) {

@@ -169,17 +169,6 @@ func addKey(ctx context.Context, st *stores, publicKey, private string, rule *st
 	return nil
 }
 
-// createKey stores a key pair with its rule (when given) in one
-// transaction, so no key is left without the access it was created for.
-func createKey(ctx context.Context, st *stores, k storage.Key, rule *storage.Rule) error {
-	var rules []storage.Rule
-	if rule != nil {
-		rules = append(rules, *rule)
-	}
-	_, err := st.db.CreateKey(ctx, k, rules)
-	return err
-}
-
 func rotateKey(ctx context.Context, st *stores, publicKey, private string) error {
 	if err := refuseConfigKey(st, publicKey); err != nil {
 		return err

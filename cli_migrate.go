@@ -36,7 +36,7 @@ func runMigrate(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("database %s (%s) is at step %d of %d\n", redact(cfg.Database), db.Dialect(), v, len(storage.Migrations()))
+	fmt.Printf("database %s (%s) is at step %d of %d\n", storage.RedactURL(cfg.Database), db.Dialect(), v, len(storage.Migrations()))
 	if *dry {
 		pending, err := db.PendingMigrations(ctx)
 		if err != nil {

@@ -135,7 +135,7 @@ func storedPrivateKey(ctx context.Context, f commonFlags, publicKey string) (str
 		// Why not %w: storage's text repeats the key, and this sentence
 		// already says all of it.
 		return "", fmt.Errorf("sign: no key %s in the configuration file or the database of %s; "+
-			"give --private or set VITRINE_PRIVATE_KEY", publicKey, redact(st.cfg.Database))
+			"give --private or set VITRINE_PRIVATE_KEY", publicKey, storage.RedactURL(st.cfg.Database))
 	}
 	if err != nil {
 		return "", fmt.Errorf("sign: %w", err)

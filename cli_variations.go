@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/vitrine/vitrine/api"
 	"github.com/vitrine/vitrine/engine"
 	"github.com/vitrine/vitrine/storage"
 )
@@ -51,7 +52,7 @@ func runVariations(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	b, err := newVariationBuilder(st, eng)
+	b, err := api.NewStoredVariations(st.db, st.blobs, eng, st.cfg.Variations)
 	if err != nil {
 		return err
 	}
@@ -83,7 +84,7 @@ func runVariations(ctx context.Context, args []string) error {
 
 // buildAll builds the variations of every image of user (every user's
 // when empty) that has none, a page at a time.
-func buildAll(ctx context.Context, db *storage.DB, b *variationBuilder, user string, total int64, show func(string, int64, int64)) (variationsSummary, error) {
+func buildAll(ctx context.Context, db *storage.DB, b *api.StoredVariations, user string, total int64, show func(string, int64, int64)) (variationsSummary, error) {
 	var sum variationsSummary
 	afterUser, afterID := "", ""
 	for {
@@ -96,17 +97,17 @@ func buildAll(ctx context.Context, db *storage.DB, b *variationBuilder, user str
 				return sum, err
 			}
 			sum.Images++
-			r, err := b.buildImage(ctx, img.User, img.Identifier)
+			r, err := b.BuildImage(ctx, img.User, img.Identifier)
 			switch {
 			case err != nil:
 				sum.Failed++
 				fmt.Fprintf(os.Stderr, "\nvariations: %s/%s: %v\n", img.User, img.Identifier, err)
-			case r.variations == 0:
+			case r.Variations == 0:
 				sum.Skipped++
 			default:
 				sum.Built++
-				sum.Variations += int64(r.variations)
-				sum.Bytes += r.bytes
+				sum.Variations += int64(r.Variations)
+				sum.Bytes += r.Bytes
 			}
 			if show != nil {
 				show("variations", sum.Images, total)

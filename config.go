@@ -13,14 +13,15 @@ import (
 	"time"
 	"unicode"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/vitrine/vitrine/api"
+	"github.com/vitrine/vitrine/api/cdn"
 	"github.com/vitrine/vitrine/api/outbound"
+	"github.com/vitrine/vitrine/api/outbox"
 	"github.com/vitrine/vitrine/api/ratelimit"
 	"github.com/vitrine/vitrine/engine"
 	"github.com/vitrine/vitrine/filters"
 	"github.com/vitrine/vitrine/storage"
+	"go.yaml.in/yaml/v3"
 )
 
 // fileConfig is the configuration file (YAML): the service's own keys, then
@@ -49,14 +50,14 @@ type fileConfig struct {
 	// often usage counters are written (audit.flush).
 	Audit storage.UsageConfig `yaml:"audit"`
 	// Variations configures stored variations (README "Stored variations").
-	Variations VariationsConfig `yaml:"variations"`
+	Variations api.VariationsConfig `yaml:"variations"`
 	// Erasure tunes the erasure of users (README "Erasing a user").
 	Erasure ErasureConfig `yaml:"erasure"`
 	// Events names where every change is published (README "Events").
-	Events eventsConfig `yaml:"events"`
+	Events outbox.EventsConfig `yaml:"events"`
 	// Webhooks configures the delivery of events to subscriptions
 	// (README "Webhooks").
-	Webhooks webhooksConfig `yaml:"webhooks"`
+	Webhooks outbox.WebhooksConfig `yaml:"webhooks"`
 	// Outbound is the guard of connections made on a user's behalf; the
 	// file sets its allowlist (outbound.allow), each caller its caps.
 	Outbound outbound.Config `yaml:"outbound"`
@@ -368,3 +369,47 @@ func setFromJSON(fv reflect.Value, raw string) error {
 	fv.Set(p.Elem())
 	return nil
 }
+
+// cdnConfig is the `cdn` section (README "CDN"): the cache tags api
+// writes on its answers, and the purgers that changes are sent to.
+type cdnConfig struct {
+	// Tags are cdn.tagPrefix and cdn.tagHeaders; compose hands them to api.
+	Tags cdn.Tags `yaml:",inline"`
+	// Purgers are the caches each change's tags are purged from
+	// (cdn.NewPurger builds each one); none purges nothing.
+	Purgers []cdn.PurgerConfig `yaml:"purgers"`
+}
+
+// resolveTokens reads the tokens that purgers name by tokenEnv, through
+// lookup (os.LookupEnv).
+func (c *cdnConfig) resolveTokens(lookup func(string) (string, bool)) error {
+	var errs []error
+	for i := range c.Purgers {
+		if err := c.Purgers[i].ResolveToken(lookup); err != nil {
+			errs = append(errs, fmt.Errorf("cdn.purgers[%d]: %w", i, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Validate checks the tags' settings and every purger.
+func (c cdnConfig) Validate() error {
+	errs := []error{c.Tags.Validate()}
+	for i, p := range c.Purgers {
+		if err := p.Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("cdn.purgers[%d]: %w", i, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// requestTimeout is requestTimeout with its default.
+func requestTimeout(cfg *fileConfig) time.Duration {
+	if cfg.RequestTimeout > 0 {
+		return cfg.RequestTimeout
+	}
+	return 60 * time.Second
+}
+
+// boolOrTrue reads an optional boolean that defaults to true.
+func boolOrTrue(p *bool) bool { return p == nil || *p }

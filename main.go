@@ -4,23 +4,26 @@
 //	vitrine keys add|list|delete|rotate ...
 //	vitrine sign [--public KEY] [--private KEY] [--method M] URL
 //	vitrine migrate [--dry-run]
-//	vitrine filter check|test ...
+//	vitrine filter push|rollback|check|test ...
 //	vitrine fsck [--repair]
+//	vitrine analyze [--user U] [--force]
+//	vitrine variations [--user U]
 //	vitrine version
 //
 // With no configuration it runs on the embedded default: SQLite at
 // DIR/vitrine.db and image files under DIR/images, DIR being ./data.
 //
-// Package main is the wiring only, one job a file: main.go dispatches the
-// subcommands and holds their shared flag parsing, config.go the
-// configuration file and environment, stores.go opening the stores,
-// app.go the application value (New, Run: the ordered start and stop, the
-// background workers, readiness), serve.go `vitrine serve` and the start
-// steps, worker.go the shape of background work and worker_<name>.go each
-// worker, wire_filters.go the adapters between filters and engine/api, and
-// cli_<command>.go each subcommand. The service itself is
-// package api; the signing `vitrine sign` prints is api.SignRead and
-// api.SignWrite.
+// Package main is the wiring only (README, Layout): main.go dispatches the
+// subcommands (one table, commands) and holds what they share (the flag
+// parsing, the progress line); cli_<command>.go is each subcommand;
+// config.go the configuration file and environment; app.go the
+// application value, New and Run with every start step in order and the
+// stop; stores.go opening the stores; workers.go the one shape of
+// background work and the table of workers; filters.go the adapters
+// between filters and engine/api and the sync of filters deployed through
+// the API; tracing.go OpenTelemetry. What the workers do lives in the
+// packages (storage's passes, api/outbox, api's stored variations); the
+// signing `vitrine sign` prints is api.SignRead and api.SignWrite.
 package main
 
 import (
@@ -30,8 +33,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"strings"
+	"time"
 
+	"github.com/vitrine/vitrine/engine"
 	"github.com/vitrine/vitrine/storage"
 )
 
@@ -45,38 +52,48 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		usage(stderr)
 		return 2
 	}
-	var err error
+	if isHelp(args[0]) {
+		usage(os.Stdout)
+		return 0
+	}
 	// Changes a command makes are recorded in the audit log as the CLI's;
 	// serve's requests carry their own key.
 	cli := storage.WithActor(ctx, storage.Actor{Key: "cli"})
-	switch args[0] {
-	case "serve":
-		err = serve(ctx, args[1:])
-	case "keys":
-		err = keysCommand(cli, args[1:])
-	case "sign":
-		err = signCommand(ctx, args[1:])
-	case "migrate":
-		err = runMigrate(ctx, args[1:])
-	case "filter":
-		err = filterCommand(ctx, args[1:])
-	case "fsck":
-		err = runFsck(cli, args[1:])
-	case "analyze":
-		err = runAnalyze(cli, args[1:])
-	case "variations":
-		err = runVariations(cli, args[1:])
-	case "version":
-		err = runVersion(args[1:])
-	case "help", "-h", "--help":
-		usage(os.Stdout)
-		return 0
-	default:
-		fmt.Fprintf(stderr, "vitrine: unknown command %q\n", args[0])
-		usage(stderr)
-		return 2
+	for _, c := range commands {
+		if c.name == args[0] {
+			return exitStatus(c.run(ctx, cli, args[1:]), stderr)
+		}
 	}
-	return exitStatus(err, stderr)
+	fmt.Fprintf(stderr, "vitrine: unknown command %q\n", args[0])
+	usage(stderr)
+	return 2
+}
+
+// commands are the subcommands, as usage lists them: each runs with the
+// caller's context (ctx) or the CLI's (cli: its changes are audited as
+// the CLI's) and the arguments after its name.
+var commands = []struct {
+	name, synopsis string
+	run            func(ctx, cli context.Context, args []string) error
+}{
+	{"serve", "[--config FILE] [--listen ADDR] [--data DIR]",
+		func(ctx, _ context.Context, args []string) error { return serve(ctx, args) }},
+	{"keys", "add|list|delete|rotate ...   (vitrine keys --help)",
+		func(_, cli context.Context, args []string) error { return keysCommand(cli, args) }},
+	{"sign", "[--public KEY] [--private KEY] [--method M] URL   (vitrine sign --help)",
+		func(ctx, _ context.Context, args []string) error { return signCommand(ctx, args) }},
+	{"migrate", "[--dry-run] [--config FILE] [--data DIR]",
+		func(ctx, _ context.Context, args []string) error { return runMigrate(ctx, args) }},
+	{"filter", "push|rollback|check|test ...   (vitrine filter --help)",
+		func(ctx, _ context.Context, args []string) error { return filterCommand(ctx, args) }},
+	{"fsck", "[--repair] [--json] [--grace D] [--config FILE] [--data DIR]",
+		func(_, cli context.Context, args []string) error { return runFsck(cli, args) }},
+	{"analyze", "[--user U] [--force] [--json] [--config FILE] [--data DIR]",
+		func(_, cli context.Context, args []string) error { return runAnalyze(cli, args) }},
+	{"variations", "[--user U] [--config FILE] [--data DIR]",
+		func(_, cli context.Context, args []string) error { return runVariations(cli, args) }},
+	{"version", "",
+		func(_, _ context.Context, args []string) error { return runVersion(args) }},
 }
 
 // exitStatus reports err on stderr and returns the status for it.
@@ -95,19 +112,13 @@ func exitStatus(err error, stderr io.Writer) int {
 	}
 }
 
+// usage lists every command (commands).
 func usage(w io.Writer) {
-	fmt.Fprint(w, `usage:
-  vitrine serve [--config FILE] [--listen ADDR] [--data DIR]
-  vitrine keys add|list|delete|rotate ...   (vitrine keys --help)
-  vitrine sign [--public KEY] [--private KEY] [--method M] URL   (vitrine sign --help)
-  vitrine migrate [--dry-run] [--config FILE] [--data DIR]
-  vitrine filter check|test <dir> ...   (vitrine filter --help)
-  vitrine fsck [--repair] [--json] [--grace D] [--config FILE] [--data DIR]
-  vitrine analyze [--user U] [--force] [--json] [--config FILE] [--data DIR]
-  vitrine variations [--user U] [--config FILE] [--data DIR]
-  vitrine version
-every command takes --help
-`)
+	fmt.Fprintln(w, "usage:")
+	for _, c := range commands {
+		fmt.Fprintln(w, strings.TrimRight("  vitrine "+c.name+" "+c.synopsis, " "))
+	}
+	fmt.Fprintln(w, "every command takes --help")
 }
 
 // commonFlags are the flags every subcommand that opens the stores takes.
@@ -232,4 +243,77 @@ func firstOf(values ...string) string {
 		}
 	}
 	return ""
+}
+
+const versionUsage = `usage:
+  vitrine version
+prints vitrine's module version, the commit it was built from, and the Go and libvips versions
+`
+
+// runVersion is `vitrine version`.
+func runVersion(args []string) error {
+	cmd := newCommand("version", versionUsage)
+	if _, err := cmd.parse(args, 0, 0); err != nil {
+		return err
+	}
+	module, commit := buildVersion()
+	fmt.Printf("vitrine %s\ncommit  %s\ngo      %s\nlibvips %s\n", module, commit, runtime.Version(), engine.LibvipsVersion())
+	return nil
+}
+
+// buildVersion returns the main module's version ("(devel)" when built from
+// a checkout rather than `go install ...@version`) and the commit recorded
+// by the go command's VCS stamping ("unknown" without it), marked
+// "(modified)" when the work tree had uncommitted changes.
+func buildVersion() (module, commit string) {
+	module, commit = "(devel)", "unknown"
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return module, commit
+	}
+	if info.Main.Version != "" {
+		module = info.Main.Version
+	}
+	modified := false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			commit = s.Value
+		case "vcs.modified":
+			modified = s.Value == "true"
+		}
+	}
+	if modified {
+		commit += " (modified)"
+	}
+	return module, commit
+}
+
+// isTerminal reports whether f is a character device (a terminal).
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// progress redraws one status line per phase, at most ten times a second:
+// a bar where the phase's total is known, a count otherwise.
+func progress(w io.Writer) func(string, int64, int64) {
+	var last time.Time
+	var lastPhase string
+	return func(phase string, done, total int64) {
+		if phase == lastPhase && time.Since(last) < 100*time.Millisecond && done < total {
+			return
+		}
+		if phase != lastPhase && lastPhase != "" {
+			fmt.Fprintln(w)
+		}
+		last, lastPhase = time.Now(), phase
+		if total <= 0 {
+			fmt.Fprintf(w, "\r%-16s %d", phase, done)
+			return
+		}
+		const width = 30
+		filled := int(min(done, total) * width / total)
+		fmt.Fprintf(w, "\r%-16s [%s%s] %d/%d", phase, strings.Repeat("#", filled), strings.Repeat(".", width-filled), done, total)
+	}
 }

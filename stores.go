@@ -10,7 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/vitrine/vitrine/api/outbox"
 	"github.com/vitrine/vitrine/storage"
+	"github.com/vitrine/vitrine/web"
 )
 
 // stores are the opened persistence components.
@@ -86,7 +88,7 @@ func openDBConfig(ctx context.Context, cfg *fileConfig, dataDir string) (*stores
 		QueryTimeout: cfg.DatabaseTimeout, ReservationLease: cfg.BlobQueue.ReservationLease}); err != nil {
 		return nil, fmt.Errorf("database: %w", err)
 	}
-	st.db.SetEvents(eventsWanted(cfg))
+	st.db.SetEvents(outbox.Wanted(cfg.Events, cfg.Webhooks, len(cfg.CDN.Purgers)))
 	st.db.SetQuotas(cfg.Quotas)
 	return st, nil
 }
@@ -117,4 +119,31 @@ func randomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
+}
+
+// webSessions keeps the admin UI's sessions in the database, so every
+// instance shares them.
+type webSessions struct{ *storage.DB }
+
+func (s webSessions) CreateSession(ctx context.Context, x web.Session) error {
+	return s.DB.CreateSession(ctx, storage.Session(x))
+}
+
+func (s webSessions) Session(ctx context.Context, idHash string) (web.Session, error) {
+	x, err := s.DB.Session(ctx, idHash)
+	if errors.Is(err, storage.ErrNotExist) {
+		return web.Session{}, web.ErrNoSession
+	}
+	return web.Session(x), err
+}
+
+// createKey stores a key pair with its rule (when given) in one
+// transaction, so no key is left without the access it was created for.
+func createKey(ctx context.Context, st *stores, k storage.Key, rule *storage.Rule) error {
+	var rules []storage.Rule
+	if rule != nil {
+		rules = append(rules, *rule)
+	}
+	_, err := st.db.CreateKey(ctx, k, rules)
+	return err
 }

@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/pprof"
 	"strings"
 	"sync/atomic"
 
@@ -129,21 +130,19 @@ func tracedHandler(h http.Handler) http.Handler {
 		func(_ string, r *http.Request) string { return r.Method }))
 }
 
-// continueTrace returns ctx carrying the span context of tp, a traceparent
-// stored with an event (unchanged when tp is ""), and under it, while
-// tracing is on, a new span named name of kind, with the event's type and
-// id: so that what an event does later, on any instance, shows in the
-// trace of the change that wrote it.
-func continueTrace(ctx context.Context, tp, name string, kind trace.SpanKind, e storage.Event) (context.Context, trace.Span) {
-	if tp != "" {
-		ctx = propagation.TraceContext{}.Extract(ctx, propagation.MapCarrier{"traceparent": tp})
-	}
+// traceEvent is the outbox's tracer (outbox.Tracer): while tracing is
+// on, a span named name of kind under the trace of the change that wrote
+// e, with the event's type, id and subject, so that what an event does
+// later, on any instance, shows in the trace of that change.
+func traceEvent(ctx context.Context, e storage.Event, name string, kind trace.SpanKind,
+	attrs ...attribute.KeyValue) (context.Context, func(error)) {
 	if !tracingOn.Load() {
-		return ctx, trace.SpanFromContext(ctx)
+		return ctx, func(error) {}
 	}
-	return otel.Tracer(tracerName).Start(ctx, name, trace.WithSpanKind(kind), trace.WithAttributes(
+	ctx, span := otel.Tracer(tracerName).Start(ctx, name, trace.WithSpanKind(kind), trace.WithAttributes(append(attrs,
 		attribute.String("cloudevents.event_type", e.Type), attribute.String("cloudevents.event_id", e.ID),
-		attribute.String("cloudevents.event_subject", e.Subject)))
+		attribute.String("cloudevents.event_subject", e.Subject))...))
+	return ctx, func(err error) { endSpan(span, err) }
 }
 
 // endSpan ends span, recording err (when not nil) as its error status.
@@ -153,4 +152,16 @@ func endSpan(span trace.Span, err error) {
 		span.SetStatus(codes.Error, err.Error())
 	}
 	span.End()
+}
+
+// pprofMux serves net/http/pprof's handlers on a mux of their own, so the
+// profiles never appear on the API's address.
+func pprofMux() *http.ServeMux {
+	m := http.NewServeMux()
+	m.HandleFunc("/debug/pprof/", pprof.Index)
+	m.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	m.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	m.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	m.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return m
 }

@@ -130,10 +130,10 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 			db.bun = bun.NewDB(sqldb, mysqldialect.New())
 		}
 	default:
-		return nil, fmt.Errorf("storage: open: unsupported database URL scheme in %q: %w", redact(dsn), ErrInvalid)
+		return nil, fmt.Errorf("storage: open: unsupported database URL scheme in %q: %w", RedactURL(dsn), ErrInvalid)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("storage: open %s: %w", redact(dsn), err)
+		return nil, fmt.Errorf("storage: open %s: %w", RedactURL(dsn), err)
 	}
 	if db.kind != sqliteKind {
 		idle := opts.MaxOpenConns
@@ -252,15 +252,6 @@ func mysqlDSN(dsn string) (string, error) {
 		return "", fmt.Errorf("MySQL parameters: %w", err)
 	}
 	return src, nil
-}
-
-// redact hides the password of a URL-shaped DSN for error messages.
-func redact(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil || u.User == nil {
-		return dsn
-	}
-	return u.Redacted()
 }
 
 // Close closes the database.

@@ -33,14 +33,11 @@ func (p JobPass) Validate() error {
 	return nil
 }
 
-// backoff is the wait before the try after attempts failed ones: RetryMin
-// doubled per failure, at most RetryMax.
+// backoff is the wait before the try after attempts failed ones, which is
+// also the lease of a taken row: RetryMin doubled per failure, at most
+// RetryMax, with jitter, and never under RetryMin (retryAfter).
 func (p JobPass) backoff(attempts int) time.Duration {
-	b := p.RetryMin << min(attempts, 20)
-	if b > p.RetryMax || b <= 0 {
-		b = p.RetryMax
-	}
-	return b
+	return retryAfter(p.RetryMin, p.RetryMax, attempts)
 }
 
 // dueRow is a row of a table drained by drainDue.

@@ -139,10 +139,7 @@ func (db *DB) takeErasure(ctx context.Context, r *erasureRow, lease time.Duratio
 // failErasure records a failed step and sets the erasure's next try
 // after the backoff.
 func (db *DB) failErasure(ctx context.Context, r *erasureRow, p ErasurePass, cause error) error {
-	backoff := p.RetryMin << min(r.Failures, 20)
-	if backoff > p.RetryMax || backoff <= 0 {
-		backoff = p.RetryMax
-	}
+	backoff := retryAfter(p.RetryMin, p.RetryMax, r.Failures)
 	msg := cause.Error()
 	if len(msg) > 1000 {
 		msg = msg[:1000]

@@ -8,7 +8,6 @@ import (
 	mrand "math/rand/v2"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/uptrace/bun"
@@ -67,91 +66,6 @@ func (e Event) MarshalJSON() ([]byte, error) {
 		DataContentType string          `json:"datacontenttype"`
 		Data            json.RawMessage `json:"data"`
 	}{"1.0", e.ID, e.Source, e.Type, e.Subject, e.Time.UTC().Format(time.RFC3339Nano), "application/json", e.Data})
-}
-
-// eventKind is what an audit action becomes as an event: its type, and
-// how its audit target names its subject.
-type eventKind struct {
-	typ   string
-	scope eventScope
-}
-
-type eventScope int
-
-const (
-	imageScope      eventScope = iota // target user/identifier
-	keyScope                          // target a public key
-	groupScope                        // target a group name
-	filterScope                       // target "filters"
-	webhookScope                      // target a webhook id
-	tokenScope                        // target user/uploadtokens/id
-	userScope                         // target a user
-	blocklistScope                    // target a blocklist entry's id
-	filterNameScope                   // target filters/<name>
-)
-
-// eventKinds maps every audit action to its event: one table, so that a
-// new action without an event fails its change (ErrInvalid) while events
-// are on, instead of going out under a made-up name.
-var eventKinds = map[string]eventKind{
-	"image.create":    {"io.vitrine.image.added", imageScope},
-	"image.delete":    {"io.vitrine.image.deleted", imageScope},
-	"metadata.set":    {"io.vitrine.metadata.replaced", imageScope},
-	"metadata.merge":  {"io.vitrine.metadata.merged", imageScope},
-	"metadata.delete": {"io.vitrine.metadata.deleted", imageScope},
-	"shorturl.create": {"io.vitrine.shorturl.created", imageScope},
-	"shorturl.delete": {"io.vitrine.shorturl.deleted", imageScope},
-	"key.create":      {"io.vitrine.key.created", keyScope},
-	"key.update":      {"io.vitrine.key.updated", keyScope},
-	"key.delete":      {"io.vitrine.key.deleted", keyScope},
-	"rule.create":     {"io.vitrine.rule.created", keyScope},
-	"rule.delete":     {"io.vitrine.rule.deleted", keyScope},
-	"group.create":    {"io.vitrine.group.created", groupScope},
-	"group.update":    {"io.vitrine.group.updated", groupScope},
-	"group.delete":    {"io.vitrine.group.deleted", groupScope},
-	"filters.reload":  {"io.vitrine.filters.reloaded", filterScope},
-	"webhook.create":  {"io.vitrine.webhook.created", webhookScope},
-	"webhook.update":  {"io.vitrine.webhook.updated", webhookScope},
-	"webhook.delete":  {"io.vitrine.webhook.deleted", webhookScope},
-	"user.erase":      {"io.vitrine.user.erased", userScope},
-
-	"uploadtoken.create": {"io.vitrine.uploadtoken.created", tokenScope},
-	"uploadtoken.revoke": {"io.vitrine.uploadtoken.revoked", tokenScope},
-
-	"blocklist.add":    {"io.vitrine.blocklist.added", blocklistScope},
-	"blocklist.delete": {"io.vitrine.blocklist.deleted", blocklistScope},
-	"quota.update":     {"io.vitrine.quota.updated", userScope},
-
-	"filters.put":      {"io.vitrine.filter.deployed", filterNameScope},
-	"filters.patch":    {"io.vitrine.filter.updated", filterNameScope},
-	"filters.rollback": {"io.vitrine.filter.rolledback", filterNameScope},
-	"filters.delete":   {"io.vitrine.filter.deleted", filterNameScope},
-}
-
-// subject and names return the event's subject and the fields of its
-// data that name what changed, from the audit target.
-func (k eventKind) subject(target string) (string, map[string]any) {
-	switch k.scope {
-	case imageScope:
-		user, id, _ := strings.Cut(target, "/")
-		return "users/" + user + "/images/" + id, map[string]any{"user": user, "imageIdentifier": id}
-	case keyScope:
-		return "keys/" + target, map[string]any{"publicKey": target}
-	case groupScope:
-		return "groups/" + target, map[string]any{"group": target}
-	case webhookScope:
-		return "webhooks/" + target, map[string]any{"webhook": target}
-	case tokenScope:
-		user, rest, _ := strings.Cut(target, "/")
-		return "users/" + target, map[string]any{"user": user, "uploadToken": strings.TrimPrefix(rest, "uploadtokens/")}
-	case userScope:
-		return "users/" + target, map[string]any{"user": target}
-	case blocklistScope:
-		return "blocklist/" + target, map[string]any{"blocklist": target}
-	case filterNameScope:
-		return target, map[string]any{"filter": strings.TrimPrefix(target, "filters/")}
-	}
-	return target, map[string]any{}
 }
 
 // maxSubject is the longest subject the events table holds (MySQL's
@@ -484,16 +398,6 @@ func (db *DB) PendingEvents(ctx context.Context, limit int) ([]Event, error) {
 		out[i] = r.event()
 	}
 	return out, nil
-}
-
-// EventTypes returns every event type a change writes, sorted.
-func EventTypes() []string {
-	out := make([]string, 0, len(eventKinds))
-	for _, k := range eventKinds {
-		out = append(out, k.typ)
-	}
-	slices.Sort(out)
-	return out
 }
 
 // NewEventID returns a new event id, as the outbox gives its events: for

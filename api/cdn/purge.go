@@ -1,30 +1,17 @@
 package cdn
 
 import (
+	"cmp"
 	"encoding/json"
-	"strings"
+
+	"github.com/vitrine/vitrine/storage"
 )
 
-// Event types PurgeTags reads (README, "Events"): a change to an image,
-// its metadata or its short URLs has the subject users/<user>/images/<id>;
-// a change of a key or its rules keys/<public key>; a group's
-// groups/<name>; a user's erasure and a change of a user's quotas
-// users/<user>.
-const (
-	imageAdded      = "io.vitrine.image.added"
-	imageDeleted    = "io.vitrine.image.deleted"
-	metadataSet     = "io.vitrine.metadata.replaced"
-	metadataMerged  = "io.vitrine.metadata.merged"
-	metadataDeleted = "io.vitrine.metadata.deleted"
-	shortURLDeleted = "io.vitrine.shorturl.deleted"
-	keyUpdated      = "io.vitrine.key.updated"
-	keyDeleted      = "io.vitrine.key.deleted"
-	ruleDeleted     = "io.vitrine.rule.deleted"
-	groupUpdated    = "io.vitrine.group.updated"
-	groupDeleted    = "io.vitrine.group.deleted"
-	userErased      = "io.vitrine.user.erased"
-	quotaUpdated    = "io.vitrine.quota.updated"
-)
+// PurgeTags reads the event types of storage's catalogue (README,
+// "Events"): a change to an image, its metadata or its short URLs has the
+// subject users/<user>/images/<id>; a change of a key or its rules
+// keys/<public key>; a group's groups/<name>; a user's erasure and a
+// change of a user's quotas users/<user>.
 
 // eventNames are the fields of an event's data that name what changed.
 type eventNames struct {
@@ -66,38 +53,36 @@ func (t Tags) PurgeTags(eventType, subject string, data json.RawMessage) []strin
 		_ = json.Unmarshal(data, &names)
 	}
 	switch eventType {
-	case imageAdded:
+	case storage.EventImageAdded:
 		user, _ := imageSubject(subject, names)
 		if user == "" {
 			return []string{t.All()}
 		}
 		return []string{t.Listing(user), t.Listings()}
-	case imageDeleted, metadataSet, metadataMerged, metadataDeleted, shortURLDeleted:
+	case storage.EventImageDeleted, storage.EventMetadataReplaced, storage.EventMetadataMerged,
+		storage.EventMetadataDeleted, storage.EventShortURLDeleted:
 		user, image := imageSubject(subject, names)
 		if user == "" || image == "" {
 			return []string{t.All()}
 		}
 		return []string{t.Image(user, image), t.Listing(user), t.Listings()}
-	case keyUpdated, keyDeleted, ruleDeleted:
-		pk, ok := strings.CutPrefix(subject, "keys/")
-		if !ok || pk == "" {
-			pk = names.PublicKey
-		}
+	case storage.EventKeyUpdated, storage.EventKeyDeleted, storage.EventRuleDeleted:
+		pk := cmp.Or(storage.ParseSubject(subject).PublicKey, names.PublicKey)
 		if pk == "" {
 			return []string{t.All()}
 		}
 		return []string{t.Key(pk)}
-	case groupUpdated, groupDeleted:
+	case storage.EventGroupUpdated, storage.EventGroupDeleted:
 		return []string{t.All()}
-	case userErased, quotaUpdated:
-		user, ok := strings.CutPrefix(subject, "users/")
-		if !ok || user == "" || strings.Contains(user, "/") {
-			user = names.User
+	case storage.EventUserErased, storage.EventQuotaUpdated:
+		user := names.User
+		if sub := storage.ParseSubject(subject); sub.Whole {
+			user = sub.User
 		}
 		if user == "" {
 			return []string{t.All()}
 		}
-		if eventType == quotaUpdated {
+		if eventType == storage.EventQuotaUpdated {
 			return []string{t.Listing(user)}
 		}
 		return []string{t.User(user), t.Listings()}
@@ -108,9 +93,8 @@ func (t Tags) PurgeTags(eventType, subject string, data json.RawMessage) []strin
 // imageSubject reads user and image from a subject users/<user>/images/<id>,
 // else from the event's data.
 func imageSubject(subject string, names eventNames) (user, image string) {
-	parts := strings.Split(subject, "/")
-	if len(parts) == 4 && parts[0] == "users" && parts[2] == "images" && parts[1] != "" && parts[3] != "" {
-		return parts[1], parts[3]
+	if sub := storage.ParseSubject(subject); sub.Image != "" {
+		return sub.User, sub.Image
 	}
 	return names.User, names.Image
 }

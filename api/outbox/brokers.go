@@ -52,7 +52,7 @@ func openNATS(ctx context.Context, u *url.URL, sawStream *atomic.Bool) (publishe
 	nc, err := nats.Connect(server, nats.Name("vitrine"), nats.Timeout(dialTimeout), nats.NoReconnect(),
 		nats.PingInterval(10*time.Second), nats.MaxPingsOutstanding(2))
 	if err != nil {
-		return nil, fmt.Errorf("nats %s: %w", redactedURL(server), err)
+		return nil, fmt.Errorf("nats %s: %w", storage.RedactURL(server), err)
 	}
 	subject := path.Join(u.Host, u.Path)
 	if !v2 {
@@ -192,7 +192,7 @@ func openRabbit(ctx context.Context, u *url.URL) (publisher, error) {
 	conn, err := amqp.DialConfig(server, amqp.Config{Dial: amqp.DefaultDial(dialTimeout), Heartbeat: 10 * time.Second,
 		Properties: amqp.Table{"connection_name": "vitrine"}})
 	if err != nil {
-		return nil, fmt.Errorf("rabbitmq %s: %w", redactedURL(server), err)
+		return nil, fmt.Errorf("rabbitmq %s: %w", storage.RedactURL(server), err)
 	}
 	t, err := (&rabbitpubsub.URLOpener{Connection: conn}).OpenTopicURL(ctx, u)
 	if err != nil {
@@ -200,23 +200,4 @@ func openRabbit(ctx context.Context, u *url.URL) (publisher, error) {
 		return nil, err
 	}
 	return &gocloudPublisher{topic: t, closer: conn.Close}, nil
-}
-
-// redactedURL is a broker's address (or a comma-separated list of them)
-// without its user information (a user and password, or a token), for
-// errors.
-func redactedURL(s string) string {
-	var out []string
-	for _, one := range strings.Split(s, ",") {
-		u, err := url.Parse(strings.TrimSpace(one))
-		if err != nil {
-			out = append(out, "(unparsable URL)")
-			continue
-		}
-		if u.User != nil {
-			u.User = url.User("***")
-		}
-		out = append(out, strings.Replace(u.String(), "%2A%2A%2A", "***", 1))
-	}
-	return strings.Join(out, ",")
 }

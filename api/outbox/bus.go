@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/url"
 	"sync"
 	"sync/atomic"
@@ -173,7 +172,7 @@ func (b *Bus) failed(err error) {
 		b.downSince = time.Now()
 	}
 	b.lastErr = err.Error()
-	b.nextDial = time.Now().Add(Backoff(redialMin, redialMax, b.failures-1))
+	b.nextDial = time.Now().Add(storage.Backoff(redialMin, redialMax, b.failures-1))
 }
 
 // Available reports whether a Publish may succeed now: the bus is
@@ -234,17 +233,6 @@ func Attributes(ctx context.Context, e storage.Event) map[string]string {
 		m["ce-traceparent"] = c["traceparent"]
 	}
 	return m
-}
-
-// Backoff is the wait after the attempts+1-th failure: min doubled per
-// earlier failure up to max, drawn between its half and its whole so that
-// the retries of many clients do not arrive together.
-func Backoff(lo, hi time.Duration, attempts int) time.Duration {
-	b := lo << uint(max(attempts, 0))
-	if b > hi || b <= 0 || attempts > 40 {
-		b = hi
-	}
-	return b/2 + rand.N(b/2+1)
 }
 
 // gocloudPublisher publishes through a gocloud.dev/pubsub topic, which

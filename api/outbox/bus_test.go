@@ -78,18 +78,3 @@ func TestBusRedialBackoff(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
-
-// TestRedactedURL: a broker's address in an error carries no password and
-// no token, in a list of servers too.
-func TestRedactedURL(t *testing.T) {
-	for in, want := range map[string]string{
-		"nats://s3cret@host:4222":                 "nats://***@host:4222",
-		"nats://u:p1@a:4222,nats://u:p2@b:4222":   "nats://***@a:4222,nats://***@b:4222",
-		"amqp://guest:guest@127.0.0.1:5672/vhost": "amqp://***@127.0.0.1:5672/vhost",
-		"nats://127.0.0.1:4222":                   "nats://127.0.0.1:4222",
-	} {
-		if got := redactedURL(in); got != want {
-			t.Errorf("redactedURL(%q) = %q, want %q", in, got, want)
-		}
-	}
-}

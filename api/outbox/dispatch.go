@@ -1,214 +1,33 @@
-package main
+package outbox
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/vitrine/vitrine/api/cdn"
-	"github.com/vitrine/vitrine/api/outbox"
 	"github.com/vitrine/vitrine/api/webhook"
-	"github.com/vitrine/vitrine/engine/schema"
 	"github.com/vitrine/vitrine/storage"
 )
-
-// The events worker fans each event out to its sinks (a delivery row per
-// matching webhook subscription and CDN purger, storage/deliveries.go);
-// the deliveries worker here sends them, each sink on its own schedule, so
-// that a receiver that is slow or down holds back nothing but its own
-// events (README "Webhooks").
-
-// webhooksConfig is the `webhooks` section.
-type webhooksConfig struct {
-	// Enabled offers /webhooks and delivers to its subscriptions (default
-	// true). Off, the routes answer 404 and no delivery is made.
-	Enabled *bool `yaml:"enabled"`
-	// Timeout bounds one attempt, from connecting to the answer's last
-	// byte read (default 10s).
-	Timeout time.Duration `yaml:"timeout"`
-	// Concurrency is how many attempts run at once per subscription
-	// (default 4); the subscriptions do not share a limit.
-	Concurrency int `yaml:"concurrency"`
-	// RetryMin and RetryMax bound the backoff between attempts of a
-	// delivery: RetryMin after the first failure, doubling to RetryMax,
-	// each wait drawn between its half and its whole (defaults 5s, 1h).
-	RetryMin time.Duration `yaml:"retryMin"`
-	RetryMax time.Duration `yaml:"retryMax"`
-	// RetryFor is how long a delivery is retried before it is given up on
-	// and its subscription marked failing (default 24h).
-	RetryFor time.Duration `yaml:"retryFor"`
-	// Retention is how long finished deliveries and their attempts stay
-	// in a subscription's log (default 168h).
-	Retention time.Duration `yaml:"retention"`
-}
-
-// Validate reports negative durations, RetryMax under RetryMin, or a
-// negative concurrency.
-func (c webhooksConfig) Validate() error {
-	var errs []error
-	for _, d := range []struct {
-		name string
-		v    time.Duration
-	}{{"timeout", c.Timeout}, {"retryMin", c.RetryMin}, {"retryMax", c.RetryMax}, {"retryFor", c.RetryFor}, {"retention", c.Retention}} {
-		if d.v < 0 {
-			errs = append(errs, fmt.Errorf("webhooks: %s must not be negative", d.name))
-		}
-	}
-	if c.Concurrency < 0 {
-		errs = append(errs, errors.New("webhooks: concurrency must not be negative"))
-	}
-	if c.withDefaults().RetryMax < c.withDefaults().RetryMin {
-		errs = append(errs, errors.New("webhooks: retryMax must not be under retryMin"))
-	}
-	return errors.Join(errs...)
-}
-
-// withDefaults fills the zero fields.
-func (c webhooksConfig) withDefaults() webhooksConfig {
-	def := func(v *time.Duration, d time.Duration) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	def(&c.Timeout, 10*time.Second)
-	def(&c.RetryMin, 5*time.Second)
-	def(&c.RetryMax, time.Hour)
-	def(&c.RetryFor, 24*time.Hour)
-	def(&c.Retention, 7*24*time.Hour)
-	if c.Concurrency == 0 {
-		c.Concurrency = 4
-	}
-	return c
-}
-
-// enabled reports webhooks.enabled (default true).
-func (c webhooksConfig) enabled() bool { return boolOrTrue(c.Enabled) }
-
-// webhookWants reports whether the subscription w receives e: active,
-// made before e, one of its patterns matches e's type, and e belongs to
-// one of its users (only "*" takes the events of no user).
-func webhookWants(w storage.Webhook, e storage.Event) bool {
-	if !w.Active || e.Time.Before(w.Created) {
-		return false
-	}
-	typed := false
-	for _, p := range w.Events {
-		typed = typed || schema.MatchEvent(p, e.Type)
-	}
-	if !typed {
-		return false
-	}
-	user, owned := eventUser(e.Subject)
-	for _, u := range w.Users {
-		if u == "*" || (owned && u == user) {
-			return true
-		}
-	}
-	return false
-}
-
-// eventUser returns the user a subject belongs to (users/<user>/...).
-func eventUser(subject string) (string, bool) {
-	rest, ok := strings.CutPrefix(subject, "users/")
-	if !ok {
-		return "", false
-	}
-	user, _, _ := strings.Cut(rest, "/")
-	return user, true
-}
-
-// sink sends one delivery; the dispatcher times it and records it.
-type sink interface {
-	send(ctx context.Context, d storage.Delivery) webhook.Result
-}
-
-// gated is a sink that can say it is down for now (a bus between
-// redials): the dispatcher claims none of its deliveries meanwhile.
-type gated interface{ available() bool }
-
-// retryPolicy is how a sink's failed deliveries are retried: a backoff
-// from min doubling to max, for giveUp from the fan-out.
-type retryPolicy struct{ min, max, giveUp time.Duration }
-
-// retrier is a sink with a policy of its own; the others follow the
-// webhooks' (webhooks.retryMin, retryMax, retryFor).
-type retrier interface {
-	retry(cfg webhooksConfig) retryPolicy
-}
-
-// policyOf is s's retry policy under cfg.
-func policyOf(s sink, cfg webhooksConfig) retryPolicy {
-	if r, ok := s.(retrier); ok {
-		return r.retry(cfg)
-	}
-	return retryPolicy{min: cfg.RetryMin, max: cfg.RetryMax, giveUp: cfg.RetryFor}
-}
-
-// webhookSink delivers to a subscription.
-type webhookSink struct {
-	hook   storage.Webhook
-	client *http.Client
-}
-
-func (s webhookSink) send(ctx context.Context, d storage.Delivery) webhook.Result {
-	body, err := d.Event.MarshalJSON()
-	if err != nil {
-		return webhook.Result{Err: err}
-	}
-	return webhook.Send(ctx, s.client, s.hook.URL, s.hook.Secret, webhook.Message{ID: d.Event.ID, Body: body})
-}
-
-// purgeSink purges an event's tags from one cache.
-type purgeSink struct {
-	p    cdn.Purger
-	tags cdn.Tags
-}
-
-// purgeSinkName is the sink of a purger: its name, which says what it
-// purges (type and address), so that a purger that the configuration
-// drops leaves its pending deliveries to fail instead of going elsewhere.
-func purgeSinkName(p cdn.Purger) string { return sinkName("cdn:" + p.Name()) }
-
-// sinkName is name, shortened with a hash of it past the 128 bytes a
-// sink's name may take.
-func sinkName(name string) string {
-	if len(name) > 128 {
-		sum := sha256.Sum256([]byte(name))
-		name = name[:111] + "~" + hex.EncodeToString(sum[:8])
-	}
-	return name
-}
-
-func (s purgeSink) send(ctx context.Context, d storage.Delivery) webhook.Result {
-	start := time.Now()
-	tags := s.tags.PurgeTags(d.Event.Type, d.Event.Subject, d.Event.Data)
-	if err := s.p.Purge(ctx, tags); err != nil {
-		return webhook.Result{Latency: time.Since(start), Err: err}
-	}
-	return webhook.Result{Status: http.StatusOK, Latency: time.Since(start), Response: "purged " + strings.Join(tags, " ")}
-}
 
 // dispatcher is the deliveries worker's state: the attempts under way per
 // sink, and the sinks it knows.
 type dispatcher struct {
 	db     *storage.DB
-	cfg    webhooksConfig
+	cfg    WebhooksConfig
 	client *http.Client // the outbound guard's, for webhooks
 	// static are the sinks configuration names (CDN purgers), by name.
 	static map[string]sink
 	log    *slog.Logger
-	w      *worker
+	// wake holds a wake-up for the deliveries worker (Outbox.Wakeups).
+	wake  chan struct{}
+	trace Tracer
 
 	mu   sync.Mutex
 	busy map[string]int
@@ -224,7 +43,7 @@ type dispatcher struct {
 	hooksRead time.Time
 	// tracker keeps how each sink's attempts fare, for the log and
 	// /status.
-	tracker *outbox.Tracker
+	tracker *Tracker
 	wg      sync.WaitGroup
 
 	// The outcomes waiting to be recorded, and whether an attempt is
@@ -364,7 +183,7 @@ func (d *dispatcher) handoff(ctx context.Context, reserved []string, taken []sto
 		d.done(s)
 	}
 	if pending > 0 {
-		d.w.Wake()
+		d.wakeUp()
 	}
 	if len(taken) == 0 {
 		return
@@ -440,12 +259,10 @@ func (d *dispatcher) attempt(ctx context.Context, dl storage.Delivery, s sink) {
 		r = webhook.Result{Err: fmt.Errorf("no sink %s: its subscription or purger is gone", dl.Sink)}
 	} else {
 		actx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
-		actx, span := continueTrace(actx, dl.Event.Traceparent, "events deliver", trace.SpanKindClient, dl.Event)
-		if span.IsRecording() {
-			span.SetAttributes(attribute.String("vitrine.delivery.sink", dl.Sink))
-		}
+		actx, end := d.trace.start(actx, dl.Event, "events deliver", trace.SpanKindClient,
+			attribute.String("vitrine.delivery.sink", dl.Sink))
 		r = s.send(actx, dl)
-		endSpan(span, r.Err)
+		end(r.Err)
 		cancel()
 	}
 	// The slot goes back as soon as the receiver answered: recording the
@@ -483,7 +300,7 @@ func (d *dispatcher) ended() {
 	wake := d.backlog
 	d.mu.Unlock()
 	if wake {
-		d.w.Wake()
+		d.wakeUp()
 	}
 }
 
@@ -546,7 +363,7 @@ func (d *dispatcher) next(dl storage.Delivery, s sink) (storage.DeliveryState, t
 	if time.Since(dl.Created) >= p.giveUp {
 		return storage.DeliveryFailed, time.Time{}
 	}
-	return storage.DeliveryPending, time.Now().Add(outbox.Backoff(p.min, p.max, dl.Attempts))
+	return storage.DeliveryPending, time.Now().Add(storage.Backoff(p.min, p.max, dl.Attempts))
 }
 
 // mark keeps the subscription's failing mark: set when a delivery is
@@ -556,7 +373,7 @@ func (d *dispatcher) mark(ctx context.Context, h storage.Webhook, state storage.
 	switch {
 	case state == storage.DeliveryFailed:
 		err = d.db.SetWebhookFailing(ctx, h.ID, time.Now())
-		d.log.Warn("webhook failing: a delivery was given up on", "webhook", h.ID, "url", redact(h.URL))
+		d.log.Warn("webhook failing: a delivery was given up on", "webhook", h.ID, "url", storage.RedactURL(h.URL))
 	case state == storage.DeliveryDone && !h.FailingSince.IsZero():
 		err = d.db.SetWebhookFailing(ctx, h.ID, time.Time{})
 	}
@@ -580,26 +397,26 @@ func (d *dispatcher) done(sink string) {
 	}
 }
 
-// deliveriesWorker sends the due deliveries every events.interval and
-// whenever the events worker fanned something out or an attempt ended;
-// on stop it waits for the attempts under way (each bounded by
-// webhooks.timeout).
-func deliveriesWorker(d *dispatcher, interval time.Duration) *worker {
-	d.w = newWorker("deliveries", interval, time.Second, d.pass, d.log)
-	d.w.stop = func() {
-		d.mu.Lock()
-		d.stopped = true
-		d.mu.Unlock()
-		d.wg.Wait()
+// wakeUp makes the deliveries worker pass now (Outbox.Wakeups).
+func (d *dispatcher) wakeUp() {
+	select {
+	case d.wake <- struct{}{}:
+	default:
 	}
-	return d.w
 }
 
-// retentionWorker deletes finished deliveries older than
-// webhooks.retention, hourly.
-func retentionWorker(db *storage.DB, cfg webhooksConfig, log *slog.Logger) *worker {
-	return newWorker("deliveries retention", time.Hour, time.Hour, counted(func(ctx context.Context) error {
-		_, err := db.PurgeDeliveries(ctx, time.Now().Add(-cfg.Retention))
-		return err
-	}), log)
+// stop ends the dispatcher: no attempt starts any more, and it returns
+// once the attempts under way are recorded.
+func (d *dispatcher) stop() {
+	d.mu.Lock()
+	d.stopped = true
+	d.mu.Unlock()
+	d.wg.Wait()
+}
+
+// observe tells the tracker how an attempt at dl's sink went: a failure
+// is logged (at most once a minute per sink) and shown in /status.
+func (d *dispatcher) observe(dl storage.Delivery, a storage.DeliveryAttempt, state storage.DeliveryState) {
+	d.tracker.Observe(dl.Sink, Attempt{At: time.Now(), Status: a.Status, Response: a.Response, Err: a.Error,
+		GaveUp: state == storage.DeliveryFailed})
 }

@@ -267,29 +267,6 @@ func TestWebhookRetries(t *testing.T) {
 	waitFor(t, "the failing mark cleared by a delivery", func() bool { getHook(); return !hook.Failing })
 }
 
-// TestSlowReceiverHoldsNothingElse: a receiver that does not answer
-// holds at most webhooks.concurrency attempts of its own, and another
-// subscription's events go out meanwhile.
-func TestSlowReceiverHoldsNothingElse(t *testing.T) {
-	base := runApp(t, fmt.Sprintf(webhooksAppConfig, "concurrency: 2\n  timeout: 1m"))
-	release := make(chan struct{})
-	slow := newReceiver(t, func(int, *http.Request) int { <-release; return 200 })
-	defer close(release)
-	fast := newReceiver(t, nil)
-	slow.subscribe(base, []string{"io.vitrine.image.added"}, []string{"*"})
-	fast.subscribe(base, []string{"io.vitrine.image.added"}, []string{"*"})
-	const n = 6
-	for i := range n {
-		upload(t, base, color.NRGBA{B: uint8(i), A: 255})
-	}
-	fast.wait(n)
-	slow.mu.Lock()
-	defer slow.mu.Unlock()
-	if slow.maxAtOnce > 2 || slow.requests > 2 {
-		t.Fatalf("the slow receiver had %d requests, %d at once; webhooks.concurrency is 2", slow.requests, slow.maxAtOnce)
-	}
-}
-
 // read makes a read with the test key's access token and fails unless it
 // succeeds.
 func read(t *testing.T, rawURL string) []byte {

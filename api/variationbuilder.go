@@ -1,10 +1,9 @@
-package main
+package api
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"slices"
 	"time"
 
@@ -17,7 +16,7 @@ import (
 // them is its tables (variation_jobs, variations) and the transactions
 // that write them; which images get them, at which scales, how they are
 // built and how often, is here: VariationsConfig is the policy, the API
-// asks it which uploads get a job (api.Deps.Variations), and the builder's
+// asks it which uploads get a job (Deps.Variations), and the builder's
 // worker takes the due jobs.
 
 // VariationsConfig chooses which images get variations and at which
@@ -70,9 +69,9 @@ func (c VariationsConfig) Validate() error {
 	return nil
 }
 
-// withDefaults fills the builder's interval (10s) and backoff (30s to
+// WithDefaults fills the builder's interval (10s) and backoff (30s to
 // 30m): its own, whatever the blob queue's are.
-func (c VariationsConfig) withDefaults() VariationsConfig {
+func (c VariationsConfig) WithDefaults() VariationsConfig {
 	if c.Interval <= 0 {
 		c.Interval = 10 * time.Second
 	}
@@ -109,112 +108,111 @@ func (c VariationsConfig) Ladder() []int {
 	return slices.Compact(out)
 }
 
-// variationBuilder builds the stored variations of images: the server's
-// worker takes due jobs one at a time, paced (worker.go); `vitrine
-// variations` builds images that have none, flat out. It is the API's
-// api.VariationBuilder: Wants decides which uploads get a job, Wake tells
-// the worker one was queued.
-type variationBuilder struct {
+// StoredVariations builds the stored variations of images: the server's
+// worker takes due jobs one at a time, paced (Pass); `vitrine variations`
+// builds images that have none, flat out (BuildImage). It is the API's
+// VariationBuilder: Wants decides which uploads get a job, Wake tells the
+// worker one was queued.
+type StoredVariations struct {
 	db    *storage.DB
 	blobs *storage.Blobs
 	eng   *engine.Engine
 	cfg   VariationsConfig // with its defaults
-	loop  *worker          // the server's worker; nil in `vitrine variations`
+	wake  chan struct{}
 }
 
-// newVariationBuilder returns the builder of stored variations over st
-// with eng, or nil when variations are off.
-func newVariationBuilder(st *stores, eng *engine.Engine) (*variationBuilder, error) {
-	cfg := st.cfg.Variations
+// NewStoredVariations returns the builder of stored variations of the
+// images in db and blobs with eng under cfg, or nil when variations are
+// off.
+func NewStoredVariations(db *storage.DB, blobs *storage.Blobs, eng *engine.Engine, cfg VariationsConfig) (*StoredVariations, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if !cfg.On() {
 		return nil, nil
 	}
-	return &variationBuilder{db: st.db, blobs: st.blobs, eng: eng, cfg: cfg.withDefaults()}, nil
+	return &StoredVariations{db: db, blobs: blobs, eng: eng, cfg: cfg.WithDefaults(), wake: make(chan struct{}, 1)}, nil
 }
 
 // Wants reports whether an upload of w x h pixels and size bytes gets
 // variations (VariationsConfig.Wants).
-func (b *variationBuilder) Wants(w, h int, size int64) bool { return b.cfg.Wants(w, h, size) }
+func (b *StoredVariations) Wants(w, h int, size int64) bool { return b.cfg.Wants(w, h, size) }
 
-// Wake makes the worker look for due jobs now.
-func (b *variationBuilder) Wake() {
-	if b.loop != nil {
-		b.loop.Wake()
+// Wake makes the worker look for due jobs now (Wakeups).
+func (b *StoredVariations) Wake() {
+	select {
+	case b.wake <- struct{}{}:
+	default:
 	}
 }
 
-// worker returns the builder's worker: every variations.interval, and
-// when an upload wakes it, it builds the due jobs one a pass, resting
-// after each as long as it took (restAfter).
-func (b *variationBuilder) worker(log *slog.Logger) *worker {
-	b.loop = newWorker("stored variations", b.cfg.Interval, b.cfg.Interval, b.pass, log)
-	b.loop.paced = true
-	return b.loop
-}
+// Wakeups says when the worker should pass before its interval: an
+// upload queued a job.
+func (b *StoredVariations) Wakeups() <-chan struct{} { return b.wake }
 
-// pass takes one due job and builds it; it returns 1 when it took one
-// (built or failed: the paced worker rests, then passes again), 0 when
-// none was due.
-func (b *variationBuilder) pass(ctx context.Context) (int, error) {
+// Interval is variations.interval (default 10s).
+func (b *StoredVariations) Interval() time.Duration { return b.cfg.Interval }
+
+// Pass takes one due job and builds it; it returns 1 when it took one
+// (built or failed: a paced worker rests, then passes again), 0 when none
+// was due.
+func (b *StoredVariations) Pass(ctx context.Context) (int, error) {
 	taken := 0
 	p := storage.JobPass{Limit: 1, RetryMin: b.cfg.RetryMin, RetryMax: b.cfg.RetryMax}
 	_, err := b.db.DrainVariationJobs(ctx, p, func(ctx context.Context, user, id string) error {
 		taken++
-		_, err := b.buildImage(ctx, user, id)
+		_, err := b.BuildImage(ctx, user, id)
 		return err
 	})
 	return taken, err
 }
 
-// buildResult is what buildImage added.
-type buildResult struct {
-	variations int
-	bytes      int64
+// Built is what BuildImage added.
+type Built struct {
+	Variations int
+	Bytes      int64
 }
 
-// buildImage builds and stores the variations of one image that has none
+// BuildImage builds and stores the variations of one image that has none
 // yet, and returns what it added (nothing for an image that is gone, wants
 // none, has them already, or was deleted or replaced while they were
 // built).
-func (b *variationBuilder) buildImage(ctx context.Context, user, id string) (buildResult, error) {
+func (b *StoredVariations) BuildImage(ctx context.Context, user, id string) (Built, error) {
 	img, err := b.db.Image(ctx, user, id)
 	if errors.Is(err, storage.ErrNotExist) {
-		return buildResult{}, nil
+		return Built{}, nil
 	}
 	if err != nil {
-		return buildResult{}, err
+		return Built{}, err
 	}
 	if have, err := b.db.Variations(ctx, img); err != nil || len(have) > 0 {
-		return buildResult{}, err
+		return Built{}, err
 	}
 	if !b.cfg.Wants(img.Width, img.Height, img.Size) {
-		return buildResult{}, nil
+		return Built{}, nil
 	}
 	src, err := b.blobs.Get(ctx, img.Key())
 	if errors.Is(err, storage.ErrNotExist) {
-		return buildResult{}, nil // deleted meanwhile
+		return Built{}, nil // deleted meanwhile
 	}
 	if err != nil {
-		return buildResult{}, fmt.Errorf("variations of %s/%s: %w", user, id, err)
+		return Built{}, fmt.Errorf("variations of %s/%s: %w", user, id, err)
 	}
 	vs, err := b.eng.BuildVariations(ctx, src, b.cfg.Ladder())
 	if err != nil {
-		return buildResult{}, fmt.Errorf("variations of %s/%s: %w", user, id, err)
+		return Built{}, fmt.Errorf("variations of %s/%s: %w", user, id, err)
 	}
 	if len(vs) == 0 {
-		return buildResult{}, nil
+		return Built{}, nil
 	}
 	built := make([]storage.BuiltVariation, len(vs))
-	r := buildResult{variations: len(vs)}
+	r := Built{Variations: len(vs)}
 	for i, v := range vs {
 		built[i] = storage.BuiltVariation(v)
-		r.bytes += int64(len(v.Data))
+		r.Bytes += int64(len(v.Data))
 	}
 	if stored, err := b.db.StoreVariations(ctx, b.blobs, img, built); err != nil || !stored {
-		return buildResult{}, err
+		return Built{}, err
 	}
 	return r, nil
 }
