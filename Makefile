@@ -118,6 +118,10 @@ run: build
 #	$(GO) run golang.org/x/vuln/cmd/govulncheck@v1.9.0 ./...
 STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.7.0
 
+# e2e/layout is the layout as tests (README, Layout): the import rules
+# (layering_test.go) and the size limits (size_test.go). It parses the tree
+# and compiles nothing of the server, so it needs no cgo; go test's cache
+# notices every file and folder it read.
 vet: deps
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
@@ -125,6 +129,7 @@ vet: deps
 		if [ -n "$$unformatted" ]; then echo "not gofmt-formatted: $$unformatted"; exit 1; fi
 	@$(MAKE) --no-print-directory templ-check
 	@$(MAKE) --no-print-directory openapi-check
+	$(GO) test ./e2e/layout
 
 # The admin UI's templ output is committed; this fails when it is stale
 # (and leaves it regenerated, ready to commit).
