@@ -81,25 +81,57 @@ func load(ctx context.Context, cfg Config, cache wazero.CompilationCache, src *s
 	if err != nil {
 		return nil, err
 	}
-	if ctrs == nil {
-		ctrs = &counters{}
-	}
-	f := &Filter{manifest: m, hash: src.hash, dir: src.dir, origin: src.origin, version: src.version, observer: cfg.Observer, timeout: time.Duration(m.Limits.TimeoutMs) * time.Millisecond,
-		queueWait: min(time.Duration(m.Limits.QueueMs)*time.Millisecond, cfg.MaxQueueWait), runner: cfg.runner,
-		done: make(chan struct{}),
-		host: &host{name: m.Name, settings: m.Settings, log: cfg.Logger, counters: ctrs,
-			maxW: cfg.MaxWidth, maxH: cfg.MaxHeight, maxPixels: cfg.MaxPixels}}
+	f := newFilter(cfg, m, src, ctrs)
 	f.rt = newRuntime(ctx, cache, m.Limits.MemoryMB)
 	defer func() {
 		if err != nil {
 			_ = f.rt.Close(context.Background())
 		}
 	}()
-	compiled, err := f.rt.CompileModule(ctx, src.wasm)
+	compiled, err := f.compile(ctx, src.wasm)
+	if err != nil {
+		return nil, err
+	}
+	limits := poolLimits{instances: m.Limits.Instances, queue: min(m.Limits.Queue, cfg.MaxQueue),
+		retainBytes: uint64(cfg.RetainMemoryMB) << 20, idle: cfg.IdleTimeout}
+	f.pool = newPool(limits, f.instantiator(cfg, compiled))
+	ictx, cancel := context.WithTimeout(ctx, f.startTimeout())
+	defer cancel()
+	inst, err := f.pool.instantiate(ictx)
+	if err != nil {
+		return nil, fmt.Errorf("filter.wasm: start: %w", err)
+	}
+	f.pool.add(inst)
+	// Why a cleanup: a retired filter is never closed explicitly; callers
+	// hold it as long as they need it, and its compiled code goes with the
+	// last of them. The runtime does not refer back to f.
+	runtime.AddCleanup(f, func(rt wazero.Runtime) { _ = rt.Close(context.Background()) }, f.rt)
+	return f, nil
+}
+
+// newFilter is the filter of manifest m from src, with its limits and its
+// host functions' state, not compiled yet; ctrs are its stats_add counters
+// (fresh ones when nil).
+func newFilter(cfg Config, m *Manifest, src *source, ctrs *counters) *Filter {
+	if ctrs == nil {
+		ctrs = &counters{}
+	}
+	return &Filter{manifest: m, hash: src.hash, dir: src.dir, origin: src.origin, version: src.version, observer: cfg.Observer, timeout: time.Duration(m.Limits.TimeoutMs) * time.Millisecond,
+		queueWait: min(time.Duration(m.Limits.QueueMs)*time.Millisecond, cfg.MaxQueueWait), runner: cfg.runner,
+		done: make(chan struct{}),
+		host: &host{name: m.Name, settings: m.Settings, log: cfg.Logger, counters: ctrs,
+			maxW: cfg.MaxWidth, maxH: cfg.MaxHeight, maxPixels: cfg.MaxPixels}}
+}
+
+// compile compiles wasm in the filter's runtime, checks its exports,
+// instantiates the host modules it may import and checks its imports
+// against them.
+func (f *Filter) compile(ctx context.Context, wasm []byte) (wazero.CompiledModule, error) {
+	compiled, err := f.rt.CompileModule(ctx, wasm)
 	if err != nil {
 		return nil, fmt.Errorf("filter.wasm: %w", err)
 	}
-	if err := checkExports(compiled, m.Kind); err != nil {
+	if err := checkExports(compiled, f.manifest.Kind); err != nil {
 		return nil, fmt.Errorf("filter.wasm: %w", err)
 	}
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, f.rt); err != nil {
@@ -115,11 +147,18 @@ func load(ctx context.Context, cfg Config, cache wazero.CompilationCache, src *s
 	if err := checkImports(compiled, provided); err != nil {
 		return nil, fmt.Errorf("filter.wasm: %w", err)
 	}
+	return compiled, nil
+}
+
+// instantiator returns the function the filter's pool starts an instance
+// of compiled with: on a worker thread of its own at the configured
+// priority, its linear memory in a mapping of its own (mmapMemory), the
+// clock's sleep when the manifest is granted it.
+func (f *Filter) instantiator(cfg Config, compiled wazero.CompiledModule) func(context.Context) (*instance, error) {
+	m := f.manifest
 	modCfg := moduleConfig(m, startFunction(compiled))
 	export := requiredExport(m.Kind)
-	limits := poolLimits{instances: m.Limits.Instances, queue: min(m.Limits.Queue, cfg.MaxQueue),
-		retainBytes: uint64(cfg.RetainMemoryMB) << 20, idle: cfg.IdleTimeout}
-	f.pool = newPool(limits, func(ctx context.Context) (*instance, error) {
+	return func(ctx context.Context) (*instance, error) {
 		inst := &instance{w: startWorker(priority{idle: cfg.Policy == PolicyIdle, nice: cfg.Nice})}
 		icfg := modCfg
 		if m.grants(CapClock) {
@@ -145,19 +184,7 @@ func load(ctx context.Context, cfg Config, cache wazero.CompilationCache, src *s
 		}
 		inst.mod, inst.fn = mod, mod.ExportedFunction(export)
 		return inst, nil
-	})
-	ictx, cancel := context.WithTimeout(ctx, f.startTimeout())
-	defer cancel()
-	inst, err := f.pool.instantiate(ictx)
-	if err != nil {
-		return nil, fmt.Errorf("filter.wasm: start: %w", err)
 	}
-	f.pool.add(inst)
-	// Why a cleanup: a retired filter is never closed explicitly; callers
-	// hold it as long as they need it, and its compiled code goes with the
-	// last of them. The runtime does not refer back to f.
-	runtime.AddCleanup(f, func(rt wazero.Runtime) { _ = rt.Close(context.Background()) }, f.rt)
-	return f, nil
 }
 
 // errCommand refuses a module whose start function exited, which closes
