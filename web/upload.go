@@ -205,8 +205,8 @@ func uploadItems(r *http.Request) []uploadItem {
 // sendItem sends it to POST /users/<user>/images and returns its
 // outcome, with the API's refusal when it refused (the outcome then says
 // why). The error is one the page fails with: the API's failure (5xx, but
-// for a fetch by URL that failed at the origin) or an answer it cannot
-// read.
+// for a fetch by URL that failed at the origin), or an answer that cannot
+// be read or names no image.
 func (q *request) sendItem(user string, it uploadItem) (uploadResult, *apiError, error) {
 	res := uploadResult{File: it.name}
 	data, err := it.read()
@@ -215,8 +215,13 @@ func (q *request) sendItem(user string, it uploadItem) (uploadResult, *apiError,
 		r, err = q.api.send(q.r.Context(), http.MethodPost, "/users/"+url.PathEscape(user)+"/images", data, it.ct)
 		if err == nil {
 			var got api.Uploaded
-			_ = json.Unmarshal(r.Body, &got)
+			if err := r.decode(&got); err != nil {
+				return res, nil, err
+			}
 			id := got.ImageIdentifier
+			if id == "" {
+				return res, nil, errors.New("web: the API's answer to an upload names no image")
+			}
 			res.ID, res.Href, res.Thumb = id, q.path(q.imagePath(user, id)), q.thumbURL(user, id)
 			res.Existed = r.Status == http.StatusOK
 			return res, nil, nil
