@@ -15,7 +15,6 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // Filter is one loaded filter: its manifest, its compiled module in its own
@@ -32,7 +31,9 @@ type Filter struct {
 	pool            *pool
 	metrics         metrics
 	observer        Observer
-	timeout         time.Duration
+	// trace is Config.Trace, or noTrace.
+	trace   func(ctx context.Context, name string, attrs ...attribute.KeyValue) (context.Context, func(error))
+	timeout time.Duration
 	// queueWait bounds the wait for an instance and a running slot.
 	queueWait time.Duration
 	runner    *runner
@@ -116,11 +117,16 @@ func newFilter(cfg Config, m *Manifest, src *source, ctrs *counters) *Filter {
 	if ctrs == nil {
 		ctrs = &counters{}
 	}
-	return &Filter{manifest: m, hash: src.hash, dir: src.dir, origin: src.origin, version: src.version, observer: cfg.Observer, timeout: time.Duration(m.Limits.TimeoutMs) * time.Millisecond,
+	f := &Filter{manifest: m, hash: src.hash, dir: src.dir, origin: src.origin, version: src.version, observer: cfg.Observer,
+		trace: cfg.Trace, timeout: time.Duration(m.Limits.TimeoutMs) * time.Millisecond,
 		queueWait: min(time.Duration(m.Limits.QueueMs)*time.Millisecond, cfg.MaxQueueWait), runner: cfg.runner,
 		done: make(chan struct{}),
 		host: &host{name: m.Name, settings: m.Settings, log: cfg.Logger, counters: ctrs,
 			maxW: cfg.MaxWidth, maxH: cfg.MaxHeight, maxPixels: cfg.MaxPixels}}
+	if f.trace == nil {
+		f.trace = noTrace
+	}
+	return f
 }
 
 // compile compiles wasm in the filter's runtime, checks its exports,
@@ -217,7 +223,7 @@ func (f *Filter) invoke(ctx context.Context, c *call) (err error) {
 	// and has a deadline of its own. The call's own timeout starts once it
 	// runs.
 	attrs := f.spanAttrs()
-	_, wspan := startSpan(ctx, "filter.wait", attrs)
+	_, endWait := f.trace(ctx, "filter.wait", attrs...)
 	wctx, wcancel := context.WithTimeout(ctx, f.queueWait)
 	defer wcancel()
 	sctx, scancel := context.WithTimeout(ctx, f.startTimeout())
@@ -230,23 +236,23 @@ func (f *Filter) invoke(ctx context.Context, c *call) (err error) {
 	scancel()
 	if err != nil {
 		err = f.callError(ctx, err)
-		endSpan(wspan, err)
+		endWait(err)
 		return err
 	}
 	if err := f.runner.acquire(wctx); err != nil {
 		f.pool.put(inst, true)
 		err = f.callError(ctx, errWaited)
-		endSpan(wspan, err)
+		endWait(err)
 		return err
 	}
-	wspan.End()
+	endWait(nil)
 	defer f.runner.release()
 	cctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
-	cctx, rspan := startSpan(cctx, "filter.run", attrs)
+	cctx, endRun := f.trace(cctx, "filter.run", attrs...)
 	var res []uint64
 	inst.run(cctx, func() { res, err = inst.fn.Call(withCall(cctx, c)) })
-	endSpan(rspan, err)
+	endRun(err)
 	f.pool.put(inst, err == nil)
 	if c.serviceErr != nil {
 		return c.serviceErr
@@ -263,10 +269,10 @@ func (f *Filter) invoke(ctx context.Context, c *call) (err error) {
 	return nil
 }
 
-// spanAttrs are the attributes of the filter's spans.
-func (f *Filter) spanAttrs() trace.SpanStartEventOption {
-	return trace.WithAttributes(attribute.String("vitrine.filter.name", f.Name()),
-		attribute.String("vitrine.filter.version", f.manifest.Version), attribute.String("vitrine.filter.kind", string(f.manifest.Kind)))
+// spanAttrs are the attributes of the filter's spans (Config.Trace).
+func (f *Filter) spanAttrs() []attribute.KeyValue {
+	return []attribute.KeyValue{attribute.String("vitrine.filter.name", f.Name()),
+		attribute.String("vitrine.filter.version", f.manifest.Version), attribute.String("vitrine.filter.kind", string(f.manifest.Kind))}
 }
 
 // reservation is a slot of a filter's pool that reserve took for a call
@@ -300,18 +306,18 @@ func (f *Filter) reserve(ctx context.Context) (context.Context, func(), error) {
 	}
 	defer f.leave()
 	start := time.Now()
-	_, span := startSpan(ctx, "filter.reserve", f.spanAttrs())
+	_, end := f.trace(ctx, "filter.reserve", f.spanAttrs()...)
 	wctx, cancel := context.WithTimeout(ctx, f.queueWait)
 	defer cancel()
 	if err := f.pool.reserve(wctx); err != nil {
 		err = f.callError(ctx, err)
-		endSpan(span, err)
+		end(err)
 		if ctx.Err() == nil {
 			f.observe(time.Since(start), err)
 		}
 		return ctx, nil, err
 	}
-	span.End()
+	end(nil)
 	r := &reservation{pool: f.pool}
 	return context.WithValue(ctx, reservationKey{}, r), func() {
 		if r.done.CompareAndSwap(false, true) {
