@@ -1,11 +1,14 @@
 package filters
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"runtime"
 	"slices"
 	"time"
+
+	"go.opentelemetry.io/otel/attribute"
 )
 
 // Capabilities a manifest may ask for beyond the sandbox (ABI.md section 6).
@@ -116,8 +119,21 @@ type Config struct {
 	Logger *slog.Logger `yaml:"-"`
 	// Observer, when set, is told of every finished call (metrics).
 	Observer Observer `yaml:"-"`
+	// Trace, when set, starts a span named name with attrs under ctx's
+	// span, and returns ctx carrying it and the function that ends it with
+	// its outcome (nil on success). A call has two spans, filter.wait (for
+	// an instance and a running slot) and then filter.run (the guest at
+	// work); Transformation.Reserve has filter.reserve. Each has the
+	// filter's name, version and kind (vitrine.filter.*). package main
+	// gives the service's tracing, which engine shares; nil starts none.
+	Trace func(ctx context.Context, name string, attrs ...attribute.KeyValue) (context.Context, func(error)) `yaml:"-"`
 
 	runner *runner // MaxRunning's slots, shared by a host's filters
+}
+
+// noTrace is what a filter traces with when Config.Trace is nil: nothing.
+func noTrace(ctx context.Context, _ string, _ ...attribute.KeyValue) (context.Context, func(error)) {
+	return ctx, func(error) {}
 }
 
 // Observer is told of every finished call of a filter: its name, its kind

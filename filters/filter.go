@@ -15,7 +15,6 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 	"github.com/tetratelabs/wazero/sys"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // Filter is one loaded filter: its manifest, its compiled module in its own
@@ -32,7 +31,9 @@ type Filter struct {
 	pool            *pool
 	metrics         metrics
 	observer        Observer
-	timeout         time.Duration
+	// trace is Config.Trace, or noTrace.
+	trace   func(ctx context.Context, name string, attrs ...attribute.KeyValue) (context.Context, func(error))
+	timeout time.Duration
 	// queueWait bounds the wait for an instance and a running slot.
 	queueWait time.Duration
 	runner    *runner
@@ -81,25 +82,62 @@ func load(ctx context.Context, cfg Config, cache wazero.CompilationCache, src *s
 	if err != nil {
 		return nil, err
 	}
-	if ctrs == nil {
-		ctrs = &counters{}
-	}
-	f := &Filter{manifest: m, hash: src.hash, dir: src.dir, origin: src.origin, version: src.version, observer: cfg.Observer, timeout: time.Duration(m.Limits.TimeoutMs) * time.Millisecond,
-		queueWait: min(time.Duration(m.Limits.QueueMs)*time.Millisecond, cfg.MaxQueueWait), runner: cfg.runner,
-		done: make(chan struct{}),
-		host: &host{name: m.Name, settings: m.Settings, log: cfg.Logger, counters: ctrs,
-			maxW: cfg.MaxWidth, maxH: cfg.MaxHeight, maxPixels: cfg.MaxPixels}}
+	f := newFilter(cfg, m, src, ctrs)
 	f.rt = newRuntime(ctx, cache, m.Limits.MemoryMB)
 	defer func() {
 		if err != nil {
 			_ = f.rt.Close(context.Background())
 		}
 	}()
-	compiled, err := f.rt.CompileModule(ctx, src.wasm)
+	compiled, err := f.compile(ctx, src.wasm)
+	if err != nil {
+		return nil, err
+	}
+	limits := poolLimits{instances: m.Limits.Instances, queue: min(m.Limits.Queue, cfg.MaxQueue),
+		retainBytes: uint64(cfg.RetainMemoryMB) << 20, idle: cfg.IdleTimeout}
+	f.pool = newPool(limits, f.instantiator(cfg, compiled))
+	ictx, cancel := context.WithTimeout(ctx, f.startTimeout())
+	defer cancel()
+	inst, err := f.pool.instantiate(ictx)
+	if err != nil {
+		return nil, fmt.Errorf("filter.wasm: start: %w", err)
+	}
+	f.pool.add(inst)
+	// Why a cleanup: a retired filter is never closed explicitly; callers
+	// hold it as long as they need it, and its compiled code goes with the
+	// last of them. The runtime does not refer back to f.
+	runtime.AddCleanup(f, func(rt wazero.Runtime) { _ = rt.Close(context.Background()) }, f.rt)
+	return f, nil
+}
+
+// newFilter is the filter of manifest m from src, with its limits and its
+// host functions' state, not compiled yet; ctrs are its stats_add counters
+// (fresh ones when nil).
+func newFilter(cfg Config, m *Manifest, src *source, ctrs *counters) *Filter {
+	if ctrs == nil {
+		ctrs = &counters{}
+	}
+	f := &Filter{manifest: m, hash: src.hash, dir: src.dir, origin: src.origin, version: src.version, observer: cfg.Observer,
+		trace: cfg.Trace, timeout: time.Duration(m.Limits.TimeoutMs) * time.Millisecond,
+		queueWait: min(time.Duration(m.Limits.QueueMs)*time.Millisecond, cfg.MaxQueueWait), runner: cfg.runner,
+		done: make(chan struct{}),
+		host: &host{name: m.Name, settings: m.Settings, log: cfg.Logger, counters: ctrs,
+			maxW: cfg.MaxWidth, maxH: cfg.MaxHeight, maxPixels: cfg.MaxPixels}}
+	if f.trace == nil {
+		f.trace = noTrace
+	}
+	return f
+}
+
+// compile compiles wasm in the filter's runtime, checks its exports,
+// instantiates the host modules it may import and checks its imports
+// against them.
+func (f *Filter) compile(ctx context.Context, wasm []byte) (wazero.CompiledModule, error) {
+	compiled, err := f.rt.CompileModule(ctx, wasm)
 	if err != nil {
 		return nil, fmt.Errorf("filter.wasm: %w", err)
 	}
-	if err := checkExports(compiled, m.Kind); err != nil {
+	if err := checkExports(compiled, f.manifest.Kind); err != nil {
 		return nil, fmt.Errorf("filter.wasm: %w", err)
 	}
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, f.rt); err != nil {
@@ -115,11 +153,18 @@ func load(ctx context.Context, cfg Config, cache wazero.CompilationCache, src *s
 	if err := checkImports(compiled, provided); err != nil {
 		return nil, fmt.Errorf("filter.wasm: %w", err)
 	}
+	return compiled, nil
+}
+
+// instantiator returns the function the filter's pool starts an instance
+// of compiled with: on a worker thread of its own at the configured
+// priority, its linear memory in a mapping of its own (mmapMemory), the
+// clock's sleep when the manifest is granted it.
+func (f *Filter) instantiator(cfg Config, compiled wazero.CompiledModule) func(context.Context) (*instance, error) {
+	m := f.manifest
 	modCfg := moduleConfig(m, startFunction(compiled))
 	export := requiredExport(m.Kind)
-	limits := poolLimits{instances: m.Limits.Instances, queue: min(m.Limits.Queue, cfg.MaxQueue),
-		retainBytes: uint64(cfg.RetainMemoryMB) << 20, idle: cfg.IdleTimeout}
-	f.pool = newPool(limits, func(ctx context.Context) (*instance, error) {
+	return func(ctx context.Context) (*instance, error) {
 		inst := &instance{w: startWorker(priority{idle: cfg.Policy == PolicyIdle, nice: cfg.Nice})}
 		icfg := modCfg
 		if m.grants(CapClock) {
@@ -145,19 +190,7 @@ func load(ctx context.Context, cfg Config, cache wazero.CompilationCache, src *s
 		}
 		inst.mod, inst.fn = mod, mod.ExportedFunction(export)
 		return inst, nil
-	})
-	ictx, cancel := context.WithTimeout(ctx, f.startTimeout())
-	defer cancel()
-	inst, err := f.pool.instantiate(ictx)
-	if err != nil {
-		return nil, fmt.Errorf("filter.wasm: start: %w", err)
 	}
-	f.pool.add(inst)
-	// Why a cleanup: a retired filter is never closed explicitly; callers
-	// hold it as long as they need it, and its compiled code goes with the
-	// last of them. The runtime does not refer back to f.
-	runtime.AddCleanup(f, func(rt wazero.Runtime) { _ = rt.Close(context.Background()) }, f.rt)
-	return f, nil
 }
 
 // errCommand refuses a module whose start function exited, which closes
@@ -190,7 +223,7 @@ func (f *Filter) invoke(ctx context.Context, c *call) (err error) {
 	// and has a deadline of its own. The call's own timeout starts once it
 	// runs.
 	attrs := f.spanAttrs()
-	_, wspan := startSpan(ctx, "filter.wait", attrs)
+	_, endWait := f.trace(ctx, "filter.wait", attrs...)
 	wctx, wcancel := context.WithTimeout(ctx, f.queueWait)
 	defer wcancel()
 	sctx, scancel := context.WithTimeout(ctx, f.startTimeout())
@@ -203,23 +236,23 @@ func (f *Filter) invoke(ctx context.Context, c *call) (err error) {
 	scancel()
 	if err != nil {
 		err = f.callError(ctx, err)
-		endSpan(wspan, err)
+		endWait(err)
 		return err
 	}
 	if err := f.runner.acquire(wctx); err != nil {
 		f.pool.put(inst, true)
 		err = f.callError(ctx, errWaited)
-		endSpan(wspan, err)
+		endWait(err)
 		return err
 	}
-	wspan.End()
+	endWait(nil)
 	defer f.runner.release()
 	cctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
-	cctx, rspan := startSpan(cctx, "filter.run", attrs)
+	cctx, endRun := f.trace(cctx, "filter.run", attrs...)
 	var res []uint64
 	inst.run(cctx, func() { res, err = inst.fn.Call(withCall(cctx, c)) })
-	endSpan(rspan, err)
+	endRun(err)
 	f.pool.put(inst, err == nil)
 	if c.serviceErr != nil {
 		return c.serviceErr
@@ -236,10 +269,10 @@ func (f *Filter) invoke(ctx context.Context, c *call) (err error) {
 	return nil
 }
 
-// spanAttrs are the attributes of the filter's spans.
-func (f *Filter) spanAttrs() trace.SpanStartEventOption {
-	return trace.WithAttributes(attribute.String("vitrine.filter.name", f.Name()),
-		attribute.String("vitrine.filter.version", f.manifest.Version), attribute.String("vitrine.filter.kind", string(f.manifest.Kind)))
+// spanAttrs are the attributes of the filter's spans (Config.Trace).
+func (f *Filter) spanAttrs() []attribute.KeyValue {
+	return []attribute.KeyValue{attribute.String("vitrine.filter.name", f.Name()),
+		attribute.String("vitrine.filter.version", f.manifest.Version), attribute.String("vitrine.filter.kind", string(f.manifest.Kind))}
 }
 
 // reservation is a slot of a filter's pool that reserve took for a call
@@ -273,18 +306,18 @@ func (f *Filter) reserve(ctx context.Context) (context.Context, func(), error) {
 	}
 	defer f.leave()
 	start := time.Now()
-	_, span := startSpan(ctx, "filter.reserve", f.spanAttrs())
+	_, end := f.trace(ctx, "filter.reserve", f.spanAttrs()...)
 	wctx, cancel := context.WithTimeout(ctx, f.queueWait)
 	defer cancel()
 	if err := f.pool.reserve(wctx); err != nil {
 		err = f.callError(ctx, err)
-		endSpan(span, err)
+		end(err)
 		if ctx.Err() == nil {
 			f.observe(time.Since(start), err)
 		}
 		return ctx, nil, err
 	}
-	span.End()
+	end(nil)
 	r := &reservation{pool: f.pool}
 	return context.WithValue(ctx, reservationKey{}, r), func() {
 		if r.done.CompareAndSwap(false, true) {

@@ -185,82 +185,121 @@ func (h *Host) scan() ([]*job, error) {
 	if h.closed {
 		return nil, errHostClosed
 	}
-	old := h.Current()
-	next := emptySet()
-	var waits, queued []*job
-	seen := map[string]bool{}
-	// consider publishes what follows for the filter key from src (or
-	// from the error reading it), which comes from origin.
-	consider := func(key, origin string, src *source, err error) {
-		seen[key] = true
-		prev := old.filters[key]
-		if prev != nil {
-			next.filters[key] = prev // until a new version is ready
-		}
-		next.origins[key] = origin
-		var m *Manifest
-		if err == nil {
-			m, err = checkManifest(h.cfg, src)
-		}
-		running := h.jobs[key]
-		switch {
-		case err != nil:
-			err = loadErr(key, err)
-			next.failures[key] = err.Error()
-			delete(h.jobs, key)
-			delete(h.failed, key)
-			h.cfg.Logger.Error("filter refused", "filter", key, "reason", err, "keeps", prev != nil)
-		case running != nil && running.src.hash == src.hash:
-			next.loading[key] = m
-			waits = append(waits, running)
-		case prev != nil && prev.hash == src.hash && prev.origin == src.origin:
-			delete(h.jobs, key) // back to the version serving
-		case h.failed[key] == src.hash:
-			next.failures[key] = old.failures[key]
-			if fm := old.failedManifests[key]; fm != nil {
-				next.failedManifests[key] = fm
-			}
-			delete(h.jobs, key)
-		default:
-			j := &job{name: key, src: src, done: make(chan struct{})}
-			h.jobs[key] = j
-			next.loading[key] = m
-			waits = append(waits, j)
-			queued = append(queued, j)
-			h.cfg.Logger.Info("filter loading", "filter", key, "source", src.origin, "hash", src.hash, "bytes", len(src.wasm))
-		}
+	s := &scanning{h: h, old: h.Current(), next: emptySet(), seen: map[string]bool{}}
+	if err := s.readDir(); err != nil {
+		return nil, err
 	}
-	if h.cfg.Dir != "" {
-		entries, err := os.ReadDir(h.cfg.Dir)
-		if err != nil {
-			return nil, fmt.Errorf("filters: %w", err)
-		}
-		for _, e := range entries {
-			if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
-				continue
-			}
-			name := e.Name()
-			if _, pushed := h.pushed[name]; pushed {
-				// Why the API's version wins: it is the one every instance
-				// serves; a folder is one machine's (README, Filters
-				// through the API).
-				h.cfg.Logger.Warn("filter folder shadowed by the version deployed through the API", "filter", name)
-				continue
-			}
-			src, err := readSource(filepath.Join(h.cfg.Dir, name), h.cfg.MaxModuleBytes)
-			consider(name, SourceDir, src, err)
-		}
+	s.readPushed()
+	h.forget(s.seen)
+	h.publish(s.old, s.next)
+	h.enqueue(s.queued)
+	return s.waits, nil
+}
+
+// scanning is one scan under way: the Set it builds from the Set current
+// before it, and the jobs it found. h.mu is held throughout.
+type scanning struct {
+	h         *Host
+	old, next *Set
+	// waits are the jobs of the current files, queued are those this scan
+	// queued.
+	waits, queued []*job
+	// seen holds every key read, folder or bundle.
+	seen map[string]bool
+}
+
+// readDir considers every filter folder of Dir, but those a bundle deployed
+// through the API shadows. Its error is for an unreadable directory, before
+// anything was considered.
+func (s *scanning) readDir() error {
+	h := s.h
+	if h.cfg.Dir == "" {
+		return nil
 	}
-	keys := make([]string, 0, len(h.pushed))
-	for key := range h.pushed {
+	entries, err := os.ReadDir(h.cfg.Dir)
+	if err != nil {
+		return fmt.Errorf("filters: %w", err)
+	}
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		name := e.Name()
+		if _, pushed := h.pushed[name]; pushed {
+			// Why the API's version wins: it is the one every instance
+			// serves; a folder is one machine's (README, Filters
+			// through the API).
+			h.cfg.Logger.Warn("filter folder shadowed by the version deployed through the API", "filter", name)
+			continue
+		}
+		src, err := readSource(filepath.Join(h.cfg.Dir, name), h.cfg.MaxModuleBytes)
+		s.consider(name, SourceDir, src, err)
+	}
+	return nil
+}
+
+// readPushed considers every bundle deployed through the API, in the order
+// of their keys.
+func (s *scanning) readPushed() {
+	keys := make([]string, 0, len(s.h.pushed))
+	for key := range s.h.pushed {
 		keys = append(keys, key)
 	}
 	sort.Strings(keys)
 	for _, key := range keys {
-		b := h.pushed[key]
-		src, err := b.source(h.cfg.MaxModuleBytes)
-		consider(key, SourceAPI, src, err)
+		src, err := s.h.pushed[key].source(s.h.cfg.MaxModuleBytes)
+		s.consider(key, SourceAPI, src, err)
 	}
+}
+
+// consider puts into the next Set what follows for the filter key from src
+// (or from err, the error reading it), which comes from origin: refused,
+// loading (a job already running for the same files, or a new one queued),
+// kept as it serves, or failed as before.
+func (s *scanning) consider(key, origin string, src *source, err error) {
+	h, old, next := s.h, s.old, s.next
+	s.seen[key] = true
+	prev := old.filters[key]
+	if prev != nil {
+		next.filters[key] = prev // until a new version is ready
+	}
+	next.origins[key] = origin
+	var m *Manifest
+	if err == nil {
+		m, err = checkManifest(h.cfg, src)
+	}
+	running := h.jobs[key]
+	switch {
+	case err != nil:
+		err = loadErr(key, err)
+		next.failures[key] = err.Error()
+		delete(h.jobs, key)
+		delete(h.failed, key)
+		h.cfg.Logger.Error("filter refused", "filter", key, "reason", err, "keeps", prev != nil)
+	case running != nil && running.src.hash == src.hash:
+		next.loading[key] = m
+		s.waits = append(s.waits, running)
+	case prev != nil && prev.hash == src.hash && prev.origin == src.origin:
+		delete(h.jobs, key) // back to the version serving
+	case h.failed[key] == src.hash:
+		next.failures[key] = old.failures[key]
+		if fm := old.failedManifests[key]; fm != nil {
+			next.failedManifests[key] = fm
+		}
+		delete(h.jobs, key)
+	default:
+		j := &job{name: key, src: src, done: make(chan struct{})}
+		h.jobs[key] = j
+		next.loading[key] = m
+		s.waits = append(s.waits, j)
+		s.queued = append(s.queued, j)
+		h.cfg.Logger.Info("filter loading", "filter", key, "source", src.origin, "hash", src.hash, "bytes", len(src.wasm))
+	}
+}
+
+// forget drops the jobs and the failed files of the keys a scan no longer
+// saw. h.mu must be held.
+func (h *Host) forget(seen map[string]bool) {
 	for name := range h.jobs {
 		if !seen[name] {
 			delete(h.jobs, name)
@@ -271,9 +310,6 @@ func (h *Host) scan() ([]*job, error) {
 			delete(h.failed, name)
 		}
 	}
-	h.publish(old, next)
-	h.enqueue(queued)
-	return waits, nil
 }
 
 // publish indexes next, makes it current and retires the filters of old

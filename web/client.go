@@ -89,6 +89,17 @@ func (r response) err() *apiError {
 	return &apiError{Status: r.Status, Message: http.StatusText(r.Status)}
 }
 
+// decode reads the API's JSON answer into v. An answer that is not the
+// JSON the API documents (api/openapi.yaml) is the server's failure, not
+// the user's: the error is one a page fails with (logged, 500), never an
+// empty value that would make a wrong link.
+func (r response) decode(v any) error {
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		return fmt.Errorf("web: the API's answer (%d) could not be read: %w", r.Status, err)
+	}
+	return nil
+}
+
 // target is the absolute URL of path with query q.
 func (c *apiClient) target(path string, q url.Values) string {
 	u := c.base + path

@@ -11,7 +11,10 @@ import (
 // session yet, uses a double-submit token instead: a random value in a
 // short-lived SameSite=Strict cookie that the form must repeat. SameSite
 // cookies alone would stop most cross-site posts; the tokens also cover
-// same-site attackers and old browsers.
+// same-site attackers and old browsers. In front of both, the UI's handler
+// (web.go) is behind http.CrossOriginProtection, which refuses a post the
+// browser says came from another origin (Sec-Fetch-Site, or else an Origin
+// that is not the Host).
 
 const (
 	csrfField    = "csrf"

@@ -141,10 +141,8 @@ func (q *request) deployedView(d api.DeployedFilter) deployedView {
 		EnableAction:   q.path("/filters/" + url.PathEscape(d.Name) + "/enabled"),
 		CanaryAction:   q.path("/filters/" + url.PathEscape(d.Name) + "/canary")}
 	for _, ver := range d.Versions {
-		var m struct{ Version string }
-		_ = json.Unmarshal(ver.Manifest, &m)
 		dv.Versions = append(dv.Versions, versionView{Short: short(ver.Version), Full: ver.Version,
-			Size: humanBytes(ver.Size), Created: stampOf(ver.Created), Actor: ver.Actor, Label: m.Version,
+			Size: humanBytes(ver.Size), Created: stampOf(ver.Created), Actor: ver.Actor, Label: q.versionLabel(d.Name, ver),
 			Active: ver.Version == d.Version, Canary: ver.Version == d.Canary, Previous: ver.Version == d.Previous})
 	}
 	// The compare form offers the active version against the one before
@@ -165,6 +163,20 @@ func (q *request) deployedView(d api.DeployedFilter) deployedView {
 		}
 	}
 	return dv
+}
+
+// versionLabel is the version that the manifest of ver, a version of the
+// filter name, states; a manifest that cannot be read is logged and said.
+func (q *request) versionLabel(name string, ver api.FilterVersion) string {
+	var m struct{ Version string }
+	if len(ver.Manifest) == 0 {
+		return ""
+	}
+	if err := json.Unmarshal(ver.Manifest, &m); err != nil {
+		q.ui.cfg.Logger.Error("web: a filter version's manifest could not be read", "filter", name, "version", ver.Version, "err", err)
+		return "(manifest unreadable)"
+	}
+	return m.Version
 }
 
 // findVersion returns the version of vs whose digest is version.
@@ -266,7 +278,10 @@ func (u *UI) deployFilter(q *request) error {
 	name := strings.TrimSpace(q.r.FormValue("name"))
 	if name == "" {
 		var m struct{ Name string }
-		_ = json.Unmarshal(manifest, &m)
+		if err := json.Unmarshal(manifest, &m); err != nil {
+			v.DeployError = "The filter.json could not be read (" + err.Error() + "): correct it, or give a name."
+			return u.renderFilters(q, v, http.StatusBadRequest)
+		}
 		name = m.Name
 	}
 	if name == "" {
@@ -297,7 +312,9 @@ func (u *UI) deployFilter(q *request) error {
 		return u.renderFilters(q, v, status)
 	}
 	var d api.DeployedFilter
-	_ = json.Unmarshal(r.Body, &d)
+	if err := r.decode(&d); err != nil {
+		return err
+	}
 	version := d.Version
 	if len(d.Versions) > 0 && q.r.FormValue("activate") != "on" {
 		version = d.Versions[0].Version

@@ -223,7 +223,12 @@ func (u *UI) createShortURL(q *request) error {
 	switch {
 	case err == nil:
 		var got struct{ ID string }
-		_ = json.Unmarshal(r.Body, &got)
+		if err := r.decode(&got); err != nil {
+			return err
+		}
+		if got.ID == "" {
+			return errors.New("web: the API's answer names no short URL")
+		}
 		done := "shorturl"
 		if r.Status == http.StatusOK {
 			done = "shorturl-existed"

@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -313,5 +312,3 @@ func pagesLabel(n int) string {
 	}
 	return fmt.Sprintf("%d pages", n)
 }
-
-func jsonInto(b []byte, v any) error { return json.Unmarshal(b, v) }

@@ -40,7 +40,10 @@ func (u *UI) overview(q *request) error {
 	v := overviewView{Page: q.page("Overview", "overview"), CanUpload: q.mayAny("images.post")}
 	var status api.Status
 	if r, err := q.api.do(ctx, "GET", "/status", nil, nil, ""); err == nil {
-		_ = jsonInto(r.Body, &status)
+		// An unhealthy service answers 503 with the same document.
+		if err := r.decode(&status); err != nil {
+			return err
+		}
 	}
 	v.Database, v.Storage = status.Database, status.Storage
 	var tr api.TransformationList

@@ -153,74 +153,108 @@ func (u *UI) upload(q *request) error {
 	}
 	v := q.uploadPageView(strings.TrimSpace(q.r.FormValue("user")))
 	v.User = strings.TrimSpace(q.r.FormValue("user"))
-	status := http.StatusOK
-	var files []*multipart.FileHeader
-	if q.r.MultipartForm != nil {
-		files = q.r.MultipartForm.File["images"]
-	}
-	// An image by URL: the API fetches it (POST /users/<user>/images with
-	// the JSON document {"url": ...}), through its guard of outbound
-	// connections.
-	source := strings.TrimSpace(q.r.FormValue("url"))
-	if len(files) == 0 && source == "" {
+	items := uploadItems(q.r)
+	if len(items) == 0 {
 		v.Results = []uploadResult{{Error: "Choose at least one image, or give the URL of one."}}
 	}
-	type item struct {
-		name string
-		read func() ([]byte, error)
-		ct   string
-	}
-	var items []item
-	for _, fh := range files {
-		items = append(items, item{fh.Filename, func() ([]byte, error) { return readPart(fh) }, "application/octet-stream"})
-	}
-	if source != "" {
-		doc, _ := json.Marshal(map[string]string{"url": source})
-		items = append(items, item{source, func() ([]byte, error) { return doc, nil }, "application/json"})
-	}
+	status := http.StatusOK
 	for _, it := range items {
-		res := uploadResult{File: it.name}
-		data, err := it.read()
-		if err == nil {
-			var r response
-			r, err = q.api.send(q.r.Context(), http.MethodPost, "/users/"+url.PathEscape(v.User)+"/images", data, it.ct)
-			if err == nil {
-				var got api.Uploaded
-				_ = json.Unmarshal(r.Body, &got)
-				id := got.ImageIdentifier
-				res.ID, res.Href, res.Thumb = id, q.path(q.imagePath(v.User, id)), q.thumbURL(v.User, id)
-				res.Existed = r.Status == http.StatusOK
-			}
-		}
-		var ae *apiError
-		switch {
-		case errors.As(err, &ae) && (ae.Status < 500 || it.ct == "application/json" && fetchFailed(ae.Status)):
-			// A fetch by URL that failed at the origin (502, 504) is the
-			// URL's fault, said as plainly as a refusal.
-			res.Error = ae.Message
-			if ae.denied() {
-				res.Error = "Your key may not upload images for " + v.User + ": " + ae.Message
-			}
-			if len(v.Results) == 0 {
-				status = ae.formStatus()
-			}
-		case err != nil:
+		res, refused, err := q.sendItem(v.User, it)
+		if err != nil {
 			return err
+		}
+		if refused != nil && len(v.Results) == 0 {
+			status = refused.formStatus()
 		}
 		v.Results = append(v.Results, res)
 	}
 	if len(items) == 0 {
 		status = http.StatusBadRequest
-	} else if status != http.StatusOK && slices.ContainsFunc(v.Results, func(r uploadResult) bool { return r.Error == "" }) {
+	} else if status != http.StatusOK && slices.ContainsFunc(v.Results, uploadResult.stored) {
 		status = http.StatusOK // some files were stored
 	}
-	if slices.ContainsFunc(v.Results, func(r uploadResult) bool { return r.Error == "" }) {
+	return u.uploaded(q, v, status)
+}
+
+// uploadItem is one image to upload: a posted file, or the JSON document
+// that names an image by URL.
+type uploadItem struct {
+	name string
+	read func() ([]byte, error)
+	ct   string
+}
+
+// uploadItems lists the files posted to the upload form, then the image by
+// URL, if the form gives one: the API fetches that (POST
+// /users/<user>/images with the JSON document {"url": ...}), through its
+// guard of outbound connections.
+func uploadItems(r *http.Request) []uploadItem {
+	var items []uploadItem
+	if r.MultipartForm != nil {
+		for _, fh := range r.MultipartForm.File["images"] {
+			items = append(items, uploadItem{fh.Filename, func() ([]byte, error) { return readPart(fh) }, "application/octet-stream"})
+		}
+	}
+	if source := strings.TrimSpace(r.FormValue("url")); source != "" {
+		doc, _ := json.Marshal(map[string]string{"url": source})
+		items = append(items, uploadItem{source, func() ([]byte, error) { return doc, nil }, "application/json"})
+	}
+	return items
+}
+
+// sendItem sends it to POST /users/<user>/images and returns its
+// outcome, with the API's refusal when it refused (the outcome then says
+// why). The error is one the page fails with: the API's failure (5xx, but
+// for a fetch by URL that failed at the origin), or an answer that cannot
+// be read or names no image.
+func (q *request) sendItem(user string, it uploadItem) (uploadResult, *apiError, error) {
+	res := uploadResult{File: it.name}
+	data, err := it.read()
+	if err == nil {
+		var r response
+		r, err = q.api.send(q.r.Context(), http.MethodPost, "/users/"+url.PathEscape(user)+"/images", data, it.ct)
+		if err == nil {
+			var got api.Uploaded
+			if err := r.decode(&got); err != nil {
+				return res, nil, err
+			}
+			id := got.ImageIdentifier
+			if id == "" {
+				return res, nil, errors.New("web: the API's answer to an upload names no image")
+			}
+			res.ID, res.Href, res.Thumb = id, q.path(q.imagePath(user, id)), q.thumbURL(user, id)
+			res.Existed = r.Status == http.StatusOK
+			return res, nil, nil
+		}
+	}
+	var ae *apiError
+	if !errors.As(err, &ae) || ae.Status >= 500 && !(it.ct == "application/json" && fetchFailed(ae.Status)) {
+		return res, nil, err
+	}
+	// A fetch by URL that failed at the origin (502, 504) is the URL's
+	// fault, said as plainly as a refusal.
+	res.Error = ae.Message
+	if ae.denied() {
+		res.Error = "Your key may not upload images for " + user + ": " + ae.Message
+	}
+	return res, ae, nil
+}
+
+// stored reports whether the image was stored (or existed already).
+func (r uploadResult) stored() bool { return r.Error == "" }
+
+// uploaded answers an upload whose outcomes v holds, with status: JSON
+// for upload.js; without JavaScript a redirect to the images stored when
+// every one was, or else the form again with each file's outcome. When
+// any was stored, the browser remembers the user (lastUserCookie).
+func (u *UI) uploaded(q *request, v uploadView, status int) error {
+	if slices.ContainsFunc(v.Results, uploadResult.stored) {
 		http.SetCookie(q.w, u.cookie(q.r, lastUserCookie, url.QueryEscape(v.User), 365*24*3600))
 	}
 	if q.r.FormValue("format") == "json" {
 		return q.writeJSON(status, v.Results)
 	}
-	if !slices.ContainsFunc(v.Results, func(r uploadResult) bool { return r.Error != "" }) {
+	if !slices.ContainsFunc(v.Results, func(r uploadResult) bool { return !r.stored() }) {
 		// All stored: post, redirect, get, so that a reload posts nothing.
 		done := url.Values{"user": {v.User}}
 		for _, r := range v.Results {

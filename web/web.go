@@ -79,6 +79,8 @@ type UI struct {
 	// random per instance, as the throttle's counts are.
 	deviceKey []byte
 	mux       *http.ServeMux
+	// handler is mux behind the cross-origin protection.
+	handler http.Handler
 }
 
 // New builds the UI on top of the REST API handler apiHandler; sessions
@@ -96,7 +98,19 @@ func New(cfg Config, apiHandler http.Handler, sessions SessionStore) (*UI, error
 	u.proxies, _ = api.ParseAddressList(cfg.TrustedProxies) // checked by Validate
 	u.limits, _ = apiHandler.(signInLimiter)
 	u.routes()
+	// Why beside the CSRF tokens: the browser says where a post comes from
+	// (Sec-Fetch-Site, or Origin against Host), so a post from another site
+	// is refused before any page runs, whatever token it carries.
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(u.crossOrigin))
+	u.handler = cop.Handler(u.mux)
 	return u, nil
+}
+
+// crossOrigin answers a post that came from another site.
+func (u *UI) crossOrigin(w http.ResponseWriter, r *http.Request) {
+	_ = writePage(w, r, http.StatusForbidden, errorPage(errorView{Prefix: u.cfg.Prefix, Status: http.StatusForbidden,
+		Message: "This form was sent from another site, so it was refused. Use the form on this site's own page."}))
 }
 
 // routes lists every page. Pages that need a session go through signedIn;
@@ -179,7 +193,7 @@ func (u *UI) routes() {
 }
 
 // ServeHTTP sets the security headers every response carries and serves
-// the page.
+// the page; a post from another site is refused (403).
 func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	// Why no 'unsafe-inline' anywhere: every script and style is an
@@ -191,7 +205,7 @@ func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Referrer-Policy", "same-origin")
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Cross-Origin-Opener-Policy", "same-origin")
-	u.mux.ServeHTTP(w, r)
+	u.handler.ServeHTTP(w, r)
 }
 
 // secure reports whether the browser reached the service over HTTPS.
