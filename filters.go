@@ -53,6 +53,7 @@ func openFilters(ctx context.Context, cfg *fileConfig, dataDir string, eng *engi
 	}
 	fc.Logger = log
 	fc.Observer = obs
+	fc.Trace = traceSpan
 	return filters.Start(ctx, fc)
 }
 

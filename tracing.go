@@ -145,6 +145,15 @@ func traceEvent(ctx context.Context, e storage.Event, name string, kind trace.Sp
 	return ctx, func(err error) { endSpan(span, err) }
 }
 
+// traceSpan starts a span named name with attrs under ctx's span on
+// otel's global provider (a no-op while tracing is off) and returns ctx
+// carrying it and the function that ends it with its outcome: the hook
+// filters.Config.Trace takes.
+func traceSpan(ctx context.Context, name string, attrs ...attribute.KeyValue) (context.Context, func(error)) {
+	ctx, span := otel.Tracer(tracerName).Start(ctx, name, trace.WithAttributes(attrs...))
+	return ctx, func(err error) { endSpan(span, err) }
+}
+
 // endSpan ends span, recording err (when not nil) as its error status.
 func endSpan(span trace.Span, err error) {
 	if err != nil {
