@@ -11,7 +11,7 @@ import (
 	"github.com/vitrine/vitrine/engine"
 )
 
-// This file gives listeners (WebAssembly filters through package main, wire_filters.go) the data
+// This file gives listeners (WebAssembly filters through package main, filters.go) the data
 // of the request before its resource runs: the upload of images.post with
 // its metadata, the document of metadata.put and metadata.post, the image
 // of image routes and the custom stats. The resource then uses what the

@@ -18,7 +18,7 @@ import (
 // instance polls; each change is audited and goes out as an event.
 
 // FilterDeployer is the optional ability of a FilterAdmin to take filters
-// through the API; package main (wire_filters.go) has it.
+// through the API; package main (filters.go) has it.
 type FilterDeployer interface {
 	// CheckFilter compiles and starts the bundle exactly as a reload
 	// would, then drops it. It returns the bundle's version and the

@@ -6,7 +6,7 @@ import (
 )
 
 // FilterAdmin is what the filters resources need from the WebAssembly host;
-// package main (wire_filters.go) adapts package filters to it.
+// package main (filters.go) adapts package filters to it.
 type FilterAdmin interface {
 	// Filters lists every filter folder: state (loading, ready, failed),
 	// manifest, content hash, load error, counters.

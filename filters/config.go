@@ -63,7 +63,7 @@ type Config struct {
 	// it, and gives it up the moment one wakes). Where SCHED_IDLE is not
 	// available, "idle" falls back to Nice.
 	Policy string `yaml:"policy"`
-	// GCHeapFloorMB: while guest code runs, package main (gcpace.go) lets
+	// GCHeapFloorMB: while guest code runs, package main (filters.go) lets
 	// Go's heap grow to at least this many MB between garbage collections
 	// (default off, as is any negative value: Go's own pacing). Every
 	// collection stops the world, which waits for each running guest to
@@ -95,11 +95,11 @@ type Config struct {
 	CompileTimeout time.Duration `yaml:"compileTimeout"`
 	// SyncInterval is how often every instance polls the active set of
 	// filters deployed through the API (default 5s); package main
-	// (worker_filtersync.go) loads a changed set in the background and a
+	// (filters.go) loads a changed set in the background and a
 	// change made through this instance at once.
 	SyncInterval time.Duration `yaml:"syncInterval"`
 	// CacheDir keeps compiled modules across restarts (wazero's compilation
-	// cache); package main (wire_filters.go) puts it under the data directory. Empty keeps them in
+	// cache); package main (filters.go) puts it under the data directory. Empty keeps them in
 	// memory only.
 	CacheDir string `yaml:"-"`
 	// MaxWidth, MaxHeight and MaxPixels bound what pixels_write accepts:

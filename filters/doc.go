@@ -14,7 +14,7 @@
 // pixels, a Listener on an Event. The package imports nothing of vitrine but
 // engine/schema (standard library only: the parameter schema, the colour
 // syntax and event patterns it shares with the engine and the api); package
-// main (wire_filters.go) hands transformations to the engine's registry and
+// main (filters.go) hands transformations to the engine's registry and
 // listeners to the api's event bus, which define the small interfaces these
 // satisfy.
 //

@@ -4,7 +4,7 @@ import "context"
 
 // Listener is a loaded filter of kind listener: it handles the events its
 // manifest names, at its priority. It satisfies what the api's event bus
-// needs through a one-line adapter in package main (wire_filters.go).
+// needs through a one-line adapter in package main (filters.go).
 type Listener struct{ *Filter }
 
 // Events are the event names and patterns the listener subscribes to.
