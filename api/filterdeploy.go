@@ -97,13 +97,13 @@ func (s *Server) putFilter(c *call) error {
 			created = false
 		}
 	}
-	// Write-then-commit: the blob is durable before the row names it.
-	if err := s.blobs.Put(ctx, storage.FilterBlobKey(version), FilterBundleTar(manifest, wasm)); err != nil {
-		return err
-	}
 	m := json.RawMessage(manifest)
 	if !json.Valid(m) {
 		return errorf(http.StatusBadRequest, "filter.json is not JSON")
+	}
+	// Write-then-commit: the blob is durable before the row names it.
+	if err := s.blobs.Put(ctx, storage.FilterBlobKey(version), FilterBundleTar(manifest, wasm)); err != nil {
+		return err
 	}
 	v := &storage.FilterVersion{Name: name, Version: version, Manifest: m, Size: int64(len(manifest) + len(wasm))}
 	if err := s.deploys.AddFilterVersion(ctx, v); err != nil {

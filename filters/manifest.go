@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"reflect"
 	"regexp"
@@ -67,6 +68,21 @@ var (
 	paramName  = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9_]{0,31}$`)
 )
 
+// The bounds of a manifest's fields (README, Filters): what a manifest may
+// hold is served in every GET /filters and kept in every instance's memory,
+// so none of it grows without bound. Each refusal names the field and its
+// bound.
+const (
+	MaxManifestBytes    = 256 << 10 // filter.json as a whole
+	MaxVersionBytes     = 64
+	MaxDescriptionBytes = 2048 // the filter's and each parameter's
+	MaxParams           = 32
+	MaxParamValues      = 64  // an enum's values
+	MaxValueBytes       = 256 // an enum value, a default
+	MaxEvents           = 32
+	MaxSettingsBytes    = 64 << 10
+)
+
 // Defaults of the limits a manifest leaves out.
 const (
 	DefaultMemoryMB  = 128
@@ -77,6 +93,9 @@ const (
 // a value of the wrong type or out of range are errors naming the field.
 // Defaults are filled in (limits, parameter defaults normalised).
 func ParseManifest(data []byte) (*Manifest, error) {
+	if len(data) > MaxManifestBytes {
+		return nil, fmt.Errorf("filter.json: %d bytes, over the %d a manifest may take", len(data), MaxManifestBytes)
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	// Why numbers: a parameter's default keeps its text ("6.0" is no int).
@@ -93,6 +112,9 @@ func ParseManifest(data []byte) (*Manifest, error) {
 		return nil, errors.New("filter.json: data after the manifest object")
 	}
 	if err := checkKeys(data, reflect.TypeOf(m), ""); err != nil {
+		return nil, fmt.Errorf("filter.json: %w", err)
+	}
+	if err := m.bounded(); err != nil {
 		return nil, fmt.Errorf("filter.json: %w", err)
 	}
 	if err := m.validate(); err != nil {
@@ -163,6 +185,47 @@ func (m *Manifest) validate() error {
 		}
 		if err := p.validate(n); err != nil {
 			return fmt.Errorf("params.%s: %w", n, err)
+		}
+	}
+	return nil
+}
+
+// bounded checks the manifest's fields against their bounds (the
+// constants above), before validate reads them.
+func (m *Manifest) bounded() error {
+	over := func(field string, n, limit int, unit string) error {
+		if n > limit {
+			return fmt.Errorf("%s: %d %s, over the limit of %d", field, n, unit, limit)
+		}
+		return nil
+	}
+	errs := []error{
+		over("version", len(m.Version), MaxVersionBytes, "bytes"),
+		over("description", len(m.Description), MaxDescriptionBytes, "bytes"),
+		over("params", len(m.Params), MaxParams, "parameters"),
+		over("events", len(m.Events), MaxEvents, "events"),
+		over("settings", len(m.Settings), MaxSettingsBytes, "bytes"),
+	}
+	for _, n := range slices.Sorted(maps.Keys(m.Params)) {
+		p := m.Params[n]
+		if p == nil {
+			continue // validate says what is wrong
+		}
+		errs = append(errs, over("params."+n+".description", len(p.Description), MaxDescriptionBytes, "bytes"),
+			over("params."+n+".values", len(p.Values), MaxParamValues, "values"))
+		for _, v := range p.Values {
+			errs = append(errs, over("params."+n+".values", len(v), MaxValueBytes, "bytes in a value"))
+		}
+		switch d := p.Default.(type) {
+		case string:
+			errs = append(errs, over("params."+n+".default", len(d), MaxValueBytes, "bytes"))
+		case json.Number:
+			errs = append(errs, over("params."+n+".default", len(d), MaxValueBytes, "bytes"))
+		}
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
 		}
 	}
 	return nil

@@ -1,6 +1,7 @@
 package filters
 
 import (
+	"fmt"
 	"runtime"
 	"slices"
 	"strings"
@@ -239,6 +240,74 @@ func TestNormalise(t *testing.T) {
 				if got[k] != v {
 					t.Fatalf("%s = %q, want %q (all: %v)", k, got[k], v, got)
 				}
+			}
+		})
+	}
+}
+
+// TestManifestBounds: every bounded field of a manifest is refused past
+// its bound, with the field and the bound named, and taken at it.
+func TestManifestBounds(t *testing.T) {
+	t.Parallel()
+	const head = `"name":"duotone","abi":1,`
+	params := func(n int) string {
+		var b strings.Builder
+		for i := range n {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, `"p%d":{"type":"int"}`, i)
+		}
+		return `{` + head + `"version":"1","kind":"transformation","params":{` + b.String() + `}}`
+	}
+	values := func(n, size int) string {
+		vs := make([]string, n)
+		for i := range vs {
+			vs[i] = fmt.Sprintf("%q", fmt.Sprintf("%0*d", size, i))
+		}
+		return `{` + head + `"version":"1","kind":"transformation","params":{"v":{"type":"enum","values":[` + strings.Join(vs, ",") + `]}}}`
+	}
+	events := func(n int) string {
+		return `{` + head + `"version":"1","kind":"listener","events":[` + strings.TrimSuffix(strings.Repeat(`"images.post",`, n), ",") + `]}`
+	}
+	str := func(field string, n int) string {
+		return `{` + head + `"version":"1","kind":"transformation","` + field + `":"` + strings.Repeat("x", n) + `"}`
+	}
+	for _, tc := range []struct {
+		name, at, over, wantErr string
+	}{
+		{"version", `{` + head + `"version":"` + strings.Repeat("1", MaxVersionBytes) + `","kind":"transformation"}`,
+			`{` + head + `"version":"` + strings.Repeat("1", MaxVersionBytes+1) + `","kind":"transformation"}`,
+			fmt.Sprintf("version: %d bytes, over the limit of %d", MaxVersionBytes+1, MaxVersionBytes)},
+		{"description", str("description", MaxDescriptionBytes), str("description", MaxDescriptionBytes+1),
+			fmt.Sprintf("description: %d bytes, over the limit of %d", MaxDescriptionBytes+1, MaxDescriptionBytes)},
+		{"params", params(MaxParams), params(MaxParams + 1),
+			fmt.Sprintf("params: %d parameters, over the limit of %d", MaxParams+1, MaxParams)},
+		{"enum values", values(MaxParamValues, 3), values(MaxParamValues+1, 3),
+			fmt.Sprintf("params.v.values: %d values, over the limit of %d", MaxParamValues+1, MaxParamValues)},
+		{"enum value size", values(2, MaxValueBytes), values(2, MaxValueBytes+1),
+			fmt.Sprintf("params.v.values: %d bytes in a value, over the limit of %d", MaxValueBytes+1, MaxValueBytes)},
+		{"param description", `{` + head + `"version":"1","kind":"transformation","params":{"a":{"type":"int","description":"` + strings.Repeat("d", MaxDescriptionBytes) + `"}}}`,
+			`{` + head + `"version":"1","kind":"transformation","params":{"a":{"type":"int","description":"` + strings.Repeat("d", MaxDescriptionBytes+1) + `"}}}`,
+			"params.a.description: 2049 bytes, over the limit of 2048"},
+		{"default", `{` + head + `"version":"1","kind":"transformation","params":{"a":{"type":"string","default":"` + strings.Repeat("d", MaxValueBytes) + `"}}}`,
+			`{` + head + `"version":"1","kind":"transformation","params":{"a":{"type":"string","default":"` + strings.Repeat("d", MaxValueBytes+1) + `"}}}`,
+			"params.a.default: 257 bytes, over the limit of 256"},
+		{"events", events(MaxEvents), events(MaxEvents + 1),
+			fmt.Sprintf("events: %d events, over the limit of %d", MaxEvents+1, MaxEvents)},
+		{"settings", `{` + head + `"version":"1","kind":"transformation","settings":"` + strings.Repeat("s", MaxSettingsBytes-2) + `"}`,
+			`{` + head + `"version":"1","kind":"transformation","settings":"` + strings.Repeat("s", MaxSettingsBytes-1) + `"}`,
+			fmt.Sprintf("settings: %d bytes, over the limit of %d", MaxSettingsBytes+1, MaxSettingsBytes)},
+		{"whole manifest", str("description", 10), `{` + head + `"version":"1","kind":"transformation","settings":{"a":"` + strings.Repeat("s", MaxManifestBytes) + `"}}`,
+			fmt.Sprintf("over the %d a manifest may take", MaxManifestBytes)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := ParseManifest([]byte(tc.at)); err != nil {
+				t.Errorf("at the bound: %v", err)
+			}
+			_, err := ParseManifest([]byte(tc.over))
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("past the bound: %v, want %q", err, tc.wantErr)
 			}
 		})
 	}
