@@ -72,11 +72,24 @@ func (r *Redis) Allow(ctx context.Context, key string, l Limit) (Result, error) 
 	if err != nil {
 		return Result{}, fmt.Errorf("ratelimit: redis: %w", err)
 	}
-	out := Result{Allowed: res.Allowed > 0, Remaining: res.Remaining, ResetAfter: max(res.ResetAfter, 0)}
+	out := Result{Allowed: res.Allowed > 0, ResetAfter: max(res.ResetAfter, 0)}
 	if !out.Allowed {
 		out.RetryAfter = max(res.RetryAfter, 0)
+		return out, nil
 	}
+	out.Remaining = remaining(l, out.ResetAfter)
 	return out, nil
+}
+
+// remaining is how many more requests l lets in at once when its budget
+// is whole again after resetAfter: what the in-process limiter counts.
+// Why not redis_rate's own count: its script divides floating-point
+// seconds and truncates, so 19 comes back as 18.999 and then 18. A
+// microsecond of slack absorbs that rounding.
+func remaining(l Limit, resetAfter time.Duration) int {
+	i := l.interval()
+	n := int((time.Duration(l.Burst)*i - resetAfter + time.Microsecond) / i)
+	return min(max(n, 0), max(l.Burst-1, 0))
 }
 
 // Close closes the connections to Redis.

@@ -262,3 +262,31 @@ func TestRedisSlow(t *testing.T) {
 		t.Errorf("%d store errors, want 3", obs.errors)
 	}
 }
+
+// TestRedisRemainingAsInProcess: the RateLimit header's remaining count
+// from Redis is the in-process limiter's, request for request, through a
+// burst and past it (Redis's GCRA works in floating-point seconds, which
+// once answered one fewer).
+func TestRedisRemainingAsInProcess(t *testing.T) {
+	r, err := ratelimit.NewRedis(redisURL(t), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	m := ratelimit.NewMemory(nil, 0)
+	key := namespace(t)
+	for _, l := range []ratelimit.Limit{{Count: 20, Period: time.Second, Burst: 20}, {Count: 7, Period: time.Minute, Burst: 3},
+		{Count: 1000, Period: time.Hour, Burst: 50}} {
+		for i := range l.Burst + 2 {
+			got, err := r.Allow(t.Context(), key+l.Rate(), l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := m.Allow(t.Context(), key+l.Rate(), l)
+			if got.Allowed != want.Allowed || got.Remaining != want.Remaining {
+				t.Fatalf("%s request %d: Redis allowed %v with %d remaining, in process %v with %d",
+					l.Rate(), i, got.Allowed, got.Remaining, want.Allowed, want.Remaining)
+			}
+		}
+	}
+}
