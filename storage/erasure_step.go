@@ -322,7 +322,17 @@ func (db *DB) userBlobsLeft(ctx context.Context, blobs *Blobs, r *erasureRow, co
 	}
 	var stray []string
 	for _, k := range listed {
-		if !known[k] {
+		if known[k] {
+			continue
+		}
+		// Why look again: the collector may have deleted a queued blob
+		// (and its row) between the listing and Queued; only a blob still
+		// there that no row names is stray.
+		there, err := blobs.Exists(ctx, k)
+		if err != nil {
+			return 0, err
+		}
+		if there {
 			stray = append(stray, k)
 		}
 	}
