@@ -145,7 +145,7 @@ func (s *Server) refuseErasing(ctx context.Context, user string) error {
 		return err
 	}
 	if busy {
-		return errorf(http.StatusConflict, "User '%s' is being erased; try again once the erasure is done", user)
+		return storage.Erasing(user)
 	}
 	return nil
 }

@@ -33,6 +33,20 @@ import (
 // erasure is done (409).
 var ErrErasing = &Error{"storage: user is being erased", http.StatusConflict, "The user is being erased"}
 
+// Erasing is ErrErasing for user (errors.Is(err, ErrErasing) holds): its
+// public message names the user and says what to do, the one the API
+// answers whether its own check or the image's transaction refused.
+func Erasing(user string) error { return erasingError{user} }
+
+type erasingError struct{ user string }
+
+func (e erasingError) Error() string        { return "storage: user " + e.user + " is being erased" }
+func (e erasingError) HTTPStatus() int      { return http.StatusConflict }
+func (e erasingError) Is(target error) bool { return target == ErrErasing }
+func (e erasingError) PublicMessage() string {
+	return fmt.Sprintf("User '%s' is being erased; try again once the erasure is done", e.user)
+}
+
 // ErasureState is where an erasure is.
 type ErasureState string
 
@@ -251,7 +265,7 @@ func (db *DB) refuseErasing(ctx context.Context, tx bun.Tx, user string) error {
 		return fmt.Errorf("erasure of %s: %w", user, err)
 	}
 	if n > 0 {
-		return ErrErasing
+		return Erasing(user)
 	}
 	return nil
 }
