@@ -212,6 +212,9 @@ func (s *Server) storeUpload(c *call) (storage.Image, bool, error) {
 		Width: info.Width, Height: info.Height, Frames: info.Frames, Checksum: id, OriginalChecksum: orig,
 		Added: s.now().UTC(), Updated: s.now().UTC(), Metadata: c.upload.metadata, Source: c.upload.source,
 	}
+	if c.token != nil {
+		img.UploadToken = c.token.ID
+	}
 	created, err := s.storeImage(c.ctx(), &img, data)
 	if errors.Is(err, storage.ErrUploadTokenSpent) && c.token != nil {
 		return storage.Image{}, false, s.tokenSpent(c)
@@ -237,7 +240,7 @@ func (s *Server) storeImage(ctx context.Context, img *storage.Image, data []byte
 		if err := s.checkBlockedHash(ctx, nil, data); err != nil {
 			return false, err
 		}
-		if err := s.spendUploadToken(ctx); err != nil {
+		if err := s.spendUploadToken(ctx, img.UploadToken); err != nil {
 			return false, err
 		}
 		*img = existing
