@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net/http"
 	"path"
 
 	"github.com/vitrine/vitrine/engine"
@@ -117,24 +116,6 @@ func (s *Server) Analyze(ctx context.Context, data []byte) (*storage.Properties,
 	return Analyze(ctx, s.engine, s.cfg.Analysis, data)
 }
 
-// analyzeUpload sets the properties and the `exif` metadata of an upload
-// about to be stored. Analysis is a courtesy: when it fails the image is
-// stored without properties (vitrine analyze retries), and tags that would
-// push the metadata over its limits are dropped (withEXIF).
-func (s *Server) analyzeUpload(ctx context.Context, img *storage.Image, data []byte) {
-	props, tags, err := s.Analyze(ctx, data)
-	if err != nil {
-		s.log.Warn("analysis failed; the image is stored without properties", "user", img.User, "image", img.Identifier, "err", err)
-	}
-	img.Properties = props
-	md, err := withEXIF(img.Metadata, tags, s.cfg.Limits)
-	if err != nil {
-		s.log.Warn("EXIF tags left out", "user", img.User, "image", img.Identifier, "err", err)
-	} else if md != nil {
-		img.Metadata = md
-	}
-}
-
 // ErrEXIFLeftOut is why an image's EXIF tags were not copied into its
 // metadata: the document would pass limits.maxMetadataBytes or
 // limits.maxMetadataDepth.
@@ -202,25 +183,6 @@ func StoreEXIF(ctx context.Context, st EXIFStore, lim Limits, user, id string, t
 		return false, err
 	}
 	return true, nil
-}
-
-// checkNearDuplicate answers 409 when analysis.rejectNearDuplicates is
-// set and the user has an image near the upload's perceptual hash.
-func (s *Server) checkNearDuplicate(ctx context.Context, img *storage.Image) error {
-	d := s.cfg.Analysis.RejectNearDuplicates
-	if d == nil || img.Properties == nil || !img.Properties.HasPHash {
-		return nil
-	}
-	page, err := s.listing.Images(ctx, storage.Query{Users: []string{img.User}, Limit: 1,
-		Similar: &storage.Similarity{Hash: img.Properties.PHash, MaxDistance: *d}})
-	if err != nil {
-		return err
-	}
-	if len(page.Images) > 0 {
-		near := page.Images[0]
-		return errorf(http.StatusConflict, "Image is a near duplicate of %s (%d bits apart)", near.Identifier, near.Distance)
-	}
-	return nil
 }
 
 // propertyFields are the listing keys of the properties, in order.

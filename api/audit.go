@@ -24,9 +24,6 @@ type auditStore interface {
 func (c *call) setActor() {
 	c.authed = true
 	a := storage.Actor{Key: c.publicKey, Addr: c.clientIP().String()}
-	if c.token != nil {
-		a.UploadToken = c.token.ID
-	}
 	c.r = c.r.WithContext(storage.WithActor(c.r.Context(), a))
 }
 

@@ -3,8 +3,6 @@ package api
 import (
 	"bytes"
 	"context"
-	"crypto/md5"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -179,81 +177,44 @@ func (s *Server) postImage(c *call) error {
 }
 
 // storeUpload stores the upload of an images.post call, whether a POST or the
-// last byte of a resumable upload (tus.go): size cap, type sniffing and
-// header limits, full decode check, blocklist, quotas, analysis, then the
-// blob (durable) before the row commits. created is false for an image the
-// user already had.
+// last byte of a resumable upload (tuscomplete.go): it runs uploadSteps in
+// order (uploadchecks.go: the upload's checks, each beside its twin in
+// the image's transaction), then storeImage stores it. created is false
+// for an image the user already had.
 func (s *Server) storeUpload(c *call) (storage.Image, bool, error) {
-	user := c.params["user"]
-	if err := s.refuseErasing(c.ctx(), user); err != nil {
-		return storage.Image{}, false, err
+	ctx := c.ctx()
+	u := &pendingUpload{call: c}
+	for _, step := range uploadSteps {
+		if err := step.run(s, ctx, u); err != nil {
+			return storage.Image{}, false, err
+		}
 	}
-	// Listeners of images.post may have read, replaced or tagged the
-	// upload already (eventdata.go); this is the final body.
-	data, err := c.uploadBody()
-	if err != nil {
-		return storage.Image{}, false, err
-	}
-	info, err := c.uploadInfo(c.ctx())
-	if err != nil {
-		return storage.Image{}, false, err
-	}
-	sum := md5.Sum(data)
-	id := hex.EncodeToString(sum[:])
-	orig := id
-	if c.upload.origSum != "" {
-		orig = c.upload.origSum
-	}
-	if err := s.checkBlockedChecksums(c.ctx(), id, orig); err != nil {
-		return storage.Image{}, false, err
-	}
-	img := storage.Image{
-		User: user, Identifier: id, Size: int64(len(data)), Extension: info.Ext, Mime: info.Mime,
-		Width: info.Width, Height: info.Height, Frames: info.Frames, Checksum: id, OriginalChecksum: orig,
-		Added: s.now().UTC(), Updated: s.now().UTC(), Metadata: c.upload.metadata, Source: c.upload.source,
-	}
-	created, err := s.storeImage(c.ctx(), &img, data)
+	created, err := s.storeImage(ctx, u)
 	if errors.Is(err, storage.ErrUploadTokenSpent) && c.token != nil {
 		return storage.Image{}, false, s.tokenSpent(c)
 	}
 	if err != nil {
 		return storage.Image{}, false, err
 	}
-	return img, created, nil
+	return u.img, created, nil
 }
 
-// storeImage stores an upload (storage/doc.go): a picture the blocklist
-// blocks by its perceptual hash is refused (451) first, whether or not the
-// user has it; an image the user already has is returned as it is
-// (created false) and nothing is written but the spending of an upload
-// token's use; an upload its user's quotas leave no room for is refused
-// before anything is; otherwise the upload's own blob key is reserved, the
-// blob written, and the row committed with its metadata in one
-// transaction that claims the reservation and checks the quotas again.
-// Whatever fails on the way, no row names a missing blob, and the blob of
-// an upload that does not commit is collected.
-func (s *Server) storeImage(ctx context.Context, img *storage.Image, data []byte) (bool, error) {
-	if existing, err := s.images.Image(ctx, img.User, img.Identifier); err == nil {
-		if err := s.checkBlockedHash(ctx, nil, data); err != nil {
+// storeImage stores an upload that passed uploadSteps (storage/doc.go):
+// an image the user already has is returned as it is (created false) and
+// nothing is written but the spending of an upload token's use;
+// otherwise the upload's own blob key is reserved, the blob written, and
+// the row committed with its metadata in one transaction that claims the
+// reservation, spends the upload token's use and makes the checks that
+// have a twin again. Whatever fails on the way, no row names a missing
+// blob, and the blob of an upload that does not commit is collected.
+func (s *Server) storeImage(ctx context.Context, u *pendingUpload) (bool, error) {
+	img, data := &u.img, u.data
+	if u.stored != nil {
+		if err := s.spendUploadToken(ctx, img.UploadToken); err != nil {
 			return false, err
 		}
-		if err := s.spendUploadToken(ctx); err != nil {
-			return false, err
-		}
-		*img = existing
+		*img = *u.stored
 		return false, nil
-	} else if !isNotExist(err) {
-		return false, err
-	}
-	if err := s.checkQuota(ctx, img); err != nil {
-		return false, err
-	}
-	s.analyzeUpload(ctx, img, data)
-	if err := s.checkBlockedHash(ctx, img.Properties, data); err != nil {
-		return false, err
-	}
-	if err := s.checkNearDuplicate(ctx, img); err != nil {
-		return false, err
 	}
 	img.BlobToken = storage.NewBlobToken()
 	res, err := s.images.Reserve(ctx, img.Key())

@@ -131,9 +131,3 @@ func (s *Server) userQuota(ctx context.Context, v *User) error {
 	v.Quota, v.Usage = quotasOf(q.Limits), usageOf(q.Usage)
 	return nil
 }
-
-// checkQuota refuses an upload that its user's quotas leave no room for,
-// before its blob is written (storage checks again when it commits).
-func (s *Server) checkQuota(ctx context.Context, img *storage.Image) error {
-	return s.quotas.CheckQuota(ctx, img.User, img.Size)
-}

@@ -3,8 +3,6 @@ package api
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,7 +11,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	tusd "github.com/tus/tusd/v2/pkg/handler"
 	"github.com/tus/tusd/v2/pkg/memorylocker"
@@ -30,6 +27,9 @@ import (
 // the upload's parts are kept by storage.Resumable; when the last byte
 // arrives, the upload goes through the path of POST /users/<user>/images
 // (storeUpload) and the answer names the image.
+//
+// tusstore.go is tusd's data store over storage.Resumable; tuscomplete.go
+// stores an upload whose bytes are all there.
 
 // Service error codes of resumable upload refusals (README, Resumable
 // uploads).
@@ -242,220 +242,6 @@ func (t *tus) load(ctx context.Context, id string) (storage.UploadInfo, error) {
 	return info, nil
 }
 
-// preCreate names the new upload (its id carries its user, so that its URL
-// is /users/<user>/uploads/<id>) and its expiry.
-func (t *tus) preCreate(ev tusd.HookEvent) (tusd.HTTPResponse, tusd.FileInfoChanges, error) {
-	c := tusCall(ev.Context)
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return tusd.HTTPResponse{}, tusd.FileInfoChanges{}, err
-	}
-	expires := t.s.now().Add(t.s.cfg.Uploads.ResumableTTL).UTC()
-	return tusd.HTTPResponse{Header: tusd.HTTPHeader{"Upload-Expires": httpDate(expires)}},
-		tusd.FileInfoChanges{
-			ID:      "users/" + c.params["user"] + "/uploads/" + hex.EncodeToString(b[:]),
-			Storage: map[string]string{"expires": expires.Format(time.RFC3339Nano)},
-		}, nil
-}
-
-// storeID is the store's id of the upload tusd names by its path.
-func storeID(id string) string { return id[strings.LastIndexByte(id, '/')+1:] }
-
-// NewUpload creates the upload preCreate named.
-func (t *tus) NewUpload(ctx context.Context, fi tusd.FileInfo) (tusd.Upload, error) {
-	c := tusCall(ctx)
-	expires, err := time.Parse(time.RFC3339Nano, fi.Storage["expires"])
-	if err != nil {
-		return nil, fmt.Errorf("api: tus: new upload without expiry: %w", err)
-	}
-	info := storage.UploadInfo{ID: storeID(fi.ID), User: c.params["user"], PublicKey: c.publicKey,
-		Size: fi.Size, MetaData: fi.MetaData, Created: t.s.now().UTC(), Expires: expires}
-	if c.token != nil {
-		info.Token = c.token.Hash
-	}
-	if err := t.parts.Create(ctx, info); err != nil {
-		return nil, err
-	}
-	return &tusUpload{t: t, id: fi.ID, info: info}, nil
-}
-
-// GetUpload reads an upload for tusd.
-func (t *tus) GetUpload(ctx context.Context, id string) (tusd.Upload, error) {
-	info, err := t.load(ctx, storeID(id))
-	if err != nil {
-		tusCall(ctx).tusErr = err
-		return nil, tusd.ErrNotFound
-	}
-	return &tusUpload{t: t, id: id, info: info}, nil
-}
-
-// AsTerminatableUpload lets tusd delete an upload.
-func (t *tus) AsTerminatableUpload(u tusd.Upload) tusd.TerminatableUpload {
-	return u.(*tusUpload)
-}
-
-// tusUpload is one upload for tusd.
-type tusUpload struct {
-	t    *tus
-	id   string
-	info storage.UploadInfo
-}
-
-func (u *tusUpload) WriteChunk(ctx context.Context, offset int64, src io.Reader) (int64, error) {
-	n, err := u.t.parts.Write(ctx, u.info.ID, offset, src)
-	u.info.Offset = offset + n
-	if errors.Is(err, storage.ErrUploadConflict) {
-		tusCall(ctx).tusErr = coded(http.StatusConflict, codeTusConflict,
-			"Another request wrote this part of the upload first: HEAD tells the offset to resume from")
-		return n, tusd.NewError("ERR_UPLOAD_CONFLICT", err.Error(), http.StatusConflict)
-	}
-	return n, err
-}
-
-func (u *tusUpload) GetInfo(context.Context) (tusd.FileInfo, error) {
-	return tusd.FileInfo{ID: u.id, Size: u.info.Size, Offset: u.info.Offset, MetaData: u.info.MetaData,
-		Storage: map[string]string{"expires": u.info.Expires.Format(time.RFC3339Nano)}}, nil
-}
-
-func (u *tusUpload) GetReader(ctx context.Context) (io.ReadCloser, error) {
-	return u.t.parts.Reader(ctx, u.info.ID)
-}
-
-// FinishUpload does nothing: the image is ingested by finish, which can
-// answer.
-func (u *tusUpload) FinishUpload(context.Context) error { return nil }
-
-func (u *tusUpload) Terminate(ctx context.Context) error {
-	return u.t.parts.Delete(context.WithoutCancel(ctx), u.info.ID)
-}
-
-// finish ingests a complete upload as POST /users/<user>/images would
-// (store); the answer names the image.
-func (t *tus) finish(ev tusd.HookEvent) (tusd.HTTPResponse, error) {
-	c := tusCall(ev.Context)
-	info, err := t.parts.Info(c.ctx(), storeID(ev.Upload.ID))
-	if err != nil {
-		return tusd.HTTPResponse{}, err
-	}
-	img, created, err := t.store(c, info)
-	if err != nil {
-		c.tusErr = err
-		e := httpError(err)
-		return tusd.HTTPResponse{}, tusd.NewError("ERR_INGEST", e.Msg, e.Status)
-	}
-	body, header := t.stored(c, img)
-	status := http.StatusOK
-	if created {
-		status = http.StatusCreated
-	}
-	h := tusd.HTTPHeader{"Content-Type": "application/json"}
-	for k, v := range header {
-		h[k] = v
-	}
-	return tusd.HTTPResponse{StatusCode: status, Body: string(body), Header: h}, nil
-}
-
-// store ingests the complete upload info. Stored, its parts go and its
-// info names the image for uploads.finishedTTL; refused for good (4xx),
-// the upload goes; failed in a way a retry may mend (5xx: a blob store or
-// database that did not answer), it stays as it is, and the client's
-// retry (a HEAD or a PATCH of no bytes) stores it then.
-func (t *tus) store(c *call, info storage.UploadInfo) (storage.Image, bool, error) {
-	ctx := context.WithoutCancel(c.ctx())
-	img, created, err := t.ingest(ctx, c, info.ID)
-	switch {
-	case err == nil:
-		if ferr := t.parts.Finish(ctx, info, img.Identifier, t.s.now().Add(t.s.cfg.Uploads.FinishedTTL)); ferr != nil {
-			t.s.log.Warn("forget the parts of a stored upload (they expire)", "upload", info.ID, "err", ferr)
-		}
-	case httpError(err).Status < 500:
-		if derr := t.parts.Delete(ctx, info.ID); derr != nil {
-			t.s.log.Warn("delete the parts of a refused upload (they expire)", "upload", info.ID, "err", derr)
-		}
-	}
-	return img, created, err
-}
-
-// stored is the answer's body and headers naming img.
-func (t *tus) stored(c *call, img storage.Image) ([]byte, map[string]string) {
-	c.params["image"] = img.Identifier
-	body, _ := json.Marshal(map[string]any{"imageIdentifier": img.Identifier, "width": img.Width, // never fails
-		"height": img.Height, "extension": img.Extension})
-	return body, map[string]string{c.header("ImageIdentifier"): img.Identifier}
-}
-
-// answerComplete answers a HEAD or a PATCH of an upload whose bytes are
-// all there: stored already (its image named), or stored now.
-func (t *tus) answerComplete(c *call, info storage.UploadInfo) error {
-	status := http.StatusOK
-	var img storage.Image
-	if info.Image != "" {
-		var err error
-		if img, err = t.s.images.Image(c.ctx(), info.User, info.Image); err != nil {
-			return err // the image was deleted since: 404
-		}
-	} else {
-		var created bool
-		var err error
-		if img, created, err = t.store(c, info); err != nil {
-			return err
-		}
-		if created {
-			status = http.StatusCreated
-		}
-	}
-	body, header := t.stored(c, img)
-	h := c.w.Header()
-	for k, v := range header {
-		h.Set(k, v)
-	}
-	h.Set("Tus-Resumable", "1.0.0")
-	h.Set("Upload-Offset", strconv.FormatInt(info.Size, 10))
-	h.Set("Upload-Length", strconv.FormatInt(info.Size, 10))
-	h.Set("Cache-Control", "no-store")
-	if c.method == http.MethodHead {
-		c.w.WriteHeader(status)
-		return nil
-	}
-	h.Set("Content-Type", "application/json")
-	c.w.WriteHeader(status)
-	_, err := c.w.Write(body)
-	return err
-}
-
-// ingest reads the upload's bytes and stores them as an upload of
-// images.post: its listeners run, then the path of postImage.
-func (t *tus) ingest(ctx context.Context, c *call, id string) (storage.Image, bool, error) {
-	limit, _ := t.limit(c)
-	rc, err := t.parts.Reader(ctx, id)
-	if err != nil {
-		return storage.Image{}, false, err
-	}
-	data, err := io.ReadAll(io.LimitReader(rc, limit+1))
-	_ = rc.Close()
-	if err != nil {
-		return storage.Image{}, false, err
-	}
-	r := c.r.Clone(ctx)
-	r.Method = http.MethodPost
-	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(data)), int64(len(data))
-	r.Header.Set("Content-Type", "application/octet-stream")
-	ic := &call{s: t.s, w: c.w, r: r, route: t.s.imagesRoute, params: map[string]string{"user": c.params["user"]},
-		method: http.MethodPost, publicKey: c.publicKey, query: c.query, custom: map[string]any{},
-		authed: c.authed, token: c.token, signed: c.signed}
-	ic.upload.metadata = c.upload.metadata
-	if c.token != nil {
-		// The token's policy, checked on the bytes.
-		if _, err := ic.uploadBody(); err != nil {
-			return storage.Image{}, false, err
-		}
-	}
-	if err := t.s.Bus.Fire(ctx, &Event{Name: "images.post", call: ic, Stats: ic.custom}); err != nil {
-		return storage.Image{}, false, err
-	}
-	return t.s.storeUpload(ic)
-}
-
 // tusRefusal is the service's error for a refusal of tusd's (its body is
 // "ERR_CODE: message").
 func tusRefusal(status int, body string) error {
@@ -532,9 +318,3 @@ func (w *tusWriter) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController (tusd's read deadlines) reach the
 // connection.
 func (w *tusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-var (
-	_ tusd.DataStore           = (*tus)(nil)
-	_ tusd.TerminaterDataStore = (*tus)(nil)
-	_ tusd.Upload              = (*tusUpload)(nil)
-)

@@ -155,11 +155,11 @@ func (s *Server) tokenSpent(c *call) error {
 	return tokenRefusal(http.StatusUnauthorized, codeUploadTokenExpired, "Upload token expired at %s", httpDate(t.Expires))
 }
 
-// spendUploadToken spends a use of the upload token ctx's actor carries,
-// for an upload that stores nothing (CommitImage spends the use of one
-// that does).
-func (s *Server) spendUploadToken(ctx context.Context) error {
-	if id := storage.ActorFrom(ctx).UploadToken; id != "" {
+// spendUploadToken spends a use of the upload token id ("" for an upload
+// made without one), for an upload that stores nothing (CommitImage
+// spends the use of one that does, storage.Image.UploadToken).
+func (s *Server) spendUploadToken(ctx context.Context, id string) error {
+	if id != "" {
 		return s.tokens.SpendUploadToken(ctx, id)
 	}
 	return nil

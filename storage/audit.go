@@ -21,15 +21,12 @@ import (
 // through RecordAudit, the same code path.
 
 // Actor is who makes a change: the public key a request was signed with
-// (or "cli" for the command line) and the client's address.
+// (the issuing key for an upload made with an upload token, which
+// Image.UploadToken names) or "cli" for the command line, and the client's
+// address.
 type Actor struct {
 	Key  string
 	Addr string
-	// UploadToken, when set, is the id of the upload token the change is
-	// made with (Key is then the key that issued it): its audit entries
-	// name it in their detail (`uploadToken`), and CommitImage spends one
-	// of its uses in the image's transaction.
-	UploadToken string
 }
 
 type actorKey struct{}
@@ -99,13 +96,6 @@ func (db *DB) audit(ctx context.Context, conn bun.IDB, ev auditEvent) error {
 // auditWith is audit with data, when not nil, as the event's data.
 func (db *DB) auditWith(ctx context.Context, conn bun.IDB, ev auditEvent, data map[string]any) error {
 	a, at := ActorFrom(ctx), time.Now()
-	if a.UploadToken != "" {
-		ev.detail = maps.Clone(ev.detail)
-		if ev.detail == nil {
-			ev.detail = map[string]any{}
-		}
-		ev.detail["uploadToken"] = a.UploadToken
-	}
 	detail := "{}"
 	if len(ev.detail) > 0 {
 		b, err := json.Marshal(ev.detail)

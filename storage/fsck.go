@@ -7,8 +7,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/uptrace/bun"
 )
 
 // CheckOptions tunes Check.
@@ -177,16 +175,6 @@ func Check(ctx context.Context, db *DB, blobs *Blobs, opts CheckOptions) (*Check
 	return c.r, err
 }
 
-// uploads sweeps the parts of resumable uploads.
-func (c *checker) uploads(ctx context.Context) error {
-	if c.opts.Uploads == nil {
-		return nil
-	}
-	rep, err := c.opts.Uploads.Sweep(ctx, time.Now(), c.opts.Grace, c.opts.Repair)
-	c.r.ExpiredUploads, c.r.OrphanUploadParts = rep.Expired, rep.Orphans
-	return err
-}
-
 type checker struct {
 	db     *DB
 	blobs  *Blobs
@@ -226,43 +214,6 @@ func (c *checker) missing(ctx context.Context, keys []string) ([]bool, error) {
 	}
 	wg.Wait()
 	return gone, errors.Join(errs...)
-}
-
-// imageRows finds image records whose blob is missing.
-func (c *checker) imageRows(ctx context.Context) error {
-	total := c.count(ctx, (*imageRow)(nil))
-	var lastUser, lastID string
-	for {
-		var rows []imageRow
-		q := c.db.bun.NewSelect().Model(&rows).Column("user_name", "identifier", "blob_token").
-			OrderExpr("user_name, identifier").Limit(checkPage)
-		if lastUser != "" || lastID != "" {
-			q = q.Where("user_name > ? OR (user_name = ? AND identifier > ?)", lastUser, lastUser, lastID)
-		}
-		if err := q.Scan(ctx); err != nil {
-			return fmt.Errorf("storage: check images: %w", err)
-		}
-		if len(rows) == 0 {
-			return nil
-		}
-		keys := make([]string, len(rows))
-		for i, r := range rows {
-			keys[i] = ImageKey(r.User, r.Identifier, r.BlobToken)
-		}
-		gone, err := c.missing(ctx, keys)
-		if err != nil {
-			return err
-		}
-		for i, g := range gone {
-			if g {
-				c.r.ImagesWithoutBlob.add(c.opts.Examples, keys[i])
-			}
-		}
-		c.r.Images += int64(len(rows))
-		c.opts.Progress("image records", c.r.Images, total)
-		last := rows[len(rows)-1]
-		lastUser, lastID = last.User, last.Identifier
-	}
 }
 
 // parsedKey is a blob key split into its parts.
@@ -373,32 +324,6 @@ func (c *checker) listPages(ctx context.Context, prefix string, fn func([]BlobIn
 	return fn(page)
 }
 
-// imageBlobs finds image blobs that no record names.
-func (c *checker) imageBlobs(ctx context.Context) error {
-	named := func(ctx context.Context, user string, ids []string) (map[string]bool, error) {
-		var rows []imageRow
-		err := c.db.bun.NewSelect().Model(&rows).Column("user_name", "identifier", "blob_token").
-			Where("user_name = ? AND identifier IN (?)", user, bun.List(ids)).Scan(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("storage: check image blobs: %w", err)
-		}
-		keys := map[string]bool{}
-		for _, r := range rows {
-			keys[ImageKey(r.User, r.Identifier, r.BlobToken)] = true
-		}
-		return keys, nil
-	}
-	return c.listPages(ctx, "images/", func(page []BlobInfo) error {
-		c.r.ImageBlobs += int64(len(page))
-		c.opts.Progress("image blobs", c.r.ImageBlobs, 0)
-		orphans, err := c.orphans(ctx, page, named)
-		if err != nil {
-			return err
-		}
-		return c.orphanBlobs(ctx, &c.r.OrphanImageBlobs, orphans)
-	})
-}
-
 // orphanBlobs reports orphan blobs, and queues their deletion to repair.
 func (c *checker) orphanBlobs(ctx context.Context, f *Findings, orphans []BlobInfo) error {
 	keys := make([]string, len(orphans))
@@ -414,113 +339,4 @@ func (c *checker) orphanBlobs(ctx context.Context, f *Findings, orphans []BlobIn
 	}
 	f.Repaired += int64(len(keys))
 	return nil
-}
-
-// variantRows finds variant records whose image is gone or whose blob is
-// missing, and sums the cache's size as recorded.
-func (c *checker) variantRows(ctx context.Context) error {
-	total := c.count(ctx, (*variantRow)(nil))
-	var last variantRow
-	for {
-		var rows []struct {
-			User       string  `bun:"user_name"`
-			Identifier string  `bun:"identifier"`
-			Hash       string  `bun:"hash"`
-			BlobToken  string  `bun:"blob_token"`
-			Size       int64   `bun:"size"`
-			Image      *string `bun:"image"`
-		}
-		q := c.db.bun.NewSelect().TableExpr("variants AS v").
-			ColumnExpr("v.user_name, v.identifier, v.hash, v.blob_token, v.size, i.identifier AS image").
-			Join("LEFT JOIN images AS i ON i.user_name = v.user_name AND i.identifier = v.identifier AND i.blob_token = v.blob_token").
-			OrderExpr("v.user_name, v.identifier, v.hash").Limit(checkPage)
-		if last.User != "" {
-			q = q.Where("v.user_name > ? OR (v.user_name = ? AND (v.identifier > ? OR (v.identifier = ? AND v.hash > ?)))",
-				last.User, last.User, last.Identifier, last.Identifier, last.Hash)
-		}
-		if err := q.Scan(ctx, &rows); err != nil {
-			return fmt.Errorf("storage: check variants: %w", err)
-		}
-		if len(rows) == 0 {
-			return nil
-		}
-		vrows := make([]variantRow, len(rows))
-		keys := make([]string, len(rows))
-		for i, r := range rows {
-			vrows[i] = variantRow{User: r.User, Identifier: r.Identifier, Hash: r.Hash, BlobToken: r.BlobToken, Size: r.Size}
-			keys[i] = vrows[i].key()
-			c.r.VariantRecordBytes += r.Size
-		}
-		gone, err := c.missing(ctx, keys)
-		if err != nil {
-			return err
-		}
-		for i := range rows {
-			r := &vrows[i]
-			var f *Findings
-			switch {
-			case rows[i].Image == nil:
-				f = &c.r.VariantsOfDeletedImages
-			case gone[i]:
-				f = &c.r.VariantsWithoutBlob
-			default:
-				continue
-			}
-			f.add(c.opts.Examples, keys[i])
-			if c.opts.Repair {
-				if err := c.dropVariant(ctx, r); err != nil {
-					return err
-				}
-				f.Repaired++
-			}
-		}
-		c.r.Variants += int64(len(rows))
-		c.opts.Progress("variant records", c.r.Variants, total)
-		last = vrows[len(vrows)-1]
-	}
-}
-
-// dropVariant deletes one variant record and queues its blob, together.
-func (c *checker) dropVariant(ctx context.Context, r *variantRow) error {
-	err := c.db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		if _, err := tx.NewDelete().Model((*variantRow)(nil)).
-			Where("user_name = ? AND identifier = ? AND hash = ?", r.User, r.Identifier, r.Hash).Exec(ctx); err != nil {
-			return err
-		}
-		return c.db.enqueue(ctx, tx, []string{r.key()}, false, time.Now())
-	})
-	if err != nil {
-		return fmt.Errorf("storage: repair variant %s: %w", r.key(), err)
-	}
-	return nil
-}
-
-// variantBlobs finds variant blobs that no record names, and sums the
-// cache's size as stored.
-func (c *checker) variantBlobs(ctx context.Context) error {
-	named := func(ctx context.Context, user string, ids []string) (map[string]bool, error) {
-		var rows []variantRow
-		err := c.db.bun.NewSelect().Model(&rows).Column("user_name", "identifier", "hash", "blob_token").
-			Where("user_name = ? AND identifier IN (?)", user, bun.List(ids)).Scan(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("storage: check variant blobs: %w", err)
-		}
-		keys := map[string]bool{}
-		for i := range rows {
-			keys[rows[i].key()] = true
-		}
-		return keys, nil
-	}
-	return c.listPages(ctx, "variants/", func(page []BlobInfo) error {
-		c.r.VariantBlobs += int64(len(page))
-		for _, b := range page {
-			c.r.VariantBlobBytes += b.Size
-		}
-		c.opts.Progress("variant blobs", c.r.VariantBlobs, 0)
-		orphans, err := c.orphans(ctx, page, named)
-		if err != nil {
-			return err
-		}
-		return c.orphanBlobs(ctx, &c.r.OrphanVariantBlobs, orphans)
-	})
 }

@@ -100,8 +100,8 @@ func (db *DB) InsertImage(ctx context.Context, img *Image) (created bool, err er
 // first (the write overran its lease), nothing is written and the error
 // is ErrReservationLost.
 //
-// When ctx's Actor carries an upload token, the commit spends one of its
-// uses in the same transaction, whether it adds the image or finds it
+// With img.UploadToken set, the commit spends one of the token's uses in
+// the same transaction, whether it adds the image or finds it
 // stored: with no use left (used up, revoked or expired), nothing is
 // written and the error is ErrUploadTokenSpent.
 //
@@ -139,7 +139,7 @@ func (db *DB) CommitImage(ctx context.Context, img *Image, res Reservation, vari
 	}
 	var n int64
 	err = db.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
-		if token := ActorFrom(ctx).UploadToken; token != "" {
+		if token := img.UploadToken; token != "" {
 			// First, so that the token's row lock orders racing uploads
 			// before either inserts anything.
 			if err := db.spendUploadToken(ctx, tx, token); err != nil {
@@ -181,7 +181,8 @@ func (db *DB) CommitImage(ctx context.Context, img *Image, res Reservation, vari
 
 // recordNewImage writes, in tx, what goes with a new image row: its
 // variation job (with variations), metadata, properties, the audit entry
-// (and event) and the user's counts, and checks the user's quotas;
+// (and event; naming img.UploadToken when set) and the user's counts, and
+// checks the user's quotas;
 // ErrErasing while the user is being erased.
 func (db *DB) recordNewImage(ctx context.Context, tx bun.Tx, img *Image, variations bool) error {
 	if variations {
@@ -202,6 +203,9 @@ func (db *DB) recordNewImage(ctx context.Context, tx bun.Tx, img *Image, variati
 	detail := map[string]any{"bytes": img.Size, "mime": img.Mime, "width": img.Width, "height": img.Height}
 	if img.Source != "" {
 		detail["source"] = clip(img.Source, 2048)
+	}
+	if img.UploadToken != "" {
+		detail["uploadToken"] = img.UploadToken
 	}
 	if err := db.auditWith(ctx, tx, auditEvent{"image.create", img.User + "/" + img.Identifier, detail}, imageData(img)); err != nil {
 		return err

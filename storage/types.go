@@ -40,6 +40,11 @@ type Image struct {
 	// (an upload by URL): the audit entry of its creation records it. It
 	// is not stored with the image.
 	Source string
+	// UploadToken, given to CommitImage, is the id of the upload token the
+	// upload is made with: the commit spends one of its uses in the
+	// image's transaction, and the audit entry of its creation names it
+	// (`uploadToken`). It is not stored with the image.
+	UploadToken string
 }
 
 // Key is the blob key of the image's bytes.

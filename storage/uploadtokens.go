@@ -16,8 +16,8 @@ import (
 // for one user, within a policy, without a private key. The token itself
 // is never stored: a row is found by the SHA-256 of the token (Hash), so a
 // copy of the table gives no usable token. Each upload made with a token
-// spends one of its uses in the image's own transaction (CommitImage reads
-// the token from the context's Actor), so that two uploads racing for the
+// spends one of its uses in the image's own transaction (CommitImage, given
+// the token's id in Image.UploadToken), so that two uploads racing for the
 // last use on any number of instances commit one image between them.
 
 // UploadToken is an upload token's record: whom it uploads for, its policy

@@ -135,8 +135,14 @@ func hashOf(s string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// withToken is img made with the upload token id (Image.UploadToken).
+func withToken(img *storage.Image, id string) *storage.Image {
+	img.UploadToken = id
+	return img
+}
+
 // testUploadTokenCommit checks that an image committed with an upload
-// token in the context's actor spends a use in its transaction (whether it
+// token (Image.UploadToken) spends a use in its transaction (whether it
 // adds the image or finds it stored), names the token in its audit entry,
 // and is not written at all once the token has no use left.
 func testUploadTokenCommit(t *testing.T, db *storage.DB) {
@@ -144,14 +150,14 @@ func testUploadTokenCommit(t *testing.T, db *storage.DB) {
 	if err := db.CreateUploadToken(ctx(t), tok); err != nil {
 		t.Fatal(err)
 	}
-	with := storage.WithActor(ctx(t), storage.Actor{Key: "issuer", Addr: "192.0.2.9", UploadToken: "c1"})
-	if created, err := db.InsertImage(with, image("u", "a", base)); err != nil || !created {
+	with := storage.WithActor(ctx(t), storage.Actor{Key: "issuer", Addr: "192.0.2.9"})
+	if created, err := db.InsertImage(with, withToken(image("u", "a", base), "c1")); err != nil || !created {
 		t.Fatalf("first upload: %v, %v", created, err)
 	}
-	if created, err := db.InsertImage(with, image("u", "a", base)); err != nil || created {
+	if created, err := db.InsertImage(with, withToken(image("u", "a", base), "c1")); err != nil || created {
 		t.Fatalf("the same image again: created %v, %v; want found", created, err)
 	}
-	_, err := db.InsertImage(with, image("u", "b", base))
+	_, err := db.InsertImage(with, withToken(image("u", "b", base), "c1"))
 	wantErr(t, "a third upload with a 2-use token", err, storage.ErrUploadTokenSpent)
 	if _, err := db.Image(ctx(t), "u", "b"); err == nil {
 		t.Fatal("the image of a spent token was stored")
@@ -172,7 +178,7 @@ func testUploadTokenRace(t *testing.T, db *storage.DB) {
 	if err := db.CreateUploadToken(ctx(t), uploadToken("r1", "race", 1)); err != nil {
 		t.Fatal(err)
 	}
-	with := storage.WithActor(ctx(t), storage.Actor{Key: "issuer", UploadToken: "r1"})
+	with := storage.WithActor(ctx(t), storage.Actor{Key: "issuer"})
 	var (
 		wg          sync.WaitGroup
 		mu          sync.Mutex
@@ -186,7 +192,7 @@ func testUploadTokenRace(t *testing.T, db *storage.DB) {
 		go func() {
 			defer wg.Done()
 			<-start
-			_, err := db.InsertImage(with, image("race", identifiers[i], base))
+			_, err := db.InsertImage(with, withToken(image("race", identifiers[i], base), "r1"))
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
