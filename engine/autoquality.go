@@ -3,7 +3,6 @@ package engine
 import (
 	"fmt"
 	"math"
-	"slices"
 	"time"
 
 	"github.com/davidbyttow/govips/v2/vips"
@@ -100,24 +99,6 @@ func describeStored(name string, l qualityLevel, a QualityAnswer) string {
 		return fmt.Sprintf("%s(%g)", name, a.Target)
 	}
 	return fmt.Sprintf("%s(jpg%d%+g=%.1f)", name, l.ref, l.margin, a.Target)
-}
-
-// DefaultQualityTarget is autoQuality.target's default.
-const DefaultQualityTarget = "high"
-
-// AutoQuality configures compress:level=auto and quality=auto.
-type AutoQuality struct {
-	// Target is the named target used when a request names none: low,
-	// medium, high or lossless-like (default high).
-	Target string `yaml:"target"`
-}
-
-// Validate reports an unknown target.
-func (a AutoQuality) Validate() error {
-	if a.Target != "" && !slices.Contains(QualityLevels, a.Target) {
-		return fmt.Errorf("engine: autoQuality.target: %q is not one of %v", a.Target, QualityLevels)
-	}
-	return nil
 }
 
 // AutoQualityFormats are the output formats whose quality auto quality
