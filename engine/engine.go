@@ -40,9 +40,10 @@ type Request struct {
 	// perceptual target ("" for the configured one), as quality=auto does;
 	// a compress step in the chain wins.
 	AutoQuality *string
-	// Qualities are the auto-quality answers stored for this image, which
-	// a render with auto quality starts from (one encode when one fits).
-	Qualities []QualityAnswer
+	// Qualities, when set, keeps this image's auto-quality answers: a
+	// render with auto quality starts from the stored ones (one encode when
+	// one fits) and stores those its search finds (qualitystore.go).
+	Qualities QualityStore
 	// Formats, when it names two or more auto-quality formats (the ones
 	// the client's Accept allowed), asks for the smallest of them that
 	// meets the auto-quality target for this image instead of Format;
@@ -60,11 +61,11 @@ type Result struct {
 	// Headers are extra response headers named without the service prefix.
 	Headers map[string]string
 	// Quality is the auto-quality answer this render found by searching
-	// (nil when it used a stored one or no auto quality), for the caller
-	// to store with the image.
+	// (nil when it used a stored one or no auto quality), which it stored
+	// in Request.Qualities.
 	Quality *QualityAnswer
 	// Searched are the further answers a best-format render searched for
-	// (the candidate formats not chosen), also for the caller to store.
+	// (the candidate formats not chosen), also stored.
 	Searched []QualityAnswer
 }
 
@@ -165,13 +166,7 @@ func (e *Engine) Process(ctx context.Context, src []byte, req Request) (*Result,
 		return &Result{Data: src, Mime: srcInfo.Mime, Ext: srcInfo.Ext,
 			Width: srcInfo.Width, Height: srcInfo.Height, Headers: map[string]string{}}, nil
 	}
-
-	ctx, end, err := e.admit(ctx, req.Chain)
-	if err != nil {
-		return nil, err
-	}
-	defer end()
-	return e.render(ctx, src, req)
+	return e.renderStored(ctx, func(context.Context) ([]byte, error) { return src, nil }, req)
 }
 
 // ProcessSource is Process with the source bytes read by load, which runs
@@ -194,6 +189,26 @@ func (e *Engine) ProcessSource(ctx context.Context, load func(context.Context) (
 	if _, ok := mimeOf[req.Format]; req.Format != "" && !ok {
 		return nil, invalidf("Unsupported output format: %q", req.Format)
 	}
+	return e.renderStored(ctx, load, req)
+}
+
+// renderStored renders req on the source load returns with the image's
+// stored auto-quality answers: it reads them before waiting for a pipeline
+// slot, and stores the answers the render found once the slot is given
+// back, so that neither holds a slot while the store answers.
+func (e *Engine) renderStored(ctx context.Context, load func(context.Context) ([]byte, error), req Request) (*Result, error) {
+	stored := storedQualities(ctx, req)
+	res, err := e.renderInSlot(ctx, load, req, stored)
+	if err != nil {
+		return nil, err
+	}
+	keepQualities(ctx, req.Qualities, res)
+	return res, nil
+}
+
+// renderInSlot waits for a pipeline slot (admit), reads the source and
+// renders it, and gives the slot back.
+func (e *Engine) renderInSlot(ctx context.Context, load func(context.Context) ([]byte, error), req Request, stored []QualityAnswer) (*Result, error) {
 	ctx, end, err := e.admit(ctx, req.Chain)
 	if err != nil {
 		return nil, err
@@ -203,12 +218,12 @@ func (e *Engine) ProcessSource(ctx context.Context, load func(context.Context) (
 	if err != nil {
 		return nil, err
 	}
-	return e.render(ctx, src, req)
+	return e.render(ctx, src, req, stored)
 }
 
-// render decodes src, runs the chain and encodes; the caller holds a
-// pipeline slot.
-func (e *Engine) render(ctx context.Context, src []byte, req Request) (*Result, error) {
+// render decodes src, runs the chain and encodes, with stored the image's
+// auto-quality answers; the caller holds a pipeline slot.
+func (e *Engine) render(ctx context.Context, src []byte, req Request, stored []QualityAnswer) (*Result, error) {
 	anim, err := e.openAnimation(src, req)
 	if err != nil {
 		return nil, err
@@ -261,7 +276,7 @@ func (e *Engine) render(ctx context.Context, src []byte, req Request) (*Result, 
 	if req.AutoQuality != nil && !s.Output.LevelSet && !s.Output.Auto {
 		s.Output.Auto, s.Output.AutoTarget = true, *req.AutoQuality
 	}
-	s.qualities = req.Qualities
+	s.qualities = stored
 	s.formats = req.Formats
 	if s.Output.Format == "" {
 		s.Output.Format = d.ext
