@@ -295,7 +295,9 @@ func (r *s2Reference) scoreEncoded(data []byte) (float64, error) {
 }
 
 // WantsQuality reports whether the chain asks for auto quality
-// (compress:level=auto), so that a caller loads the stored answers.
+// (compress:level=auto): a render of it reads the stored answers
+// (Request.Qualities), and a caller may offer it several formats
+// (Request.Formats).
 func (c Chain) WantsQuality() bool {
 	for _, st := range c.steps {
 		if cs, ok := st.(*compress); ok && cs.auto {
