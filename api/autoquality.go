@@ -2,22 +2,39 @@ package api
 
 import (
 	"context"
+	"log/slog"
 
 	"github.com/vitrine/vitrine/engine"
 	"github.com/vitrine/vitrine/storage"
 )
 
-// storedQualities returns the auto-quality answers stored for img when the
-// chain asks for auto quality and the store keeps them; a failed read is
-// logged and the render searches afresh.
-func (s *Server) storedQualities(ctx context.Context, img storage.Image, chain engine.Chain) []engine.QualityAnswer {
+// imageQualities is the engine.QualityStore of one image: the auto-quality
+// answers the image store keeps for it (its qualityStore ability), which a
+// render reads and adds to, so that later renders of the image at a similar
+// size cost one encode. A failure is logged and costs only a search: after
+// a failed read the render searches afresh; a failed write (the image went
+// meanwhile, which is not logged) leaves the next render to search again.
+type imageQualities struct {
+	store qualityStore
+	img   storage.Image
+	log   *slog.Logger
+}
+
+// qualitiesOf is the engine.QualityStore of img, nil when the image store
+// keeps no answers.
+func (s *Server) qualitiesOf(img storage.Image) engine.QualityStore {
 	qs, ok := s.images.(qualityStore)
-	if !ok || !chain.WantsQuality() {
+	if !ok {
 		return nil
 	}
-	rows, err := qs.Qualities(ctx, img.User, img.Identifier)
+	return imageQualities{store: qs, img: img, log: s.log}
+}
+
+// Qualities returns the answers stored for the image.
+func (q imageQualities) Qualities(ctx context.Context) []engine.QualityAnswer {
+	rows, err := q.store.Qualities(ctx, q.img.User, q.img.Identifier)
 	if err != nil {
-		s.log.Warn("stored qualities", "user", img.User, "image", img.Identifier, "err", err)
+		q.log.Warn("stored qualities", "user", q.img.User, "image", q.img.Identifier, "err", err)
 		return nil
 	}
 	out := make([]engine.QualityAnswer, len(rows))
@@ -27,15 +44,11 @@ func (s *Server) storedQualities(ctx context.Context, img storage.Image, chain e
 	return out
 }
 
-// storeQuality keeps the answer a render's search found, so later renders
-// of the image at a similar size cost one encode. A failure (the image went
-// meanwhile) is logged: the next render searches again.
-func (s *Server) storeQuality(ctx context.Context, img storage.Image, a *engine.QualityAnswer) {
-	qs, ok := s.images.(qualityStore)
-	if !ok || a == nil {
-		return
-	}
-	if err := qs.SetQuality(ctx, img.User, img.Identifier, storage.QualityAnswer(*a)); err != nil && !isNotExist(err) {
-		s.log.Warn("store quality", "user", img.User, "image", img.Identifier, "err", err)
+// SetQuality stores the answer a render's search found.
+func (q imageQualities) SetQuality(ctx context.Context, a engine.QualityAnswer) {
+	if err := q.store.SetQuality(ctx, q.img.User, q.img.Identifier, storage.QualityAnswer(a)); err != nil && !isNotExist(err) {
+		q.log.Warn("store quality", "user", q.img.User, "image", q.img.Identifier, "err", err)
 	}
 }
+
+var _ engine.QualityStore = imageQualities{}

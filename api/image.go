@@ -216,8 +216,10 @@ func (s *Server) render(ctx context.Context, img storage.Image, chain engine.Cha
 		Source:  engine.Info{Mime: img.Mime, Ext: img.Extension, Width: img.Width, Height: img.Height},
 		Env:     engine.Env{Metadata: md, LoadImage: s.loadOther(img)},
 		Formats: best,
+		// Engine reads the image's stored auto-quality answers and stores
+		// those its search finds.
+		Qualities: s.qualitiesOf(img),
 	}
-	req.Qualities = s.storedQualities(ctx, img, chain)
 	source := "original"
 	v, ok := s.pickVariation(ctx, img, chain, req.Env)
 	var res *engine.Result
@@ -242,10 +244,6 @@ func (s *Server) render(ctx context.Context, img storage.Image, chain engine.Cha
 	}
 	if err != nil {
 		return variant{}, err
-	}
-	s.storeQuality(ctx, img, res.Quality)
-	for i := range res.Searched {
-		s.storeQuality(ctx, img, &res.Searched[i])
 	}
 	// The output's dimensions go out as <prefix>-OutputWidth and
 	// -OutputHeight, so a client learns them without decoding the bytes;

@@ -76,28 +76,23 @@ func transformations(q url.Values) ([]string, error) {
 }
 
 // autoQuality applies the quality parameter: quality=auto (the configured
-// target) or quality=<level> adds compress:level=auto to a chain that has
-// no compress step of its own (an explicit level wins). The step makes the
-// choice part of the chain, so the variant cache keys it like any other.
+// target) or quality=<level> has engine add its auto-quality step to the
+// chain (engine.WithAutoQuality), unless the chain has a compress step of
+// its own (an explicit level wins).
 func autoQuality(q url.Values, specs []string) ([]string, error) {
 	v := q.Get("quality")
 	if v == "" {
 		return specs, nil
 	}
-	step := "compress:level=auto"
-	switch {
-	case v == "auto":
-	case slices.Contains(engine.QualityLevels, v):
-		step += ",target=" + v
-	default:
+	target := v
+	if v == "auto" {
+		target = ""
+	}
+	out, err := engine.WithAutoQuality(specs, target)
+	if err != nil { // an unknown target, its only error
 		return nil, errorf(http.StatusBadRequest, "Invalid value for quality: %q (auto, %s)", v, strings.Join(engine.QualityLevels, ", "))
 	}
-	for _, sp := range specs {
-		if name, _, _ := strings.Cut(sp, ":"); name == "compress" {
-			return specs, nil
-		}
-	}
-	return append(slices.Clip(specs), step), nil
+	return out, nil
 }
 
 // listParam reads an array parameter of a listing, accepting a plain value too.

@@ -2,8 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"math"
-	"slices"
 	"time"
 
 	"github.com/davidbyttow/govips/v2/vips"
@@ -102,24 +100,6 @@ func describeStored(name string, l qualityLevel, a QualityAnswer) string {
 	return fmt.Sprintf("%s(jpg%d%+g=%.1f)", name, l.ref, l.margin, a.Target)
 }
 
-// DefaultQualityTarget is autoQuality.target's default.
-const DefaultQualityTarget = "high"
-
-// AutoQuality configures compress:level=auto and quality=auto.
-type AutoQuality struct {
-	// Target is the named target used when a request names none: low,
-	// medium, high or lossless-like (default high).
-	Target string `yaml:"target"`
-}
-
-// Validate reports an unknown target.
-func (a AutoQuality) Validate() error {
-	if a.Target != "" && !slices.Contains(QualityLevels, a.Target) {
-		return fmt.Errorf("engine: autoQuality.target: %q is not one of %v", a.Target, QualityLevels)
-	}
-	return nil
-}
-
 // AutoQualityFormats are the output formats whose quality auto quality
 // searches; other formats are encoded as without it.
 func AutoQualityFormats() []string {
@@ -159,49 +139,6 @@ func SizeClass(w, h int) int {
 	}
 	return c
 }
-
-// try is one encode of a search and its score.
-type try struct {
-	data  []byte
-	score float64
-}
-
-// qualityAnchors predict, per format, the quality whose output scores
-// 50, 60, 70, 80, 90 and 95 by SSIMULACRA 2 on a typical photograph 1200
-// pixels wide (read off the scores of qualities 40-92 on eleven of the byte
-// benchmark's images, README, Perceptual quality); a search starts from the
-// prediction for its target. JPEG XL's qualities for 80 and 90 were moved 3
-// lower for jxlAutoEffort, whose outputs scored 84 at q81-87 (mean 84) on six
-// of those images, where effort 4 needed q84-89.
-var qualityAnchors = map[string][6]float64{
-	"jpg":  {30, 45, 62, 80, 93, 98},
-	"webp": {35, 55, 72, 88, 97, 100},
-	"avif": {38, 50, 60, 76, 92, 97},
-	"jxl":  {30, 47, 64, 79, 91, 98},
-}
-
-// predictQuality is the quality predicted to score target in format.
-func predictQuality(format string, target float64) int {
-	a, ok := qualityAnchors[format]
-	if !ok {
-		return 75
-	}
-	scores := [6]float64{50, 60, 70, 80, 90, 95}
-	i := 0
-	for i < 4 && target > scores[i+1] {
-		i++
-	}
-	q := a[i] + (target-scores[i])*(a[i+1]-a[i])/(scores[i+1]-scores[i])
-	return min(max(int(math.Round(q)), 1), 100)
-}
-
-// closeEnough ends a search at a passing quality whose score is that close
-// to the target: a lower quality would barely save a byte.
-const closeEnough = 0.5
-
-// maxQualityEncodes bounds the encodes of one search: with a proxy, the
-// proxy's encodes and the one at full size.
-const maxQualityEncodes = 4
 
 // qualityLevel resolves a target name ("" for the configured one).
 func (e *Engine) qualityLevel(name string) (string, qualityLevel) {
@@ -288,167 +225,36 @@ func (e *Engine) resolveTarget(s *State, img *vips.ImageRef, ref *s2Reference, s
 // encoded once at full size at the quality found. A relative target (high:
 // the look of the image's own q80 JPEG) is resolved first (resolveTarget),
 // and a JPEG search takes the reference encode as its first try. It sets
-// the Quality header and, after a search, res.Quality.
+// the Quality header and, after a search, returns the answer found.
 func (e *Engine) autoEncode(s *State, stored []QualityAnswer) ([]byte, *QualityAnswer, error) {
 	format := s.Output.Format
 	name, level := e.qualityLevel(s.Output.AutoTarget)
-	w, h := s.Image.Width(), s.Image.Height()
-	class := SizeClass(w, h)
+	class := SizeClass(s.Image.Width(), s.Image.Height())
 	if a, ok := storedAnswer(stored, format, class, name, level); ok {
-		data, err := e.encodeAt(s, a.Quality)
-		s.Headers["Quality"] = fmt.Sprintf("q=%d; stored; target=%s", a.Quality, describeStored(name, level, a))
-		return data, nil, err
+		return e.encodeStored(s, name, level, a)
 	}
-	// The image as it would be encoded is rendered once here, so that the
-	// proxy and each encode read pixels rather than the chain.
-	if err := copyMemory(s.Image); err != nil {
+	sr := &search{e: e, s: s, format: format, tried: map[int]try{}, pass: 101}
+	defer sr.close()
+	if err := sr.prepare(); err != nil {
 		return nil, nil, err
 	}
-	sp, err := searchProxyOf(s.Image, format)
-	if err != nil {
+	if err := e.resolveTarget(s, sr.img, sr.ref, sr.sp); err != nil {
 		return nil, nil, err
 	}
-	img := s.Image
-	if sp != nil {
-		defer sp.img.Close()
-		img = sp.img
-	}
-	px, rw, rh, err := rgbPixels(img)
-	if err != nil {
+	sr.target = s.target.target
+	if err := sr.run(startQuality(stored, format, class, sr.target)); err != nil {
 		return nil, nil, err
 	}
-	var ref *s2Reference
-	if rw >= 8 && rh >= 8 {
-		if ref, err = newS2Reference(px, rw, rh); err != nil {
-			return nil, nil, err
-		}
-		defer ref.Close()
-	}
-	if err := e.resolveTarget(s, img, ref, sp); err != nil {
-		return nil, nil, err
-	}
-	rt := s.target
-	target := rt.target
-	start, startClass := predictQuality(format, target), -1
-	for _, a := range stored {
-		// Another target or size class of this image: its quality moved by
-		// the predicted difference between the targets, the nearest class
-		// first.
-		if a.Format == format && (startClass < 0 || absInt(a.Class-class) < absInt(startClass-class)) {
-			start = min(max(a.Quality+predictQuality(format, target)-predictQuality(format, a.Target), 1), 100)
-			startClass = a.Class
-		}
-	}
-	tries := maxQualityEncodes
-	if sp != nil {
-		tries-- // the last encode is the full-size one
-	}
-	tried := map[int]try{}
-	pass, fail := 101, 0 // lowest passing and highest failing quality
-	// record notes a try and reports whether the search is over.
-	record := func(q int, data []byte, score float64) bool {
-		tried[q] = try{data, score}
-		if score >= target {
-			pass = min(pass, q)
-		} else {
-			fail = max(fail, q)
-		}
-		return pass-fail <= 1 || (score >= target && score-target < closeEnough)
-	}
-	q := start
-	// A JPEG search on the image the reference was encoded on starts from
-	// the reference encode, made already.
-	on := ""
-	if sp != nil {
-		on = sp.kind
-	}
-	if format == "jpg" && rt.refData != nil && rt.refOn == on {
-		q = rt.level.ref
-		if record(q, rt.refData, rt.refScore) {
-			q = 0
-		} else {
-			q = nextQuality(q, rt.refScore, target, pass, fail, tried)
-		}
-	}
-	for q >= 1 && q <= 100 && len(tried) < tries {
-		if _, seen := tried[q]; seen {
-			break
-		}
-		var data []byte
-		if sp != nil {
-			data, err = e.encode(img, &Output{Format: format, Level: q, LevelSet: true, Strip: true, Searched: true})
-		} else {
-			data, err = e.encodeAt(s, q)
-		}
-		if err != nil {
-			return nil, nil, err
-		}
-		score := 100.0
-		if ref != nil {
-			if score, err = ref.scoreEncoded(data); err != nil {
-				return nil, nil, err
-			}
-			if sp != nil {
-				score += sp.offset
-			}
-		}
-		if record(q, data, score) {
-			break
-		}
-		q = nextQuality(q, score, target, pass, fail, tried)
-	}
-	chosen, note := pass, ""
-	var t try
-	switch {
-	case pass <= 100:
-		t = tried[pass]
-	case sp != nil && fail < 100:
-		// The proxy's encodes all fell short: one more step, unscored.
-		chosen, t, note = nextQuality(fail, tried[fail].score, target, pass, fail, tried), tried[fail], "; extrapolated"
-	default:
-		// Nothing tried met the target: the best tried.
-		chosen, t, note = fail, tried[fail], "; target not met"
-	}
-	encodes := len(tried)
-	data := t.data
-	if sp != nil {
-		if data, err = e.encodeAt(s, chosen); err != nil {
-			return nil, nil, err
-		}
-		encodes++
-		note += "; proxy=" + sp.kind
-	}
-	s.Headers["Quality"] = fmt.Sprintf("q=%d; target=%s; score=%.1f; encodes=%d%s", chosen, rt.describe(), t.score, encodes, note)
-	return data, &QualityAnswer{Format: format, Class: class, Target: target, Key: rt.key, Quality: chosen, Score: t.score, Bytes: len(data)}, nil
+	return sr.answer(class)
 }
 
-// absInt is |x|.
-func absInt(x int) int {
-	if x < 0 {
-		return -x
-	}
-	return x
-}
-
-// nextQuality is the next quality to try: between the bounds by the
-// secant of the two tried qualities nearest the target when both sides are
-// known, else a step from q assuming 0.6 score points a quality step (steep
-// enough that the step rarely overshoots far).
-func nextQuality(q int, score, target float64, pass, fail int, tried map[int]try) int {
-	if pass <= 100 && fail > 0 {
-		sp, sf := tried[pass].score, tried[fail].score
-		n := fail + 1
-		if sp > sf {
-			n = fail + int(math.Ceil((target-sf)*float64(pass-fail)/(sp-sf)))
-		}
-		return min(max(n, fail+1), pass-1)
-	}
-	step := int(math.Ceil(math.Abs(score-target) / 0.6))
-	step = min(max(step, 2), 30)
-	if score >= target {
-		return max(q-step, 1)
-	}
-	return min(q+step, 100)
+// encodeStored encodes s.Image at the quality of a, the answer stored for
+// its format, size class and the named level, and says so in the Quality
+// header: one encode, no answer to store.
+func (e *Engine) encodeStored(s *State, name string, level qualityLevel, a QualityAnswer) ([]byte, *QualityAnswer, error) {
+	data, err := e.encodeAt(s, a.Quality)
+	s.Headers["Quality"] = fmt.Sprintf("q=%d; stored; target=%s", a.Quality, describeStored(name, level, a))
+	return data, nil, err
 }
 
 // encodeAt encodes s.Image in s.Output.Format at quality q.
@@ -489,7 +295,9 @@ func (r *s2Reference) scoreEncoded(data []byte) (float64, error) {
 }
 
 // WantsQuality reports whether the chain asks for auto quality
-// (compress:level=auto), so that a caller loads the stored answers.
+// (compress:level=auto): a render of it reads the stored answers
+// (Request.Qualities), and a caller may offer it several formats
+// (Request.Formats).
 func (c Chain) WantsQuality() bool {
 	for _, st := range c.steps {
 		if cs, ok := st.(*compress); ok && cs.auto {

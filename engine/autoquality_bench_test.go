@@ -27,13 +27,13 @@ func BenchmarkAutoQuality(b *testing.B) {
 		b.Fatal(err)
 	}
 	// The answers a cold render of each format finds, as stored.
-	var stored []QualityAnswer
+	stored := &qualityList{}
 	for _, f := range AutoQualityFormats() {
 		res, err := e.Process(context.Background(), src, Request{Chain: auto, Format: f})
 		if err != nil {
 			b.Fatal(err)
 		}
-		stored = append(stored, *res.Quality)
+		stored.SetQuality(context.Background(), *res.Quality)
 	}
 	for _, c := range []struct {
 		name string

@@ -86,7 +86,7 @@ func TestAutoQuality(t *testing.T) {
 					if err != nil {
 						t.Fatal(err)
 					}
-					again, err := e.Process(context.Background(), src, Request{Chain: c, Format: format, Qualities: []QualityAnswer{*res.Quality}})
+					again, err := e.Process(context.Background(), src, Request{Chain: c, Format: format, Qualities: &qualityList{answers: []QualityAnswer{*res.Quality}}})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -105,7 +105,7 @@ func TestAutoQuality(t *testing.T) {
 					} else {
 						stale.Key = "high:jpg80+9"
 					}
-					again, err = e.Process(context.Background(), src, Request{Chain: c, Format: format, Qualities: []QualityAnswer{stale}})
+					again, err = e.Process(context.Background(), src, Request{Chain: c, Format: format, Qualities: &qualityList{answers: []QualityAnswer{stale}}})
 					if err != nil {
 						t.Fatal(err)
 					}

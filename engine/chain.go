@@ -65,20 +65,58 @@ func (e *Engine) ParseChain(ts []string) (Chain, error) {
 // a dpr parameter, and resize and maxSize width=auto (hints.go).
 // Chain.HintsUsed says which hints the chain read.
 func (e *Engine) ParseChainHints(ts []string, h Hints) (Chain, error) {
-	var (
-		specs []Spec
-		// from records, for specs expanded from a preset, the request
-		// parameters given on the preset name; origin the index in ts.
-		from   []map[string]string
-		origin []int
-	)
+	x, err := e.expandPresets(ts)
+	if err != nil {
+		return Chain{}, err
+	}
+	c := Chain{specs: x.specs, steps: make([]Step, len(x.specs))}
+	used := presetUse{}
+	for i := range c.specs {
+		sp, from, origin := &c.specs[i], x.from[i], x.origin[i]
+		hadDPR := sp.Params["dpr"] != ""
+		u, err := applyHints(sp, h)
+		if err != nil {
+			return Chain{}, err
+		}
+		c.hints.DPR = c.hints.DPR || u.DPR
+		c.hints.Width = c.hints.Width || u.Width
+		if hadDPR && from != nil {
+			used.take(origin, "dpr") // consumed by applyHints
+		}
+		if c.steps[i], err = e.parseStep(sp, from, h.Subject); err != nil {
+			return Chain{}, err
+		}
+		if from != nil {
+			used.takeKept(origin, from, sp.Params)
+		}
+	}
+	if err := used.check(ts); err != nil {
+		return Chain{}, err
+	}
+	return c, nil
+}
+
+// expansion is a chain's specs after preset expansion, with, for each,
+// the request parameters given on the preset name it was expanded from
+// (nil for a spec not from a preset) and the index in the request of the
+// element it came from.
+type expansion struct {
+	specs  []Spec
+	from   []map[string]string
+	origin []int
+}
+
+// expandPresets parses each element of ts into a spec and expands the
+// presets among them: a preset's parameters win over the request
+// parameters given on its name, which fill the rest. A chain longer than
+// MaxTransformations after expansion is KindInvalid.
+func (e *Engine) expandPresets(ts []string) (expansion, error) {
+	var x expansion
 	for i, t := range ts {
 		sp := ParseSpec(t)
 		preset, ok := e.cfg.Presets[sp.Name]
 		if !ok {
-			specs = append(specs, sp)
-			from = append(from, nil)
-			origin = append(origin, i)
+			x.add(sp, nil, i)
 			continue
 		}
 		for _, ptxt := range preset {
@@ -90,69 +128,75 @@ func (e *Engine) ParseChainHints(ts []string, h Hints) (Chain, error) {
 			for k, v := range ps.Params { // preset parameters win
 				merged[k] = v
 			}
-			specs = append(specs, Spec{Name: ps.Name, Params: merged})
-			from = append(from, sp.Params)
-			origin = append(origin, i)
+			x.add(Spec{Name: ps.Name, Params: merged}, sp.Params, i)
 		}
-		if len(specs) > e.cfg.MaxTransformations {
+		if len(x.specs) > e.cfg.MaxTransformations {
 			break // no need to expand further
 		}
 	}
-	if len(specs) > e.cfg.MaxTransformations {
-		n := len(specs)
+	if len(x.specs) > e.cfg.MaxTransformations {
+		n := len(x.specs)
 		if n < len(ts) {
 			n = len(ts)
 		}
-		return Chain{}, invalidf("Too many transformations: %d (the limit is %d)", n, e.cfg.MaxTransformations)
+		return expansion{}, invalidf("Too many transformations: %d (the limit is %d)", n, e.cfg.MaxTransformations)
 	}
-	c := Chain{specs: specs, steps: make([]Step, len(specs))}
-	// used[k] per preset occurrence: request parameters some step took.
-	used := map[int]map[string]bool{}
-	for i := range specs {
-		hadDPR := specs[i].Params["dpr"] != ""
-		u, err := applyHints(&specs[i], h)
-		if err != nil {
-			return Chain{}, err
-		}
-		c.hints.DPR = c.hints.DPR || u.DPR
-		c.hints.Width = c.hints.Width || u.Width
-		if hadDPR && from[i] != nil {
-			if used[origin[i]] == nil {
-				used[origin[i]] = map[string]bool{}
-			}
-			used[origin[i]]["dpr"] = true // consumed by applyHints
-		}
-		st, err := e.parseStep(&specs[i], from[i], h.Subject)
-		if err != nil {
-			return Chain{}, err
-		}
-		c.steps[i] = st
-		if from[i] != nil {
-			if used[origin[i]] == nil {
-				used[origin[i]] = map[string]bool{}
-			}
-			for k := range from[i] {
-				if _, kept := specs[i].Params[k]; kept {
-					used[origin[i]][k] = true
-				}
-			}
+	return x, nil
+}
+
+// add appends sp, expanded from request parameters from (nil when not from
+// a preset) of the request's element origin.
+func (x *expansion) add(sp Spec, from map[string]string, origin int) {
+	x.specs = append(x.specs, sp)
+	x.from = append(x.from, from)
+	x.origin = append(x.origin, origin)
+}
+
+// presetUse records, per preset named in a request (by its index in the
+// request), the request parameters given on it that some step of the
+// preset took.
+type presetUse map[int]map[string]bool
+
+// take records that a step of the preset at origin took parameter k.
+func (u presetUse) take(origin int, k string) {
+	if u[origin] == nil {
+		u[origin] = map[string]bool{}
+	}
+	u[origin][k] = true
+}
+
+// takeKept records the request parameters (from) that a step of the preset
+// at origin kept in its parameters after parsing (parseStep drops the ones
+// it does not take). The preset is recorded even when the step kept none,
+// so that check looks at its parameters.
+func (u presetUse) takeKept(origin int, from, params map[string]string) {
+	if u[origin] == nil {
+		u[origin] = map[string]bool{}
+	}
+	for k := range from {
+		if _, kept := params[k]; kept {
+			u[origin][k] = true
 		}
 	}
-	// A request parameter that no step of its preset takes is unknown.
-	for i, u := range used {
+}
+
+// check reports a request parameter that no step of its preset took: it is
+// unknown, KindInvalid.
+func (u presetUse) check(ts []string) error {
+	for i, taken := range u {
 		sp := ParseSpec(ts[i])
 		var unknown []string
 		for k := range sp.Params {
-			if !u[k] {
+			if !taken[k] {
 				unknown = append(unknown, k)
 			}
 		}
 		if len(unknown) > 0 {
 			sort.Strings(unknown)
-			return Chain{}, invalidf("%s: Unknown parameter(s): %s", sp.Name, strings.Join(unknown, ", "))
+			return invalidf("%s: Unknown parameter(s): %s", sp.Name, strings.Join(unknown, ", "))
 		}
 	}
-	return c, nil
+	return nil
 }
 
 // parseStep looks sp up and parses its parameters. For a spec expanded from

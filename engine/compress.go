@@ -1,6 +1,10 @@
 package engine
 
-import "strconv"
+import (
+	"slices"
+	"strconv"
+	"strings"
+)
 
 // compress sets the output compression level (0-100): the JPEG, WebP and
 // AVIF quality; for PNG the tens digit is the zlib level and the ones digit
@@ -17,6 +21,29 @@ func init() {
 		stringParam("level", "Quality, 0 (smallest) to 100 (best), or auto: the lowest quality meeting a perceptual target.").required(),
 		enumParam("target", QualityLevels, "With level=auto: the perceptual target (default: autoQuality.target)."),
 	))
+}
+
+// WithAutoQuality returns the chain ts with an auto-quality step added at
+// its end, as the quality request parameter asks: compress:level=auto, with
+// the named target (one of QualityLevels; "" for the configured one). A
+// chain that has a compress step of its own is returned as it is: an
+// explicit level wins. The step makes the choice part of the chain, so the
+// variant cache keys it like any other (Chain.Key). Another target is
+// KindInvalid, whatever the chain.
+func WithAutoQuality(ts []string, target string) ([]string, error) {
+	if target != "" && !slices.Contains(QualityLevels, target) {
+		return nil, invalidf("Invalid value for target: %q (%s)", target, strings.Join(QualityLevels, ", "))
+	}
+	for _, t := range ts {
+		if ParseSpec(t).Name == "compress" {
+			return ts, nil
+		}
+	}
+	step := Spec{Name: "compress", Params: map[string]string{"level": "auto"}}
+	if target != "" {
+		step.Params["target"] = target
+	}
+	return append(slices.Clip(ts), step.String()), nil
 }
 
 func parseCompress(p *Params) (Step, error) {
