@@ -11,7 +11,7 @@
 // that declaration into a typed struct (all validation up front, 400-ready
 // errors naming the parameter) and registers itself in init(); the same
 // declaration is what GET /transformations serves. Custom transformations
-// (WebAssembly guests) are not registered: at start-up package main (wire_filters.go) hands the
+// (WebAssembly guests) are not registered: at start-up package main (filters.go) hands the
 // registry a Guests source (Registry.SetGuests), which it looks up the names
 // it does not hold in; native names always win.
 //
