@@ -262,11 +262,18 @@ func (s *Server) rollbackFilter(c *call) error {
 	detail := map[string]any{}
 	err = s.changeFilterSet(ctx, d, "filters.rollback", name, detail, func(set map[string]storage.FilterDeployment) error {
 		dep, ok := set[name]
-		if !ok {
-			return errorf(http.StatusNotFound, "Filter %s is not deployed", name)
-		}
 		to := target
-		if to == "" {
+		switch {
+		case !ok && len(versions) == 0:
+			return errorf(http.StatusNotFound, "Filter %s is not deployed and has no recorded version", name)
+		case !ok:
+			// A deleted filter keeps its versions: a rollback brings it
+			// back, at the named version or else its newest.
+			dep = storage.FilterDeployment{Enabled: true}
+			if to == "" {
+				to = versions[0].Version
+			}
+		case to == "":
 			to = dep.Previous
 		}
 		if to == "" {

@@ -198,6 +198,24 @@ func TestFilterDeploy(t *testing.T) {
 			t.Fatalf("the instance was told to sync %d times for %d changes", got, n)
 		}
 	})
+
+	t.Run("rollback of a deleted filter", func(t *testing.T) {
+		vs, err := e.db.FilterVersions(context.Background(), "duotone")
+		if err != nil || len(vs) < 2 {
+			t.Fatalf("versions %+v (%v)", vs, err)
+		}
+		r := e.admin(http.MethodPost, "/filters/duotone/rollback", "")
+		want("rollback of a deleted filter", r, http.StatusOK)
+		if d := deployed(r); d.Version != vs[0].Version || !d.Enabled {
+			t.Fatalf("rollback of a deleted filter: %+v, want its newest version %s, enabled", d, vs[0].Version)
+		}
+		want("delete it again", e.admin(http.MethodDelete, "/filters/duotone", ""), http.StatusOK)
+		r = e.admin(http.MethodPost, "/filters/duotone/rollback", `{"version":"`+vs[1].Version[:7]+`"}`)
+		want("rollback of a deleted filter to a version", r, http.StatusOK)
+		if d := deployed(r); d.Version != vs[1].Version {
+			t.Fatalf("rollback of a deleted filter by prefix: %+v", d)
+		}
+	})
 }
 
 func TestFilterDeployWithoutHost(t *testing.T) {

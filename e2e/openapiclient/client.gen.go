@@ -3475,8 +3475,9 @@ type ClientInterface interface {
 	// RollbackFilterWithBody Make an earlier version the active one
 	//
 	// `version` (in full or by a prefix of 7 or more digits; default the version that served before
-	// the active one) becomes the active version on every instance; a canary ends. Resource
-	// `filters.post`; audited as `filters.rollback`, event `io.vitrine.filter.rolledback`.
+	// the active one) becomes the active version on every instance; a canary ends. A deleted
+	// filter keeps its versions: a rollback brings it back (by default at its newest version).
+	// Resource `filters.post`; audited as `filters.rollback`, event `io.vitrine.filter.rolledback`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3486,8 +3487,9 @@ type ClientInterface interface {
 	// RollbackFilter Make an earlier version the active one
 	//
 	// `version` (in full or by a prefix of 7 or more digits; default the version that served before
-	// the active one) becomes the active version on every instance; a canary ends. Resource
-	// `filters.post`; audited as `filters.rollback`, event `io.vitrine.filter.rolledback`.
+	// the active one) becomes the active version on every instance; a canary ends. A deleted
+	// filter keeps its versions: a rollback brings it back (by default at its newest version).
+	// Resource `filters.post`; audited as `filters.rollback`, event `io.vitrine.filter.rolledback`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
@@ -4553,8 +4555,9 @@ func (c *Client) PutFilterWithBody(ctx context.Context, filter FilterName, param
 // RollbackFilterWithBody Make an earlier version the active one
 //
 // `version` (in full or by a prefix of 7 or more digits; default the version that served before
-// the active one) becomes the active version on every instance; a canary ends. Resource
-// `filters.post`; audited as `filters.rollback`, event `io.vitrine.filter.rolledback`.
+// the active one) becomes the active version on every instance; a canary ends. A deleted
+// filter keeps its versions: a rollback brings it back (by default at its newest version).
+// Resource `filters.post`; audited as `filters.rollback`, event `io.vitrine.filter.rolledback`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -4574,8 +4577,9 @@ func (c *Client) RollbackFilterWithBody(ctx context.Context, filter FilterName, 
 // RollbackFilter Make an earlier version the active one
 //
 // `version` (in full or by a prefix of 7 or more digits; default the version that served before
-// the active one) becomes the active version on every instance; a canary ends. Resource
-// `filters.post`; audited as `filters.rollback`, event `io.vitrine.filter.rolledback`.
+// the active one) becomes the active version on every instance; a canary ends. A deleted
+// filter keeps its versions: a rollback brings it back (by default at its newest version).
+// Resource `filters.post`; audited as `filters.rollback`, event `io.vitrine.filter.rolledback`.
 //
 // Takes a body of the `application/json` content type.
 //
@@ -13261,8 +13265,9 @@ type ClientWithResponsesInterface interface {
 	// RollbackFilterWithBodyWithResponse Make an earlier version the active one
 	//
 	// `version` (in full or by a prefix of 7 or more digits; default the version that served before
-	// the active one) becomes the active version on every instance; a canary ends. Resource
-	// `filters.post`; audited as `filters.rollback`, event `io.vitrine.filter.rolledback`.
+	// the active one) becomes the active version on every instance; a canary ends. A deleted
+	// filter keeps its versions: a rollback brings it back (by default at its newest version).
+	// Resource `filters.post`; audited as `filters.rollback`, event `io.vitrine.filter.rolledback`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13272,8 +13277,9 @@ type ClientWithResponsesInterface interface {
 	// RollbackFilterWithResponse Make an earlier version the active one
 	//
 	// `version` (in full or by a prefix of 7 or more digits; default the version that served before
-	// the active one) becomes the active version on every instance; a canary ends. Resource
-	// `filters.post`; audited as `filters.rollback`, event `io.vitrine.filter.rolledback`.
+	// the active one) becomes the active version on every instance; a canary ends. A deleted
+	// filter keeps its versions: a rollback brings it back (by default at its newest version).
+	// Resource `filters.post`; audited as `filters.rollback`, event `io.vitrine.filter.rolledback`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -22795,8 +22801,9 @@ func (c *ClientWithResponses) PutFilterWithBodyWithResponse(ctx context.Context,
 // RollbackFilterWithBodyWithResponse Make an earlier version the active one
 //
 // `version` (in full or by a prefix of 7 or more digits; default the version that served before
-// the active one) becomes the active version on every instance; a canary ends. Resource
-// `filters.post`; audited as `filters.rollback`, event `io.vitrine.filter.rolledback`.
+// the active one) becomes the active version on every instance; a canary ends. A deleted
+// filter keeps its versions: a rollback brings it back (by default at its newest version).
+// Resource `filters.post`; audited as `filters.rollback`, event `io.vitrine.filter.rolledback`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -22812,8 +22819,9 @@ func (c *ClientWithResponses) RollbackFilterWithBodyWithResponse(ctx context.Con
 // RollbackFilterWithResponse Make an earlier version the active one
 //
 // `version` (in full or by a prefix of 7 or more digits; default the version that served before
-// the active one) becomes the active version on every instance; a canary ends. Resource
-// `filters.post`; audited as `filters.rollback`, event `io.vitrine.filter.rolledback`.
+// the active one) becomes the active version on every instance; a canary ends. A deleted
+// filter keeps its versions: a rollback brings it back (by default at its newest version).
+// Resource `filters.post`; audited as `filters.rollback`, event `io.vitrine.filter.rolledback`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
