@@ -28,10 +28,12 @@ import (
 // parts in the reverse order, each stop waited for. `vitrine serve` is New
 // then Run; a test drives the same value without building the binary.
 //
-// Start: stores (opened and migrated), the first admin key, the engine,
-// the variant cache and counters, metrics, the rate limiter, the filters'
-// initial load (in the background), the API and its listener (so /healthz
-// and /status answer at once), the background workers. /readyz answers
+// Start (Run's list of steps): tracing, stores (opened and migrated), the
+// first admin key, the engine, the variant cache, queue and counters, the
+// stored variations, the events outbox, metrics, the rate limiter, the
+// filters' initial load (in the background), the API and its listener (so
+// /healthz and /status answer at once), the background workers, pprof.
+// Every goroutine a step starts is joined at the stop. /readyz answers
 // 200 only once the initial filter load has finished and no filter a
 // request may need has failed.
 //
