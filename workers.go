@@ -167,13 +167,13 @@ func (w *workers) stop() {
 // The workers of the server's stores (App.startCaches), one line each:
 // what runs, how often by default, and which pass of storage it runs.
 //
-//	blob queue           blobQueue.interval (10s)  Collector.Drain: the blobs due for deletion; a request that queued one wakes it
-//	variant cache        cache.flush            VariantCache.Flush: the hit counts and the eviction
-//	usage counters       audit.flush (5s)       Usage.Flush: the usage counted in memory (the last flush is App.stop's)
-//	audit retention      1h                     Usage.PurgeAudit: the audit entries past audit.retention
-//	upload tokens        1h                     DB.PurgeUploadTokens: the tokens spent or expired for a day
-//	resumable uploads    1h                     Resumable.Purge: the unfinished uploads idle past their grace
-//	erasures             erasure.interval       DB.EraseStep: the users being erased, a batch a pass
+//	blob queue         blobQueue.interval (10s)     Collector.Drain: the blobs due for deletion; a request that queued one wakes it
+//	variant cache      cache.flushInterval (5s)     VariantCache.Flush: the last-use times, and the eviction (App.stop flushes once more)
+//	usage counters     audit.flush (5s)             Usage.Flush: the usage counted in memory (the last flush is App.stop's)
+//	audit retention    1h                           Usage.PurgeAudit: the audit entries past audit.retention
+//	upload token purge 1h                           DB.PurgeUploadTokens: the tokens expired for more than uploadTokenKeep
+//	resumable uploads  10m                          Resumable.Sweep: the expired uploads' parts, and the orphans of killed servers
+//	erasures           erasure.interval (10s)       the users being erased, a step a pass (paced; erasureWorker)
 type storeLoops struct {
 	all      []*worker
 	collect  *worker
