@@ -73,14 +73,14 @@ var (
 // so none of it grows without bound. Each refusal names the field and its
 // bound.
 const (
-	MaxManifestBytes    = 256 << 10 // filter.json as a whole
+	MaxManifestBytes    = 2 << 20 // filter.json as a whole
 	MaxVersionBytes     = 64
 	MaxDescriptionBytes = 2048 // the filter's and each parameter's
 	MaxParams           = 32
 	MaxParamValues      = 64  // an enum's values
 	MaxValueBytes       = 256 // an enum value, a default
 	MaxEvents           = 32
-	MaxSettingsBytes    = 64 << 10
+	MaxSettingsBytes    = 1 << 20
 )
 
 // Defaults of the limits a manifest leaves out.
