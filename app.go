@@ -418,7 +418,7 @@ func (a *App) startWorkers(ctx context.Context) error {
 
 // startMetrics collects the Prometheus metrics when metrics.enabled, and
 // serves them on metrics.listen when that is set.
-func (a *App) startMetrics(context.Context) error {
+func (a *App) startMetrics(ctx context.Context) error {
 	if !a.cfg.Metrics.Enabled {
 		return nil
 	}
@@ -436,35 +436,36 @@ func (a *App) startMetrics(context.Context) error {
 	if a.cfg.Metrics.Listen == "" {
 		return nil
 	}
-	srv, err := a.serveAside("metrics", a.cfg.Metrics.Listen, m.Handler(), "/metrics")
+	srv, err := a.serveAside(ctx, "metrics", "metrics", a.cfg.Metrics.Listen, m.Handler(), "/metrics")
 	a.metrics = srv
 	return err
 }
 
 // startPprof serves net/http/pprof on debug.pprofListen, when set.
-func (a *App) startPprof(context.Context) error {
+func (a *App) startPprof(ctx context.Context) error {
 	if a.cfg.Debug.PprofListen == "" {
 		return nil
 	}
-	srv, err := a.serveAside("debug.pprofListen", a.cfg.Debug.PprofListen, pprofMux(), "/debug/pprof/")
+	srv, err := a.serveAside(ctx, "pprof", "debug.pprofListen", a.cfg.Debug.PprofListen, pprofMux(), "/debug/pprof/")
 	a.pprof = srv
 	return err
 }
 
 // serveAside serves h on a listener of its own at addr (the metrics',
 // pprof's), in a worker: stop closes it and joins the worker, and an
-// error that ends its serving is logged. what names it in errors and the
-// log, path where it serves.
-func (a *App) serveAside(what, addr string, h http.Handler, path string) (*http.Server, error) {
+// error that ends its serving is logged. name calls it in the log,
+// setting names addr's configuration key in errors, path is where it
+// serves.
+func (a *App) serveAside(ctx context.Context, name, setting, addr string, h http.Handler, path string) (*http.Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", what, err)
+		return nil, fmt.Errorf("%s: %w", setting, err)
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	a.log.Info(what+" listening", "addr", "http://"+ln.Addr().String()+path)
-	a.workers.start(context.Background(), func(context.Context) {
+	a.log.Info(name+" listening", "addr", "http://"+ln.Addr().String()+path)
+	a.workers.start(ctx, func(context.Context) {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-			a.log.Error(what+" stopped serving", "err", err)
+			a.log.Error(name+" stopped serving", "err", err)
 		}
 	})
 	return srv, nil
