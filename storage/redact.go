@@ -2,6 +2,7 @@ package storage
 
 import (
 	"net/url"
+	"slices"
 	"strings"
 )
 
@@ -11,8 +12,9 @@ import (
 // holds a secret (password=, sslpassword=, secret_access_key=, token=...)
 // become ***.
 func RedactURL(raw string) string {
-	if strings.Contains(raw, ",") && strings.Contains(raw, "://") {
-		parts := strings.Split(raw, ",")
+	if parts := strings.Split(raw, ","); len(parts) > 1 && !slices.ContainsFunc(parts, func(p string) bool {
+		return !strings.Contains(p, "://")
+	}) {
 		for i, p := range parts {
 			parts[i] = RedactURL(strings.TrimSpace(p))
 		}

@@ -20,6 +20,7 @@ func TestRedactURL(t *testing.T) {
 		{"amqp://guest:guest@127.0.0.1:5672/vhost", "amqp://***@127.0.0.1:5672/vhost"},
 		{"https://hooks.example/in?token=hunter2", "https://hooks.example/in?token=***"},
 		{"nats://127.0.0.1:4222", "nats://127.0.0.1:4222"},
+		{"postgres://app:hunter2@db/v?options=a,b", "postgres://***@db/v?options=a%2Cb"},
 	} {
 		got := RedactURL(tc.in)
 		if got != tc.want {
