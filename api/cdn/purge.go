@@ -7,12 +7,6 @@ import (
 	"github.com/vitrine/vitrine/storage"
 )
 
-// PurgeTags reads the event types of storage's catalogue (README,
-// "Events"): a change to an image, its metadata or its short URLs has the
-// subject users/<user>/images/<id>; a change of a key or its rules
-// keys/<public key>; a group's groups/<name>; a user's erasure and a
-// change of a user's quotas users/<user>.
-
 // eventNames are the fields of an event's data that name what changed.
 type eventNames struct {
 	User      string `json:"user"`
@@ -41,6 +35,11 @@ type eventNames struct {
 //     users.
 //   - A user's quotas changed: the user's listing tag, which GET
 //     /users/<user> (quotas and usage) carries.
+//
+// The types are storage's catalogue (storage.Event*, README "Events") and
+// the subjects its grammar (storage.ParseSubject): users/<user>/images/<id>
+// for an image, its metadata or its short URLs, keys/<public key> for a
+// key or its rules, users/<user> for an erasure and for quotas.
 //
 // When the event does not name what it needs (a subject or data of
 // another shape), PurgeTags returns All: a purge too many costs cache
