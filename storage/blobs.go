@@ -145,17 +145,27 @@ func NewBlobToken() string {
 
 // op starts a bounded operation: its context, and the function that turns
 // the operation's error into the error to return (an *UnavailableError
-// when the timeout, not the caller, ended it, or when the store failed).
-func (b *Blobs) op(ctx context.Context, op, key string) (context.Context, context.CancelFunc, func(error) error, error) {
+// when the store's silence, not the caller, ended it, or when the store
+// failed).
+//
+// The bound is on silence, not on length: the operation's context ends
+// once the store has made no progress for b.timeout. Progress is each
+// chunk the store takes from a reader it pulls (Put) or gives to one that
+// pulls from it (Get, Open), or each Write it accepts (writePart); time
+// the caller spends between reads or writes is not the store's, so it is
+// not counted (see watched). A 200 MB read-back is not cut at 5s, while a
+// store that stops answering still is.
+func (b *Blobs) op(ctx context.Context, op, key string) (*blobOp, error) {
 	if b.intercept != nil {
 		if err := b.intercept(ctx, op, key); err != nil {
-			return nil, nil, nil, fmt.Errorf("storage: %s blob %s: %w", op, key, err)
+			return nil, fmt.Errorf("storage: %s blob %s: %w", op, key, err)
 		}
 	}
 	sctx, span := startSpan(ctx, "blob "+op, trace.WithSpanKind(trace.SpanKindClient),
 		trace.WithAttributes(attribute.String("vitrine.blob.operation", op), attribute.String("vitrine.blob.key", key)))
-	octx, cancel := context.WithTimeout(sctx, b.timeout)
-	wrapErr := func(err error) error {
+	octx, cancel := context.WithCancelCause(sctx)
+	o := &blobOp{ctx: octx, cancel: cancel, timeout: b.timeout, timer: time.AfterFunc(b.timeout, func() { cancel(errSilent) })}
+	o.wrap = func(err error) error {
 		err = b.classify(ctx, octx, op, key, err)
 		if err != nil && !errors.Is(err, ErrNotExist) {
 			span.RecordError(err)
@@ -163,7 +173,59 @@ func (b *Blobs) op(ctx context.Context, op, key string) (context.Context, contex
 		}
 		return err
 	}
-	return octx, func() { cancel(); span.End() }, wrapErr, nil
+	o.end = func() { o.timer.Stop(); cancel(nil); span.End() }
+	return o, nil
+}
+
+// errSilent ends an operation whose store was silent for its timeout.
+var errSilent = errors.New("storage: the blob store made no progress")
+
+// blobOp is one bounded blob operation (op): ctx ends when the store has
+// been silent for timeout, or with end.
+type blobOp struct {
+	ctx     context.Context
+	cancel  context.CancelCauseFunc
+	timeout time.Duration
+	timer   *time.Timer
+	wrap    func(error) error
+	end     func()
+}
+
+// progress restarts the silence bound: the store just moved.
+func (o *blobOp) progress() { o.timer.Reset(o.timeout) }
+
+// waiting starts the bound while the caller waits on the store, and
+// returns what stops it once the store has answered.
+func (o *blobOp) waiting() (answered func()) {
+	o.timer.Reset(o.timeout)
+	return func() { o.timer.Stop() }
+}
+
+// pulled is a reader the store pulls from: each read is progress.
+type pulled struct {
+	r io.Reader
+	o *blobOp
+}
+
+func (p pulled) Read(b []byte) (int, error) {
+	n, err := p.r.Read(b)
+	if n > 0 {
+		p.o.progress()
+	}
+	return n, err
+}
+
+// watched is a reader of the store's: the bound runs only while a Read
+// waits on it, so a slow consumer is not taken for a silent store.
+type watched struct {
+	r io.Reader
+	o *blobOp
+}
+
+func (w watched) Read(b []byte) (int, error) {
+	answered := w.o.waiting()
+	defer answered()
+	return w.r.Read(b)
 }
 
 // classify is op's error as the caller gets it (see op).
@@ -175,7 +237,7 @@ func (b *Blobs) classify(ctx, octx context.Context, op, key string, err error) e
 		return fmt.Errorf("storage: %s blob %s: %w", op, key, ErrNotExist)
 	case ctx.Err() != nil:
 		return fmt.Errorf("storage: %s blob %s: %w", op, key, ctx.Err())
-	case octx.Err() != nil:
+	case context.Cause(octx) == errSilent:
 		return &UnavailableError{Backend: "blob store", Op: op + " " + key, Timeout: b.timeout, Err: err}
 	case errors.Is(err, ErrInvalid):
 		return err
@@ -188,18 +250,18 @@ func (b *Blobs) classify(ctx, octx context.Context, op, key string, err error) e
 // detected from data where the backend stores one.
 func (b *Blobs) Put(ctx context.Context, key string, data []byte) (err error) {
 	defer b.timed("put", time.Now(), &err)
-	wctx, cancel, wrap, err := b.op(ctx, "put", key)
+	o, err := b.op(ctx, "put", key)
 	if err != nil {
 		return err
 	}
-	defer cancel()
+	defer o.end()
 	// Why Upload rather than NewWriter, Write and Close: the data is whole
 	// already, and gocloud.dev v0.47's Azure writer dereferences a nil pipe
 	// in Close after a failed or cancelled upload when written through
 	// Write; Upload hands the driver the reader in one call. The content
 	// type is what NewWriter would have sniffed.
 	opts := &blob.WriterOptions{ContentType: http.DetectContentType(data)}
-	return wrap(b.bucket.Upload(wctx, key, bytes.NewReader(data), opts))
+	return o.wrap(b.bucket.Upload(o.ctx, key, pulled{bytes.NewReader(data), o}, opts))
 }
 
 // Get reads the blob at key; ErrNotExist when there is none.
@@ -211,19 +273,19 @@ func (b *Blobs) Get(ctx context.Context, key string) ([]byte, error) {
 // capacity (a new buffer otherwise), so a caller can reuse buffers.
 func (b *Blobs) GetInto(ctx context.Context, key string, buf []byte) (_ []byte, err error) {
 	defer b.timed("get", time.Now(), &err)
-	rctx, cancel, wrap, err := b.op(ctx, "get", key)
+	o, err := b.op(ctx, "get", key)
 	if err != nil {
 		return nil, err
 	}
-	defer cancel()
-	r, err := b.bucket.NewReader(rctx, key, nil)
+	defer o.end()
+	r, err := b.bucket.NewReader(o.ctx, key, nil)
 	if err != nil {
-		return nil, wrap(err)
+		return nil, o.wrap(err)
 	}
 	defer r.Close()
-	data, err := readSized(r, r.Size(), buf)
+	data, err := readSized(watched{r, o}, r.Size(), buf)
 	if err != nil {
-		return nil, wrap(err)
+		return nil, o.wrap(err)
 	}
 	return data, nil
 }
@@ -256,43 +318,54 @@ func readSized(r io.Reader, size int64, buf []byte) ([]byte, error) {
 }
 
 // Open returns a reader for the blob at key, for streaming; the caller
-// closes it. ErrNotExist when there is none. The timeout bounds the whole
-// read, up to Close.
+// closes it. ErrNotExist when there is none. The timeout bounds each
+// read's wait on the store (op), up to Close; a read it cut returns an
+// *UnavailableError.
 func (b *Blobs) Open(ctx context.Context, key string) (io.ReadCloser, error) {
-	rctx, cancel, wrap, err := b.op(ctx, "open", key)
+	o, err := b.op(ctx, "open", key)
 	if err != nil {
 		return nil, err
 	}
-	r, err := b.bucket.NewReader(rctx, key, nil)
+	r, err := b.bucket.NewReader(o.ctx, key, nil)
 	if err != nil {
-		cancel()
-		return nil, wrap(err)
+		defer o.end()
+		return nil, o.wrap(err)
 	}
-	return cancelOnClose{r, cancel}, nil
+	o.timer.Stop()
+	return &openReader{r: r, o: o}, nil
 }
 
-// cancelOnClose ends an operation's context when its reader is closed.
-type cancelOnClose struct {
-	io.ReadCloser
-	cancel context.CancelFunc
+// openReader is Open's reader: reads watched by its operation, which
+// Close ends.
+type openReader struct {
+	r *blob.Reader
+	o *blobOp
 }
 
-func (c cancelOnClose) Close() error {
-	defer c.cancel()
-	return c.ReadCloser.Close()
+func (c *openReader) Read(b []byte) (int, error) {
+	n, err := watched{c.r, c.o}.Read(b)
+	if err != nil && !errors.Is(err, io.EOF) {
+		err = c.o.wrap(err)
+	}
+	return n, err
+}
+
+func (c *openReader) Close() error {
+	defer c.o.end()
+	return c.r.Close()
 }
 
 // Attributes returns the size and modification time of the blob at key;
 // ErrNotExist when there is none.
 func (b *Blobs) Attributes(ctx context.Context, key string) (size int64, modTime time.Time, err error) {
-	actx, cancel, wrap, err := b.op(ctx, "attributes", key)
+	o, err := b.op(ctx, "attributes", key)
 	if err != nil {
 		return 0, time.Time{}, err
 	}
-	defer cancel()
-	a, err := b.bucket.Attributes(actx, key)
+	defer o.end()
+	a, err := b.bucket.Attributes(o.ctx, key)
 	if err != nil {
-		return 0, time.Time{}, wrap(err)
+		return 0, time.Time{}, o.wrap(err)
 	}
 	return a.Size, a.ModTime.UTC(), nil
 }
@@ -309,12 +382,12 @@ func (b *Blobs) Exists(ctx context.Context, key string) (bool, error) {
 // Delete removes the blob at key; a missing blob is not an error.
 func (b *Blobs) Delete(ctx context.Context, key string) (err error) {
 	defer b.timed("delete", time.Now(), &err)
-	dctx, cancel, wrap, err := b.op(ctx, "delete", key)
+	o, err := b.op(ctx, "delete", key)
 	if err != nil {
 		return err
 	}
-	defer cancel()
-	if err := wrap(b.bucket.Delete(dctx, key)); err != nil && !errors.Is(err, ErrNotExist) {
+	defer o.end()
+	if err := o.wrap(b.bucket.Delete(o.ctx, key)); err != nil && !errors.Is(err, ErrNotExist) {
 		return err
 	}
 	return nil
@@ -344,14 +417,15 @@ func (b *Blobs) List(ctx context.Context, prefix string, fn func(BlobInfo) error
 		size = defaultListPage
 	}
 	for {
-		lctx, cancel, wrap, err := b.op(ctx, "list", prefix)
+		o, err := b.op(ctx, "list", prefix)
 		if err != nil {
 			return err
 		}
-		page, next, err := b.bucket.ListPage(lctx, token, size, &blob.ListOptions{Prefix: prefix})
-		cancel()
+		page, next, err := b.bucket.ListPage(o.ctx, token, size, &blob.ListOptions{Prefix: prefix})
+		err = o.wrap(err)
+		o.end()
 		if err != nil {
-			return wrap(err)
+			return err
 		}
 		for _, o := range page {
 			if o.IsDir {
@@ -370,14 +444,14 @@ func (b *Blobs) List(ctx context.Context, prefix string, fn func(BlobInfo) error
 
 // Ping checks that the bucket can be reached within the timeout.
 func (b *Blobs) Ping(ctx context.Context) error {
-	pctx, cancel, wrap, err := b.op(ctx, "ping", "")
+	o, err := b.op(ctx, "ping", "")
 	if err != nil {
 		return err
 	}
-	defer cancel()
-	ok, err := b.bucket.IsAccessible(pctx)
+	defer o.end()
+	ok, err := b.bucket.IsAccessible(o.ctx)
 	if err != nil {
-		return wrap(err)
+		return o.wrap(err)
 	}
 	if !ok {
 		return errors.New("storage: ping blobs: bucket is not accessible")

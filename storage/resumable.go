@@ -99,16 +99,16 @@ func (r *Resumable) putInfo(ctx context.Context, info UploadInfo, create bool) e
 		return err
 	}
 	key := infoKey(info.ID)
-	wctx, cancel, wrap, err := r.blobs.op(ctx, "put", key)
+	o, err := r.blobs.op(ctx, "put", key)
 	if err != nil {
 		return err
 	}
-	defer cancel()
-	err = r.blobs.bucket.WriteAll(wctx, key, data, &blob.WriterOptions{ContentType: "application/json", IfNotExist: create})
+	defer o.end()
+	err = r.blobs.bucket.WriteAll(o.ctx, key, data, &blob.WriterOptions{ContentType: "application/json", IfNotExist: create})
 	if gcerrors.Code(err) == gcerrors.FailedPrecondition {
 		return ErrUploadConflict
 	}
-	return wrap(err)
+	return o.wrap(err)
 }
 
 // Info returns the upload id with its offset; ErrNotExist when there is
@@ -188,32 +188,56 @@ func (r *Resumable) Write(ctx context.Context, id string, offset int64, src io.R
 
 // writePart copies up to PartSize bytes of src into a new part at key and
 // commits it unless it is empty. err is io.EOF when src ended.
+//
+// The store's silence is bounded (storageTimeout) while a write or the
+// commit waits on it, not while src does: a client that pauses is the
+// request's read timeout's business.
 func (r *Resumable) writePart(ctx context.Context, key string, src io.Reader) (int64, error) {
 	// The part is committed even if the request's context ends: what was
 	// read is the client's, and the next request resumes after it.
-	wctx, abort := context.WithCancel(context.WithoutCancel(ctx))
-	defer abort()
-	w, err := r.blobs.bucket.NewWriter(wctx, key, &blob.WriterOptions{
+	o, err := r.blobs.op(context.WithoutCancel(ctx), "write", key)
+	if err != nil {
+		return 0, err
+	}
+	defer o.end()
+	o.timer.Stop()
+	w, err := r.blobs.bucket.NewWriter(o.ctx, key, &blob.WriterOptions{
 		ContentType: "application/octet-stream", IfNotExist: true})
 	if err != nil {
-		return 0, fmt.Errorf("storage: write %s: %w", key, err)
+		return 0, fmt.Errorf("storage: write %s: %w", key, o.wrap(err))
 	}
-	n, copyErr := io.CopyN(w, src, r.partSize)
+	n, copyErr := io.CopyN(storeWriter{w, o}, src, r.partSize)
 	if n == 0 {
-		abort()
+		o.cancel(io.EOF) // discards the empty part
 		_ = w.Close()
 		if copyErr == nil {
 			copyErr = io.EOF
 		}
 		return 0, copyErr
 	}
-	if err := w.Close(); err != nil {
+	answered := o.waiting()
+	err = w.Close()
+	answered()
+	if err != nil {
 		if gcerrors.Code(err) == gcerrors.FailedPrecondition {
 			return 0, ErrUploadConflict
 		}
-		return 0, fmt.Errorf("storage: write %s: %w", key, err)
+		return 0, o.wrap(err)
 	}
 	return n, copyErr
+}
+
+// storeWriter is a writer of the store's whose Writes are bounded by its
+// operation while they wait on the store.
+type storeWriter struct {
+	w io.Writer
+	o *blobOp
+}
+
+func (s storeWriter) Write(b []byte) (int, error) {
+	answered := s.o.waiting()
+	defer answered()
+	return s.w.Write(b)
 }
 
 // Reader reads the bytes of upload id, part after part.
