@@ -30,6 +30,7 @@ require (
 	gocloud.dev/pubsub/natspubsub v0.46.0 // the newest published; it builds with gocloud.dev v0.47.0
 	gocloud.dev/pubsub/rabbitpubsub v0.47.0
 	golang.org/x/mod v0.41.0
+	golang.org/x/sync v0.24.0
 )
 
 require (
@@ -150,7 +151,6 @@ require (
 	golang.org/x/image v0.38.0 // indirect
 	golang.org/x/net v0.62.0 // indirect
 	golang.org/x/oauth2 v0.36.0 // indirect
-	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 	golang.org/x/text v0.43.0 // indirect
 	golang.org/x/time v0.15.0 // indirect

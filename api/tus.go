@@ -15,6 +15,7 @@ import (
 	tusd "github.com/tus/tusd/v2/pkg/handler"
 	"github.com/tus/tusd/v2/pkg/memorylocker"
 	"golang.org/x/exp/slog"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/vitrine/vitrine/storage"
 )
@@ -64,6 +65,8 @@ type tus struct {
 	parts *storage.Resumable
 	h     *tusd.UnroutedHandler
 	serve http.Handler
+	// storing joins the requests completing one upload (store).
+	storing singleflight.Group
 }
 
 // newTus builds the tus handler over parts.

@@ -293,3 +293,64 @@ func TestTusExpiry(t *testing.T) {
 		t.Fatalf("after the sweep the store still holds %v", keys)
 	}
 }
+
+// TestTusConcurrentCompletionSpendsOnce: an upload whose bytes are all
+// there but whose storing failed (503) is completed by four HEADs at once,
+// as a client's retries racing each other do: it is stored once, one
+// answer says 201 and the others 200 with the same image, and the upload
+// token loses one use, not four.
+func TestTusConcurrentCompletionSpendsOnce(t *testing.T) {
+	e := newEnv(t, tusConfig())
+	var fail atomic.Bool
+	var entered atomic.Int32
+	release := make(chan struct{})
+	e.srv.Bus.On("images.post", 10, func(context.Context, *api.Event) error {
+		if fail.Load() {
+			return unavailable{}
+		}
+		// Hold the storing until the four HEADs are all in, or long
+		// enough that those kept out are waiting on the first.
+		if entered.Add(1) == 4 {
+			close(release)
+		}
+		select {
+		case <-release:
+		case <-time.After(2 * time.Second):
+		}
+		return nil
+	})
+	tok := e.issue(map[string]any{"uploads": 5})
+	img := pngImage(t, 64, 64, 11)
+	path := e.createUpload(tok.Token, len(img))
+	fail.Store(true)
+	if r := e.tusReq(http.MethodPatch, path, tok.Token, img, "Upload-Offset", "0"); r.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("PATCH with the store away: %d %s", r.StatusCode, r.body)
+	}
+	fail.Store(false)
+	answers := make(chan response, 4)
+	for range 4 {
+		go func() { answers <- e.tusReq(http.MethodHead, path, tok.Token, nil) }()
+	}
+	created := 0
+	for range 4 {
+		r := <-answers
+		if r.StatusCode == http.StatusCreated {
+			created++
+		} else if r.StatusCode != http.StatusOK {
+			t.Fatalf("HEAD: %d %s", r.StatusCode, r.body)
+		}
+		if got := r.Header.Get("X-Service-ImageIdentifier"); got != md5Hex(img) {
+			t.Fatalf("HEAD named %q, want %s", got, md5Hex(img))
+		}
+	}
+	if created != 1 {
+		t.Errorf("%d of 4 answers said 201 Created; want 1", created)
+	}
+	stored, err := e.db.UploadToken(t.Context(), hashHex(tok.Token))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stored.UsesLeft != 4 {
+		t.Errorf("the token has %d of 5 uses left after one upload; want 4", stored.UsesLeft)
+	}
+}

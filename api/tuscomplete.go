@@ -48,7 +48,28 @@ func (t *tus) finish(ev tusd.HookEvent) (tusd.HTTPResponse, error) {
 // the upload goes; failed in a way a retry may mend (5xx: a blob store or
 // database that did not answer), it stays as it is, and the client's
 // retry (a HEAD or a PATCH of no bytes) stores it then.
+//
+// Concurrent requests completing one upload on this instance (a client's
+// retries racing its final PATCH) store it once: the others wait and
+// answer the same image, not created by them, so an upload token's use is
+// spent once.
 func (t *tus) store(c *call, info storage.UploadInfo) (storage.Image, bool, error) {
+	type stored struct {
+		img     storage.Image
+		created bool
+	}
+	ran := false // by this request
+	v, err, _ := t.storing.Do(info.ID, func() (any, error) {
+		ran = true
+		img, created, err := t.storeOnce(c, info)
+		return stored{img, created}, err
+	})
+	r, _ := v.(stored)
+	return r.img, r.created && ran, err
+}
+
+// storeOnce is store's work, done by one request.
+func (t *tus) storeOnce(c *call, info storage.UploadInfo) (storage.Image, bool, error) {
 	ctx := context.WithoutCancel(c.ctx())
 	img, created, err := t.ingest(ctx, c, info.ID)
 	switch {
