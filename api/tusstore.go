@@ -52,7 +52,7 @@ func (t *tus) NewUpload(ctx context.Context, fi tusd.FileInfo) (tusd.Upload, err
 		info.Token = c.token.Hash
 	}
 	if err := t.parts.Create(ctx, info); err != nil {
-		return nil, err
+		return nil, storeFailed(ctx, err)
 	}
 	return &tusUpload{t: t, id: fi.ID, info: info}, nil
 }
@@ -87,7 +87,23 @@ func (u *tusUpload) WriteChunk(ctx context.Context, offset int64, src io.Reader)
 			"Another request wrote this part of the upload first: HEAD tells the offset to resume from")
 		return n, tusd.NewError("ERR_UPLOAD_CONFLICT", err.Error(), http.StatusConflict)
 	}
-	return n, err
+	return n, storeFailed(ctx, err)
+}
+
+// storeFailed is err as tusd gets it: a store that did not answer is
+// recorded for the request's answer (503 with Retry-After, as any request
+// the store fails gets, not tusd's 500); what was committed before it
+// stays, so the client's retry resumes from there. Other errors (a client
+// whose body broke off) go to tusd as they are.
+func storeFailed(ctx context.Context, err error) error {
+	if !errors.Is(err, storage.ErrUnavailable) {
+		return err
+	}
+	if c := tusCall(ctx); c != nil && c.tusErr == nil {
+		c.tusErr = err
+	}
+	e := httpError(err)
+	return tusd.NewError("ERR_STORE_UNAVAILABLE", e.Msg, e.Status)
 }
 
 func (u *tusUpload) GetInfo(context.Context) (tusd.FileInfo, error) {
@@ -96,7 +112,8 @@ func (u *tusUpload) GetInfo(context.Context) (tusd.FileInfo, error) {
 }
 
 func (u *tusUpload) GetReader(ctx context.Context) (io.ReadCloser, error) {
-	return u.t.parts.Reader(ctx, u.info.ID)
+	r, err := u.t.parts.Reader(ctx, u.info.ID)
+	return r, storeFailed(ctx, err)
 }
 
 // FinishUpload does nothing: the image is ingested by finish, which can
@@ -104,7 +121,7 @@ func (u *tusUpload) GetReader(ctx context.Context) (io.ReadCloser, error) {
 func (u *tusUpload) FinishUpload(context.Context) error { return nil }
 
 func (u *tusUpload) Terminate(ctx context.Context) error {
-	return u.t.parts.Delete(context.WithoutCancel(ctx), u.info.ID)
+	return storeFailed(ctx, u.t.parts.Delete(context.WithoutCancel(ctx), u.info.ID))
 }
 
 var (
