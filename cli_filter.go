@@ -71,7 +71,7 @@ func filterCommand(ctx context.Context, args []string) error {
 	top := newCommand("filter", filterUsage)
 	sub, rest := subcommand(args, newFilterLocal("check").command, newFilterRemote("push").command)
 	switch sub {
-	case "", "-h", "--help", "help":
+	case "", "help":
 		return top.noSubcommand(args, []string{"check", "test", "push", "rollback"})
 	case "push", "rollback":
 		return filterRemote(ctx, sub, rest)

@@ -30,7 +30,7 @@ func TestMessagesSayWhatToDo(t *testing.T) {
 		grantHint = `; use a key that holds it, or add a rule that grants it (POST /keys/…/access)`
 		expired   = `Timestamp has expired: … is more than 120 seconds before the server's time, …; sign with the current time`
 		ahead     = `Timestamp has expired: … is in the future, more than 120 seconds after the server's time, …; check the client's clock`
-		bearer    = `Unknown upload token: the Bearer credential is not an upload token (those start with vut_); issue one with POST /users/<user>/uploadtokens, or sign the upload instead`
+		bearer    = `Unknown upload token: the Bearer credential is not an upload token (those start with vut_); issue one with POST /users/…/uploadtokens, or sign the upload instead`
 	)
 	type messageCase struct {
 		name   string

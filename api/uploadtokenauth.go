@@ -64,8 +64,9 @@ func (c *call) foreignBearer() error {
 	if sig, _ := c.authValue("Authenticate-Signature", "signature"); sig != "" {
 		return nil
 	}
+	c.allowTokenOrigin(c.r.Header.Get("Origin")) // as for an unknown token: the page may read why
 	return tokenRefusal(http.StatusUnauthorized, codeUploadTokenUnknown, "Unknown upload token: the Bearer credential is not an upload token "+
-		"(those start with %s); issue one with POST /users/<user>/uploadtokens, or sign the upload instead", uploadTokenPrefix)
+		"(those start with %s); issue one with POST /users/%s/uploadtokens, or sign the upload instead", uploadTokenPrefix, c.params["user"])
 }
 
 // isUpload reports whether the call is the one a token authorises.

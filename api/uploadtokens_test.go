@@ -326,7 +326,7 @@ func TestUploadTokenRefusals(t *testing.T) {
 	// a signature it is a proxy's, and the signature is what counts.
 	r = e.request(http.MethodPost, e.url+"/users/alice/images", img, "Authorization", "Bearer gateway-token")
 	if r.StatusCode != http.StatusUnauthorized || r.errCode(t) != 110 ||
-		!strings.HasPrefix(r.errMessage(t), "Unknown upload token: the Bearer credential is not an upload token (those start with vut_)") {
+		!strings.HasPrefix(r.errMessage(t), "Unknown upload token: the Bearer credential is not an upload token (those start with vut_); issue one with POST /users/alice/uploadtokens") {
 		t.Errorf("foreign Bearer: %d %s, want the token refusal", r.StatusCode, r.body)
 	}
 	r = e.request(http.MethodPost, e.url+"/users/alice/images", img, "Authorization", "Bearer gateway-token",
