@@ -42,35 +42,49 @@ func (p *paramFlags) Set(v string) error {
 	return nil
 }
 
+// filterLocal is the command line of `vitrine filter check` and `vitrine
+// filter test`, and its flags' values.
+type filterLocal struct {
+	*command
+	allow          string
+	maxModule      int64
+	compileTimeout time.Duration
+	in, out        string
+	params         paramFlags
+}
+
+// newFilterLocal returns the command line of `vitrine filter <sub>`, check
+// or test.
+func newFilterLocal(sub string) *filterLocal {
+	l := &filterLocal{command: newCommand("filter "+sub, filterUsage)}
+	l.StringVar(&l.allow, "allow", "", "capabilities to grant, as filters.allow does: clock,random")
+	l.Int64Var(&l.maxModule, "max-module-bytes", filters.DefaultMaxModuleBytes, "refuse a larger filter.wasm, as filters.maxModuleBytes does")
+	l.DurationVar(&l.compileTimeout, "compile-timeout", filters.DefaultCompileTimeout, "bound on compiling and starting, as filters.compileTimeout")
+	l.StringVar(&l.in, "image", "", "test: input image")
+	l.StringVar(&l.out, "out", "", "test: output image (png, jpg, webp, gif, avif)")
+	l.Var(&l.params, "param", "test: a parameter k=v (repeat)")
+	return l
+}
+
 // filterCommand is `vitrine filter`: the test kit for filter authors.
 func filterCommand(ctx context.Context, args []string) error {
 	top := newCommand("filter", filterUsage)
-	if len(args) == 0 || isHelp(args[0]) {
-		_, err := top.parse([]string{"--help"}, 0, 0)
-		if len(args) == 0 {
-			return top.errorf("filter: missing subcommand")
-		}
-		return err
+	sub, rest := subcommand(args, newFilterLocal("check").command, newFilterRemote("push").command)
+	switch sub {
+	case "", "help":
+		return top.noSubcommand(args, []string{"check", "test", "push", "rollback"})
+	case "push", "rollback":
+		return filterRemote(ctx, sub, rest)
+	case "check", "test":
+	default:
+		return top.errorf("filter: unknown subcommand %q", sub)
 	}
-	if args[0] == "push" || args[0] == "rollback" {
-		return filterRemote(ctx, args[0], args[1:])
-	}
-	if args[0] != "check" && args[0] != "test" {
-		return top.errorf("filter: unknown subcommand %q", args[0])
-	}
-	cmd := newCommand("filter "+args[0], filterUsage)
-	allow := cmd.String("allow", "", "capabilities to grant, as filters.allow does: clock,random")
-	maxModule := cmd.Int64("max-module-bytes", filters.DefaultMaxModuleBytes, "refuse a larger filter.wasm, as filters.maxModuleBytes does")
-	compileTimeout := cmd.Duration("compile-timeout", filters.DefaultCompileTimeout, "bound on compiling and starting, as filters.compileTimeout")
-	in := cmd.String("image", "", "test: input image")
-	out := cmd.String("out", "", "test: output image (png, jpg, webp, gif, avif)")
-	var params paramFlags
-	cmd.Var(&params, "param", "test: a parameter k=v (repeat)")
-	pos, err := cmd.parse(args[1:], 1, 1)
+	cmd := newFilterLocal(sub)
+	pos, err := cmd.parse(rest, 1, 1)
 	if err != nil {
 		return err
 	}
-	if args[0] == "test" && (*in == "" || *out == "") {
+	if sub == "test" && (cmd.in == "" || cmd.out == "") {
 		return cmd.errorf("filter test: --image and --out are required")
 	}
 	eng, err := engine.New(engine.Config{})
@@ -79,12 +93,12 @@ func filterCommand(ctx context.Context, args []string) error {
 	}
 	defer engine.Shutdown()
 	ec := eng.Config()
-	cfg := filters.Config{Allow: splitList(*allow), Reserved: eng.Registry().Names(),
+	cfg := filters.Config{Allow: splitList(cmd.allow), Reserved: eng.Registry().Names(),
 		MaxWidth: ec.MaxWidth, MaxHeight: ec.MaxHeight, MaxPixels: ec.MaxPixels,
-		MaxModuleBytes: *maxModule, CompileTimeout: *compileTimeout,
+		MaxModuleBytes: cmd.maxModule, CompileTimeout: cmd.compileTimeout,
 		Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))}
-	if args[0] == "test" {
-		return testFilter(ctx, eng, cfg, pos[0], *in, *out, params)
+	if sub == "test" {
+		return testFilter(ctx, eng, cfg, pos[0], cmd.in, cmd.out, cmd.params)
 	}
 	m, err := filters.Check(ctx, cfg, pos[0])
 	if err != nil {
@@ -153,17 +167,32 @@ keys are as vitrine sign takes them: --public, else $VITRINE_PUBLIC_KEY; --priva
 $VITRINE_PRIVATE_KEY, else the key stored under --config/--data.
 `
 
+// filterRemoteLine is the command line of `vitrine filter push` and
+// `vitrine filter rollback`, and its flags' values.
+type filterRemoteLine struct {
+	*command
+	f                         commonFlags
+	server, pub, priv, filter string
+	activate                  bool
+}
+
+// newFilterRemote returns the command line of `vitrine filter <sub>`, push
+// or rollback.
+func newFilterRemote(sub string) *filterRemoteLine {
+	l := &filterRemoteLine{command: newCommand("filter "+sub, filterPushUsage)}
+	l.f.register(l.FlagSet)
+	l.StringVar(&l.server, "url", "", "the server's base URL (default $VITRINE_URL)")
+	l.StringVar(&l.pub, "public", "", "public key (default $VITRINE_PUBLIC_KEY)")
+	l.StringVar(&l.priv, "private", "", "private key (default $VITRINE_PRIVATE_KEY, else the one stored under --config/--data)")
+	l.StringVar(&l.filter, "name", "", "push: the filter's name (default the manifest's)")
+	l.BoolVar(&l.activate, "activate", true, "push: make the version active at once")
+	return l
+}
+
 // filterRemote is `vitrine filter push` and `vitrine filter rollback`:
 // signed writes to a running server (README, Filters through the API).
 func filterRemote(ctx context.Context, sub string, args []string) error {
-	cmd := newCommand("filter "+sub, filterPushUsage)
-	var f commonFlags
-	f.register(cmd.FlagSet)
-	server := cmd.String("url", "", "the server's base URL (default $VITRINE_URL)")
-	pub := cmd.String("public", "", "public key (default $VITRINE_PUBLIC_KEY)")
-	priv := cmd.String("private", "", "private key (default $VITRINE_PRIVATE_KEY, else the one stored under --config/--data)")
-	name := cmd.String("name", "", "push: the filter's name (default the manifest's)")
-	activate := cmd.Bool("activate", true, "push: make the version active at once")
+	cmd := newFilterRemote(sub)
 	min, max := 1, 1
 	if sub == "rollback" {
 		max = 2
@@ -172,17 +201,17 @@ func filterRemote(ctx context.Context, sub string, args []string) error {
 	if err != nil {
 		return err
 	}
-	base := strings.TrimRight(firstOf(*server, os.Getenv("VITRINE_URL")), "/")
+	base := strings.TrimRight(firstOf(cmd.server, os.Getenv("VITRINE_URL")), "/")
 	if base == "" {
 		return cmd.errorf("filter %s: no server: give --url or set VITRINE_URL", sub)
 	}
-	publicKey := firstOf(*pub, os.Getenv("VITRINE_PUBLIC_KEY"))
+	publicKey := firstOf(cmd.pub, os.Getenv("VITRINE_PUBLIC_KEY"))
 	if publicKey == "" {
 		return cmd.errorf("filter %s: no public key: give --public or set VITRINE_PUBLIC_KEY", sub)
 	}
-	private := firstOf(*priv, os.Getenv("VITRINE_PRIVATE_KEY"))
+	private := firstOf(cmd.priv, os.Getenv("VITRINE_PRIVATE_KEY"))
 	if private == "" {
-		if private, err = storedPrivateKey(ctx, f, publicKey); err != nil {
+		if private, err = storedPrivateKey(ctx, cmd.f, publicKey); err != nil {
 			return err
 		}
 	}
@@ -207,24 +236,24 @@ func filterRemote(ctx context.Context, sub string, args []string) error {
 	if err != nil {
 		return fmt.Errorf("filter push: %w", err)
 	}
-	if *name == "" {
+	if cmd.filter == "" {
 		var m struct {
 			Name string `json:"name"`
 		}
 		if err := json.Unmarshal(manifest, &m); err != nil || m.Name == "" {
 			return fmt.Errorf("filter push: %s: no name in filter.json; give --name", filepath.Join(pos[0], "filter.json"))
 		}
-		*name = m.Name
+		cmd.filter = m.Name
 	}
-	path := "/filters/" + *name
-	if !*activate {
+	path := "/filters/" + cmd.filter
+	if !cmd.activate {
 		path += "?activate=false"
 	}
 	var res api.DeployedFilter
 	if err := c.send(ctx, http.MethodPut, path, "application/x-tar", api.FilterBundleTar(manifest, wasm), &res); err != nil {
 		return fmt.Errorf("filter push: %w", err)
 	}
-	if *activate {
+	if cmd.activate {
 		fmt.Printf("pushed %s: version %s is active (%s)\n", res.Name, res.Version, plural(len(res.Versions), "version"))
 	} else {
 		fmt.Printf("pushed %s: %d versions, active %s\n", res.Name, len(res.Versions), cmpOr(res.Version, "none"))

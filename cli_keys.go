@@ -22,51 +22,65 @@ const keysUsage = `usage:
 each also takes --config FILE and --data DIR, the same as serve
 `
 
+// keysSubcommands are the subcommands of `vitrine keys`.
+var keysSubcommands = []string{"add", "list", "delete", "rotate"}
+
+// keysLine is the command line of `vitrine keys <sub>` and its flags'
+// values.
+type keysLine struct {
+	*command
+	f                                commonFlags
+	private, group, resources, users string
+}
+
+// newKeysLine returns the command line of `vitrine keys <sub>`.
+func newKeysLine(sub string) *keysLine {
+	l := &keysLine{command: newCommand("keys "+sub, keysUsage)}
+	l.f.register(l.FlagSet)
+	if sub == "add" || sub == "rotate" {
+		l.StringVar(&l.private, "private", "", "private key (default: 32 random bytes from the system CSPRNG, hex)")
+	}
+	if sub == "add" {
+		l.StringVar(&l.group, "group", "", "group the rule grants (read-only, read-write, all or a configured one)")
+		l.StringVar(&l.resources, "resources", "", "comma-separated resources the rule grants, instead of --group")
+		l.StringVar(&l.users, "users", "", "comma-separated users the rule applies to, or '*' (default: the public key)")
+	}
+	return l
+}
+
 // keysCommand is `vitrine keys`: it manages the key pairs and access rules
 // stored in the database, with no server running.
 func keysCommand(ctx context.Context, args []string) error {
 	top := newCommand("keys", keysUsage)
-	if len(args) == 0 || isHelp(args[0]) {
-		_, err := top.parse([]string{"--help"}, 0, 0)
-		if len(args) == 0 {
-			return top.errorf("keys: missing subcommand")
-		}
-		return err
+	var lines []*command
+	for _, sub := range keysSubcommands {
+		lines = append(lines, newKeysLine(sub).command)
+	}
+	sub, rest := subcommand(args, lines...)
+	switch {
+	case sub == "" || isHelp(sub):
+		return top.noSubcommand(args, keysSubcommands)
+	case !slices.Contains(keysSubcommands, sub):
+		return top.errorf("keys: unknown subcommand %q", sub)
 	}
 	want := 1
-	switch args[0] {
-	case "list":
+	if sub == "list" {
 		want = 0
-	case "add", "delete", "rotate":
-	default:
-		return top.errorf("keys: unknown subcommand %q", args[0])
 	}
-	cmd := newCommand("keys "+args[0], keysUsage)
-	var f commonFlags
-	f.register(cmd.FlagSet)
-	private := new(string)
-	if args[0] == "add" || args[0] == "rotate" {
-		cmd.StringVar(private, "private", "", "private key (default: 32 random bytes from the system CSPRNG, hex)")
-	}
-	group, resources, users := new(string), new(string), new(string)
-	if args[0] == "add" {
-		cmd.StringVar(group, "group", "", "group the rule grants (read-only, read-write, all or a configured one)")
-		cmd.StringVar(resources, "resources", "", "comma-separated resources the rule grants, instead of --group")
-		cmd.StringVar(users, "users", "", "comma-separated users the rule applies to, or '*' (default: the public key)")
-	}
-	pos, err := cmd.parse(args[1:], want, want)
+	cmd := newKeysLine(sub)
+	pos, err := cmd.parse(rest, want, want)
 	if err != nil {
 		return err
 	}
 	if want == 1 && !api.ValidName(pos[0]) {
-		return cmd.errorf("keys %s: invalid public key %q (want 1-64 of a-z A-Z 0-9 _ -)", args[0], pos[0])
+		return cmd.errorf("keys %s: invalid public key %q (want 1-64 of a-z A-Z 0-9 _ -)", sub, pos[0])
 	}
-	st, err := openDB(ctx, f)
+	st, err := openDB(ctx, cmd.f)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	switch args[0] {
+	switch sub {
 	case "list":
 		return listKeys(ctx, st)
 	case "delete":
@@ -79,13 +93,13 @@ func keysCommand(ctx context.Context, args []string) error {
 		fmt.Printf("Deleted key %s and its access rules.\n", pos[0])
 		return nil
 	case "rotate":
-		return rotateKey(ctx, st, pos[0], *private)
+		return rotateKey(ctx, st, pos[0], cmd.private)
 	}
-	rule, err := ruleFromFlags(ctx, st, pos[0], *group, *resources, *users)
+	rule, err := ruleFromFlags(ctx, st, pos[0], cmd.group, cmd.resources, cmd.users)
 	if err != nil {
 		return err
 	}
-	return addKey(ctx, st, pos[0], *private, rule)
+	return addKey(ctx, st, pos[0], cmd.private, rule)
 }
 
 // refuseConfigKey fails for a key defined in the configuration file, which

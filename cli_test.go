@@ -48,6 +48,14 @@ func TestCLIRefusesBadCommandLines(t *testing.T) {
 		{[]string{"filter", "push", "dir"}, "filter push: no server: give --url or set VITRINE_URL"},
 		{[]string{"filter", "push", "dir", "--url", "http://127.0.0.1:1"}, "filter push: no public key"},
 		{[]string{"filter", "rollback", "a", "b", "c"}, "filter rollback: want 1 to 2 arguments, got 3"},
+		{[]string{"keys", d}, "keys: missing subcommand (add, list, delete, rotate)"},
+		{[]string{"keys", d, "delete"}, "keys delete: want 1 argument(s), got 0"},
+		{[]string{"keys", "--data", data, "frob"}, `keys: unknown subcommand "frob"`},
+		{[]string{"keys", "--group", "all", "list", d}, "keys list: flag provided but not defined: -group"},
+		{[]string{"filter", "--image", "in", "--out", "out", "test"}, "filter test: want 1 argument(s), got 0"},
+		{[]string{"filter", "--url", "http://127.0.0.1:1", "push", "dir"}, "filter push: no public key"},
+		{[]string{"filter", "--activate", "push", "dir"}, "filter push: no server"},
+		{[]string{"--data", data, "keys", "list"}, `unknown command "--data": the command comes first, then its flags in any order`},
 		{[]string{"version", "extra"}, `version: unexpected argument "extra"`},
 		{[]string{"version", "--short"}, "version: flag provided but not defined: -short"},
 	} {
@@ -66,6 +74,35 @@ func TestCLIRefusesBadCommandLines(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(data, "vitrine.db")); err == nil {
 		t.Error("a refused migrate created the database")
+	}
+}
+
+// TestCLIFlagsBeforeSubcommand: the flags of keys' subcommands may come
+// before the subcommand as well as after it (README, Command line).
+func TestCLIFlagsBeforeSubcommand(t *testing.T) {
+	data := t.TempDir()
+	for _, args := range [][]string{
+		{"keys", "--data", data, "--private", "first", "add", "carol", "--group", "read-only"},
+		{"keys", "--data=" + data, "list"},
+		{"keys", "--private", "second", "--data", data, "rotate", "carol"},
+	} {
+		var stderr bytes.Buffer
+		if status := run(context.Background(), args, &stderr); status != 0 {
+			t.Fatalf("%s: exit status %d\n%s", strings.Join(args, " "), status, stderr.String())
+		}
+	}
+	st, err := openDB(context.Background(), commonFlags{data: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	k, err := st.db.Key(context.Background(), "carol")
+	if err != nil || k.PrivateKey != "second" {
+		t.Fatalf("carol after add and rotate: %+v, %v; want the private key second", k, err)
+	}
+	rules, err := st.db.Rules(context.Background(), "carol")
+	if err != nil || len(rules) != 1 || rules[0].Group != "read-only" {
+		t.Fatalf("carol's rules: %+v, %v; want one of group read-only", rules, err)
 	}
 }
 

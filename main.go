@@ -35,6 +35,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -64,7 +65,11 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 			return exitStatus(c.run(ctx, cli, args[1:]), stderr)
 		}
 	}
-	fmt.Fprintf(stderr, "vitrine: unknown command %q\n", args[0])
+	if strings.HasPrefix(args[0], "-") {
+		fmt.Fprintf(stderr, "vitrine: unknown command %q: the command comes first, then its flags in any order (vitrine keys --data DIR list)\n", args[0])
+	} else {
+		fmt.Fprintf(stderr, "vitrine: unknown command %q\n", args[0])
+	}
 	usage(stderr)
 	return 2
 }
@@ -219,6 +224,56 @@ func (c *command) parseAll(args []string) ([]string, error) {
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+}
+
+// subcommand splits the arguments of a command that has subcommands (keys,
+// filter) into the subcommand, the first argument that is neither a flag
+// nor a flag's value, and the others, so that flags may come before it
+// (`vitrine keys --data DIR list`) as well as after it. lines are the
+// subcommands' command lines: a flag one of them defines takes a value
+// unless it is a boolean; a flag none defines takes none, and is left for
+// the subcommand to refuse. sub is "" when every argument is a flag.
+func subcommand(args []string, lines ...*command) (sub string, rest []string) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" { // what follows is positional: the subcommand first
+			if i+1 == len(args) {
+				return "", args
+			}
+			return args[i+1], append(slices.Clone(args[:i+1]), args[i+2:]...)
+		}
+		if len(a) < 2 || a[0] != '-' {
+			return a, append(slices.Clone(args[:i]), args[i+1:]...)
+		}
+		name, _, hasValue := strings.Cut(strings.TrimPrefix(a[1:], "-"), "=")
+		if !hasValue && takesValue(name, lines) {
+			i++
+		}
+	}
+	return "", args
+}
+
+// takesValue reports whether a flag that one of lines defines is not a
+// boolean (so the next argument is its value).
+func takesValue(name string, lines []*command) bool {
+	for _, l := range lines {
+		if f := l.Lookup(name); f != nil {
+			b, ok := f.Value.(interface{ IsBoolFlag() bool })
+			return !ok || !b.IsBoolFlag()
+		}
+	}
+	return false
+}
+
+// noSubcommand answers a command with subcommands given none: its usage
+// when asked for help (-h, --help or help among args), a usageError
+// listing them otherwise.
+func (c *command) noSubcommand(args []string, subs []string) error {
+	if slices.ContainsFunc(args, isHelp) {
+		_, err := c.parse([]string{"--help"}, 0, 0)
+		return err
+	}
+	return c.errorf("%s: missing subcommand (%s)", c.name, strings.Join(subs, ", "))
 }
 
 // isHelp tells whether a word asks for help instead of naming a subcommand.

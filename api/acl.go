@@ -217,7 +217,45 @@ func (a *accessControl) deniedUsers(ctx context.Context, rules []storage.Rule, u
 	return denied, nil
 }
 
-var errPermissionDenied = errorf(http.StatusBadRequest, "Permission denied (public key)")
+// The refusals of access control keep Imbo's phrase, "Permission denied
+// (public key)", first (its clients match on it) and say after it which
+// of the reasons it is and what to do (api/README.md, Errors).
+
+// unknownKey refuses a call whose key the server does not hold, saying
+// whether a key was given at all: without one, the path user stands in.
+func (c *call) unknownKey() *Error {
+	if c.keyFrom == "" {
+		return errorf(http.StatusBadRequest, "Permission denied (public key): no public key was given and the path's user %q is not a key; "+
+			"send %s or publicKey= naming your key, and %s", c.publicKey, c.header("PublicKey"), c.credentialHint())
+	}
+	return errorf(http.StatusBadRequest, "Permission denied (public key): unknown public key %q (%s); "+
+		"check the key's name, or create it (vitrine keys add, or PUT /keys/<publicKey>)", c.publicKey, c.keyFrom)
+}
+
+// notGranted refuses a call of a known key whose rules do not grant the
+// call's resource on the path user (on "*" for the service-wide routes).
+func (c *call) notGranted(resource string) *Error {
+	on := ""
+	switch u := c.ruleUser(); u {
+	case "":
+	case "*":
+		on = ` on every user ("*", which this route needs)`
+	default:
+		on = fmt.Sprintf(" on user %q", u)
+	}
+	return errorf(http.StatusBadRequest, "Permission denied (public key): the access rules of key %q do not grant %s%s; "+
+		"use a key that holds it, or add a rule that grants it (POST /keys/%s/access)", c.publicKey, resource, on, c.publicKey)
+}
+
+// credentialHint is what the call needs beside its key: an access token
+// for a read, a signature for a write (every request of a resumable
+// upload is signed like one).
+func (c *call) credentialHint() string {
+	if (c.method == http.MethodGet || c.method == http.MethodHead) && c.route.name != "uploads" {
+		return "accessToken=, the URL signed with its private key (vitrine sign prints it)"
+	}
+	return "sign the request with its private key (vitrine sign prints the headers)"
+}
 
 // checkAccess is the access-control listener (priority 500): the acting key
 // must exist and hold the event's resource for the path user.
@@ -229,14 +267,15 @@ func (s *Server) checkAccess(ctx context.Context, ev *Event) error {
 		return nil
 	}
 	if c.publicKey == "" {
-		return errorf(http.StatusBadRequest, "Missing public key")
+		return errorf(http.StatusBadRequest, "Missing public key: send %s or publicKey= naming your key, and %s",
+			c.header("PublicKey"), c.credentialHint())
 	}
 	_, rules, ok, err := s.acl.key(ctx, c.publicKey)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		return errPermissionDenied
+		return c.unknownKey()
 	}
 	// A key may always read its own access rules.
 	if (c.route.name == "accessrules" || c.route.name == "accessrule") && c.params["pk"] == c.publicKey &&
@@ -248,7 +287,7 @@ func (s *Server) checkAccess(ctx context.Context, ev *Event) error {
 		return err
 	}
 	if !allowed {
-		return errPermissionDenied
+		return c.notGranted(ev.Name)
 	}
 	return nil
 }

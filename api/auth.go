@@ -19,6 +19,9 @@ const signatureWindow = 120 * time.Second
 
 var timestampPattern = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$`)
 
+// timestampForm is the form timestampPattern accepts, as messages name it.
+const timestampForm = "YYYY-MM-DDTHH:MM:SSZ"
+
 // authenticate is the authentication listener (priority 100): reads on
 // guarded routes need an access token, writes a signature.
 func (s *Server) authenticate(ctx context.Context, ev *Event) error {
@@ -51,15 +54,15 @@ func sign(key, data string) string {
 // equalMAC compares hex MACs in constant time.
 func equalMAC(a, b string) bool { return hmac.Equal([]byte(a), []byte(b)) }
 
-// privateKey is the private key of publicKey; an unknown key is "Permission
-// denied".
-func (s *Server) privateKey(ctx context.Context, publicKey string) (string, error) {
-	priv, _, ok, err := s.acl.key(ctx, publicKey)
+// privateKey is the private key of the call's key; an unknown key is
+// "Permission denied" (unknownKey).
+func (s *Server) privateKey(ctx context.Context, c *call) (string, error) {
+	priv, _, ok, err := s.acl.key(ctx, c.publicKey)
 	if err != nil {
 		return "", err
 	}
 	if !ok {
-		return "", errPermissionDenied
+		return "", c.unknownKey()
 	}
 	return priv, nil
 }
@@ -70,9 +73,10 @@ func (s *Server) privateKey(ctx context.Context, publicKey string) (string, erro
 func (s *Server) checkAccessToken(ctx context.Context, c *call) error {
 	token := c.query.Get("accessToken")
 	if token == "" {
-		return errorf(http.StatusBadRequest, "Missing access token")
+		return errorf(http.StatusBadRequest, "Missing access token: a read needs accessToken=, the HMAC-SHA256 of the URL "+
+			"under the private key of %q (vitrine sign <URL> prints the URL with it)", c.publicKey)
 	}
-	priv, err := s.privateKey(ctx, c.publicKey)
+	priv, err := s.privateKey(ctx, c)
 	if err != nil {
 		return err
 	}
@@ -81,7 +85,8 @@ func (s *Server) checkAccessToken(ctx context.Context, c *call) error {
 			return nil
 		}
 	}
-	return errorf(http.StatusBadRequest, "Incorrect access token")
+	return errorf(http.StatusBadRequest, "Incorrect access token: accessToken is not the HMAC-SHA256 of this URL "+
+		"(without accessToken) under the private key of %q; sign the URL exactly as it is sent, query included", c.publicKey)
 }
 
 var accessTokenParam = regexp.MustCompile(`(^|[?&])accessToken=[^&]*&?`)
@@ -208,23 +213,24 @@ func encodeQuery(query string) string {
 func (s *Server) checkSignature(ctx context.Context, c *call) error {
 	ts, tsFromHeader := c.authValue("Authenticate-Timestamp", "timestamp")
 	if ts == "" {
-		return coded(http.StatusBadRequest, codeMissingParam, "Missing authentication timestamp")
-	}
-	if !timestampPattern.MatchString(ts) {
-		return coded(http.StatusBadRequest, codeInvalidTimestamp, "Invalid timestamp: "+ts)
+		return coded(http.StatusBadRequest, codeMissingParam, fmt.Sprintf("Missing authentication timestamp: a write is signed; "+
+			"send %s (or timestamp=), the UTC time as %s, and %s (or signature=)",
+			c.header("Authenticate-Timestamp"), timestampForm, c.header("Authenticate-Signature")))
 	}
 	t, err := time.Parse(time.RFC3339Nano, ts)
-	if err != nil {
-		return coded(http.StatusBadRequest, codeInvalidTimestamp, "Invalid timestamp: "+ts)
+	if !timestampPattern.MatchString(ts) || err != nil {
+		return coded(http.StatusBadRequest, codeInvalidTimestamp, fmt.Sprintf("Invalid timestamp: %s; want the UTC time as %s, such as %s",
+			ts, timestampForm, s.now().UTC().Format("2006-01-02T15:04:05Z")))
 	}
 	if err := s.checkTimestamp(ts, t); err != nil {
 		return err
 	}
 	sig, sigFromHeader := c.authValue("Authenticate-Signature", "signature")
 	if sig == "" {
-		return coded(http.StatusBadRequest, codeMissingParam, "Missing authentication signature")
+		return coded(http.StatusBadRequest, codeMissingParam, fmt.Sprintf("Missing authentication signature: send %s (or signature=), "+
+			`the HMAC-SHA256 of "METHOD|URL|publicKey|timestamp" under the private key`, c.header("Authenticate-Signature")))
 	}
-	priv, err := s.privateKey(ctx, c.publicKey)
+	priv, err := s.privateKey(ctx, c)
 	if err != nil {
 		return err
 	}
@@ -238,21 +244,25 @@ func (s *Server) checkSignature(ctx context.Context, c *call) error {
 		}
 	}
 	c.w.Header().Set(c.header("AuthUrl"), strings.Join(urls, ", "))
-	return coded(http.StatusBadRequest, codeSignatureMismatch, "Signature mismatch")
+	return coded(http.StatusBadRequest, codeSignatureMismatch, fmt.Sprintf("Signature mismatch: the signature is not the HMAC-SHA256 "+
+		`of "%s|URL|%s|%s" under the private key of %q for any URL in %s; sign the URL exactly as it is sent`,
+		c.method, c.publicKey, ts, c.publicKey, c.header("AuthUrl")))
 }
 
 // checkTimestamp refuses a write timestamp more than signatureWindow from
-// server time, saying which way it is off: a clock running ahead is not
-// an old request.
+// server time. The message starts with Imbo's phrase either way (its
+// clients match on it and code 104) and then says which way it is off: a
+// clock running ahead is not an old request.
 func (s *Server) checkTimestamp(ts string, t time.Time) error {
 	now, skew := s.now().UTC(), int(signatureWindow.Seconds())
 	switch d := now.Sub(t); {
 	case d > signatureWindow:
 		return coded(http.StatusBadRequest, codeTimestampExpired, fmt.Sprintf(
-			"Timestamp has expired: %s is more than %d seconds before the server's time, %s", ts, skew, now.Format(time.RFC3339)))
+			"Timestamp has expired: %s is more than %d seconds before the server's time, %s; sign with the current time",
+			ts, skew, now.Format(time.RFC3339)))
 	case d < -signatureWindow:
 		return coded(http.StatusBadRequest, codeTimestampExpired, fmt.Sprintf(
-			"Timestamp is in the future: %s is more than %d seconds after the server's time, %s (check the client's clock)",
+			"Timestamp has expired: %s is in the future, more than %d seconds after the server's time, %s; check the client's clock",
 			ts, skew, now.Format(time.RFC3339)))
 	}
 	return nil

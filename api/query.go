@@ -62,7 +62,9 @@ func transformations(q url.Values) ([]string, error) {
 		return nil, nil
 	}
 	if scalar {
-		return nil, errorf(http.StatusBadRequest, "Transformations must be specifed as an array")
+		// Imbo's phrase, its spelling included, comes first: clients match on it.
+		return nil, errorf(http.StatusBadRequest, "Transformations must be specifed as an array: write t[]=%s, one t[] for each step",
+			q.Get("t"))
 	}
 	if nested {
 		return nil, errorf(http.StatusBadRequest, "Invalid transformation")

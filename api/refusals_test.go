@@ -44,7 +44,7 @@ func TestRefusalsSayWhy(t *testing.T) {
 			ts := time.Now().Add(24 * time.Hour).UTC().Format("2006-01-02T15:04:05Z")
 			return e.request(http.MethodPost, e.url+"/users/alice/images", nil, "X-Service-PublicKey", userKey,
 				"X-Service-Authenticate-Timestamp", ts, "X-Service-Authenticate-Signature", "00")
-		}, 400, "…Timestamp is in the future: "},
+		}, 400, "…is in the future, more than 120 seconds after the server's time"},
 		{"timestamp a day behind", func() response {
 			ts := time.Now().Add(-24 * time.Hour).UTC().Format("2006-01-02T15:04:05Z")
 			return e.request(http.MethodPost, e.url+"/users/alice/images", nil, "X-Service-PublicKey", userKey,
@@ -71,7 +71,7 @@ func TestRefusalsSayWhy(t *testing.T) {
 		ts := time.Now().Add(24 * time.Hour).UTC().Format("2006-01-02T15:04:05Z")
 		r := e.request(http.MethodPost, e.url+"/users/alice/images", nil, "X-Service-PublicKey", userKey,
 			"X-Service-Authenticate-Timestamp", ts, "X-Service-Authenticate-Signature", "00")
-		if msg := r.errMessage(t); !strings.Contains(msg, ts+" is more than 120 seconds after the server's time") {
+		if msg := r.errMessage(t); !strings.Contains(msg, ts+" is in the future, more than 120 seconds after the server's time") {
 			t.Errorf("message %q does not name the timestamp and the allowed skew", msg)
 		}
 	})

@@ -296,7 +296,10 @@ type call struct {
 	ext       string
 	method    string // upper case; HEAD is served by GET handlers
 	publicKey string
-	query     url.Values
+	// keyFrom says where publicKey came from, for messages: the header's
+	// name or "publicKey=", "" when it is the path user (no key given).
+	keyFrom string
+	query   url.Values
 	// custom is the stats `custom` object listeners fill.
 	custom map[string]any
 	// varyOrigin is set when CORS applies, so Vary gets Origin.
@@ -379,7 +382,7 @@ func (s *Server) serve(c *call) error {
 		e.Header = http.Header{"Allow": {c.route.allowed()}}
 		return e
 	}
-	c.publicKey = s.publicKeyOf(c)
+	c.publicKey, c.keyFrom = s.publicKeyOf(c)
 	if err := s.useUploadToken(c); err != nil {
 		return err
 	}
@@ -405,17 +408,18 @@ func (s *Server) serve(c *call) error {
 }
 
 // publicKeyOf picks the acting public key: the PublicKey header (either
-// prefix), then the `publicKey` query parameter, then the path user.
-func (s *Server) publicKeyOf(c *call) string {
+// prefix), then the `publicKey` query parameter, then the path user; from
+// names the header or the parameter, "" for the path user.
+func (s *Server) publicKeyOf(c *call) (key, from string) {
 	for _, h := range []string{s.cfg.HeaderPrefix + "-PublicKey", "X-Service-PublicKey", "X-Imbo-PublicKey"} {
 		if v := c.r.Header.Get(h); v != "" {
-			return v
+			return v, h
 		}
 	}
 	if v := c.query.Get("publicKey"); v != "" {
-		return v
+		return v, "publicKey="
 	}
-	return c.params["user"]
+	return c.params["user"], ""
 }
 
 // ctx is the request context.

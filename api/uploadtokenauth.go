@@ -32,16 +32,41 @@ const (
 
 // uploadTokenOf returns the upload token the request carries: the
 // uploadToken query parameter, or a Bearer credential that is one (other
-// Bearer credentials are a proxy's business, not ours).
+// Bearer credentials are a proxy's business, not ours, unless nothing
+// else authenticates an upload: foreignBearer).
 func (c *call) uploadTokenOf() (string, bool) {
 	if c.query.Has("uploadToken") {
 		return c.query.Get("uploadToken"), true
 	}
-	scheme, cred, found := strings.Cut(strings.TrimSpace(c.r.Header.Get("Authorization")), " ")
-	if cred = strings.TrimSpace(cred); found && strings.EqualFold(scheme, "Bearer") && strings.HasPrefix(cred, uploadTokenPrefix) {
+	if cred, ok := c.bearer(); ok && strings.HasPrefix(cred, uploadTokenPrefix) {
 		return cred, true
 	}
 	return "", false
+}
+
+// bearer returns the request's Bearer credential, if it has one.
+func (c *call) bearer() (string, bool) {
+	scheme, cred, found := strings.Cut(strings.TrimSpace(c.r.Header.Get("Authorization")), " ")
+	return strings.TrimSpace(cred), found && strings.EqualFold(scheme, "Bearer")
+}
+
+// foreignBearer refuses an upload whose only credential is a Bearer one
+// that is not an upload token: the client meant it as one (a proxy's own
+// Bearer credential comes with the signature the upload needs anyway),
+// and "Permission denied" or a missing signature would not say so.
+func (c *call) foreignBearer() error {
+	if _, ok := c.bearer(); !ok || !c.isUpload() {
+		return nil
+	}
+	if ts, _ := c.authValue("Authenticate-Timestamp", "timestamp"); ts != "" {
+		return nil
+	}
+	if sig, _ := c.authValue("Authenticate-Signature", "signature"); sig != "" {
+		return nil
+	}
+	c.allowTokenOrigin(c.r.Header.Get("Origin")) // as for an unknown token: the page may read why
+	return tokenRefusal(http.StatusUnauthorized, codeUploadTokenUnknown, "Unknown upload token: the Bearer credential is not an upload token "+
+		"(those start with %s); issue one with POST /users/%s/uploadtokens, or sign the upload instead", uploadTokenPrefix, c.params["user"])
 }
 
 // isUpload reports whether the call is the one a token authorises.
@@ -69,7 +94,7 @@ func tokenRefusal(status, code int, format string, args ...any) *Error {
 func (s *Server) useUploadToken(c *call) error {
 	raw, ok := c.uploadTokenOf()
 	if !ok {
-		return nil
+		return c.foreignBearer()
 	}
 	if !c.isUpload() {
 		return tokenRefusal(http.StatusForbidden, codeUploadTokenRoute,

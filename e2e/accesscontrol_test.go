@@ -105,7 +105,10 @@ func accessControlLifecycle(t *testing.T, database string) {
 			t.Errorf("GET rules of a new key: %s, want []", r.Body)
 		}
 	}
-	s.checkError(t, "read before any rule", s.get(t, imagePath, reader), http.StatusBadRequest, "Permission denied (public key)")
+	// The refusals keep Imbo's phrase first and say which reason it is.
+	notGranted := `Permission denied (public key): the access rules of key "reader" do not grant image.get on user "alice"; ` +
+		"use a key that holds it, or add a rule that grants it (POST /keys/reader/access)"
+	s.checkError(t, "read before any rule", s.get(t, imagePath, reader), http.StatusBadRequest, notGranted)
 
 	// POST one rule object, then an array.
 	r = s.writeJSON(t, http.MethodPost, "/keys/reader/access", map[string]any{"users": []string{"alice"}, "group": "read-only"}, admin)
@@ -154,12 +157,12 @@ func accessControlLifecycle(t *testing.T, database string) {
 		t.Errorf("read with the rule: other bytes")
 	}
 	s.checkError(t, "read with the replaced private key", s.get(t, imagePath, key{Public: "reader", Private: "first"}),
-		http.StatusBadRequest, "Incorrect access token")
+		http.StatusBadRequest, `Incorrect access token: accessToken is not the HMAC-SHA256 of this URL (without accessToken) `+
+			`under the private key of "reader"; sign the URL exactly as it is sent, query included`)
 
 	// Deleting the rule revokes access at once.
 	checkStatus(t, "DELETE rule", s.write(t, http.MethodDelete, "/keys/reader/access/"+aliceRule, nil, admin), http.StatusOK)
-	s.checkError(t, "read right after the rule was deleted", s.get(t, imagePath, reader),
-		http.StatusBadRequest, "Permission denied (public key)")
+	s.checkError(t, "read right after the rule was deleted", s.get(t, imagePath, reader), http.StatusBadRequest, notGranted)
 	s.checkError(t, "GET deleted rule", s.get(t, "/keys/reader/access/"+aliceRule, admin), http.StatusNotFound, "Access rule not found")
 	s.checkError(t, "DELETE deleted rule", s.write(t, http.MethodDelete, "/keys/reader/access/"+aliceRule, nil, admin),
 		http.StatusNotFound, "Access rule not found")
@@ -221,8 +224,7 @@ func accessControlLifecycle(t *testing.T, database string) {
 	}
 	s.checkError(t, "GET rule of the deleted group", s.get(t, "/keys/reader/access/"+string(groupRule[0].ID), admin),
 		http.StatusNotFound, "Access rule not found")
-	s.checkError(t, "read after the group was deleted", s.get(t, imagePath, reader),
-		http.StatusBadRequest, "Permission denied (public key)")
+	s.checkError(t, "read after the group was deleted", s.get(t, imagePath, reader), http.StatusBadRequest, notGranted)
 	s.checkError(t, "GET deleted group", s.get(t, "/groups/viewers", admin), http.StatusNotFound, "Group not found")
 	s.checkError(t, "DELETE deleted group", s.write(t, http.MethodDelete, "/groups/viewers", nil, admin),
 		http.StatusNotFound, "Group not found")
@@ -263,7 +265,9 @@ func accessControlLifecycle(t *testing.T, database string) {
 	s.checkError(t, "HEAD deleted key", s.read(t, http.MethodHead, "/keys/reader", admin), http.StatusNotFound, "Public key not found")
 	s.checkError(t, "GET rules of deleted key", s.get(t, "/keys/reader/access", admin), http.StatusNotFound, "Public key not found")
 	s.checkError(t, "DELETE deleted key", s.write(t, http.MethodDelete, "/keys/reader", nil, admin), http.StatusNotFound, "Public key not found")
-	s.checkError(t, "read with the deleted key", s.get(t, imagePath, reader), http.StatusBadRequest, "Permission denied (public key)")
+	s.checkError(t, "read with the deleted key", s.get(t, imagePath, reader), http.StatusBadRequest,
+		`Permission denied (public key): unknown public key "reader" (publicKey=); check the key's name, or create it `+
+			"(vitrine keys add, or PUT /keys/<publicKey>)")
 }
 
 // TestAccessControlImmutable: with accessControl.database turned off, every

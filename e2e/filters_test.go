@@ -449,6 +449,12 @@ func TestFilterCLI(t *testing.T) {
 	if out, err := run("filter", "check", filepath.Join(dir, "minsize")); err != nil || !strings.Contains(out, "ok: minsize") {
 		t.Fatalf("check listener: %v\n%s", err, out)
 	}
+	// Inside the filter's folder, "." names it.
+	here := exec.Command(binary, "filter", "check", ".")
+	here.Dir, here.Env = filepath.Join(dir, "duotone"), childEnv()
+	if out, err := here.CombinedOutput(); err != nil || !strings.Contains(string(out), "ok: duotone 1.0.0") {
+		t.Fatalf("check . in the folder: %v\n%s", err, out)
+	}
 
 	in := filepath.Join(t.TempDir(), "in.png")
 	if err := os.WriteFile(in, testPNG(t, 100, 80, 3), 0o644); err != nil {

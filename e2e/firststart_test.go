@@ -43,7 +43,8 @@ func TestFirstStartAdminKey(t *testing.T) {
 	// A wrong private key for admin is refused.
 	bad := key{Public: "admin", Private: admin.Private + "x"}
 	s2.checkError(t, "read with a wrong admin private key", s2.get(t, path+"/"+id, bad),
-		http.StatusBadRequest, "Incorrect access token")
+		http.StatusBadRequest, `Incorrect access token: accessToken is not the HMAC-SHA256 of this URL (without accessToken) `+
+			`under the private key of "admin"; sign the URL exactly as it is sent, query included`)
 	s2.Stop() // all output has been collected once the process is gone
 	if out := s2.Stdout.String(); strings.Contains(out, adminKeyBanner) || strings.Contains(out, "private key") {
 		t.Errorf("second start printed a key pair again:\n%s", out)

@@ -158,7 +158,7 @@ func (p *Params) Enum(name string) string {
 			return v
 		}
 	}
-	p.Fail("Invalid value for %s: %q (allowed: %s)", name, v, strings.Join(d.Values, ", "))
+	p.Fail("Invalid value for %s: %q (allowed: %s)%s", name, v, strings.Join(d.Values, ", "), schema.RunOn(v))
 	def, _ := d.Default.(string)
 	return def
 }
@@ -174,7 +174,7 @@ func (p *Params) Int(name string) int {
 	raw := strings.TrimSpace(p.vals[name])
 	v, err := strconv.Atoi(raw)
 	if err != nil {
-		p.Fail("Invalid value for %s: %q is not an integer", name, raw)
+		p.Fail("Invalid value for %s: %q is not an integer%s", name, raw, schema.RunOn(raw))
 		return def
 	}
 	if min, max := int(*d.Min), int(*d.Max); v < min || v > max {
@@ -195,7 +195,7 @@ func (p *Params) Float(name string) float64 {
 	raw := strings.TrimSpace(p.vals[name])
 	v, err := strconv.ParseFloat(raw, 64)
 	if err != nil || v != v || v > 1e300 || v < -1e300 {
-		p.Fail("Invalid value for %s: %q is not a number", name, raw)
+		p.Fail("Invalid value for %s: %q is not a number%s", name, raw, schema.RunOn(raw))
 		return def
 	}
 	if v < *d.Min || v > *d.Max {
@@ -243,7 +243,7 @@ func (p *Params) Color(name string) Color {
 	raw := p.String(name)
 	c, ok := ParseColor(strings.TrimSpace(raw), d.AllowNone)
 	if !ok {
-		p.Fail("Invalid value for %s: %q is not a hex colour (rgb, rrggbb or rrggbbaa)", name, raw)
+		p.Fail("Invalid value for %s: %q is not a hex colour (rgb, rrggbb or rrggbbaa)%s", name, raw, schema.RunOn(raw))
 		c, _ = ParseColor(def, d.AllowNone)
 	}
 	return c

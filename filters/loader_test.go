@@ -329,6 +329,20 @@ func TestCheckDeadline(t *testing.T) {
 	}
 }
 
+// TestCheckRelativeFolder: `vitrine filter check .` inside the filter's
+// folder (and any relative path to it) takes the folder's own name.
+func TestCheckRelativeFolder(t *testing.T) {
+	root := t.TempDir()
+	fdir := writeFilter(t, root, "posterize", abiModule(opReturn0).bytes(), map[string]any{"kind": KindTransformation})
+	t.Chdir(fdir)
+	for _, dir := range []string{".", "./", "../posterize", "../posterize/", fdir + "/."} {
+		m, err := Check(context.Background(), Config{Logger: quietLogger()}, dir)
+		if err != nil || m.Name != "posterize" {
+			t.Errorf("Check(%q) = %v, %v; want the filter posterize", dir, m, err)
+		}
+	}
+}
+
 func TestConfigLimits(t *testing.T) {
 	t.Parallel()
 	for _, c := range []Config{{MaxModuleBytes: -1}, {CompileTimeout: -time.Second}, {Nice: 20}, {Policy: "batch"}} {

@@ -195,6 +195,8 @@ func TestNormalise(t *testing.T) {
 		{"int below min", map[string]string{"r": "1", "i": "-11"}, nil, "Invalid value for i: must be between -10 and 1000, got -11"},
 		{"int not an int", map[string]string{"r": "1", "i": "1.0"}, nil, `Invalid value for i: "1.0" is not an integer`},
 		{"int with spaces", map[string]string{"r": "1", "i": " 1"}, nil, "Invalid value for i"},
+		{"int that ran on", map[string]string{"r": "1", "i": "1,size"}, nil,
+			`Invalid value for i: "1,size" is not an integer; the value ran on past ",size", which has no "=": write size=<value>`},
 		{"number normalised", map[string]string{"r": "1", "n": ".250"}, map[string]string{"n": "0.25"}, ""},
 		{"number exponent", map[string]string{"r": "1", "n": "1e-1"}, map[string]string{"n": "0.1"}, ""},
 		{"number hex refused", map[string]string{"r": "1", "n": "0x1p-2"}, nil, "is not a number"},

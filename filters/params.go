@@ -237,7 +237,7 @@ func (m *Manifest) Normalise(raw map[string]string) (map[string]string, error) {
 		case given:
 			n, err := p.normalise(v)
 			if err != nil {
-				return nil, invalidf("Invalid value for %s: %s", name, err.Error())
+				return nil, invalidf("Invalid value for %s: %s%s", name, err.Error(), schema.RunOn(v))
 			}
 			out[name] = n
 		case p.hasDef:

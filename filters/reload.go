@@ -410,6 +410,11 @@ func Open(ctx context.Context, cfg Config, dir string) (*Filter, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
+	// Why absolute: the folder's name is the filter's, and "." or "../x"
+	// has to name the folder it stands for (`vitrine filter check .`).
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
 	src, err := readSource(dir, cfg.MaxModuleBytes)
 	if err != nil {
 		return nil, loadErr(filepath.Base(dir), err)

@@ -31,3 +31,21 @@ func TestMatchEvent(t *testing.T) {
 		})
 	}
 }
+
+// TestRunOn: a value that took in a parameter written without "=" says
+// where its own text ended and what to write.
+func TestRunOn(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ raw, want string }{
+		{"100", ""},
+		{"abc", ""},
+		{"100,height", `; the value ran on past ",height", which has no "=": write height=<value>, or leave it out`},
+		{"100,height,crop", `; the value ran on past ",height,crop", which has no "=": write height=<value>, or leave it out`},
+		{"100,200", `; the value ran on past ",200": parameters are name=value, separated by commas`},
+		{"100,", `; the value ran on past ",": parameters are name=value, separated by commas`},
+	} {
+		if got := RunOn(tc.raw); got != tc.want {
+			t.Errorf("RunOn(%q) = %q, want %q", tc.raw, got, tc.want)
+		}
+	}
+}
