@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -133,6 +134,35 @@ func (c *tusClient) until(t *testing.T, prefix string, ok func(string) bool) str
 }
 
 func anyLine(string) bool { return true }
+
+// untilDone reads the client's lines until "done" and returns the image
+// identifier with the offsets of the resumes (HEAD answers) seen on the
+// way.
+func (c *tusClient) untilDone(t *testing.T) (string, []int) {
+	t.Helper()
+	var offsets []int
+	timeout := time.After(2 * time.Minute)
+	for {
+		select {
+		case line, open := <-c.lines:
+			if !open {
+				t.Fatal("tus-js-client ended before done")
+			}
+			if o, ok := strings.CutPrefix(line, "resumed "); ok {
+				n, _ := strconv.Atoi(o)
+				offsets = append(offsets, n)
+			}
+			if id, ok := strings.CutPrefix(line, "done "); ok {
+				return id, offsets
+			}
+			if strings.HasPrefix(line, "error ") {
+				t.Fatalf("tus-js-client: %s", line)
+			}
+		case <-timeout:
+			t.Fatal("tus-js-client: not done within 2 minutes")
+		}
+	}
+}
 
 // kill ends the server with SIGKILL: nothing is flushed or closed.
 func (s *server) kill() {
@@ -303,7 +333,8 @@ func TestTusResumeAfterKill(t *testing.T) {
 // TestTusResumeOnAnotherInstance: two instances share PostgreSQL and S3
 // (versitygw); tus-js-client starts a 60 MB upload on A, A is killed at
 // about half, and the client resumes the same upload on B, which finishes
-// it from the parts A committed to the bucket.
+// it from the parts A committed to the bucket, through a stall of S3
+// (SIGSTOP, 8 s) at three quarters that sends nothing again.
 func TestTusResumeOnAnotherInstance(t *testing.T) {
 	dsn := postgresDSN(t)
 	gw := startVersitygw(t)
@@ -329,8 +360,24 @@ limits:
 	if n, _ := strconv.Atoi(resumed); n <= 0 {
 		t.Fatalf("B resumed from offset %s: nothing A committed was kept", resumed)
 	}
-	id := c2.until(t, "done", anyLine)
-	t.Logf("B resumed from %s of %d bytes", resumed, len(img))
+	// S3 stalls once (frozen 8 s) while B takes the rest: B answers 503,
+	// the client retries, and every resume starts at or after the last.
+	c2.until(t, "progress", func(v string) bool { n, _ := strconv.Atoi(v); return n >= len(img)*3/4 })
+	gw.signal(t, syscall.SIGSTOP)
+	time.Sleep(8 * time.Second)
+	gw.signal(t, syscall.SIGCONT)
+	id, offsets := c2.untilDone(t)
+	last, _ := strconv.Atoi(resumed)
+	for _, o := range offsets {
+		if o < last {
+			t.Fatalf("after the stall the client resumed from %d, before %d: bytes the server had were sent again (resumes %v)", o, last, offsets)
+		}
+		last = o
+	}
+	if len(offsets) == 0 {
+		t.Fatalf("the client never resumed after the stall of S3")
+	}
+	t.Logf("B resumed from %s of %d bytes, then after the stall from %v", resumed, len(img), offsets)
 	checkSameAsPost(t, b, id, img)
 	b.Stop()
 	if out, errOut, err := runCLI(t, map[string]string{"AWS_ACCESS_KEY_ID": "scale", "AWS_SECRET_ACCESS_KEY": "scalesecret"},
