@@ -246,7 +246,7 @@ func checkTinted(t *testing.T, what string, b []byte) {
 // missingClang names what the C tutorial's clang command needs and this
 // machine lacks, "" when nothing.
 func missingClang() string {
-	cmd := exec.Command("clang", "--target=wasm32-wasi", "-x", "c", "-", "-o", filepath.Join(os.TempDir(), "vitrine-probe.wasm"))
+	cmd := exec.Command("clang", "--target=wasm32-wasi", "-x", "c", "-", "-o", os.DevNull)
 	cmd.Stdin = strings.NewReader("int main(void){return 0;}")
 	if err := cmd.Run(); err != nil {
 		return "clang for wasm32-wasi (apt-get install clang lld wasi-libc libclang-rt-dev-wasm32)"
