@@ -189,7 +189,7 @@ test: vet test-deps
 		VITRINE_TEST_ASC=$(ASC) VITRINE_TEST_ALL_GUESTS=1 \
 		MALLOC_ARENA_MAX=2 $(GO) test -race -count=1 -timeout 30m ./...
 	VITRINE_TEST_FAULTS=1 $(GO) test -count=1 -timeout 10m -run '^TestFaults$$' -v ./e2e/
-	VITRINE_TEST_ALL_GUESTS=1 $(MAKE) --no-print-directory -C wasm-sdk test examples tutorial ASC=$(ASC)
+	VITRINE_TEST_ALL_GUESTS=1 $(MAKE) --no-print-directory -C wasm-sdk test examples ASC=$(ASC)
 	$(MAKE) --no-print-directory fuzz
 	$(MAKE) --no-print-directory asan
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/md5"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"hash/crc32"
 	"image"
@@ -594,12 +595,18 @@ func TestHeaderPrefix(t *testing.T) {
 
 var _ = api.Users{}
 
-// TestUploadFormats: the server names the upload types it accepts, the
-// engine's (uploads.formats).
+// TestUploadFormats: GET /status names the upload types the server
+// accepts, the engine's (uploads.formats), for a client such as the admin
+// UI to name them before a file is refused.
 func TestUploadFormats(t *testing.T) {
 	e := newEnv(t, testConfig())
-	if got := e.srv.UploadFormats(); !slices.Equal(got, engine.DefaultUploadFormats) {
-		t.Fatalf("upload formats %v, want %v", got, engine.DefaultUploadFormats)
+	r := e.get(e.url + "/status")
+	var st api.Status
+	if err := json.Unmarshal(r.body, &st); err != nil || r.StatusCode != http.StatusOK {
+		t.Fatalf("GET /status: %d %s (%v)", r.StatusCode, r.body, err)
+	}
+	if !slices.Equal(st.UploadFormats, engine.DefaultUploadFormats) {
+		t.Fatalf("upload formats %v, want %v", st.UploadFormats, engine.DefaultUploadFormats)
 	}
 }
 

@@ -249,10 +249,3 @@ func (s *Server) release(ctx context.Context, res storage.Reservation) {
 	}
 	s.collector.Wake()
 }
-
-// UploadFormats returns the extensions uploads may use (uploads.formats),
-// for a client in process such as the admin UI to name them before a file
-// is refused.
-func (s *Server) UploadFormats() []string {
-	return slices.Clone(s.engine.Config().Uploads.Formats)
-}

@@ -36,7 +36,8 @@ func (s *Server) getStatus(c *call) error {
 	if !dbOK || !storageOK {
 		status = http.StatusServiceUnavailable
 	}
-	body := map[string]any{"timestamp": now, "date": now, "database": dbOK, "storage": storageOK}
+	body := map[string]any{"timestamp": now, "date": now, "database": dbOK, "storage": storageOK,
+		"uploadFormats": s.engine.Config().Uploads.Formats}
 	// Why a sink that fails leaves the status 200: a broker or a cache
 	// that is down holds back its own deliveries, not this instance's
 	// answers, and a load balancer must not take the instance out for it.

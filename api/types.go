@@ -14,6 +14,9 @@ type Status struct {
 	Date      string `json:"date"`
 	Database  bool   `json:"database"`
 	Storage   bool   `json:"storage"`
+	// UploadFormats are the extensions uploads may use (uploads.formats,
+	// with svg and pdf when uploads.svg and uploads.pdf are on).
+	UploadFormats []string `json:"uploadFormats"`
 	// Sinks are the events outbox's sinks, where events are on.
 	Sinks []SinkStatus `json:"sinks,omitempty"`
 }

@@ -101,11 +101,12 @@ func TestAdminShortURLs(t *testing.T) {
 	}
 }
 
-// TestAdminUploadFormats: the upload page names the types uploads.formats
-// allows, here PNG and TIFF only.
+// TestAdminUploadFormats: the upload page names the types the
+// configuration allows, as GET /status lists them: here PNG and TIFF
+// (uploads.formats) and SVG (uploads.svg).
 func TestAdminUploadFormats(t *testing.T) {
 	b := newBrowser(t)
-	s := startServer(t, "uploads:\n  formats: [png, tif]\n")
+	s := startServer(t, "uploads:\n  formats: [png, tif]\n  svg: true\n")
 	admin, ok := parseAdminKey(s.waitOutput(t, "private key:"))
 	if !ok {
 		t.Fatal("no admin key printed")
@@ -113,10 +114,10 @@ func TestAdminUploadFormats(t *testing.T) {
 	ui := s.URL + "/admin"
 	b.signIn(ui, admin, "overview")
 	b.open(ui+"/upload", "upload")
-	if h := b.text("#up-types"); h != "PNG or TIFF; several at once." {
+	if h := b.text("#up-types"); h != "PNG, TIFF or SVG; several at once." {
 		t.Fatalf("upload hint %q", h)
 	}
-	if a := eval[string](b, `document.getElementById("up-files").accept`); a != ".png,image/png,.tif,image/tiff" {
+	if a := eval[string](b, `document.getElementById("up-files").accept`); a != ".png,image/png,.tif,image/tiff,.svg,image/svg+xml" {
 		t.Fatalf("file input accepts %q", a)
 	}
 }

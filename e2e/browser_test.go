@@ -185,7 +185,11 @@ func (b *browser) text(sel string) string {
 // for images first so the screenshots show them.
 func (b *browser) check(name string) {
 	b.t.Helper()
-	b.waitFor(`document.readyState === "complete" && Array.from(document.images).every(i => i.complete)`)
+	// Lazy images far below the first screen would never load (nor be
+	// complete): the screenshots show every image.
+	b.waitFor(`document.readyState === "complete"`)
+	eval[chromedp.Void](b, `document.querySelectorAll("img[loading=lazy]").forEach(i => { i.loading = "eager"; })`)
+	b.waitFor(`Array.from(document.images).every(i => i.complete)`)
 	if !eval[bool](b, `typeof axe !== "undefined"`) {
 		eval[chromedp.Void](b, b.axe)
 	}

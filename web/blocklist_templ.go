@@ -104,7 +104,7 @@ func blocklistPage(v blocklistView) templ.Component {
 							return templ_7745c5c3_Err
 						}
 					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "</p><div class=\"table-scroll\"><table class=\"table blocklist\" id=\"blocklist\"><caption class=\"sr-only\">Blocklist entries, newest first</caption> <thead><tr><th scope=\"col\">Entry</th><th scope=\"col\">Blocks</th><th scope=\"col\">Reason</th><th scope=\"col\">Added by</th><th scope=\"col\">Added (UTC)</th></tr></thead> <tbody>")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "</p><div class=\"table-scroll\"><table class=\"table blocklist reflow\" id=\"blocklist\"><caption class=\"sr-only\">Blocklist entries, newest first</caption> <thead><tr><th scope=\"col\">Entry</th><th scope=\"col\">Blocks</th><th scope=\"col\">Reason</th><th scope=\"col\">Added by</th><th scope=\"col\">Added (UTC)</th></tr></thead> <tbody>")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}

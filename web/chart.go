@@ -38,10 +38,13 @@ type chartSpec struct {
 // viewBox (chartW × chartH).
 type chartView struct {
 	ID, Title, Desc string
-	Bars            []chartBar
-	Lines           []chartLine
+	// Left is the plot's left edge, after the widest tick label; LabelX
+	// where those labels end.
+	Left, LabelX string
+	Bars         []chartBar
+	Lines        []chartLine
 	// YTicks are the grid lines with their labels; XLabels a few labels
-	// under the axis.
+	// under the axis, shortened to the room each has.
 	YTicks  []chartTick
 	XLabels []chartTick
 	// Table is the data as rows: label, then one value per series.
@@ -70,12 +73,16 @@ type chartTick struct {
 	Pos, Label string
 }
 
+// The viewBox and the plot's margins. The left margin is the widest tick
+// label's (chartFrame); the top and bottom ones hold half a tick label and
+// the labels under the axis at chartLabelSize, below the lowest tick's.
 const (
-	chartW, chartH             = 600.0, 220.0
-	chartLeft, chartBottom     = 64.0, 28.0
-	chartTop, chartRight       = 10.0, 8.0
-	chartPlotW                 = chartW - chartLeft - chartRight
+	chartW, chartH             = 600.0, 230.0
+	chartBottom                = 40.0
+	chartTop, chartRight       = 14.0, 8.0
 	chartPlotH                 = chartH - chartTop - chartBottom
+	chartLabelGap              = 6.0
+	chartMinLeft               = 32.0
 	maxXLabels                 = 6
 	chartSeriesClasses         = 4
 	chartBarGap                = 0.2
@@ -129,18 +136,15 @@ func layoutChart(s chartSpec) chartView {
 	y := func(x float64) float64 { return chartTop + chartPlotH*(1-x/top) }
 	for i := 0; i <= 4; i++ {
 		val := top * float64(i) / 4
-		v.YTicks = append(v.YTicks, chartTick{Pos: f(y(val)), Label: format(val)})
+		v.YTicks = append(v.YTicks, chartTick{Pos: f(y(val)), Label: tickLabel(format(val))})
 	}
-	n := len(s.Labels)
-	if n == 0 {
+	fr := newChartFrame(v.YTicks, len(s.Labels))
+	v.Left, v.LabelX = f(fr.left), f(fr.left-chartLabelGap)
+	if len(s.Labels) == 0 {
 		return v
 	}
-	step := chartPlotW / float64(n)
-	every := (n + maxXLabels - 1) / maxXLabels
+	v.XLabels = fr.xLabels(s.Labels)
 	for i, l := range s.Labels {
-		if i%every == 0 {
-			v.XLabels = append(v.XLabels, chartTick{Pos: f(chartLeft + step*(float64(i)+0.5)), Label: l})
-		}
 		row := []string{l}
 		for _, se := range s.Series {
 			if x := at(se.Values, i); math.IsNaN(x) {
@@ -158,19 +162,20 @@ func layoutChart(s chartSpec) chartView {
 				continue
 			}
 			// Why a cap: a chart of a day or two would draw slabs.
-			w := math.Min(step*(1-chartBarGap), chartMaxBar)
-			v.Bars = append(v.Bars, chartBar{X: f(chartLeft + step*(float64(i)+0.5) - w/2), Y: f(y(val)),
+			w := math.Min(fr.step*(1-chartBarGap), chartMaxBar)
+			v.Bars = append(v.Bars, chartBar{X: f(fr.x(i) - w/2), Y: f(y(val)),
 				W: f(w), H: f(chartTop + chartPlotH - y(val)), Tip: l + ": " + format(val)})
 		}
 		return v
 	}
-	v.Lines = layoutLines(s, step, y, format)
+	v.Lines = layoutLines(s, fr.x, y, format)
 	return v
 }
 
 // layoutLines lays out each series as polylines over its runs of values
-// and dots for lone values, step apart, y mapping a value to its height.
-func layoutLines(s chartSpec, step float64, y func(float64) float64, format func(float64) string) []chartLine {
+// and dots for lone values, x mapping a label's index to its place and y a
+// value to its height.
+func layoutLines(s chartSpec, x func(int) float64, y func(float64) float64, format func(float64) string) []chartLine {
 	var lines []chartLine
 	for k, se := range s.Series {
 		l := chartLine{Name: se.Name, Class: fmt.Sprintf("series-%d", k%chartSeriesClasses)}
@@ -186,12 +191,12 @@ func layoutLines(s chartSpec, step float64, y func(float64) float64, format func
 			run = nil
 		}
 		for i, lab := range s.Labels {
-			x := at(se.Values, i)
-			if math.IsNaN(x) {
+			val := at(se.Values, i)
+			if math.IsNaN(val) {
 				end()
 				continue
 			}
-			last = chartDot{X: f(chartLeft + step*(float64(i)+0.5)), Y: f(y(x)), Tip: se.Name + ", " + lab + ": " + format(x)}
+			last = chartDot{X: f(x(i)), Y: f(y(val)), Tip: se.Name + ", " + lab + ": " + format(val)}
 			run = append(run, last.X+","+last.Y)
 		}
 		end()

@@ -1,7 +1,10 @@
 package web
 
 import (
+	"fmt"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -71,5 +74,53 @@ func TestNiceBinaryMax(t *testing.T) {
 		if got := niceBinaryMax(m); got != want {
 			t.Errorf("niceBinaryMax(%v) = %v, want %v", m, got, want)
 		}
+	}
+}
+
+// TestChartLabelsFit: tick labels drop the zero decimals of round ticks
+// and fit left of the plot at the phone size, "1000 ms" and "0.5 MiB"
+// included, and labels under the axis are shortened to fit between their
+// neighbours and the edges. (TestAdminPhone in e2e checks them drawn.)
+func TestChartLabelsFit(t *testing.T) {
+	ms := func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) + " ms" }
+	bytes := func(v float64) string { return humanBytes(int64(v)) }
+	for _, c := range []struct {
+		name string
+		spec chartSpec
+		want []string
+	}{
+		{"render time", chartSpec{Labels: []string{"a"}, Series: []chartSeries{{"ms", []float64{820}}}, Format: ms},
+			[]string{"0 ms", "250 ms", "500 ms", "750 ms", "1000 ms"}},
+		{"bytes", chartSpec{Labels: []string{"a"}, Series: []chartSeries{{"b", []float64{1.5 * (1 << 20)}}}, Format: bytes, Binary: true},
+			[]string{"0 B", "512 KiB", "1 MiB", "1.5 MiB", "2 MiB"}},
+		{"gigabytes", chartSpec{Labels: []string{"a"}, Series: []chartSeries{{"b", []float64{3.6 * (1 << 30)}}}, Format: bytes, Binary: true},
+			[]string{"0 B", "1 GiB", "2 GiB", "3 GiB", "4 GiB"}},
+	} {
+		v := layoutChart(c.spec)
+		var got []string
+		labelX, _ := strconv.ParseFloat(v.LabelX, 64)
+		for _, tk := range v.YTicks {
+			got = append(got, tk.Label)
+			if w := labelWidth(tk.Label); labelX-w < 0 {
+				t.Errorf("%s: tick %q is %.0f wide, ending at %.0f: cut by the left edge", c.name, tk.Label, w, labelX)
+			}
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("%s: ticks %q, want %q", c.name, got, c.want)
+		}
+	}
+	var names []string
+	for i := range 12 {
+		names = append(names, fmt.Sprintf("photographer-with-a-long-name-%d", i))
+	}
+	v := layoutChart(chartSpec{Labels: names, Series: []chartSeries{{"b", make([]float64, 12)}}})
+	right := 0.0
+	for _, l := range v.XLabels {
+		pos, _ := strconv.ParseFloat(l.Pos, 64)
+		w := labelWidth(l.Label)
+		if pos-w/2 < right || pos+w/2 > chartW || !strings.HasSuffix(l.Label, "…") {
+			t.Errorf("label %q at %.0f (%.0f wide) overlaps the one before (ending at %.0f), the edge or is not shortened", l.Label, pos, w, right)
+		}
+		right = pos + w/2
 	}
 }

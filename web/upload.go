@@ -28,14 +28,8 @@ type uploadView struct {
 	// Allowed is false when the key may upload for no user at all.
 	Allowed bool
 	// Formats names the accepted types ("JPEG, PNG or GIF"), Accept lists
-	// them for the file input; empty when the API does not say.
+	// them for the file input; empty when GET /status does not answer.
 	Formats, Accept string
-}
-
-// uploadFormatter is what the API handler may say about uploads: the
-// extensions it accepts (uploads.formats).
-type uploadFormatter interface {
-	UploadFormats() []string
 }
 
 // uploadTypes names the types of extensions for people and for the file
@@ -43,17 +37,19 @@ type uploadFormatter interface {
 var uploadTypes = map[string]struct{ name, mime string }{
 	"jpg": {"JPEG", "image/jpeg"}, "png": {"PNG", "image/png"}, "gif": {"GIF", "image/gif"},
 	"webp": {"WebP", "image/webp"}, "tif": {"TIFF", "image/tiff"}, "avif": {"AVIF", "image/avif"},
-	"heic": {"HEIC", "image/heic"},
+	"heic": {"HEIC", "image/heic"}, "jxl": {"JPEG XL", "image/jxl"}, "svg": {"SVG", "image/svg+xml"},
+	"pdf": {"PDF", "application/pdf"},
 }
 
-// uploadFormats describes the types the API accepts for upload.
-func (u *UI) uploadFormats() (names, accept string) {
-	f, ok := u.api.(uploadFormatter)
-	if !ok {
+// uploadFormats describes the types the API accepts for upload, as GET
+// /status lists them (the page works without them).
+func (q *request) uploadFormats() (names, accept string) {
+	var st api.Status
+	if err := q.api.getJSON(q.r.Context(), "/status", nil, &st); err != nil {
 		return "", ""
 	}
 	var ns, as []string
-	for _, ext := range f.UploadFormats() {
+	for _, ext := range st.UploadFormats {
 		t, ok := uploadTypes[ext]
 		if !ok {
 			t = struct{ name, mime string }{strings.ToUpper(ext), ""}
@@ -78,7 +74,7 @@ func (u *UI) uploadFormats() (names, accept string) {
 // uploadPageView is the upload page with what the key may upload for.
 func (q *request) uploadPageView(user string) uploadView {
 	v := uploadView{Page: q.page("Upload images", "upload"), Action: q.path("/upload"), User: user}
-	v.Formats, v.Accept = q.ui.uploadFormats()
+	v.Formats, v.Accept = q.uploadFormats()
 	users := q.uploadUsers()
 	v.Allowed = len(users) > 0
 	if !slices.Contains(users, "*") {

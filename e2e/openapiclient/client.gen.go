@@ -1590,6 +1590,9 @@ type Status struct {
 
 	// Timestamp An HTTP date in GMT.
 	Timestamp HTTPDate `json:"timestamp"`
+
+	// UploadFormats The extensions uploads may use: `uploads.formats`, and `svg` and `pdf` when `uploads.svg` and `uploads.pdf` are on. Another type answers 415.
+	UploadFormats []string `json:"uploadFormats"`
 }
 
 // TokenRefused defines model for TokenRefused.

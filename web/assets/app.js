@@ -10,6 +10,26 @@
     else document.addEventListener("DOMContentLoaded", fn);
   }
 
+  // The Menu button: on a narrow screen the stylesheet folds the
+  // navigation behind it (it shows only with this file); Escape folds it
+  // again.
+  function setupMenu() {
+    var btn = document.querySelector(".nav-toggle");
+    if (!btn) return;
+    var side = btn.closest(".side");
+    var set = function (open) {
+      side.classList.toggle("menu-open", open);
+      btn.setAttribute("aria-expanded", String(open));
+    };
+    btn.addEventListener("click", function () { set(!side.classList.contains("menu-open")); });
+    side.addEventListener("keydown", function (e) {
+      if (e.key === "Escape" && side.classList.contains("menu-open")) {
+        set(false);
+        btn.focus();
+      }
+    });
+  }
+
   // Copy buttons: <button data-copy="input-id">.
   function setupCopy() {
     document.querySelectorAll("[data-copy]").forEach(function (btn) {
@@ -476,6 +496,7 @@
   }
 
   ready(function () {
+    setupMenu();
     setupPlaceholders();
     setupCopy();
     setupPlayground();
