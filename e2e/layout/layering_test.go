@@ -79,6 +79,8 @@ var layers = []layer{
 	{pkg: "web", may: []string{"api"}, tests: append([]string{"engine", "storage"}, apiParts...),
 		why: "the admin UI is a client of the REST API through api's http.Handler; its tests build that handler from its parts, as main does"},
 
+	{pkg: "e2e/faultproxy", std: true, support: true,
+		why: "test support: the TCP proxy that stalls, cuts or refuses a dependency, for any package's fault tests"},
 	{pkg: "e2e/...", may: anything,
 		why: "black-box tests of the binary and the load tools drive the whole"},
 
