@@ -1524,96 +1524,20 @@ type WebhookID = string
 // BadRequest defines model for BadRequest.
 type BadRequest = Error
 
-// Deployment A filter of the active set: the version every instance serves, the one before it (where a
-// rollback goes by default), whether it is enabled, its canary, and its versions, newest first.
-type Deployment = DeployedFilter
-
 // ErrorResponse defines model for ErrorResponse.
 type ErrorResponse = Error
-
-// Filters defines model for Filters.
-type Filters struct {
-	Deployed  []DeployedFilter `json:"deployed"`
-	Filters   []FilterStatus   `json:"filters"`
-	Instances []FilterInstance `json:"instances"`
-}
-
-// GroupResponse defines model for GroupResponse.
-type GroupResponse = Group
-
-// ImageIdentifier defines model for ImageIdentifier.
-type ImageIdentifier struct {
-	ImageIdentifier string `json:"imageIdentifier"`
-}
 
 // Immutable defines model for Immutable.
 type Immutable = Error
 
-// Listing defines model for Listing.
-type Listing struct {
-	Images []ImageEntry `json:"images"`
-	Search Search       `json:"search"`
-}
-
-// MetadataResponse An image's metadata, a JSON object with any keys and values.
-type MetadataResponse = Metadata
-
 // NotFound defines model for NotFound.
 type NotFound = Error
-
-// PublicKey defines model for PublicKey.
-type PublicKey struct {
-	PublicKey string `json:"publicKey"`
-}
-
-// QuotaResponse defines model for QuotaResponse.
-type QuotaResponse = UserQuota
-
-// RuleResponse defines model for RuleResponse.
-type RuleResponse = Rule
-
-// ShortURLID defines model for ShortURLID.
-type ShortURLID struct {
-	Id string `json:"id"`
-}
-
-// Status defines model for Status.
-type Status struct {
-	Database bool `json:"database"`
-
-	// Date An HTTP date in GMT.
-	Date HTTPDate `json:"date"`
-
-	// Sinks Where events are on, each sink of the events outbox (every topic, every CDN purger, and the webhook subscriptions together) with its backlog and, while its attempts fail, since when and why.
-	Sinks   *[]SinkStatus `json:"sinks,omitempty"`
-	Storage bool          `json:"storage"`
-
-	// Timestamp An HTTP date in GMT.
-	Timestamp HTTPDate `json:"timestamp"`
-
-	// UploadFormats The extensions uploads may use: `uploads.formats`, and `svg` and `pdf` when `uploads.svg` and `uploads.pdf` are on. Another type answers 415.
-	UploadFormats []string `json:"uploadFormats"`
-}
 
 // TokenRefused defines model for TokenRefused.
 type TokenRefused = Error
 
 // TooManyRequests defines model for TooManyRequests.
 type TooManyRequests = Error
-
-// TusImage The image an upload stored.
-type TusImage = UploadedImage
-
-// Uploaded defines model for Uploaded.
-type Uploaded struct {
-	Extension       string `json:"extension"`
-	Height          int    `json:"height"`
-	ImageIdentifier string `json:"imageIdentifier"`
-	Width           int    `json:"width"`
-}
-
-// MetadataRequest A JSON object with any keys and values.
-type MetadataRequest = JSONObject
 
 // GetAuditParams defines parameters for GetAudit.
 type GetAuditParams struct {
@@ -2331,8 +2255,8 @@ type GetImageParams struct {
 // GetImageParamsQuality defines parameters for GetImage.
 type GetImageParamsQuality string
 
-// DeleteMetadataAlias0Params defines parameters for DeleteMetadataAlias0.
-type DeleteMetadataAlias0Params struct {
+// DeleteMetaParams defines parameters for DeleteMeta.
+type DeleteMetaParams struct {
 	// PublicKey The acting public key when it is not named like the path's user (and no `PublicKey` header
 	// is sent); part of the URL an access token or signature covers.
 	PublicKey *PublicKeyQuery `form:"publicKey,omitempty" json:"publicKey,omitempty"`
@@ -2344,8 +2268,8 @@ type DeleteMetadataAlias0Params struct {
 	Signature *SignatureQuery `form:"signature,omitempty" json:"signature,omitempty"`
 }
 
-// GetMetadataAlias0Params defines parameters for GetMetadataAlias0.
-type GetMetadataAlias0Params struct {
+// GetMetaParams defines parameters for GetMeta.
+type GetMetaParams struct {
 	// PublicKey The acting public key when it is not named like the path's user (and no `PublicKey` header
 	// is sent); part of the URL an access token or signature covers.
 	PublicKey *PublicKeyQuery `form:"publicKey,omitempty" json:"publicKey,omitempty"`
@@ -2357,8 +2281,8 @@ type GetMetadataAlias0Params struct {
 	Signature *SignatureQuery `form:"signature,omitempty" json:"signature,omitempty"`
 }
 
-// MergeMetadataAlias0Params defines parameters for MergeMetadataAlias0.
-type MergeMetadataAlias0Params struct {
+// MergeMetaParams defines parameters for MergeMeta.
+type MergeMetaParams struct {
 	// PublicKey The acting public key when it is not named like the path's user (and no `PublicKey` header
 	// is sent); part of the URL an access token or signature covers.
 	PublicKey *PublicKeyQuery `form:"publicKey,omitempty" json:"publicKey,omitempty"`
@@ -2370,8 +2294,8 @@ type MergeMetadataAlias0Params struct {
 	Signature *SignatureQuery `form:"signature,omitempty" json:"signature,omitempty"`
 }
 
-// ReplaceMetadataAlias0Params defines parameters for ReplaceMetadataAlias0.
-type ReplaceMetadataAlias0Params struct {
+// ReplaceMetaParams defines parameters for ReplaceMeta.
+type ReplaceMetaParams struct {
 	// PublicKey The acting public key when it is not named like the path's user (and no `PublicKey` header
 	// is sent); part of the URL an access token or signature covers.
 	PublicKey *PublicKeyQuery `form:"publicKey,omitempty" json:"publicKey,omitempty"`
@@ -2844,11 +2768,15 @@ type PostRulesJSONRequestBody PostRulesJSONBody
 // UploadImageJSONRequestBody defines body for UploadImage for application/json ContentType.
 type UploadImageJSONRequestBody = UploadByURL
 
-// MergeMetadataAlias0JSONRequestBody defines body for MergeMetadataAlias0 for application/json ContentType.
-type MergeMetadataAlias0JSONRequestBody = JSONObject
+// MergeMetaJSONRequestBody defines body for MergeMeta for application/json ContentType.
+//
+// Deprecated: this type has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+type MergeMetaJSONRequestBody = JSONObject
 
-// ReplaceMetadataAlias0JSONRequestBody defines body for ReplaceMetadataAlias0 for application/json ContentType.
-type ReplaceMetadataAlias0JSONRequestBody = JSONObject
+// ReplaceMetaJSONRequestBody defines body for ReplaceMeta for application/json ContentType.
+//
+// Deprecated: this type has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+type ReplaceMetaJSONRequestBody = JSONObject
 
 // MergeMetadataJSONRequestBody defines body for MergeMetadata for application/json ContentType.
 type MergeMetadataJSONRequestBody = JSONObject
@@ -3854,53 +3782,67 @@ type ClientInterface interface {
 	// Corresponds with GET /users/{user}/images/{image} (the `GetImage` operationId).
 	GetImage(ctx context.Context, user User, image ImageWithExtension, params *GetImageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// DeleteMetadataAlias0 Delete an image's metadata
+	// DeleteMeta Delete an image's metadata, at Imbo's alias path
 	//
-	// Corresponds with DELETE /users/{user}/images/{image}/meta (the `DeleteMetadataAlias0` operationId).
-	DeleteMetadataAlias0(ctx context.Context, user User, image ImageID, params *DeleteMetadataAlias0Params, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// `deleteMetadata` at the path Imbo's clients also use; new clients call `deleteMetadata`.
+	//
+	// Corresponds with DELETE /users/{user}/images/{image}/meta (the `DeleteMeta` operationId).
+	//
+	// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+	DeleteMeta(ctx context.Context, user User, image ImageID, params *DeleteMetaParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// GetMetadataAlias0 An image's metadata
+	// GetMeta An image's metadata, at Imbo's alias path
 	//
-	// The alias path `/users/{user}/images/{image}/meta` serves the same methods.
+	// `getMetadata` at the path Imbo's clients also use; new clients call `getMetadata`.
 	//
-	// Corresponds with GET /users/{user}/images/{image}/meta (the `GetMetadataAlias0` operationId).
-	GetMetadataAlias0(ctx context.Context, user User, image ImageID, params *GetMetadataAlias0Params, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with GET /users/{user}/images/{image}/meta (the `GetMeta` operationId).
+	//
+	// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+	GetMeta(ctx context.Context, user User, image ImageID, params *GetMetaParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// MergeMetadataAlias0WithBody Merge keys into an image's metadata
+	// MergeMetaWithBody Merge keys into an image's metadata, at Imbo's alias path
+	//
+	// `mergeMetadata` at the path Imbo's clients also use; new clients call `mergeMetadata`.
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with POST /users/{user}/images/{image}/meta (the `MergeMetadataAlias0` operationId).
-	MergeMetadataAlias0WithBody(ctx context.Context, user User, image ImageID, params *MergeMetadataAlias0Params, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /users/{user}/images/{image}/meta (the `MergeMeta` operationId).
+	//
+	// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+	MergeMetaWithBody(ctx context.Context, user User, image ImageID, params *MergeMetaParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// MergeMetadataAlias0 Merge keys into an image's metadata
+	// MergeMeta Merge keys into an image's metadata, at Imbo's alias path
+	//
+	// `mergeMetadata` at the path Imbo's clients also use; new clients call `mergeMetadata`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /users/{user}/images/{image}/meta (the `MergeMetadataAlias0` operationId).
-	MergeMetadataAlias0(ctx context.Context, user User, image ImageID, params *MergeMetadataAlias0Params, body MergeMetadataAlias0JSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// ReplaceMetadataAlias0WithBody Replace an image's metadata
+	// Corresponds with POST /users/{user}/images/{image}/meta (the `MergeMeta` operationId).
 	//
-	// With `If-Match`, a client that read the metadata, changed it and writes it back loses no
-	// change made meanwhile: the write happens only while `GET` still answers one of the ETags
-	// given, else 412 `Metadata changed since it was read` and nothing changes.
+	// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+	MergeMeta(ctx context.Context, user User, image ImageID, params *MergeMetaParams, body MergeMetaJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReplaceMetaWithBody Replace an image's metadata, at Imbo's alias path
+	//
+	// `replaceMetadata` at the path Imbo's clients also use; new clients call `replaceMetadata`.
 	//
 	// Takes any type of body and a specified content type.
 	//
-	// Corresponds with PUT /users/{user}/images/{image}/meta (the `ReplaceMetadataAlias0` operationId).
-	ReplaceMetadataAlias0WithBody(ctx context.Context, user User, image ImageID, params *ReplaceMetadataAlias0Params, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
-
-	// ReplaceMetadataAlias0 Replace an image's metadata
+	// Corresponds with PUT /users/{user}/images/{image}/meta (the `ReplaceMeta` operationId).
 	//
-	// With `If-Match`, a client that read the metadata, changed it and writes it back loses no
-	// change made meanwhile: the write happens only while `GET` still answers one of the ETags
-	// given, else 412 `Metadata changed since it was read` and nothing changes.
+	// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+	ReplaceMetaWithBody(ctx context.Context, user User, image ImageID, params *ReplaceMetaParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ReplaceMeta Replace an image's metadata, at Imbo's alias path
+	//
+	// `replaceMetadata` at the path Imbo's clients also use; new clients call `replaceMetadata`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with PUT /users/{user}/images/{image}/meta (the `ReplaceMetadataAlias0` operationId).
-	ReplaceMetadataAlias0(ctx context.Context, user User, image ImageID, params *ReplaceMetadataAlias0Params, body ReplaceMetadataAlias0JSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with PUT /users/{user}/images/{image}/meta (the `ReplaceMeta` operationId).
+	//
+	// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+	ReplaceMeta(ctx context.Context, user User, image ImageID, params *ReplaceMetaParams, body ReplaceMetaJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteMetadata Delete an image's metadata
 	//
@@ -3909,7 +3851,7 @@ type ClientInterface interface {
 
 	// GetMetadata An image's metadata
 	//
-	// The alias path `/users/{user}/images/{image}/meta` serves the same methods.
+	// The alias path `/users/{user}/images/{image}/meta` serves the same methods (`getMeta`...).
 	//
 	// Corresponds with GET /users/{user}/images/{image}/metadata (the `GetMetadata` operationId).
 	GetMetadata(ctx context.Context, user User, image ImageID, params *GetMetadataParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -5294,11 +5236,14 @@ func (c *Client) GetImage(ctx context.Context, user User, image ImageWithExtensi
 	return c.Client.Do(req)
 }
 
-// DeleteMetadataAlias0 Delete an image's metadata
+// DeleteMeta Delete an image's metadata, at Imbo's alias path
 //
-// Corresponds with DELETE /users/{user}/images/{image}/meta (the `DeleteMetadataAlias0` operationId).
-func (c *Client) DeleteMetadataAlias0(ctx context.Context, user User, image ImageID, params *DeleteMetadataAlias0Params, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewDeleteMetadataAlias0Request(c.Server, user, image, params)
+// `deleteMetadata` at the path Imbo's clients also use; new clients call `deleteMetadata`.
+//
+// Corresponds with DELETE /users/{user}/images/{image}/meta (the `DeleteMeta` operationId).
+// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+func (c *Client) DeleteMeta(ctx context.Context, user User, image ImageID, params *DeleteMetaParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewDeleteMetaRequest(c.Server, user, image, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5309,13 +5254,14 @@ func (c *Client) DeleteMetadataAlias0(ctx context.Context, user User, image Imag
 	return c.Client.Do(req)
 }
 
-// GetMetadataAlias0 An image's metadata
+// GetMeta An image's metadata, at Imbo's alias path
 //
-// The alias path `/users/{user}/images/{image}/meta` serves the same methods.
+// `getMetadata` at the path Imbo's clients also use; new clients call `getMetadata`.
 //
-// Corresponds with GET /users/{user}/images/{image}/meta (the `GetMetadataAlias0` operationId).
-func (c *Client) GetMetadataAlias0(ctx context.Context, user User, image ImageID, params *GetMetadataAlias0Params, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetMetadataAlias0Request(c.Server, user, image, params)
+// Corresponds with GET /users/{user}/images/{image}/meta (the `GetMeta` operationId).
+// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+func (c *Client) GetMeta(ctx context.Context, user User, image ImageID, params *GetMetaParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMetaRequest(c.Server, user, image, params)
 	if err != nil {
 		return nil, err
 	}
@@ -5326,13 +5272,16 @@ func (c *Client) GetMetadataAlias0(ctx context.Context, user User, image ImageID
 	return c.Client.Do(req)
 }
 
-// MergeMetadataAlias0WithBody Merge keys into an image's metadata
+// MergeMetaWithBody Merge keys into an image's metadata, at Imbo's alias path
+//
+// `mergeMetadata` at the path Imbo's clients also use; new clients call `mergeMetadata`.
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with POST /users/{user}/images/{image}/meta (the `MergeMetadataAlias0` operationId).
-func (c *Client) MergeMetadataAlias0WithBody(ctx context.Context, user User, image ImageID, params *MergeMetadataAlias0Params, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewMergeMetadataAlias0RequestWithBody(c.Server, user, image, params, contentType, body)
+// Corresponds with POST /users/{user}/images/{image}/meta (the `MergeMeta` operationId).
+// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+func (c *Client) MergeMetaWithBody(ctx context.Context, user User, image ImageID, params *MergeMetaParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewMergeMetaRequestWithBody(c.Server, user, image, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5343,13 +5292,16 @@ func (c *Client) MergeMetadataAlias0WithBody(ctx context.Context, user User, ima
 	return c.Client.Do(req)
 }
 
-// MergeMetadataAlias0 Merge keys into an image's metadata
+// MergeMeta Merge keys into an image's metadata, at Imbo's alias path
+//
+// `mergeMetadata` at the path Imbo's clients also use; new clients call `mergeMetadata`.
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /users/{user}/images/{image}/meta (the `MergeMetadataAlias0` operationId).
-func (c *Client) MergeMetadataAlias0(ctx context.Context, user User, image ImageID, params *MergeMetadataAlias0Params, body MergeMetadataAlias0JSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewMergeMetadataAlias0Request(c.Server, user, image, params, body)
+// Corresponds with POST /users/{user}/images/{image}/meta (the `MergeMeta` operationId).
+// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+func (c *Client) MergeMeta(ctx context.Context, user User, image ImageID, params *MergeMetaParams, body MergeMetaJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewMergeMetaRequest(c.Server, user, image, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5360,17 +5312,16 @@ func (c *Client) MergeMetadataAlias0(ctx context.Context, user User, image Image
 	return c.Client.Do(req)
 }
 
-// ReplaceMetadataAlias0WithBody Replace an image's metadata
+// ReplaceMetaWithBody Replace an image's metadata, at Imbo's alias path
 //
-// With `If-Match`, a client that read the metadata, changed it and writes it back loses no
-// change made meanwhile: the write happens only while `GET` still answers one of the ETags
-// given, else 412 `Metadata changed since it was read` and nothing changes.
+// `replaceMetadata` at the path Imbo's clients also use; new clients call `replaceMetadata`.
 //
 // Takes any type of body and a specified content type.
 //
-// Corresponds with PUT /users/{user}/images/{image}/meta (the `ReplaceMetadataAlias0` operationId).
-func (c *Client) ReplaceMetadataAlias0WithBody(ctx context.Context, user User, image ImageID, params *ReplaceMetadataAlias0Params, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewReplaceMetadataAlias0RequestWithBody(c.Server, user, image, params, contentType, body)
+// Corresponds with PUT /users/{user}/images/{image}/meta (the `ReplaceMeta` operationId).
+// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+func (c *Client) ReplaceMetaWithBody(ctx context.Context, user User, image ImageID, params *ReplaceMetaParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReplaceMetaRequestWithBody(c.Server, user, image, params, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5381,17 +5332,16 @@ func (c *Client) ReplaceMetadataAlias0WithBody(ctx context.Context, user User, i
 	return c.Client.Do(req)
 }
 
-// ReplaceMetadataAlias0 Replace an image's metadata
+// ReplaceMeta Replace an image's metadata, at Imbo's alias path
 //
-// With `If-Match`, a client that read the metadata, changed it and writes it back loses no
-// change made meanwhile: the write happens only while `GET` still answers one of the ETags
-// given, else 412 `Metadata changed since it was read` and nothing changes.
+// `replaceMetadata` at the path Imbo's clients also use; new clients call `replaceMetadata`.
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with PUT /users/{user}/images/{image}/meta (the `ReplaceMetadataAlias0` operationId).
-func (c *Client) ReplaceMetadataAlias0(ctx context.Context, user User, image ImageID, params *ReplaceMetadataAlias0Params, body ReplaceMetadataAlias0JSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewReplaceMetadataAlias0Request(c.Server, user, image, params, body)
+// Corresponds with PUT /users/{user}/images/{image}/meta (the `ReplaceMeta` operationId).
+// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+func (c *Client) ReplaceMeta(ctx context.Context, user User, image ImageID, params *ReplaceMetaParams, body ReplaceMetaJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewReplaceMetaRequest(c.Server, user, image, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5419,7 +5369,7 @@ func (c *Client) DeleteMetadata(ctx context.Context, user User, image ImageID, p
 
 // GetMetadata An image's metadata
 //
-// The alias path `/users/{user}/images/{image}/meta` serves the same methods.
+// The alias path `/users/{user}/images/{image}/meta` serves the same methods (`getMeta`...).
 //
 // Corresponds with GET /users/{user}/images/{image}/metadata (the `GetMetadata` operationId).
 func (c *Client) GetMetadata(ctx context.Context, user User, image ImageID, params *GetMetadataParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -9844,8 +9794,8 @@ func NewGetImageRequest(server string, user User, image ImageWithExtension, para
 	return req, nil
 }
 
-// NewDeleteMetadataAlias0Request constructs an http.Request for the DeleteMetadataAlias0 method
-func NewDeleteMetadataAlias0Request(server string, user User, image ImageID, params *DeleteMetadataAlias0Params) (*http.Request, error) {
+// NewDeleteMetaRequest constructs an http.Request for the DeleteMeta method
+func NewDeleteMetaRequest(server string, user User, image ImageID, params *DeleteMetaParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -9936,8 +9886,8 @@ func NewDeleteMetadataAlias0Request(server string, user User, image ImageID, par
 	return req, nil
 }
 
-// NewGetMetadataAlias0Request constructs an http.Request for the GetMetadataAlias0 method
-func NewGetMetadataAlias0Request(server string, user User, image ImageID, params *GetMetadataAlias0Params) (*http.Request, error) {
+// NewGetMetaRequest constructs an http.Request for the GetMeta method
+func NewGetMetaRequest(server string, user User, image ImageID, params *GetMetaParams) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -10028,19 +9978,19 @@ func NewGetMetadataAlias0Request(server string, user User, image ImageID, params
 	return req, nil
 }
 
-// NewMergeMetadataAlias0Request calls the generic MergeMetadataAlias0 builder with application/json body
-func NewMergeMetadataAlias0Request(server string, user User, image ImageID, params *MergeMetadataAlias0Params, body MergeMetadataAlias0JSONRequestBody) (*http.Request, error) {
+// NewMergeMetaRequest calls the generic MergeMeta builder with application/json body
+func NewMergeMetaRequest(server string, user User, image ImageID, params *MergeMetaParams, body MergeMetaJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewMergeMetadataAlias0RequestWithBody(server, user, image, params, "application/json", bodyReader)
+	return NewMergeMetaRequestWithBody(server, user, image, params, "application/json", bodyReader)
 }
 
-// NewMergeMetadataAlias0RequestWithBody constructs an http.Request for the MergeMetadataAlias0 method, with any body, and a specified content type
-func NewMergeMetadataAlias0RequestWithBody(server string, user User, image ImageID, params *MergeMetadataAlias0Params, contentType string, body io.Reader) (*http.Request, error) {
+// NewMergeMetaRequestWithBody constructs an http.Request for the MergeMeta method, with any body, and a specified content type
+func NewMergeMetaRequestWithBody(server string, user User, image ImageID, params *MergeMetaParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -10133,19 +10083,19 @@ func NewMergeMetadataAlias0RequestWithBody(server string, user User, image Image
 	return req, nil
 }
 
-// NewReplaceMetadataAlias0Request calls the generic ReplaceMetadataAlias0 builder with application/json body
-func NewReplaceMetadataAlias0Request(server string, user User, image ImageID, params *ReplaceMetadataAlias0Params, body ReplaceMetadataAlias0JSONRequestBody) (*http.Request, error) {
+// NewReplaceMetaRequest calls the generic ReplaceMeta builder with application/json body
+func NewReplaceMetaRequest(server string, user User, image ImageID, params *ReplaceMetaParams, body ReplaceMetaJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewReplaceMetadataAlias0RequestWithBody(server, user, image, params, "application/json", bodyReader)
+	return NewReplaceMetaRequestWithBody(server, user, image, params, "application/json", bodyReader)
 }
 
-// NewReplaceMetadataAlias0RequestWithBody constructs an http.Request for the ReplaceMetadataAlias0 method, with any body, and a specified content type
-func NewReplaceMetadataAlias0RequestWithBody(server string, user User, image ImageID, params *ReplaceMetadataAlias0Params, contentType string, body io.Reader) (*http.Request, error) {
+// NewReplaceMetaRequestWithBody constructs an http.Request for the ReplaceMeta method, with any body, and a specified content type
+func NewReplaceMetaRequestWithBody(server string, user User, image ImageID, params *ReplaceMetaParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -13696,57 +13646,71 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /users/{user}/images/{image} (the `GetImage` operationId).
 	GetImageWithResponse(ctx context.Context, user User, image ImageWithExtension, params *GetImageParams, reqEditors ...RequestEditorFn) (*GetImageResponse, error)
 
-	// DeleteMetadataAlias0WithResponse Delete an image's metadata
+	// DeleteMetaWithResponse Delete an image's metadata, at Imbo's alias path
+	//
+	// `deleteMetadata` at the path Imbo's clients also use; new clients call `deleteMetadata`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with DELETE /users/{user}/images/{image}/meta (the `DeleteMetadataAlias0` operationId).
-	DeleteMetadataAlias0WithResponse(ctx context.Context, user User, image ImageID, params *DeleteMetadataAlias0Params, reqEditors ...RequestEditorFn) (*DeleteMetadataAlias0Response, error)
-
-	// GetMetadataAlias0WithResponse An image's metadata
+	// Corresponds with DELETE /users/{user}/images/{image}/meta (the `DeleteMeta` operationId).
 	//
-	// The alias path `/users/{user}/images/{image}/meta` serves the same methods.
+	// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+	DeleteMetaWithResponse(ctx context.Context, user User, image ImageID, params *DeleteMetaParams, reqEditors ...RequestEditorFn) (*DeleteMetaResponse, error)
+
+	// GetMetaWithResponse An image's metadata, at Imbo's alias path
+	//
+	// `getMetadata` at the path Imbo's clients also use; new clients call `getMetadata`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with GET /users/{user}/images/{image}/meta (the `GetMetadataAlias0` operationId).
-	GetMetadataAlias0WithResponse(ctx context.Context, user User, image ImageID, params *GetMetadataAlias0Params, reqEditors ...RequestEditorFn) (*GetMetadataAlias0Response, error)
+	// Corresponds with GET /users/{user}/images/{image}/meta (the `GetMeta` operationId).
+	//
+	// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+	GetMetaWithResponse(ctx context.Context, user User, image ImageID, params *GetMetaParams, reqEditors ...RequestEditorFn) (*GetMetaResponse, error)
 
-	// MergeMetadataAlias0WithBodyWithResponse Merge keys into an image's metadata
+	// MergeMetaWithBodyWithResponse Merge keys into an image's metadata, at Imbo's alias path
+	//
+	// `mergeMetadata` at the path Imbo's clients also use; new clients call `mergeMetadata`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /users/{user}/images/{image}/meta (the `MergeMetadataAlias0` operationId).
-	MergeMetadataAlias0WithBodyWithResponse(ctx context.Context, user User, image ImageID, params *MergeMetadataAlias0Params, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*MergeMetadataAlias0Response, error)
+	// Corresponds with POST /users/{user}/images/{image}/meta (the `MergeMeta` operationId).
+	//
+	// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+	MergeMetaWithBodyWithResponse(ctx context.Context, user User, image ImageID, params *MergeMetaParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*MergeMetaResponse, error)
 
-	// MergeMetadataAlias0WithResponse Merge keys into an image's metadata
+	// MergeMetaWithResponse Merge keys into an image's metadata, at Imbo's alias path
+	//
+	// `mergeMetadata` at the path Imbo's clients also use; new clients call `mergeMetadata`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /users/{user}/images/{image}/meta (the `MergeMetadataAlias0` operationId).
-	MergeMetadataAlias0WithResponse(ctx context.Context, user User, image ImageID, params *MergeMetadataAlias0Params, body MergeMetadataAlias0JSONRequestBody, reqEditors ...RequestEditorFn) (*MergeMetadataAlias0Response, error)
-
-	// ReplaceMetadataAlias0WithBodyWithResponse Replace an image's metadata
+	// Corresponds with POST /users/{user}/images/{image}/meta (the `MergeMeta` operationId).
 	//
-	// With `If-Match`, a client that read the metadata, changed it and writes it back loses no
-	// change made meanwhile: the write happens only while `GET` still answers one of the ETags
-	// given, else 412 `Metadata changed since it was read` and nothing changes.
+	// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+	MergeMetaWithResponse(ctx context.Context, user User, image ImageID, params *MergeMetaParams, body MergeMetaJSONRequestBody, reqEditors ...RequestEditorFn) (*MergeMetaResponse, error)
+
+	// ReplaceMetaWithBodyWithResponse Replace an image's metadata, at Imbo's alias path
+	//
+	// `replaceMetadata` at the path Imbo's clients also use; new clients call `replaceMetadata`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with PUT /users/{user}/images/{image}/meta (the `ReplaceMetadataAlias0` operationId).
-	ReplaceMetadataAlias0WithBodyWithResponse(ctx context.Context, user User, image ImageID, params *ReplaceMetadataAlias0Params, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplaceMetadataAlias0Response, error)
-
-	// ReplaceMetadataAlias0WithResponse Replace an image's metadata
+	// Corresponds with PUT /users/{user}/images/{image}/meta (the `ReplaceMeta` operationId).
 	//
-	// With `If-Match`, a client that read the metadata, changed it and writes it back loses no
-	// change made meanwhile: the write happens only while `GET` still answers one of the ETags
-	// given, else 412 `Metadata changed since it was read` and nothing changes.
+	// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+	ReplaceMetaWithBodyWithResponse(ctx context.Context, user User, image ImageID, params *ReplaceMetaParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplaceMetaResponse, error)
+
+	// ReplaceMetaWithResponse Replace an image's metadata, at Imbo's alias path
+	//
+	// `replaceMetadata` at the path Imbo's clients also use; new clients call `replaceMetadata`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with PUT /users/{user}/images/{image}/meta (the `ReplaceMetadataAlias0` operationId).
-	ReplaceMetadataAlias0WithResponse(ctx context.Context, user User, image ImageID, params *ReplaceMetadataAlias0Params, body ReplaceMetadataAlias0JSONRequestBody, reqEditors ...RequestEditorFn) (*ReplaceMetadataAlias0Response, error)
+	// Corresponds with PUT /users/{user}/images/{image}/meta (the `ReplaceMeta` operationId).
+	//
+	// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+	ReplaceMetaWithResponse(ctx context.Context, user User, image ImageID, params *ReplaceMetaParams, body ReplaceMetaJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplaceMetaResponse, error)
 
 	// DeleteMetadataWithResponse Delete an image's metadata
 	//
@@ -13757,7 +13721,7 @@ type ClientWithResponsesInterface interface {
 
 	// GetMetadataWithResponse An image's metadata
 	//
-	// The alias path `/users/{user}/images/{image}/meta` serves the same methods.
+	// The alias path `/users/{user}/images/{image}/meta` serves the same methods (`getMeta`...).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -14833,7 +14797,11 @@ type ListFiltersResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *Filters
+	JSON200 *struct {
+		Deployed  []DeployedFilter `json:"deployed"`
+		Filters   []FilterStatus   `json:"filters"`
+		Instances []FilterInstance `json:"instances"`
+	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -14849,7 +14817,11 @@ type ListFiltersResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ListFiltersResponse) GetJSON200() *Filters {
+func (r ListFiltersResponse) GetJSON200() *struct {
+	Deployed  []DeployedFilter `json:"deployed"`
+	Filters   []FilterStatus   `json:"filters"`
+	Instances []FilterInstance `json:"instances"`
+} {
 	return r.JSON200
 }
 
@@ -14927,7 +14899,11 @@ type ReloadFiltersResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *Filters
+	JSON200 *struct {
+		Deployed  []DeployedFilter `json:"deployed"`
+		Filters   []FilterStatus   `json:"filters"`
+		Instances []FilterInstance `json:"instances"`
+	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -14943,7 +14919,11 @@ type ReloadFiltersResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ReloadFiltersResponse) GetJSON200() *Filters {
+func (r ReloadFiltersResponse) GetJSON200() *struct {
+	Deployed  []DeployedFilter `json:"deployed"`
+	Filters   []FilterStatus   `json:"filters"`
+	Instances []FilterInstance `json:"instances"`
+} {
 	return r.JSON200
 }
 
@@ -15194,7 +15174,7 @@ type PatchFilterResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *Deployment
+	JSON200 *DeployedFilter
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -15222,7 +15202,7 @@ type PatchFilterResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PatchFilterResponse) GetJSON200() *Deployment {
+func (r PatchFilterResponse) GetJSON200() *DeployedFilter {
 	return r.JSON200
 }
 
@@ -15339,9 +15319,9 @@ type PutFilterResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *Deployment
+	JSON200 *DeployedFilter
 	// JSON201 the response for an HTTP 201 `application/json` response
-	JSON201 *Deployment
+	JSON201 *DeployedFilter
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON405 the response for an HTTP 405 `application/json` response
@@ -15369,12 +15349,12 @@ type PutFilterResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PutFilterResponse) GetJSON200() *Deployment {
+func (r PutFilterResponse) GetJSON200() *DeployedFilter {
 	return r.JSON200
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
-func (r PutFilterResponse) GetJSON201() *Deployment {
+func (r PutFilterResponse) GetJSON201() *DeployedFilter {
 	return r.JSON201
 }
 
@@ -15482,7 +15462,7 @@ type RollbackFilterResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *Deployment
+	JSON200 *DeployedFilter
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -15506,7 +15486,7 @@ type RollbackFilterResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r RollbackFilterResponse) GetJSON200() *Deployment {
+func (r RollbackFilterResponse) GetJSON200() *DeployedFilter {
 	return r.JSON200
 }
 
@@ -15714,7 +15694,7 @@ type DeleteGroupResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *GroupResponse
+	JSON200 *Group
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -15738,7 +15718,7 @@ type DeleteGroupResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r DeleteGroupResponse) GetJSON200() *GroupResponse {
+func (r DeleteGroupResponse) GetJSON200() *Group {
 	return r.JSON200
 }
 
@@ -15833,7 +15813,7 @@ type GetGroupResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *GroupResponse
+	JSON200 *Group
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -15853,7 +15833,7 @@ type GetGroupResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetGroupResponse) GetJSON200() *GroupResponse {
+func (r GetGroupResponse) GetJSON200() *Group {
 	return r.JSON200
 }
 
@@ -15943,9 +15923,9 @@ type PutGroupResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *GroupResponse
+	JSON200 *Group
 	// JSON201 the response for an HTTP 201 `application/json` response
-	JSON201 *GroupResponse
+	JSON201 *Group
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON405 the response for an HTTP 405 `application/json` response
@@ -15965,12 +15945,12 @@ type PutGroupResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PutGroupResponse) GetJSON200() *GroupResponse {
+func (r PutGroupResponse) GetJSON200() *Group {
 	return r.JSON200
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
-func (r PutGroupResponse) GetJSON201() *GroupResponse {
+func (r PutGroupResponse) GetJSON201() *Group {
 	return r.JSON201
 }
 
@@ -16101,7 +16081,10 @@ type ListGlobalImagesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *Listing
+	JSON200 *struct {
+		Images []ImageEntry `json:"images"`
+		Search Search       `json:"search"`
+	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -16121,7 +16104,10 @@ type ListGlobalImagesResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ListGlobalImagesResponse) GetJSON200() *Listing {
+func (r ListGlobalImagesResponse) GetJSON200() *struct {
+	Images []ImageEntry `json:"images"`
+	Search Search       `json:"search"`
+} {
 	return r.JSON200
 }
 
@@ -16329,7 +16315,9 @@ type DeleteKeyResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *PublicKey
+	JSON200 *struct {
+		PublicKey string `json:"publicKey"`
+	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -16353,7 +16341,9 @@ type DeleteKeyResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r DeleteKeyResponse) GetJSON200() *PublicKey {
+func (r DeleteKeyResponse) GetJSON200() *struct {
+	PublicKey string `json:"publicKey"`
+} {
 	return r.JSON200
 }
 
@@ -16490,7 +16480,9 @@ type PutKeyResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *PublicKey
+	JSON200 *struct {
+		PublicKey string `json:"publicKey"`
+	}
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *struct {
 		Access    *[]Rule `json:"access,omitempty"`
@@ -16519,7 +16511,9 @@ type PutKeyResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PutKeyResponse) GetJSON200() *PublicKey {
+func (r PutKeyResponse) GetJSON200() *struct {
+	PublicKey string `json:"publicKey"`
+} {
 	return r.JSON200
 }
 
@@ -16849,7 +16843,7 @@ type DeleteRuleResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *RuleResponse
+	JSON200 *Rule
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -16873,7 +16867,7 @@ type DeleteRuleResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r DeleteRuleResponse) GetJSON200() *RuleResponse {
+func (r DeleteRuleResponse) GetJSON200() *Rule {
 	return r.JSON200
 }
 
@@ -16968,7 +16962,7 @@ type GetRuleResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *RuleResponse
+	JSON200 *Rule
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -16988,7 +16982,7 @@ type GetRuleResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetRuleResponse) GetJSON200() *RuleResponse {
+func (r GetRuleResponse) GetJSON200() *Rule {
 	return r.JSON200
 }
 
@@ -17500,13 +17494,43 @@ type GetStatusResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *Status
+	JSON200 *struct {
+		Database bool `json:"database"`
+
+		// Date An HTTP date in GMT.
+		Date HTTPDate `json:"date"`
+
+		// Sinks Where events are on, each sink of the events outbox (every topic, every CDN purger, and the webhook subscriptions together) with its backlog and, while its attempts fail, since when and why.
+		Sinks   *[]SinkStatus `json:"sinks,omitempty"`
+		Storage bool          `json:"storage"`
+
+		// Timestamp An HTTP date in GMT.
+		Timestamp HTTPDate `json:"timestamp"`
+
+		// UploadFormats The extensions uploads may use: `uploads.formats`, and `svg` and `pdf` when `uploads.svg` and `uploads.pdf` are on. Another type answers 415.
+		UploadFormats []string `json:"uploadFormats"`
+	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *Status
+	JSON503 *struct {
+		Database bool `json:"database"`
+
+		// Date An HTTP date in GMT.
+		Date HTTPDate `json:"date"`
+
+		// Sinks Where events are on, each sink of the events outbox (every topic, every CDN purger, and the webhook subscriptions together) with its backlog and, while its attempts fail, since when and why.
+		Sinks   *[]SinkStatus `json:"sinks,omitempty"`
+		Storage bool          `json:"storage"`
+
+		// Timestamp An HTTP date in GMT.
+		Timestamp HTTPDate `json:"timestamp"`
+
+		// UploadFormats The extensions uploads may use: `uploads.formats`, and `svg` and `pdf` when `uploads.svg` and `uploads.pdf` are on. Another type answers 415.
+		UploadFormats []string `json:"uploadFormats"`
+	}
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers400 the parsed response headers for an HTTP 400 response
@@ -17518,7 +17542,22 @@ type GetStatusResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetStatusResponse) GetJSON200() *Status {
+func (r GetStatusResponse) GetJSON200() *struct {
+	Database bool `json:"database"`
+
+	// Date An HTTP date in GMT.
+	Date HTTPDate `json:"date"`
+
+	// Sinks Where events are on, each sink of the events outbox (every topic, every CDN purger, and the webhook subscriptions together) with its backlog and, while its attempts fail, since when and why.
+	Sinks   *[]SinkStatus `json:"sinks,omitempty"`
+	Storage bool          `json:"storage"`
+
+	// Timestamp An HTTP date in GMT.
+	Timestamp HTTPDate `json:"timestamp"`
+
+	// UploadFormats The extensions uploads may use: `uploads.formats`, and `svg` and `pdf` when `uploads.svg` and `uploads.pdf` are on. Another type answers 415.
+	UploadFormats []string `json:"uploadFormats"`
+} {
 	return r.JSON200
 }
 
@@ -17533,7 +17572,22 @@ func (r GetStatusResponse) GetJSON429() *TooManyRequests {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetStatusResponse) GetJSON503() *Status {
+func (r GetStatusResponse) GetJSON503() *struct {
+	Database bool `json:"database"`
+
+	// Date An HTTP date in GMT.
+	Date HTTPDate `json:"date"`
+
+	// Sinks Where events are on, each sink of the events outbox (every topic, every CDN purger, and the webhook subscriptions together) with its backlog and, while its attempts fail, since when and why.
+	Sinks   *[]SinkStatus `json:"sinks,omitempty"`
+	Storage bool          `json:"storage"`
+
+	// Timestamp An HTTP date in GMT.
+	Timestamp HTTPDate `json:"timestamp"`
+
+	// UploadFormats The extensions uploads may use: `uploads.formats`, and `svg` and `pdf` when `uploads.svg` and `uploads.pdf` are on. Another type answers 415.
+	UploadFormats []string `json:"uploadFormats"`
+} {
 	return r.JSON503
 }
 
@@ -18363,7 +18417,10 @@ type ListImagesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *Listing
+	JSON200 *struct {
+		Images []ImageEntry `json:"images"`
+		Search Search       `json:"search"`
+	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -18383,7 +18440,10 @@ type ListImagesResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ListImagesResponse) GetJSON200() *Listing {
+func (r ListImagesResponse) GetJSON200() *struct {
+	Images []ImageEntry `json:"images"`
+	Search Search       `json:"search"`
+} {
 	return r.JSON200
 }
 
@@ -18522,9 +18582,19 @@ type UploadImageResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *Uploaded
+	JSON200 *struct {
+		Extension       string `json:"extension"`
+		Height          int    `json:"height"`
+		ImageIdentifier string `json:"imageIdentifier"`
+		Width           int    `json:"width"`
+	}
 	// JSON201 the response for an HTTP 201 `application/json` response
-	JSON201 *Uploaded
+	JSON201 *struct {
+		Extension       string `json:"extension"`
+		Height          int    `json:"height"`
+		ImageIdentifier string `json:"imageIdentifier"`
+		Width           int    `json:"width"`
+	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON401 the response for an HTTP 401 `application/json` response
@@ -18576,12 +18646,22 @@ type UploadImageResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r UploadImageResponse) GetJSON200() *Uploaded {
+func (r UploadImageResponse) GetJSON200() *struct {
+	Extension       string `json:"extension"`
+	Height          int    `json:"height"`
+	ImageIdentifier string `json:"imageIdentifier"`
+	Width           int    `json:"width"`
+} {
 	return r.JSON200
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
-func (r UploadImageResponse) GetJSON201() *Uploaded {
+func (r UploadImageResponse) GetJSON201() *struct {
+	Extension       string `json:"extension"`
+	Height          int    `json:"height"`
+	ImageIdentifier string `json:"imageIdentifier"`
+	Width           int    `json:"width"`
+} {
 	return r.JSON201
 }
 
@@ -18706,7 +18786,9 @@ type DeleteImageResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *ImageIdentifier
+	JSON200 *struct {
+		ImageIdentifier string `json:"imageIdentifier"`
+	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -18726,7 +18808,9 @@ type DeleteImageResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r DeleteImageResponse) GetJSON200() *ImageIdentifier {
+func (r DeleteImageResponse) GetJSON200() *struct {
+	ImageIdentifier string `json:"imageIdentifier"`
+} {
 	return r.JSON200
 }
 
@@ -18919,30 +19003,30 @@ func (r GetImageResponse) ContentType() string {
 	return ""
 }
 
-// DeleteMetadataAlias0Response200Headers the declared response headers of an HTTP 200 response for DeleteMetadataAlias0
-type DeleteMetadataAlias0Response200Headers struct {
+// DeleteMetaResponse200Headers the declared response headers of an HTTP 200 response for DeleteMeta
+type DeleteMetaResponse200Headers struct {
 	CacheTag     *string
 	SurrogateKey *string
 	Xkey         *string
 }
 
-// DeleteMetadataAlias0Response400Headers the declared response headers of an HTTP 400 response for DeleteMetadataAlias0
-type DeleteMetadataAlias0Response400Headers struct {
+// DeleteMetaResponse400Headers the declared response headers of an HTTP 400 response for DeleteMeta
+type DeleteMetaResponse400Headers struct {
 	XServiceAuthUrl           *string
 	XServiceErrorDate         *HTTPDate
 	XServiceErrorInternalCode *int
 	XServiceErrorMessage      *string
 }
 
-// DeleteMetadataAlias0Response404Headers the declared response headers of an HTTP 404 response for DeleteMetadataAlias0
-type DeleteMetadataAlias0Response404Headers struct {
+// DeleteMetaResponse404Headers the declared response headers of an HTTP 404 response for DeleteMeta
+type DeleteMetaResponse404Headers struct {
 	XServiceErrorDate         *HTTPDate
 	XServiceErrorInternalCode *int
 	XServiceErrorMessage      *string
 }
 
-// DeleteMetadataAlias0Response429Headers the declared response headers of an HTTP 429 response for DeleteMetadataAlias0
-type DeleteMetadataAlias0Response429Headers struct {
+// DeleteMetaResponse429Headers the declared response headers of an HTTP 429 response for DeleteMeta
+type DeleteMetaResponse429Headers struct {
 	RateLimit                 *string
 	RateLimitPolicy           *string
 	RetryAfter                *int
@@ -18951,19 +19035,19 @@ type DeleteMetadataAlias0Response429Headers struct {
 	XServiceErrorMessage      *string
 }
 
-// DeleteMetadataAlias0ResponseDefaultHeaders the declared response headers of an HTTP default response for DeleteMetadataAlias0
-type DeleteMetadataAlias0ResponseDefaultHeaders struct {
+// DeleteMetaResponseDefaultHeaders the declared response headers of an HTTP default response for DeleteMeta
+type DeleteMetaResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
 	XServiceErrorDate         *HTTPDate
 	XServiceErrorInternalCode *int
 	XServiceErrorMessage      *string
 }
 
-type DeleteMetadataAlias0Response struct {
+type DeleteMetaResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *MetadataResponse
+	JSON200 *Metadata
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -18973,49 +19057,49 @@ type DeleteMetadataAlias0Response struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *DeleteMetadataAlias0Response200Headers
+	Headers200 *DeleteMetaResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *DeleteMetadataAlias0Response400Headers
+	Headers400 *DeleteMetaResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
-	Headers404 *DeleteMetadataAlias0Response404Headers
+	Headers404 *DeleteMetaResponse404Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *DeleteMetadataAlias0Response429Headers
+	Headers429 *DeleteMetaResponse429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
-	HeadersDefault *DeleteMetadataAlias0ResponseDefaultHeaders
+	HeadersDefault *DeleteMetaResponseDefaultHeaders
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r DeleteMetadataAlias0Response) GetJSON200() *MetadataResponse {
+func (r DeleteMetaResponse) GetJSON200() *Metadata {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r DeleteMetadataAlias0Response) GetJSON400() *BadRequest {
+func (r DeleteMetaResponse) GetJSON400() *BadRequest {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r DeleteMetadataAlias0Response) GetJSON404() *NotFound {
+func (r DeleteMetaResponse) GetJSON404() *NotFound {
 	return r.JSON404
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r DeleteMetadataAlias0Response) GetJSON429() *TooManyRequests {
+func (r DeleteMetaResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r DeleteMetadataAlias0Response) GetJSONDefault() *ErrorResponse {
+func (r DeleteMetaResponse) GetJSONDefault() *ErrorResponse {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r DeleteMetadataAlias0Response) GetBody() []byte {
+func (r DeleteMetaResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r DeleteMetadataAlias0Response) Status() string {
+func (r DeleteMetaResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -19023,7 +19107,7 @@ func (r DeleteMetadataAlias0Response) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r DeleteMetadataAlias0Response) StatusCode() int {
+func (r DeleteMetaResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -19031,44 +19115,44 @@ func (r DeleteMetadataAlias0Response) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r DeleteMetadataAlias0Response) ContentType() string {
+func (r DeleteMetaResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// GetMetadataAlias0Response200Headers the declared response headers of an HTTP 200 response for GetMetadataAlias0
-type GetMetadataAlias0Response200Headers struct {
+// GetMetaResponse200Headers the declared response headers of an HTTP 200 response for GetMeta
+type GetMetaResponse200Headers struct {
 	CacheTag     *string
 	SurrogateKey *string
 	Xkey         *string
 }
 
-// GetMetadataAlias0Response304Headers the declared response headers of an HTTP 304 response for GetMetadataAlias0
-type GetMetadataAlias0Response304Headers struct {
+// GetMetaResponse304Headers the declared response headers of an HTTP 304 response for GetMeta
+type GetMetaResponse304Headers struct {
 	CacheTag     *string
 	SurrogateKey *string
 	Xkey         *string
 }
 
-// GetMetadataAlias0Response400Headers the declared response headers of an HTTP 400 response for GetMetadataAlias0
-type GetMetadataAlias0Response400Headers struct {
+// GetMetaResponse400Headers the declared response headers of an HTTP 400 response for GetMeta
+type GetMetaResponse400Headers struct {
 	XServiceAuthUrl           *string
 	XServiceErrorDate         *HTTPDate
 	XServiceErrorInternalCode *int
 	XServiceErrorMessage      *string
 }
 
-// GetMetadataAlias0Response404Headers the declared response headers of an HTTP 404 response for GetMetadataAlias0
-type GetMetadataAlias0Response404Headers struct {
+// GetMetaResponse404Headers the declared response headers of an HTTP 404 response for GetMeta
+type GetMetaResponse404Headers struct {
 	XServiceErrorDate         *HTTPDate
 	XServiceErrorInternalCode *int
 	XServiceErrorMessage      *string
 }
 
-// GetMetadataAlias0Response429Headers the declared response headers of an HTTP 429 response for GetMetadataAlias0
-type GetMetadataAlias0Response429Headers struct {
+// GetMetaResponse429Headers the declared response headers of an HTTP 429 response for GetMeta
+type GetMetaResponse429Headers struct {
 	RateLimit                 *string
 	RateLimitPolicy           *string
 	RetryAfter                *int
@@ -19077,19 +19161,19 @@ type GetMetadataAlias0Response429Headers struct {
 	XServiceErrorMessage      *string
 }
 
-// GetMetadataAlias0ResponseDefaultHeaders the declared response headers of an HTTP default response for GetMetadataAlias0
-type GetMetadataAlias0ResponseDefaultHeaders struct {
+// GetMetaResponseDefaultHeaders the declared response headers of an HTTP default response for GetMeta
+type GetMetaResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
 	XServiceErrorDate         *HTTPDate
 	XServiceErrorInternalCode *int
 	XServiceErrorMessage      *string
 }
 
-type GetMetadataAlias0Response struct {
+type GetMetaResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *MetadataResponse
+	JSON200 *Metadata
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -19099,51 +19183,51 @@ type GetMetadataAlias0Response struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *GetMetadataAlias0Response200Headers
+	Headers200 *GetMetaResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
-	Headers304 *GetMetadataAlias0Response304Headers
+	Headers304 *GetMetaResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *GetMetadataAlias0Response400Headers
+	Headers400 *GetMetaResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
-	Headers404 *GetMetadataAlias0Response404Headers
+	Headers404 *GetMetaResponse404Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *GetMetadataAlias0Response429Headers
+	Headers429 *GetMetaResponse429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
-	HeadersDefault *GetMetadataAlias0ResponseDefaultHeaders
+	HeadersDefault *GetMetaResponseDefaultHeaders
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetMetadataAlias0Response) GetJSON200() *MetadataResponse {
+func (r GetMetaResponse) GetJSON200() *Metadata {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetMetadataAlias0Response) GetJSON400() *BadRequest {
+func (r GetMetaResponse) GetJSON400() *BadRequest {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetMetadataAlias0Response) GetJSON404() *NotFound {
+func (r GetMetaResponse) GetJSON404() *NotFound {
 	return r.JSON404
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r GetMetadataAlias0Response) GetJSON429() *TooManyRequests {
+func (r GetMetaResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r GetMetadataAlias0Response) GetJSONDefault() *ErrorResponse {
+func (r GetMetaResponse) GetJSONDefault() *ErrorResponse {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r GetMetadataAlias0Response) GetBody() []byte {
+func (r GetMetaResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r GetMetadataAlias0Response) Status() string {
+func (r GetMetaResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -19151,7 +19235,7 @@ func (r GetMetadataAlias0Response) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r GetMetadataAlias0Response) StatusCode() int {
+func (r GetMetaResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -19159,37 +19243,37 @@ func (r GetMetadataAlias0Response) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r GetMetadataAlias0Response) ContentType() string {
+func (r GetMetaResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// MergeMetadataAlias0Response200Headers the declared response headers of an HTTP 200 response for MergeMetadataAlias0
-type MergeMetadataAlias0Response200Headers struct {
+// MergeMetaResponse200Headers the declared response headers of an HTTP 200 response for MergeMeta
+type MergeMetaResponse200Headers struct {
 	CacheTag     *string
 	SurrogateKey *string
 	Xkey         *string
 }
 
-// MergeMetadataAlias0Response400Headers the declared response headers of an HTTP 400 response for MergeMetadataAlias0
-type MergeMetadataAlias0Response400Headers struct {
+// MergeMetaResponse400Headers the declared response headers of an HTTP 400 response for MergeMeta
+type MergeMetaResponse400Headers struct {
 	XServiceAuthUrl           *string
 	XServiceErrorDate         *HTTPDate
 	XServiceErrorInternalCode *int
 	XServiceErrorMessage      *string
 }
 
-// MergeMetadataAlias0Response404Headers the declared response headers of an HTTP 404 response for MergeMetadataAlias0
-type MergeMetadataAlias0Response404Headers struct {
+// MergeMetaResponse404Headers the declared response headers of an HTTP 404 response for MergeMeta
+type MergeMetaResponse404Headers struct {
 	XServiceErrorDate         *HTTPDate
 	XServiceErrorInternalCode *int
 	XServiceErrorMessage      *string
 }
 
-// MergeMetadataAlias0Response429Headers the declared response headers of an HTTP 429 response for MergeMetadataAlias0
-type MergeMetadataAlias0Response429Headers struct {
+// MergeMetaResponse429Headers the declared response headers of an HTTP 429 response for MergeMeta
+type MergeMetaResponse429Headers struct {
 	RateLimit                 *string
 	RateLimitPolicy           *string
 	RetryAfter                *int
@@ -19198,19 +19282,19 @@ type MergeMetadataAlias0Response429Headers struct {
 	XServiceErrorMessage      *string
 }
 
-// MergeMetadataAlias0ResponseDefaultHeaders the declared response headers of an HTTP default response for MergeMetadataAlias0
-type MergeMetadataAlias0ResponseDefaultHeaders struct {
+// MergeMetaResponseDefaultHeaders the declared response headers of an HTTP default response for MergeMeta
+type MergeMetaResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
 	XServiceErrorDate         *HTTPDate
 	XServiceErrorInternalCode *int
 	XServiceErrorMessage      *string
 }
 
-type MergeMetadataAlias0Response struct {
+type MergeMetaResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *MetadataResponse
+	JSON200 *Metadata
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -19220,49 +19304,49 @@ type MergeMetadataAlias0Response struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *MergeMetadataAlias0Response200Headers
+	Headers200 *MergeMetaResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *MergeMetadataAlias0Response400Headers
+	Headers400 *MergeMetaResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
-	Headers404 *MergeMetadataAlias0Response404Headers
+	Headers404 *MergeMetaResponse404Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *MergeMetadataAlias0Response429Headers
+	Headers429 *MergeMetaResponse429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
-	HeadersDefault *MergeMetadataAlias0ResponseDefaultHeaders
+	HeadersDefault *MergeMetaResponseDefaultHeaders
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r MergeMetadataAlias0Response) GetJSON200() *MetadataResponse {
+func (r MergeMetaResponse) GetJSON200() *Metadata {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r MergeMetadataAlias0Response) GetJSON400() *BadRequest {
+func (r MergeMetaResponse) GetJSON400() *BadRequest {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r MergeMetadataAlias0Response) GetJSON404() *NotFound {
+func (r MergeMetaResponse) GetJSON404() *NotFound {
 	return r.JSON404
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r MergeMetadataAlias0Response) GetJSON429() *TooManyRequests {
+func (r MergeMetaResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r MergeMetadataAlias0Response) GetJSONDefault() *ErrorResponse {
+func (r MergeMetaResponse) GetJSONDefault() *ErrorResponse {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r MergeMetadataAlias0Response) GetBody() []byte {
+func (r MergeMetaResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r MergeMetadataAlias0Response) Status() string {
+func (r MergeMetaResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -19270,7 +19354,7 @@ func (r MergeMetadataAlias0Response) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r MergeMetadataAlias0Response) StatusCode() int {
+func (r MergeMetaResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -19278,45 +19362,45 @@ func (r MergeMetadataAlias0Response) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r MergeMetadataAlias0Response) ContentType() string {
+func (r MergeMetaResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-// ReplaceMetadataAlias0Response200Headers the declared response headers of an HTTP 200 response for ReplaceMetadataAlias0
-type ReplaceMetadataAlias0Response200Headers struct {
+// ReplaceMetaResponse200Headers the declared response headers of an HTTP 200 response for ReplaceMeta
+type ReplaceMetaResponse200Headers struct {
 	CacheTag     *string
 	SurrogateKey *string
 	Xkey         *string
 }
 
-// ReplaceMetadataAlias0Response400Headers the declared response headers of an HTTP 400 response for ReplaceMetadataAlias0
-type ReplaceMetadataAlias0Response400Headers struct {
+// ReplaceMetaResponse400Headers the declared response headers of an HTTP 400 response for ReplaceMeta
+type ReplaceMetaResponse400Headers struct {
 	XServiceAuthUrl           *string
 	XServiceErrorDate         *HTTPDate
 	XServiceErrorInternalCode *int
 	XServiceErrorMessage      *string
 }
 
-// ReplaceMetadataAlias0Response404Headers the declared response headers of an HTTP 404 response for ReplaceMetadataAlias0
-type ReplaceMetadataAlias0Response404Headers struct {
+// ReplaceMetaResponse404Headers the declared response headers of an HTTP 404 response for ReplaceMeta
+type ReplaceMetaResponse404Headers struct {
 	XServiceErrorDate         *HTTPDate
 	XServiceErrorInternalCode *int
 	XServiceErrorMessage      *string
 }
 
-// ReplaceMetadataAlias0Response412Headers the declared response headers of an HTTP 412 response for ReplaceMetadataAlias0
-type ReplaceMetadataAlias0Response412Headers struct {
+// ReplaceMetaResponse412Headers the declared response headers of an HTTP 412 response for ReplaceMeta
+type ReplaceMetaResponse412Headers struct {
 	XServiceAuthUrl           *string
 	XServiceErrorDate         *HTTPDate
 	XServiceErrorInternalCode *int
 	XServiceErrorMessage      *string
 }
 
-// ReplaceMetadataAlias0Response429Headers the declared response headers of an HTTP 429 response for ReplaceMetadataAlias0
-type ReplaceMetadataAlias0Response429Headers struct {
+// ReplaceMetaResponse429Headers the declared response headers of an HTTP 429 response for ReplaceMeta
+type ReplaceMetaResponse429Headers struct {
 	RateLimit                 *string
 	RateLimitPolicy           *string
 	RetryAfter                *int
@@ -19325,19 +19409,19 @@ type ReplaceMetadataAlias0Response429Headers struct {
 	XServiceErrorMessage      *string
 }
 
-// ReplaceMetadataAlias0ResponseDefaultHeaders the declared response headers of an HTTP default response for ReplaceMetadataAlias0
-type ReplaceMetadataAlias0ResponseDefaultHeaders struct {
+// ReplaceMetaResponseDefaultHeaders the declared response headers of an HTTP default response for ReplaceMeta
+type ReplaceMetaResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
 	XServiceErrorDate         *HTTPDate
 	XServiceErrorInternalCode *int
 	XServiceErrorMessage      *string
 }
 
-type ReplaceMetadataAlias0Response struct {
+type ReplaceMetaResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *MetadataResponse
+	JSON200 *Metadata
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -19349,56 +19433,56 @@ type ReplaceMetadataAlias0Response struct {
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
-	Headers200 *ReplaceMetadataAlias0Response200Headers
+	Headers200 *ReplaceMetaResponse200Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
-	Headers400 *ReplaceMetadataAlias0Response400Headers
+	Headers400 *ReplaceMetaResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
-	Headers404 *ReplaceMetadataAlias0Response404Headers
+	Headers404 *ReplaceMetaResponse404Headers
 	// Headers412 the parsed response headers for an HTTP 412 response
-	Headers412 *ReplaceMetadataAlias0Response412Headers
+	Headers412 *ReplaceMetaResponse412Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
-	Headers429 *ReplaceMetadataAlias0Response429Headers
+	Headers429 *ReplaceMetaResponse429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
-	HeadersDefault *ReplaceMetadataAlias0ResponseDefaultHeaders
+	HeadersDefault *ReplaceMetaResponseDefaultHeaders
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ReplaceMetadataAlias0Response) GetJSON200() *MetadataResponse {
+func (r ReplaceMetaResponse) GetJSON200() *Metadata {
 	return r.JSON200
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r ReplaceMetadataAlias0Response) GetJSON400() *BadRequest {
+func (r ReplaceMetaResponse) GetJSON400() *BadRequest {
 	return r.JSON400
 }
 
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r ReplaceMetadataAlias0Response) GetJSON404() *NotFound {
+func (r ReplaceMetaResponse) GetJSON404() *NotFound {
 	return r.JSON404
 }
 
 // GetJSON412 returns the response for an HTTP 412 `application/json` response
-func (r ReplaceMetadataAlias0Response) GetJSON412() *ErrorResponse {
+func (r ReplaceMetaResponse) GetJSON412() *ErrorResponse {
 	return r.JSON412
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
-func (r ReplaceMetadataAlias0Response) GetJSON429() *TooManyRequests {
+func (r ReplaceMetaResponse) GetJSON429() *TooManyRequests {
 	return r.JSON429
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r ReplaceMetadataAlias0Response) GetJSONDefault() *ErrorResponse {
+func (r ReplaceMetaResponse) GetJSONDefault() *ErrorResponse {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r ReplaceMetadataAlias0Response) GetBody() []byte {
+func (r ReplaceMetaResponse) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r ReplaceMetadataAlias0Response) Status() string {
+func (r ReplaceMetaResponse) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -19406,7 +19490,7 @@ func (r ReplaceMetadataAlias0Response) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r ReplaceMetadataAlias0Response) StatusCode() int {
+func (r ReplaceMetaResponse) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -19414,7 +19498,7 @@ func (r ReplaceMetadataAlias0Response) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r ReplaceMetadataAlias0Response) ContentType() string {
+func (r ReplaceMetaResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -19465,7 +19549,7 @@ type DeleteMetadataResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *MetadataResponse
+	JSON200 *Metadata
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -19487,7 +19571,7 @@ type DeleteMetadataResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r DeleteMetadataResponse) GetJSON200() *MetadataResponse {
+func (r DeleteMetadataResponse) GetJSON200() *Metadata {
 	return r.JSON200
 }
 
@@ -19591,7 +19675,7 @@ type GetMetadataResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *MetadataResponse
+	JSON200 *Metadata
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -19615,7 +19699,7 @@ type GetMetadataResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetMetadataResponse) GetJSON200() *MetadataResponse {
+func (r GetMetadataResponse) GetJSON200() *Metadata {
 	return r.JSON200
 }
 
@@ -19712,7 +19796,7 @@ type MergeMetadataResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *MetadataResponse
+	JSON200 *Metadata
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -19734,7 +19818,7 @@ type MergeMetadataResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r MergeMetadataResponse) GetJSON200() *MetadataResponse {
+func (r MergeMetadataResponse) GetJSON200() *Metadata {
 	return r.JSON200
 }
 
@@ -19839,7 +19923,7 @@ type ReplaceMetadataResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *MetadataResponse
+	JSON200 *Metadata
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -19865,7 +19949,7 @@ type ReplaceMetadataResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ReplaceMetadataResponse) GetJSON200() *MetadataResponse {
+func (r ReplaceMetadataResponse) GetJSON200() *Metadata {
 	return r.JSON200
 }
 
@@ -19960,7 +20044,9 @@ type DeleteShortURLsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *ImageIdentifier
+	JSON200 *struct {
+		ImageIdentifier string `json:"imageIdentifier"`
+	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -19980,7 +20066,9 @@ type DeleteShortURLsResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r DeleteShortURLsResponse) GetJSON200() *ImageIdentifier {
+func (r DeleteShortURLsResponse) GetJSON200() *struct {
+	ImageIdentifier string `json:"imageIdentifier"`
+} {
 	return r.JSON200
 }
 
@@ -20193,9 +20281,13 @@ type CreateShortURLResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *ShortURLID
+	JSON200 *struct {
+		Id string `json:"id"`
+	}
 	// JSON201 the response for an HTTP 201 `application/json` response
-	JSON201 *ShortURLID
+	JSON201 *struct {
+		Id string `json:"id"`
+	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -20215,12 +20307,16 @@ type CreateShortURLResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r CreateShortURLResponse) GetJSON200() *ShortURLID {
+func (r CreateShortURLResponse) GetJSON200() *struct {
+	Id string `json:"id"`
+} {
 	return r.JSON200
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
-func (r CreateShortURLResponse) GetJSON201() *ShortURLID {
+func (r CreateShortURLResponse) GetJSON201() *struct {
+	Id string `json:"id"`
+} {
 	return r.JSON201
 }
 
@@ -20310,7 +20406,9 @@ type DeleteShortURLResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *ShortURLID
+	JSON200 *struct {
+		Id string `json:"id"`
+	}
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -20330,7 +20428,9 @@ type DeleteShortURLResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r DeleteShortURLResponse) GetJSON200() *ShortURLID {
+func (r DeleteShortURLResponse) GetJSON200() *struct {
+	Id string `json:"id"`
+} {
 	return r.JSON200
 }
 
@@ -20711,7 +20811,7 @@ type GetQuotaResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *QuotaResponse
+	JSON200 *UserQuota
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -20727,7 +20827,7 @@ type GetQuotaResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r GetQuotaResponse) GetJSON200() *QuotaResponse {
+func (r GetQuotaResponse) GetJSON200() *UserQuota {
 	return r.JSON200
 }
 
@@ -20805,7 +20905,7 @@ type PutQuotaResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *QuotaResponse
+	JSON200 *UserQuota
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON429 the response for an HTTP 429 `application/json` response
@@ -20821,7 +20921,7 @@ type PutQuotaResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r PutQuotaResponse) GetJSON200() *QuotaResponse {
+func (r PutQuotaResponse) GetJSON200() *UserQuota {
 	return r.JSON200
 }
 
@@ -20991,7 +21091,7 @@ type CreateResumableUploadResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *TusImage
+	JSON200 *UploadedImage
 	// JSON201 the response for an HTTP 201 `application/json` response
 	JSON201 *ResumableUploadCreated
 	// JSON400 the response for an HTTP 400 `application/json` response
@@ -21013,7 +21113,7 @@ type CreateResumableUploadResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r CreateResumableUploadResponse) GetJSON200() *TusImage {
+func (r CreateResumableUploadResponse) GetJSON200() *UploadedImage {
 	return r.JSON200
 }
 
@@ -21396,9 +21496,9 @@ type AppendResumableUploadResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *TusImage
+	JSON200 *UploadedImage
 	// JSON201 the response for an HTTP 201 `application/json` response
-	JSON201 *TusImage
+	JSON201 *UploadedImage
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
@@ -21432,12 +21532,12 @@ type AppendResumableUploadResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r AppendResumableUploadResponse) GetJSON200() *TusImage {
+func (r AppendResumableUploadResponse) GetJSON200() *UploadedImage {
 	return r.JSON200
 }
 
 // GetJSON201 returns the response for an HTTP 201 `application/json` response
-func (r AppendResumableUploadResponse) GetJSON201() *TusImage {
+func (r AppendResumableUploadResponse) GetJSON201() *UploadedImage {
 	return r.JSON201
 }
 
@@ -23448,92 +23548,104 @@ func (c *ClientWithResponses) GetImageWithResponse(ctx context.Context, user Use
 	return ParseGetImageResponse(rsp)
 }
 
-// DeleteMetadataAlias0WithResponse Delete an image's metadata
+// DeleteMetaWithResponse Delete an image's metadata, at Imbo's alias path
+//
+// `deleteMetadata` at the path Imbo's clients also use; new clients call `deleteMetadata`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with DELETE /users/{user}/images/{image}/meta (the `DeleteMetadataAlias0` operationId).
-func (c *ClientWithResponses) DeleteMetadataAlias0WithResponse(ctx context.Context, user User, image ImageID, params *DeleteMetadataAlias0Params, reqEditors ...RequestEditorFn) (*DeleteMetadataAlias0Response, error) {
-	rsp, err := c.DeleteMetadataAlias0(ctx, user, image, params, reqEditors...)
+// Corresponds with DELETE /users/{user}/images/{image}/meta (the `DeleteMeta` operationId).
+//
+// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+func (c *ClientWithResponses) DeleteMetaWithResponse(ctx context.Context, user User, image ImageID, params *DeleteMetaParams, reqEditors ...RequestEditorFn) (*DeleteMetaResponse, error) {
+	rsp, err := c.DeleteMeta(ctx, user, image, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseDeleteMetadataAlias0Response(rsp)
+	return ParseDeleteMetaResponse(rsp)
 }
 
-// GetMetadataAlias0WithResponse An image's metadata
+// GetMetaWithResponse An image's metadata, at Imbo's alias path
 //
-// The alias path `/users/{user}/images/{image}/meta` serves the same methods.
+// `getMetadata` at the path Imbo's clients also use; new clients call `getMetadata`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
-// Corresponds with GET /users/{user}/images/{image}/meta (the `GetMetadataAlias0` operationId).
-func (c *ClientWithResponses) GetMetadataAlias0WithResponse(ctx context.Context, user User, image ImageID, params *GetMetadataAlias0Params, reqEditors ...RequestEditorFn) (*GetMetadataAlias0Response, error) {
-	rsp, err := c.GetMetadataAlias0(ctx, user, image, params, reqEditors...)
+// Corresponds with GET /users/{user}/images/{image}/meta (the `GetMeta` operationId).
+//
+// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+func (c *ClientWithResponses) GetMetaWithResponse(ctx context.Context, user User, image ImageID, params *GetMetaParams, reqEditors ...RequestEditorFn) (*GetMetaResponse, error) {
+	rsp, err := c.GetMeta(ctx, user, image, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseGetMetadataAlias0Response(rsp)
+	return ParseGetMetaResponse(rsp)
 }
 
-// MergeMetadataAlias0WithBodyWithResponse Merge keys into an image's metadata
+// MergeMetaWithBodyWithResponse Merge keys into an image's metadata, at Imbo's alias path
+//
+// `mergeMetadata` at the path Imbo's clients also use; new clients call `mergeMetadata`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /users/{user}/images/{image}/meta (the `MergeMetadataAlias0` operationId).
-func (c *ClientWithResponses) MergeMetadataAlias0WithBodyWithResponse(ctx context.Context, user User, image ImageID, params *MergeMetadataAlias0Params, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*MergeMetadataAlias0Response, error) {
-	rsp, err := c.MergeMetadataAlias0WithBody(ctx, user, image, params, contentType, body, reqEditors...)
+// Corresponds with POST /users/{user}/images/{image}/meta (the `MergeMeta` operationId).
+//
+// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+func (c *ClientWithResponses) MergeMetaWithBodyWithResponse(ctx context.Context, user User, image ImageID, params *MergeMetaParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*MergeMetaResponse, error) {
+	rsp, err := c.MergeMetaWithBody(ctx, user, image, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseMergeMetadataAlias0Response(rsp)
+	return ParseMergeMetaResponse(rsp)
 }
 
-// MergeMetadataAlias0WithResponse Merge keys into an image's metadata
+// MergeMetaWithResponse Merge keys into an image's metadata, at Imbo's alias path
+//
+// `mergeMetadata` at the path Imbo's clients also use; new clients call `mergeMetadata`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /users/{user}/images/{image}/meta (the `MergeMetadataAlias0` operationId).
-func (c *ClientWithResponses) MergeMetadataAlias0WithResponse(ctx context.Context, user User, image ImageID, params *MergeMetadataAlias0Params, body MergeMetadataAlias0JSONRequestBody, reqEditors ...RequestEditorFn) (*MergeMetadataAlias0Response, error) {
-	rsp, err := c.MergeMetadataAlias0(ctx, user, image, params, body, reqEditors...)
+// Corresponds with POST /users/{user}/images/{image}/meta (the `MergeMeta` operationId).
+// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+func (c *ClientWithResponses) MergeMetaWithResponse(ctx context.Context, user User, image ImageID, params *MergeMetaParams, body MergeMetaJSONRequestBody, reqEditors ...RequestEditorFn) (*MergeMetaResponse, error) {
+	rsp, err := c.MergeMeta(ctx, user, image, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseMergeMetadataAlias0Response(rsp)
+	return ParseMergeMetaResponse(rsp)
 }
 
-// ReplaceMetadataAlias0WithBodyWithResponse Replace an image's metadata
+// ReplaceMetaWithBodyWithResponse Replace an image's metadata, at Imbo's alias path
 //
-// With `If-Match`, a client that read the metadata, changed it and writes it back loses no
-// change made meanwhile: the write happens only while `GET` still answers one of the ETags
-// given, else 412 `Metadata changed since it was read` and nothing changes.
+// `replaceMetadata` at the path Imbo's clients also use; new clients call `replaceMetadata`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with PUT /users/{user}/images/{image}/meta (the `ReplaceMetadataAlias0` operationId).
-func (c *ClientWithResponses) ReplaceMetadataAlias0WithBodyWithResponse(ctx context.Context, user User, image ImageID, params *ReplaceMetadataAlias0Params, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplaceMetadataAlias0Response, error) {
-	rsp, err := c.ReplaceMetadataAlias0WithBody(ctx, user, image, params, contentType, body, reqEditors...)
+// Corresponds with PUT /users/{user}/images/{image}/meta (the `ReplaceMeta` operationId).
+//
+// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+func (c *ClientWithResponses) ReplaceMetaWithBodyWithResponse(ctx context.Context, user User, image ImageID, params *ReplaceMetaParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ReplaceMetaResponse, error) {
+	rsp, err := c.ReplaceMetaWithBody(ctx, user, image, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseReplaceMetadataAlias0Response(rsp)
+	return ParseReplaceMetaResponse(rsp)
 }
 
-// ReplaceMetadataAlias0WithResponse Replace an image's metadata
+// ReplaceMetaWithResponse Replace an image's metadata, at Imbo's alias path
 //
-// With `If-Match`, a client that read the metadata, changed it and writes it back loses no
-// change made meanwhile: the write happens only while `GET` still answers one of the ETags
-// given, else 412 `Metadata changed since it was read` and nothing changes.
+// `replaceMetadata` at the path Imbo's clients also use; new clients call `replaceMetadata`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with PUT /users/{user}/images/{image}/meta (the `ReplaceMetadataAlias0` operationId).
-func (c *ClientWithResponses) ReplaceMetadataAlias0WithResponse(ctx context.Context, user User, image ImageID, params *ReplaceMetadataAlias0Params, body ReplaceMetadataAlias0JSONRequestBody, reqEditors ...RequestEditorFn) (*ReplaceMetadataAlias0Response, error) {
-	rsp, err := c.ReplaceMetadataAlias0(ctx, user, image, params, body, reqEditors...)
+// Corresponds with PUT /users/{user}/images/{image}/meta (the `ReplaceMeta` operationId).
+// Deprecated: this operation has been marked as deprecated upstream, but no `x-deprecated-reason` was set
+func (c *ClientWithResponses) ReplaceMetaWithResponse(ctx context.Context, user User, image ImageID, params *ReplaceMetaParams, body ReplaceMetaJSONRequestBody, reqEditors ...RequestEditorFn) (*ReplaceMetaResponse, error) {
+	rsp, err := c.ReplaceMeta(ctx, user, image, params, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseReplaceMetadataAlias0Response(rsp)
+	return ParseReplaceMetaResponse(rsp)
 }
 
 // DeleteMetadataWithResponse Delete an image's metadata
@@ -23551,7 +23663,7 @@ func (c *ClientWithResponses) DeleteMetadataWithResponse(ctx context.Context, us
 
 // GetMetadataWithResponse An image's metadata
 //
-// The alias path `/users/{user}/images/{image}/meta` serves the same methods.
+// The alias path `/users/{user}/images/{image}/meta` serves the same methods (`getMeta`...).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -25140,7 +25252,11 @@ func ParseListFiltersResponse(rsp *http.Response) (*ListFiltersResponse, error) 
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest Filters
+		var dest struct {
+			Deployed  []DeployedFilter `json:"deployed"`
+			Filters   []FilterStatus   `json:"filters"`
+			Instances []FilterInstance `json:"instances"`
+		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25297,7 +25413,11 @@ func ParseReloadFiltersResponse(rsp *http.Response) (*ReloadFiltersResponse, err
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest Filters
+		var dest struct {
+			Deployed  []DeployedFilter `json:"deployed"`
+			Filters   []FilterStatus   `json:"filters"`
+			Instances []FilterInstance `json:"instances"`
+		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25721,7 +25841,7 @@ func ParsePatchFilterResponse(rsp *http.Response) (*PatchFilterResponse, error) 
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest Deployment
+		var dest DeployedFilter
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -25985,14 +26105,14 @@ func ParsePutFilterResponse(rsp *http.Response) (*PutFilterResponse, error) {
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest Deployment
+		var dest DeployedFilter
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
-		var dest Deployment
+		var dest DeployedFilter
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26263,7 +26383,7 @@ func ParseRollbackFilterResponse(rsp *http.Response) (*RollbackFilterResponse, e
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest Deployment
+		var dest DeployedFilter
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26652,7 +26772,7 @@ func ParseDeleteGroupResponse(rsp *http.Response) (*DeleteGroupResponse, error) 
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest GroupResponse
+		var dest Group
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -26871,7 +26991,7 @@ func ParseGetGroupResponse(rsp *http.Response) (*GetGroupResponse, error) {
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest GroupResponse
+		var dest Group
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27059,14 +27179,14 @@ func ParsePutGroupResponse(rsp *http.Response) (*PutGroupResponse, error) {
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest GroupResponse
+		var dest Group
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
-		var dest GroupResponse
+		var dest Group
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27270,7 +27390,10 @@ func ParseListGlobalImagesResponse(rsp *http.Response) (*ListGlobalImagesRespons
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest Listing
+		var dest struct {
+			Images []ImageEntry `json:"images"`
+			Search Search       `json:"search"`
+		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27646,7 +27769,9 @@ func ParseDeleteKeyResponse(rsp *http.Response) (*DeleteKeyResponse, error) {
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest PublicKey
+		var dest struct {
+			PublicKey string `json:"publicKey"`
+		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -27881,7 +28006,9 @@ func ParsePutKeyResponse(rsp *http.Response) (*PutKeyResponse, error) {
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest PublicKey
+		var dest struct {
+			PublicKey string `json:"publicKey"`
+		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28493,7 +28620,7 @@ func ParseDeleteRuleResponse(rsp *http.Response) (*DeleteRuleResponse, error) {
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest RuleResponse
+		var dest Rule
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -28712,7 +28839,7 @@ func ParseGetRuleResponse(rsp *http.Response) (*GetRuleResponse, error) {
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest RuleResponse
+		var dest Rule
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -29630,7 +29757,22 @@ func ParseGetStatusResponse(rsp *http.Response) (*GetStatusResponse, error) {
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest Status
+		var dest struct {
+			Database bool `json:"database"`
+
+			// Date An HTTP date in GMT.
+			Date HTTPDate `json:"date"`
+
+			// Sinks Where events are on, each sink of the events outbox (every topic, every CDN purger, and the webhook subscriptions together) with its backlog and, while its attempts fail, since when and why.
+			Sinks   *[]SinkStatus `json:"sinks,omitempty"`
+			Storage bool          `json:"storage"`
+
+			// Timestamp An HTTP date in GMT.
+			Timestamp HTTPDate `json:"timestamp"`
+
+			// UploadFormats The extensions uploads may use: `uploads.formats`, and `svg` and `pdf` when `uploads.svg` and `uploads.pdf` are on. Another type answers 415.
+			UploadFormats []string `json:"uploadFormats"`
+		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -29651,7 +29793,22 @@ func ParseGetStatusResponse(rsp *http.Response) (*GetStatusResponse, error) {
 		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest Status
+		var dest struct {
+			Database bool `json:"database"`
+
+			// Date An HTTP date in GMT.
+			Date HTTPDate `json:"date"`
+
+			// Sinks Where events are on, each sink of the events outbox (every topic, every CDN purger, and the webhook subscriptions together) with its backlog and, while its attempts fail, since when and why.
+			Sinks   *[]SinkStatus `json:"sinks,omitempty"`
+			Storage bool          `json:"storage"`
+
+			// Timestamp An HTTP date in GMT.
+			Timestamp HTTPDate `json:"timestamp"`
+
+			// UploadFormats The extensions uploads may use: `uploads.formats`, and `svg` and `pdf` when `uploads.svg` and `uploads.pdf` are on. Another type answers 415.
+			UploadFormats []string `json:"uploadFormats"`
+		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -31024,7 +31181,10 @@ func ParseListImagesResponse(rsp *http.Response) (*ListImagesResponse, error) {
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest Listing
+		var dest struct {
+			Images []ImageEntry `json:"images"`
+			Search Search       `json:"search"`
+		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -31232,14 +31392,24 @@ func ParseUploadImageResponse(rsp *http.Response) (*UploadImageResponse, error) 
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest Uploaded
+		var dest struct {
+			Extension       string `json:"extension"`
+			Height          int    `json:"height"`
+			ImageIdentifier string `json:"imageIdentifier"`
+			Width           int    `json:"width"`
+		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
-		var dest Uploaded
+		var dest struct {
+			Extension       string `json:"extension"`
+			Height          int    `json:"height"`
+			ImageIdentifier string `json:"imageIdentifier"`
+			Width           int    `json:"width"`
+		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -31629,7 +31799,9 @@ func ParseDeleteImageResponse(rsp *http.Response) (*DeleteImageResponse, error) 
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest ImageIdentifier
+		var dest struct {
+			ImageIdentifier string `json:"imageIdentifier"`
+		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -32167,22 +32339,22 @@ func ParseGetImageResponse(rsp *http.Response) (*GetImageResponse, error) {
 	return response, nil
 }
 
-// ParseDeleteMetadataAlias0Response parses an HTTP response from a DeleteMetadataAlias0WithResponse call
-func ParseDeleteMetadataAlias0Response(rsp *http.Response) (*DeleteMetadataAlias0Response, error) {
+// ParseDeleteMetaResponse parses an HTTP response from a DeleteMetaWithResponse call
+func ParseDeleteMetaResponse(rsp *http.Response) (*DeleteMetaResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &DeleteMetadataAlias0Response{
+	response := &DeleteMetaResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest MetadataResponse
+		var dest Metadata
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -32220,7 +32392,7 @@ func ParseDeleteMetadataAlias0Response(rsp *http.Response) (*DeleteMetadataAlias
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers DeleteMetadataAlias0Response200Headers
+		var headers DeleteMetaResponse200Headers
 		if values := rsp.Header.Values("Cache-Tag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Tag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -32244,7 +32416,7 @@ func ParseDeleteMetadataAlias0Response(rsp *http.Response) (*DeleteMetadataAlias
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
-		var headers DeleteMetadataAlias0Response400Headers
+		var headers DeleteMetaResponse400Headers
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -32275,7 +32447,7 @@ func ParseDeleteMetadataAlias0Response(rsp *http.Response) (*DeleteMetadataAlias
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 404:
-		var headers DeleteMetadataAlias0Response404Headers
+		var headers DeleteMetaResponse404Headers
 		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
 			var value HTTPDate
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -32299,7 +32471,7 @@ func ParseDeleteMetadataAlias0Response(rsp *http.Response) (*DeleteMetadataAlias
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 429:
-		var headers DeleteMetadataAlias0Response429Headers
+		var headers DeleteMetaResponse429Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -32344,7 +32516,7 @@ func ParseDeleteMetadataAlias0Response(rsp *http.Response) (*DeleteMetadataAlias
 		}
 		response.Headers429 = &headers
 	case true:
-		var headers DeleteMetadataAlias0ResponseDefaultHeaders
+		var headers DeleteMetaResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -32379,22 +32551,22 @@ func ParseDeleteMetadataAlias0Response(rsp *http.Response) (*DeleteMetadataAlias
 	return response, nil
 }
 
-// ParseGetMetadataAlias0Response parses an HTTP response from a GetMetadataAlias0WithResponse call
-func ParseGetMetadataAlias0Response(rsp *http.Response) (*GetMetadataAlias0Response, error) {
+// ParseGetMetaResponse parses an HTTP response from a GetMetaWithResponse call
+func ParseGetMetaResponse(rsp *http.Response) (*GetMetaResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &GetMetadataAlias0Response{
+	response := &GetMetaResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest MetadataResponse
+		var dest Metadata
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -32435,7 +32607,7 @@ func ParseGetMetadataAlias0Response(rsp *http.Response) (*GetMetadataAlias0Respo
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers GetMetadataAlias0Response200Headers
+		var headers GetMetaResponse200Headers
 		if values := rsp.Header.Values("Cache-Tag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Tag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -32459,7 +32631,7 @@ func ParseGetMetadataAlias0Response(rsp *http.Response) (*GetMetadataAlias0Respo
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
-		var headers GetMetadataAlias0Response304Headers
+		var headers GetMetaResponse304Headers
 		if values := rsp.Header.Values("Cache-Tag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Tag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -32483,7 +32655,7 @@ func ParseGetMetadataAlias0Response(rsp *http.Response) (*GetMetadataAlias0Respo
 		}
 		response.Headers304 = &headers
 	case rsp.StatusCode == 400:
-		var headers GetMetadataAlias0Response400Headers
+		var headers GetMetaResponse400Headers
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -32514,7 +32686,7 @@ func ParseGetMetadataAlias0Response(rsp *http.Response) (*GetMetadataAlias0Respo
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 404:
-		var headers GetMetadataAlias0Response404Headers
+		var headers GetMetaResponse404Headers
 		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
 			var value HTTPDate
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -32538,7 +32710,7 @@ func ParseGetMetadataAlias0Response(rsp *http.Response) (*GetMetadataAlias0Respo
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 429:
-		var headers GetMetadataAlias0Response429Headers
+		var headers GetMetaResponse429Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -32583,7 +32755,7 @@ func ParseGetMetadataAlias0Response(rsp *http.Response) (*GetMetadataAlias0Respo
 		}
 		response.Headers429 = &headers
 	case true:
-		var headers GetMetadataAlias0ResponseDefaultHeaders
+		var headers GetMetaResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -32618,22 +32790,22 @@ func ParseGetMetadataAlias0Response(rsp *http.Response) (*GetMetadataAlias0Respo
 	return response, nil
 }
 
-// ParseMergeMetadataAlias0Response parses an HTTP response from a MergeMetadataAlias0WithResponse call
-func ParseMergeMetadataAlias0Response(rsp *http.Response) (*MergeMetadataAlias0Response, error) {
+// ParseMergeMetaResponse parses an HTTP response from a MergeMetaWithResponse call
+func ParseMergeMetaResponse(rsp *http.Response) (*MergeMetaResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &MergeMetadataAlias0Response{
+	response := &MergeMetaResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest MetadataResponse
+		var dest Metadata
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -32671,7 +32843,7 @@ func ParseMergeMetadataAlias0Response(rsp *http.Response) (*MergeMetadataAlias0R
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers MergeMetadataAlias0Response200Headers
+		var headers MergeMetaResponse200Headers
 		if values := rsp.Header.Values("Cache-Tag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Tag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -32695,7 +32867,7 @@ func ParseMergeMetadataAlias0Response(rsp *http.Response) (*MergeMetadataAlias0R
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
-		var headers MergeMetadataAlias0Response400Headers
+		var headers MergeMetaResponse400Headers
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -32726,7 +32898,7 @@ func ParseMergeMetadataAlias0Response(rsp *http.Response) (*MergeMetadataAlias0R
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 404:
-		var headers MergeMetadataAlias0Response404Headers
+		var headers MergeMetaResponse404Headers
 		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
 			var value HTTPDate
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -32750,7 +32922,7 @@ func ParseMergeMetadataAlias0Response(rsp *http.Response) (*MergeMetadataAlias0R
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 429:
-		var headers MergeMetadataAlias0Response429Headers
+		var headers MergeMetaResponse429Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -32795,7 +32967,7 @@ func ParseMergeMetadataAlias0Response(rsp *http.Response) (*MergeMetadataAlias0R
 		}
 		response.Headers429 = &headers
 	case true:
-		var headers MergeMetadataAlias0ResponseDefaultHeaders
+		var headers MergeMetaResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -32830,22 +33002,22 @@ func ParseMergeMetadataAlias0Response(rsp *http.Response) (*MergeMetadataAlias0R
 	return response, nil
 }
 
-// ParseReplaceMetadataAlias0Response parses an HTTP response from a ReplaceMetadataAlias0WithResponse call
-func ParseReplaceMetadataAlias0Response(rsp *http.Response) (*ReplaceMetadataAlias0Response, error) {
+// ParseReplaceMetaResponse parses an HTTP response from a ReplaceMetaWithResponse call
+func ParseReplaceMetaResponse(rsp *http.Response) (*ReplaceMetaResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &ReplaceMetadataAlias0Response{
+	response := &ReplaceMetaResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest MetadataResponse
+		var dest Metadata
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -32890,7 +33062,7 @@ func ParseReplaceMetadataAlias0Response(rsp *http.Response) (*ReplaceMetadataAli
 
 	switch {
 	case rsp.StatusCode == 200:
-		var headers ReplaceMetadataAlias0Response200Headers
+		var headers ReplaceMetaResponse200Headers
 		if values := rsp.Header.Values("Cache-Tag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Tag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -32914,7 +33086,7 @@ func ParseReplaceMetadataAlias0Response(rsp *http.Response) (*ReplaceMetadataAli
 		}
 		response.Headers200 = &headers
 	case rsp.StatusCode == 400:
-		var headers ReplaceMetadataAlias0Response400Headers
+		var headers ReplaceMetaResponse400Headers
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -32945,7 +33117,7 @@ func ParseReplaceMetadataAlias0Response(rsp *http.Response) (*ReplaceMetadataAli
 		}
 		response.Headers400 = &headers
 	case rsp.StatusCode == 404:
-		var headers ReplaceMetadataAlias0Response404Headers
+		var headers ReplaceMetaResponse404Headers
 		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
 			var value HTTPDate
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -32969,7 +33141,7 @@ func ParseReplaceMetadataAlias0Response(rsp *http.Response) (*ReplaceMetadataAli
 		}
 		response.Headers404 = &headers
 	case rsp.StatusCode == 412:
-		var headers ReplaceMetadataAlias0Response412Headers
+		var headers ReplaceMetaResponse412Headers
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -33000,7 +33172,7 @@ func ParseReplaceMetadataAlias0Response(rsp *http.Response) (*ReplaceMetadataAli
 		}
 		response.Headers412 = &headers
 	case rsp.StatusCode == 429:
-		var headers ReplaceMetadataAlias0Response429Headers
+		var headers ReplaceMetaResponse429Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -33045,7 +33217,7 @@ func ParseReplaceMetadataAlias0Response(rsp *http.Response) (*ReplaceMetadataAli
 		}
 		response.Headers429 = &headers
 	case true:
-		var headers ReplaceMetadataAlias0ResponseDefaultHeaders
+		var headers ReplaceMetaResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -33095,7 +33267,7 @@ func ParseDeleteMetadataResponse(rsp *http.Response) (*DeleteMetadataResponse, e
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest MetadataResponse
+		var dest Metadata
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -33307,7 +33479,7 @@ func ParseGetMetadataResponse(rsp *http.Response) (*GetMetadataResponse, error) 
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest MetadataResponse
+		var dest Metadata
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -33546,7 +33718,7 @@ func ParseMergeMetadataResponse(rsp *http.Response) (*MergeMetadataResponse, err
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest MetadataResponse
+		var dest Metadata
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -33758,7 +33930,7 @@ func ParseReplaceMetadataResponse(rsp *http.Response) (*ReplaceMetadataResponse,
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest MetadataResponse
+		var dest Metadata
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -34008,7 +34180,9 @@ func ParseDeleteShortURLsResponse(rsp *http.Response) (*DeleteShortURLsResponse,
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest ImageIdentifier
+		var dest struct {
+			ImageIdentifier string `json:"imageIdentifier"`
+		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -34410,14 +34584,18 @@ func ParseCreateShortURLResponse(rsp *http.Response) (*CreateShortURLResponse, e
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest ShortURLID
+		var dest struct {
+			Id string `json:"id"`
+		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
-		var dest ShortURLID
+		var dest struct {
+			Id string `json:"id"`
+		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -34605,7 +34783,9 @@ func ParseDeleteShortURLResponse(rsp *http.Response) (*DeleteShortURLResponse, e
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest ShortURLID
+		var dest struct {
+			Id string `json:"id"`
+		}
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -35247,7 +35427,7 @@ func ParseGetQuotaResponse(rsp *http.Response) (*GetQuotaResponse, error) {
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest QuotaResponse
+		var dest UserQuota
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -35404,7 +35584,7 @@ func ParsePutQuotaResponse(rsp *http.Response) (*PutQuotaResponse, error) {
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest QuotaResponse
+		var dest UserQuota
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -35693,7 +35873,7 @@ func ParseCreateResumableUploadResponse(rsp *http.Response) (*CreateResumableUpl
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest TusImage
+		var dest UploadedImage
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -36352,14 +36532,14 @@ func ParseAppendResumableUploadResponse(rsp *http.Response) (*AppendResumableUpl
 
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest TusImage
+		var dest UploadedImage
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
 		response.JSON200 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
-		var dest TusImage
+		var dest UploadedImage
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
