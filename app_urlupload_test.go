@@ -51,7 +51,7 @@ outbound:
 `)
 	post := func(source string) (int, string) {
 		t.Helper()
-		u := base + "/users/u/images"
+		u := base + "/users/u/images/url"
 		body, _ := json.Marshal(map[string]string{"url": source})
 		req, err := http.NewRequest(http.MethodPost, u, bytes.NewReader(body))
 		if err != nil {

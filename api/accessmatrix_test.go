@@ -38,6 +38,8 @@ var matrixRows = map[string]matrixRow{
 	"GET /users/{user}/erasure": {}, "GET /users/{user}/erasure/receipt": {},
 	"GET /users/{user}/quota": {}, "PUT /users/{user}/quota": {body: `{"maxImages": 1000}`},
 	"GET /users/{user}/images": {}, "POST /users/{user}/images": {body: "png"},
+	// The guard refuses loopback after the access check: nothing is fetched.
+	"POST /users/{user}/images/url":    {body: `{"url": "http://127.0.0.1:9/img.png"}`},
 	"GET /users/{user}/images/{image}": {}, "DELETE /users/{user}/images/{image}": {},
 	"GET /users/{user}/images/{image}/metadata": {}, "PUT /users/{user}/images/{image}/metadata": {body: `{"a":1}`},
 	"POST /users/{user}/images/{image}/metadata": {body: `{"b":2}`}, "DELETE /users/{user}/images/{image}/metadata": {},

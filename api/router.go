@@ -25,6 +25,9 @@ type route struct {
 	jsonExt bool
 	// imageExt lets the last segment carry an image extension.
 	imageExt bool
+	// byURL makes an upload's body the JSON document naming the image's
+	// URL, whatever its Content-Type (urlupload.go).
+	byURL    bool
 	handlers map[string]handler
 }
 

@@ -232,6 +232,12 @@ func (s *Server) buildRoutes() []*route {
 	})
 	image.imageExt = true
 	s.imagesRoute = r("images", "/users/{user}/images", true, map[string]handler{"GET": s.listImages, "POST": s.postImage})
+	// An upload by URL is images.post too (access, upload tokens, CORS,
+	// listeners), with an operation of its own in api/openapi.yaml so that
+	// generated clients tell it from an upload of bytes. It comes before
+	// image: "url" is no image identifier (an MD5).
+	byURL := r("images", "/users/{user}/images/url", true, map[string]handler{"POST": s.postImage})
+	byURL.byURL = true
 	metadata := map[string]handler{"GET": s.getMetadata, "PUT": s.putMetadata, "POST": s.postMetadata, "DELETE": s.deleteMetadata}
 	return []*route{
 		r("index", "/", false, map[string]handler{"GET": s.getIndex}),
@@ -244,6 +250,7 @@ func (s *Server) buildRoutes() []*route {
 		r("user", "/users/{user}/erasure/receipt", true, map[string]handler{"GET": s.getReceipt}),
 		r("quota", "/users/{user}/quota", true, map[string]handler{"GET": s.getQuota, "PUT": s.putQuota}),
 		s.imagesRoute,
+		byURL,
 		image,
 		r("metadata", "/users/{user}/images/{image}/metadata", true, metadata),
 		r("metadata", "/users/{user}/images/{image}/meta", true, metadata),

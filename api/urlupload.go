@@ -22,8 +22,10 @@ import (
 )
 
 // This file fetches the image of an upload that names a URL instead of
-// carrying the bytes (README, Ingestion by URL): POST /users/<user>/images
-// with `Content-Type: application/json` and the body {"url": "https://..."}.
+// carrying the bytes (README, Ingestion by URL): POST
+// /users/<user>/images/url with the body {"url": "https://..."}, or the
+// form that came before it, POST /users/<user>/images with
+// `Content-Type: application/json` and that body.
 // The image is fetched through the outbound guard, each redirect followed
 // here and its target checked by the guard again, and its bytes then take
 // the path of any upload (readUpload): the size cap and an upload token's
@@ -67,20 +69,13 @@ func (c connectTimeout) DialContext(ctx context.Context, network, address string
 }
 
 // uploadURL returns the URL an upload names instead of carrying an image:
-// the body of a request with Content-Type application/json that starts
-// with `{` (after white space) is the document {"url": "..."}. ok is false
+// on the route of uploads by URL, the body is the document {"url": "..."};
+// on the images route, so is the body of a request with Content-Type
+// application/json that starts with `{` (after white space). ok is false
 // for any other body, which is left to be read as the image (a client that
 // labels an image application/json still uploads it).
 func (c *call) uploadURL() (u *url.URL, ok bool, err error) {
-	mt, _, err := mime.ParseMediaType(c.r.Header.Get("Content-Type"))
-	if err != nil || mt != "application/json" || c.r.Body == nil {
-		return nil, false, nil
-	}
-	br := bufio.NewReaderSize(c.r.Body, 512)
-	// What is peeked is read again: a body that is no JSON object is the
-	// image, from its first byte.
-	c.r.Body = readCloser{br, c.r.Body}
-	if !startsObject(br) {
+	if !c.route.byURL && !c.jsonObjectBody() {
 		return nil, false, nil
 	}
 	var doc struct {
@@ -92,6 +87,9 @@ func (c *call) uploadURL() (u *url.URL, ok bool, err error) {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return nil, true, errorf(http.StatusRequestEntityTooLarge, "Upload by URL: the JSON document is larger than %d bytes", maxURLDocument)
+		}
+		if errors.Is(err, io.EOF) {
+			return nil, true, errorf(http.StatusBadRequest, `Upload by URL: the body is empty: want {"url": "https://..."}`)
 		}
 		var ute *json.UnmarshalTypeError
 		if errors.As(err, &ute) {
@@ -113,6 +111,20 @@ func (c *call) uploadURL() (u *url.URL, ok bool, err error) {
 		return nil, true, err
 	}
 	return u, true, nil
+}
+
+// jsonObjectBody reports whether the request is labelled application/json
+// and its body starts with `{`.
+func (c *call) jsonObjectBody() bool {
+	mt, _, err := mime.ParseMediaType(c.r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/json" || c.r.Body == nil {
+		return false
+	}
+	br := bufio.NewReaderSize(c.r.Body, 512)
+	// What is peeked is read again: a body that is no JSON object is the
+	// image, from its first byte.
+	c.r.Body = readCloser{br, c.r.Body}
+	return startsObject(br)
 }
 
 // readCloser reads from its Reader and closes its Closer.

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/md5"
 	"encoding/hex"
@@ -192,6 +193,9 @@ func urlEnv(t *testing.T, cfg api.Config, oc outbound.Config) (*env, *recordingD
 	return newEnvWith(t, cfg, func(deps *api.Deps) { deps.Outbound = oc }), d
 }
 
+// byURLPath is where alice's uploads by URL go (uploadImageByURL).
+const byURLPath = "/users/alice/images/url"
+
 // byURL asks for an upload of the image at u for alice, signed as alice.
 func (e *env) byURL(u string) response {
 	e.t.Helper()
@@ -199,7 +203,25 @@ func (e *env) byURL(u string) response {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	return e.signed(http.MethodPost, "/users/alice/images", userKey, userPriv, body, "Content-Type", "application/json")
+	return e.signed(http.MethodPost, byURLPath, userKey, userPriv, body, "Content-Type", "application/json")
+}
+
+// uncheckedUpload posts body to alice's images signed as alice, labelled
+// contentType, straight to the server: what it sends is a form the
+// reference does not describe, so the checker is not in front.
+func (e *env) uncheckedUpload(body []byte, contentType string) *httptest.ResponseRecorder {
+	e.t.Helper()
+	u := e.url + "/users/alice/images"
+	ts := time.Now().UTC().Format("2006-01-02T15:04:05Z")
+	req := httptest.NewRequest(http.MethodPost, u, bytes.NewReader(body))
+	req.Header.Set("Content-Type", contentType)
+	req.Header.Set("X-Service-PublicKey", userKey)
+	req.Header.Set("X-Service-Authenticate-Timestamp", ts)
+	req.Header.Set("X-Service-Authenticate-Signature", hmacHex(userPriv, "POST|"+u+"|"+userKey+"|"+ts))
+	req.Host = strings.TrimPrefix(e.url, "http://")
+	rec := httptest.NewRecorder()
+	e.srv.ServeHTTP(rec, req)
+	return rec
 }
 
 // wantNothingStored checks that alice has no image and the blob store no
@@ -460,16 +482,17 @@ func TestUploadByURLDocument(t *testing.T) {
 		{`{"url": "http://user:pw@:80/"}`, "Upload by URL: url http://:80/ is not an absolute http or https URL"},
 		{`{"url": "http://exa mple.com/"}`, `Upload by URL: url is not a URL: "http://exa mple.com/": invalid character " " in host name`},
 		{`{"url": "http://e.com/` + strings.Repeat("a", 8<<10) + `"}`, "Upload by URL: url is longer than 8192 bytes"},
+		{``, `Upload by URL: the body is empty: want {"url": "https://..."}`},
 	} {
-		t.Run(c.body[:min(len(c.body), 40)], func(t *testing.T) {
-			r := e.signed(http.MethodPost, "/users/alice/images", userKey, userPriv, []byte(c.body), "Content-Type", "application/json; charset=utf-8")
+		t.Run("body "+c.body[:min(len(c.body), 40)], func(t *testing.T) {
+			r := e.signed(http.MethodPost, byURLPath, userKey, userPriv, []byte(c.body), "Content-Type", "application/json; charset=utf-8")
 			if r.StatusCode != http.StatusBadRequest || r.errMessage(t) != c.msg {
 				t.Errorf("%d %q, want 400 %q", r.StatusCode, r.errMessage(t), c.msg)
 			}
 		})
 	}
 	big := `{"url": "http://e.com/", "` + strings.Repeat("x", 16<<10) + `": 1}`
-	if r := e.signed(http.MethodPost, "/users/alice/images", userKey, userPriv, []byte(big), "Content-Type", "application/json"); r.StatusCode != http.StatusRequestEntityTooLarge {
+	if r := e.signed(http.MethodPost, byURLPath, userKey, userPriv, []byte(big), "Content-Type", "application/json"); r.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Errorf("a document over 16 KiB: %d %s, want 413", r.StatusCode, r.body)
 	}
 	if n := o.hits.Load(); n != 0 {
@@ -477,22 +500,31 @@ func TestUploadByURLDocument(t *testing.T) {
 	}
 	e.wantNothingStored("bad documents")
 
-	// A PNG labelled application/json. The reference describes a JSON
-	// body as the document, so this goes to the server without the
-	// checker in front.
+	// A PNG labelled application/json, sent to uploadImage.
 	png := pngImage(t, 8, 8, 1)
-	u := e.url + "/users/alice/images"
-	ts := time.Now().UTC().Format("2006-01-02T15:04:05Z")
-	req := httptest.NewRequest(http.MethodPost, u, strings.NewReader(string(png)))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("X-Service-PublicKey", userKey)
-	req.Header.Set("X-Service-Authenticate-Timestamp", ts)
-	req.Header.Set("X-Service-Authenticate-Signature", hmacHex(userPriv, "POST|"+u+"|"+userKey+"|"+ts))
-	req.Host = strings.TrimPrefix(e.url, "http://")
-	rec := httptest.NewRecorder()
-	e.srv.ServeHTTP(rec, req)
-	if rec.Code != http.StatusCreated || !strings.Contains(rec.Body.String(), md5Of(png)) {
+	if rec := e.uncheckedUpload(png, "application/json"); rec.Code != http.StatusCreated || !strings.Contains(rec.Body.String(), md5Of(png)) {
 		t.Errorf("a PNG labelled JSON: %d %s, want it uploaded", rec.Code, rec.Body)
+	}
+	// Bytes sent to uploadImageByURL are no document.
+	r := e.signed(http.MethodPost, byURLPath, userKey, userPriv, png, "Content-Type", "application/json")
+	if r.StatusCode != http.StatusBadRequest || !strings.HasPrefix(r.errMessage(t), `Upload by URL: want the JSON document {"url": "https://..."}: invalid character`) {
+		t.Errorf("a PNG sent by URL: %d %q, want a 400 naming the document", r.StatusCode, r.errMessage(t))
+	}
+}
+
+// TestUploadByURLFormerForm: a JSON object labelled application/json sent
+// to POST /users/<user>/images is still an upload by URL, as it was before
+// uploadImageByURL had a path of its own.
+func TestUploadByURLFormerForm(t *testing.T) {
+	o := newOrigin(t)
+	e, _ := urlEnv(t, testConfig(), outbound.Config{Allow: []string{"127.0.0.1"}})
+	rec := e.uncheckedUpload([]byte(`{"url": "`+o.url+`/img.png"}`), "application/json; charset=utf-8")
+	if rec.Code != http.StatusCreated || !strings.Contains(rec.Body.String(), md5Of(o.png)) {
+		t.Errorf("%d %s, want the origin's PNG uploaded", rec.Code, rec.Body)
+	}
+	rec = e.uncheckedUpload([]byte(`{"url": 1}`), "application/json")
+	if rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "Upload by URL: url must be a string, not a number") {
+		t.Errorf("a bad document: %d %s, want the 400 of uploadImageByURL", rec.Code, rec.Body)
 	}
 }
 
@@ -504,7 +536,10 @@ func TestUploadByURLAuthorisation(t *testing.T) {
 	o := newOrigin(t)
 	e, _ := urlEnv(t, tokenConfig(), outbound.Config{Allow: []string{"127.0.0.1"}})
 	body := []byte(`{"url": "` + o.url + `/img.png"}`)
-	post := "/users/alice/images"
+	post := byURLPath
+	bearer := func(token string, body []byte) response {
+		return e.request(http.MethodPost, e.url+post, body, "Authorization", "Bearer "+token, "Content-Type", "application/json")
+	}
 	for _, c := range []struct {
 		name   string
 		r      func() response
@@ -519,7 +554,7 @@ func TestUploadByURLAuthorisation(t *testing.T) {
 		{"bad signature", func() response {
 			return e.signed(http.MethodPost, post, userKey, "wrong", body, "Content-Type", "application/json")
 		}, 400},
-		{"unknown token", func() response { return e.bearer("alice", "vut_nope", body, "Content-Type", "application/json") }, 401},
+		{"unknown token", func() response { return bearer("vut_nope", body) }, 401},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if r := c.r(); r.StatusCode != c.status {
@@ -533,20 +568,20 @@ func TestUploadByURLAuthorisation(t *testing.T) {
 
 	t.Run("token policy", func(t *testing.T) {
 		small := e.issue(map[string]any{"maxBytes": len(o.png) - 1, "uploads": 5})
-		r := e.bearer("alice", small.Token, body, "Content-Type", "application/json")
+		r := bearer(small.Token, body)
 		wantRefusal(t, "too large for the token", r, http.StatusRequestEntityTooLarge, 0,
 			fmt.Sprintf("Image too large for the upload token: it allows at most %d bytes", len(o.png)-1))
 		jpegOnly := e.issue(map[string]any{"formats": []string{"jpg"}})
-		r = e.bearer("alice", jpegOnly.Token, body, "Content-Type", "application/json")
+		r = bearer(jpegOnly.Token, body)
 		wantRefusal(t, "a type the token does not take", r, http.StatusUnsupportedMediaType, 203,
 			"Image type png is not accepted by the upload token (it accepts jpg)")
 		e.wantNothingStored("token policy")
 
 		tok := e.issue(map[string]any{"formats": []string{"png"}, "metadata": map[string]any{"from": "url"}})
-		if r := e.bearer("alice", tok.Token, body, "Content-Type", "application/json"); r.StatusCode != http.StatusCreated {
+		if r := bearer(tok.Token, body); r.StatusCode != http.StatusCreated {
 			t.Fatalf("with a token: %d %s", r.StatusCode, r.body)
 		}
-		r = e.bearer("alice", tok.Token, []byte(`{"url": "`+o.url+`/img.jpg"}`), "Content-Type", "application/json")
+		r = bearer(tok.Token, []byte(`{"url": "`+o.url+`/img.jpg"}`))
 		wantRefusal(t, "token used up", r, http.StatusUnauthorized, 113, "Upload token is used up")
 		entries, _, err := e.db.AuditLog(t.Context(), storage.AuditQuery{Action: "image.create"})
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"reflect"
 	"testing"
@@ -16,9 +17,10 @@ import (
 // oapi-codegen generates from api/openapi.yaml with its default options
 // (e2e/openapiclient; `make openapi-check` fails when it is stale): upload,
 // merge metadata, read it back, list with metadata, fetch a transformed
-// image, issue, use and revoke an upload token, and a typed 404. Every user key of the metadata, nested values
-// included, must come back through the generated types; each exchange is
-// also checked against the document (the tests' shared client).
+// image, issue, use and revoke an upload token, upload by URL, and a typed
+// 404. Every user key of the metadata, nested values included, must come
+// back through the generated types; each exchange is also checked against
+// the document (the tests' shared client).
 func TestGeneratedClient(t *testing.T) {
 	s := startServer(t, `accessControl:
   keys:
@@ -34,7 +36,14 @@ func TestGeneratedClient(t *testing.T) {
           group: all
 quotas:
   images: 100
+outbound:
+  allow: ["127.0.0.1"]
 `)
+	byURL := testPNG(t, 30, 20, 11)
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write(byURL)
+	}))
+	t.Cleanup(origin.Close)
 	c, err := openapiclient.NewClientWithResponses(s.URL, openapiclient.WithHTTPClient(client),
 		openapiclient.WithRequestEditorFn(signRequest(key{Public: "alice", Private: "alice-private"})))
 	if err != nil {
@@ -188,6 +197,22 @@ quotas:
 		up, err = anon.UploadImageWithBodyWithResponse(ctx, "alice", nil, "image/png", bytes.NewReader(testPNG(t, 20, 20, 9)), bearer)
 		if err != nil || up.JSON401 == nil || up.JSON401.Error.ServiceErrorCode != 112 {
 			t.Fatalf("upload with the revoked token: %v %d %s", err, up.StatusCode(), up.Body)
+		}
+	})
+
+	t.Run("upload by URL", func(t *testing.T) {
+		// For bob, so that alice's quota and listing stay as above.
+		op, err := openapiclient.NewClientWithResponses(s.URL, openapiclient.WithHTTPClient(client),
+			openapiclient.WithRequestEditorFn(signRequest(key{Public: "operator", Private: "operator-private"})))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := op.UploadImageByURLWithResponse(ctx, "bob", nil, openapiclient.UploadImageByURLJSONRequestBody{Url: origin.URL + "/photo.png"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.JSON201 == nil || r.JSON201.ImageIdentifier != md5Hex(byURL) || r.JSON201.Width != 30 {
+			t.Fatalf("upload by URL: %d %s", r.StatusCode(), r.Body)
 		}
 	})
 

@@ -1287,7 +1287,7 @@ type TransformationKind string
 // TransformationParamsType defines model for Transformation.Params.Type.
 type TransformationParamsType string
 
-// UploadByURL An upload by URL (see `uploadImage`).
+// UploadByURL An upload by URL (see `uploadImageByURL`).
 type UploadByURL struct {
 	// Url The absolute http or https URL of the image; its user information, if any, is sent as
 	// Basic authentication to that host, and left out of the audit log and the messages.
@@ -2170,8 +2170,28 @@ type ListImagesParams struct {
 // ListImagesParamsFields defines parameters for ListImages.
 type ListImagesParamsFields string
 
+// UploadImageMultipartBody defines parameters for UploadImage.
+type UploadImageMultipartBody struct {
+	// File The image.
+	File                 openapi_types.File     `json:"file"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
 // UploadImageParams defines parameters for UploadImage.
 type UploadImageParams struct {
+	// PublicKey The acting public key when it is not named like the path's user (and no `PublicKey` header
+	// is sent); part of the URL an access token or signature covers.
+	PublicKey *PublicKeyQuery `form:"publicKey,omitempty" json:"publicKey,omitempty"`
+
+	// Timestamp The signature's timestamp, instead of the `Authenticate-Timestamp` header.
+	Timestamp *TimestampQuery `form:"timestamp,omitempty" json:"timestamp,omitempty"`
+
+	// Signature The signature, instead of the `Authenticate-Signature` header.
+	Signature *SignatureQuery `form:"signature,omitempty" json:"signature,omitempty"`
+}
+
+// UploadImageByURLParams defines parameters for UploadImageByURL.
+type UploadImageByURLParams struct {
 	// PublicKey The acting public key when it is not named like the path's user (and no `PublicKey` header
 	// is sent); part of the URL an access token or signature covers.
 	PublicKey *PublicKeyQuery `form:"publicKey,omitempty" json:"publicKey,omitempty"`
@@ -2765,8 +2785,11 @@ type PutKeyJSONRequestBody PutKeyJSONBody
 // PostRulesJSONRequestBody defines body for PostRules for application/json ContentType.
 type PostRulesJSONRequestBody PostRulesJSONBody
 
-// UploadImageJSONRequestBody defines body for UploadImage for application/json ContentType.
-type UploadImageJSONRequestBody = UploadByURL
+// UploadImageMultipartRequestBody defines body for UploadImage for multipart/form-data ContentType.
+type UploadImageMultipartRequestBody UploadImageMultipartBody
+
+// UploadImageByURLJSONRequestBody defines body for UploadImageByURL for application/json ContentType.
+type UploadImageByURLJSONRequestBody = UploadByURL
 
 // MergeMetaJSONRequestBody defines body for MergeMeta for application/json ContentType.
 //
@@ -2856,6 +2879,72 @@ func (a Metadata) MarshalJSON() ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("error marshaling 'exif': %w", err)
 		}
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for UploadImageMultipartBody. Returns the specified
+// element and whether it was found
+func (a UploadImageMultipartBody) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for UploadImageMultipartBody
+func (a *UploadImageMultipartBody) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for UploadImageMultipartBody to handle AdditionalProperties
+func (a *UploadImageMultipartBody) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["file"]; found {
+		err = json.Unmarshal(raw, &a.File)
+		if err != nil {
+			return fmt.Errorf("error reading 'file': %w", err)
+		}
+		delete(object, "file")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for UploadImageMultipartBody to handle AdditionalProperties
+func (a UploadImageMultipartBody) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["file"], err = json.Marshal(a.File)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'file': %w", err)
 	}
 
 	for fieldName, field := range a.AdditionalProperties {
@@ -3696,59 +3785,24 @@ type ClientInterface interface {
 	// 403 (114, 115, 116, 117). With an `Origin`, the answer carries
 	// `Access-Control-Allow-Origin` for it unless the token names another origin.
 	//
-	// Ingestion by URL: with `Content-Type: application/json` and a body that is a JSON object,
-	// `{"url": "https://..."}`, the service fetches the image at that URL and uploads it as if its
-	// bytes had been sent (the same size limit and token policy, listeners, sniffing, analysis;
-	// the origin's `Content-Type` is not read). Every connection goes through the outbound guard
-	// (README, Outbound connections): an address on the service's own network (loopback,
-	// private, link-local, cloud metadata, ...) is refused with 400 naming why, unless
-	// `outbound.allow` opens it; up to 5 redirects to http or https URLs are followed, each
-	// target checked again. A body over the size limit answers 413 as soon as the stream passes
-	// it; a fetch longer than `uploads.urlTimeout` (or a connection longer than
-	// `uploads.urlConnectTimeout`) 504; an origin that cannot be reached or answers other than
-	// 2xx 502 naming why; a redirect loop, a sixth redirect or one to another scheme 400;
-	// something that is not an image 415. Nothing is stored on any error. The audit entry of
-	// the new image records the URL (without user information) as `source` in its detail.
+	// To have the service fetch the image from a URL instead, see `uploadImageByURL`. A JSON
+	// object sent here with `Content-Type: application/json`, `{"url": "https://..."}`, is still
+	// read as that upload (the form it had before it was an operation of its own; it is not
+	// described here so that generators send this operation bytes).
 	//
 	// Takes any type of body and a specified content type.
 	//
 	// Corresponds with POST /users/{user}/images (the `UploadImage` operationId).
 	UploadImageWithBody(ctx context.Context, user User, params *UploadImageParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// UploadImage Upload an image
+	// UploadImageByURLWithBody Upload an image the service fetches from a URL
 	//
-	// The body is the image's bytes. Its identifier is the MD5 of the stored bytes: bytes the user
-	// already has answer 200 with the existing identifier, a new image 201. Limits answer 413
-	// (body size, dimensions, pixels) before any pixel is decoded.
-	//
-	// A new image is analysed before the upload answers (each part can be switched off with
-	// `analysis.*`): its EXIF, IPTC and XMP tags are copied into its metadata under the key `exif`
-	// (GPS positions left out unless `analysis.exifGps`; see the `exif` key of the metadata), and its
-	// properties (`blurhash`, `thumbhash`, `averageColor`, `palette`, `phash`) appear in the
-	// listings. A failed analysis never fails the upload. With `analysis.rejectNearDuplicates`
-	// set, an upload whose perceptual hash is within that many bits of one of the user's images is
-	// refused with 409 naming that image, and nothing is stored. A picture the blocklist blocks is
-	// refused with 451 before anything is stored (spending no upload token's use), whether or not
-	// the user has it already.
-	//
-	// Signed, or with an upload token (`Authorization: Bearer <token>` or `?uploadToken=<token>`,
-	// see `createUploadToken`): the token's policy is checked before anything is decoded (413 past
-	// its `maxBytes` or `maxPixels`, 415 for a type it does not accept), each upload that answers 200
-	// or 201 spends one of its uses in the image's own transaction, the image gets the token's
-	// metadata (listeners and the analysis add theirs), and the audit log records the upload as
-	// the issuing key's with the token's id in the detail. A token that is unknown, expired,
-	// revoked or used up answers 401 (service error codes 110, 111, 112, 113, with a
-	// `WWW-Authenticate: Bearer` challenge); one of another user, used on another route, from
-	// another origin than its own, or whose issuing key may no longer upload for the user answers
-	// 403 (114, 115, 116, 117). With an `Origin`, the answer carries
-	// `Access-Control-Allow-Origin` for it unless the token names another origin.
-	//
-	// Ingestion by URL: with `Content-Type: application/json` and a body that is a JSON object,
-	// `{"url": "https://..."}`, the service fetches the image at that URL and uploads it as if its
-	// bytes had been sent (the same size limit and token policy, listeners, sniffing, analysis;
-	// the origin's `Content-Type` is not read). Every connection goes through the outbound guard
-	// (README, Outbound connections): an address on the service's own network (loopback,
-	// private, link-local, cloud metadata, ...) is refused with 400 naming why, unless
+	// The body is the JSON object `{"url": "https://..."}`, whatever its `Content-Type`: the
+	// service fetches the image at that URL and uploads it as if its bytes had been sent (the same
+	// size limit and token policy, listeners, sniffing, analysis; the origin's `Content-Type` is
+	// not read). Every connection goes through the outbound guard (README, Outbound
+	// connections): an address on the service's own network (loopback, private, link-local,
+	// cloud metadata, ...) is refused with 400 naming why, unless
 	// `outbound.allow` opens it; up to 5 redirects to http or https URLs are followed, each
 	// target checked again. A body over the size limit answers 413 as soon as the stream passes
 	// it; a fetch longer than `uploads.urlTimeout` (or a connection longer than
@@ -3756,11 +3810,36 @@ type ClientInterface interface {
 	// 2xx 502 naming why; a redirect loop, a sixth redirect or one to another scheme 400;
 	// something that is not an image 415. Nothing is stored on any error. The audit entry of
 	// the new image records the URL (without user information) as `source` in its detail.
+	// Authentication, upload tokens (resource `images.post`, as `uploadImage`), the analysis, the
+	// blocklist, quotas and the answers are those of `uploadImage`.
+	//
+	// Takes any type of body and a specified content type.
+	//
+	// Corresponds with POST /users/{user}/images/url (the `UploadImageByURL` operationId).
+	UploadImageByURLWithBody(ctx context.Context, user User, params *UploadImageByURLParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// UploadImageByURL Upload an image the service fetches from a URL
+	//
+	// The body is the JSON object `{"url": "https://..."}`, whatever its `Content-Type`: the
+	// service fetches the image at that URL and uploads it as if its bytes had been sent (the same
+	// size limit and token policy, listeners, sniffing, analysis; the origin's `Content-Type` is
+	// not read). Every connection goes through the outbound guard (README, Outbound
+	// connections): an address on the service's own network (loopback, private, link-local,
+	// cloud metadata, ...) is refused with 400 naming why, unless
+	// `outbound.allow` opens it; up to 5 redirects to http or https URLs are followed, each
+	// target checked again. A body over the size limit answers 413 as soon as the stream passes
+	// it; a fetch longer than `uploads.urlTimeout` (or a connection longer than
+	// `uploads.urlConnectTimeout`) 504; an origin that cannot be reached or answers other than
+	// 2xx 502 naming why; a redirect loop, a sixth redirect or one to another scheme 400;
+	// something that is not an image 415. Nothing is stored on any error. The audit entry of
+	// the new image records the URL (without user information) as `source` in its detail.
+	// Authentication, upload tokens (resource `images.post`, as `uploadImage`), the analysis, the
+	// blocklist, quotas and the answers are those of `uploadImage`.
 	//
 	// Takes a body of the `application/json` content type.
 	//
-	// Corresponds with POST /users/{user}/images (the `UploadImage` operationId).
-	UploadImage(ctx context.Context, user User, params *UploadImageParams, body UploadImageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	// Corresponds with POST /users/{user}/images/url (the `UploadImageByURL` operationId).
+	UploadImageByURL(ctx context.Context, user User, params *UploadImageByURLParams, body UploadImageByURLJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// DeleteImage Delete an image
 	//
@@ -5110,19 +5189,10 @@ func (c *Client) ListImages(ctx context.Context, user User, params *ListImagesPa
 // 403 (114, 115, 116, 117). With an `Origin`, the answer carries
 // `Access-Control-Allow-Origin` for it unless the token names another origin.
 //
-// Ingestion by URL: with `Content-Type: application/json` and a body that is a JSON object,
-// `{"url": "https://..."}`, the service fetches the image at that URL and uploads it as if its
-// bytes had been sent (the same size limit and token policy, listeners, sniffing, analysis;
-// the origin's `Content-Type` is not read). Every connection goes through the outbound guard
-// (README, Outbound connections): an address on the service's own network (loopback,
-// private, link-local, cloud metadata, ...) is refused with 400 naming why, unless
-// `outbound.allow` opens it; up to 5 redirects to http or https URLs are followed, each
-// target checked again. A body over the size limit answers 413 as soon as the stream passes
-// it; a fetch longer than `uploads.urlTimeout` (or a connection longer than
-// `uploads.urlConnectTimeout`) 504; an origin that cannot be reached or answers other than
-// 2xx 502 naming why; a redirect loop, a sixth redirect or one to another scheme 400;
-// something that is not an image 415. Nothing is stored on any error. The audit entry of
-// the new image records the URL (without user information) as `source` in its detail.
+// To have the service fetch the image from a URL instead, see `uploadImageByURL`. A JSON
+// object sent here with `Content-Type: application/json`, `{"url": "https://..."}`, is still
+// read as that upload (the form it had before it was an operation of its own; it is not
+// described here so that generators send this operation bytes).
 //
 // Takes any type of body and a specified content type.
 //
@@ -5139,40 +5209,14 @@ func (c *Client) UploadImageWithBody(ctx context.Context, user User, params *Upl
 	return c.Client.Do(req)
 }
 
-// UploadImage Upload an image
+// UploadImageByURLWithBody Upload an image the service fetches from a URL
 //
-// The body is the image's bytes. Its identifier is the MD5 of the stored bytes: bytes the user
-// already has answer 200 with the existing identifier, a new image 201. Limits answer 413
-// (body size, dimensions, pixels) before any pixel is decoded.
-//
-// A new image is analysed before the upload answers (each part can be switched off with
-// `analysis.*`): its EXIF, IPTC and XMP tags are copied into its metadata under the key `exif`
-// (GPS positions left out unless `analysis.exifGps`; see the `exif` key of the metadata), and its
-// properties (`blurhash`, `thumbhash`, `averageColor`, `palette`, `phash`) appear in the
-// listings. A failed analysis never fails the upload. With `analysis.rejectNearDuplicates`
-// set, an upload whose perceptual hash is within that many bits of one of the user's images is
-// refused with 409 naming that image, and nothing is stored. A picture the blocklist blocks is
-// refused with 451 before anything is stored (spending no upload token's use), whether or not
-// the user has it already.
-//
-// Signed, or with an upload token (`Authorization: Bearer <token>` or `?uploadToken=<token>`,
-// see `createUploadToken`): the token's policy is checked before anything is decoded (413 past
-// its `maxBytes` or `maxPixels`, 415 for a type it does not accept), each upload that answers 200
-// or 201 spends one of its uses in the image's own transaction, the image gets the token's
-// metadata (listeners and the analysis add theirs), and the audit log records the upload as
-// the issuing key's with the token's id in the detail. A token that is unknown, expired,
-// revoked or used up answers 401 (service error codes 110, 111, 112, 113, with a
-// `WWW-Authenticate: Bearer` challenge); one of another user, used on another route, from
-// another origin than its own, or whose issuing key may no longer upload for the user answers
-// 403 (114, 115, 116, 117). With an `Origin`, the answer carries
-// `Access-Control-Allow-Origin` for it unless the token names another origin.
-//
-// Ingestion by URL: with `Content-Type: application/json` and a body that is a JSON object,
-// `{"url": "https://..."}`, the service fetches the image at that URL and uploads it as if its
-// bytes had been sent (the same size limit and token policy, listeners, sniffing, analysis;
-// the origin's `Content-Type` is not read). Every connection goes through the outbound guard
-// (README, Outbound connections): an address on the service's own network (loopback,
-// private, link-local, cloud metadata, ...) is refused with 400 naming why, unless
+// The body is the JSON object `{"url": "https://..."}`, whatever its `Content-Type`: the
+// service fetches the image at that URL and uploads it as if its bytes had been sent (the same
+// size limit and token policy, listeners, sniffing, analysis; the origin's `Content-Type` is
+// not read). Every connection goes through the outbound guard (README, Outbound
+// connections): an address on the service's own network (loopback, private, link-local,
+// cloud metadata, ...) is refused with 400 naming why, unless
 // `outbound.allow` opens it; up to 5 redirects to http or https URLs are followed, each
 // target checked again. A body over the size limit answers 413 as soon as the stream passes
 // it; a fetch longer than `uploads.urlTimeout` (or a connection longer than
@@ -5180,12 +5224,47 @@ func (c *Client) UploadImageWithBody(ctx context.Context, user User, params *Upl
 // 2xx 502 naming why; a redirect loop, a sixth redirect or one to another scheme 400;
 // something that is not an image 415. Nothing is stored on any error. The audit entry of
 // the new image records the URL (without user information) as `source` in its detail.
+// Authentication, upload tokens (resource `images.post`, as `uploadImage`), the analysis, the
+// blocklist, quotas and the answers are those of `uploadImage`.
+//
+// Takes any type of body and a specified content type.
+//
+// Corresponds with POST /users/{user}/images/url (the `UploadImageByURL` operationId).
+func (c *Client) UploadImageByURLWithBody(ctx context.Context, user User, params *UploadImageByURLParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUploadImageByURLRequestWithBody(c.Server, user, params, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// UploadImageByURL Upload an image the service fetches from a URL
+//
+// The body is the JSON object `{"url": "https://..."}`, whatever its `Content-Type`: the
+// service fetches the image at that URL and uploads it as if its bytes had been sent (the same
+// size limit and token policy, listeners, sniffing, analysis; the origin's `Content-Type` is
+// not read). Every connection goes through the outbound guard (README, Outbound
+// connections): an address on the service's own network (loopback, private, link-local,
+// cloud metadata, ...) is refused with 400 naming why, unless
+// `outbound.allow` opens it; up to 5 redirects to http or https URLs are followed, each
+// target checked again. A body over the size limit answers 413 as soon as the stream passes
+// it; a fetch longer than `uploads.urlTimeout` (or a connection longer than
+// `uploads.urlConnectTimeout`) 504; an origin that cannot be reached or answers other than
+// 2xx 502 naming why; a redirect loop, a sixth redirect or one to another scheme 400;
+// something that is not an image 415. Nothing is stored on any error. The audit entry of
+// the new image records the URL (without user information) as `source` in its detail.
+// Authentication, upload tokens (resource `images.post`, as `uploadImage`), the analysis, the
+// blocklist, quotas and the answers are those of `uploadImage`.
 //
 // Takes a body of the `application/json` content type.
 //
-// Corresponds with POST /users/{user}/images (the `UploadImage` operationId).
-func (c *Client) UploadImage(ctx context.Context, user User, params *UploadImageParams, body UploadImageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewUploadImageRequest(c.Server, user, params, body)
+// Corresponds with POST /users/{user}/images/url (the `UploadImageByURL` operationId).
+func (c *Client) UploadImageByURL(ctx context.Context, user User, params *UploadImageByURLParams, body UploadImageByURLJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewUploadImageByURLRequest(c.Server, user, params, body)
 	if err != nil {
 		return nil, err
 	}
@@ -9488,17 +9567,6 @@ func NewListImagesRequest(server string, user User, params *ListImagesParams) (*
 	return req, nil
 }
 
-// NewUploadImageRequest calls the generic UploadImage builder with application/json body
-func NewUploadImageRequest(server string, user User, params *UploadImageParams, body UploadImageJSONRequestBody) (*http.Request, error) {
-	var bodyReader io.Reader
-	buf, err := json.Marshal(body)
-	if err != nil {
-		return nil, err
-	}
-	bodyReader = bytes.NewReader(buf)
-	return NewUploadImageRequestWithBody(server, user, params, "application/json", bodyReader)
-}
-
 // NewUploadImageRequestWithBody constructs an http.Request for the UploadImage method, with any body, and a specified content type
 func NewUploadImageRequestWithBody(server string, user User, params *UploadImageParams, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
@@ -9516,6 +9584,104 @@ func NewUploadImageRequestWithBody(server string, user User, params *UploadImage
 	}
 
 	operationPath := fmt.Sprintf("/users/%s/images", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.PublicKey != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "publicKey", *params.PublicKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Timestamp != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "timestamp", *params.Timestamp, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Signature != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "signature", *params.Signature, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewUploadImageByURLRequest calls the generic UploadImageByURL builder with application/json body
+func NewUploadImageByURLRequest(server string, user User, params *UploadImageByURLParams, body UploadImageByURLJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewUploadImageByURLRequestWithBody(server, user, params, "application/json", bodyReader)
+}
+
+// NewUploadImageByURLRequestWithBody constructs an http.Request for the UploadImageByURL method, with any body, and a specified content type
+func NewUploadImageByURLRequestWithBody(server string, user User, params *UploadImageByURLParams, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "user", user, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/users/%s/images/url", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -13556,59 +13722,24 @@ type ClientWithResponsesInterface interface {
 	// 403 (114, 115, 116, 117). With an `Origin`, the answer carries
 	// `Access-Control-Allow-Origin` for it unless the token names another origin.
 	//
-	// Ingestion by URL: with `Content-Type: application/json` and a body that is a JSON object,
-	// `{"url": "https://..."}`, the service fetches the image at that URL and uploads it as if its
-	// bytes had been sent (the same size limit and token policy, listeners, sniffing, analysis;
-	// the origin's `Content-Type` is not read). Every connection goes through the outbound guard
-	// (README, Outbound connections): an address on the service's own network (loopback,
-	// private, link-local, cloud metadata, ...) is refused with 400 naming why, unless
-	// `outbound.allow` opens it; up to 5 redirects to http or https URLs are followed, each
-	// target checked again. A body over the size limit answers 413 as soon as the stream passes
-	// it; a fetch longer than `uploads.urlTimeout` (or a connection longer than
-	// `uploads.urlConnectTimeout`) 504; an origin that cannot be reached or answers other than
-	// 2xx 502 naming why; a redirect loop, a sixth redirect or one to another scheme 400;
-	// something that is not an image 415. Nothing is stored on any error. The audit entry of
-	// the new image records the URL (without user information) as `source` in its detail.
+	// To have the service fetch the image from a URL instead, see `uploadImageByURL`. A JSON
+	// object sent here with `Content-Type: application/json`, `{"url": "https://..."}`, is still
+	// read as that upload (the form it had before it was an operation of its own; it is not
+	// described here so that generators send this operation bytes).
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with POST /users/{user}/images (the `UploadImage` operationId).
 	UploadImageWithBodyWithResponse(ctx context.Context, user User, params *UploadImageParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UploadImageResponse, error)
 
-	// UploadImageWithResponse Upload an image
+	// UploadImageByURLWithBodyWithResponse Upload an image the service fetches from a URL
 	//
-	// The body is the image's bytes. Its identifier is the MD5 of the stored bytes: bytes the user
-	// already has answer 200 with the existing identifier, a new image 201. Limits answer 413
-	// (body size, dimensions, pixels) before any pixel is decoded.
-	//
-	// A new image is analysed before the upload answers (each part can be switched off with
-	// `analysis.*`): its EXIF, IPTC and XMP tags are copied into its metadata under the key `exif`
-	// (GPS positions left out unless `analysis.exifGps`; see the `exif` key of the metadata), and its
-	// properties (`blurhash`, `thumbhash`, `averageColor`, `palette`, `phash`) appear in the
-	// listings. A failed analysis never fails the upload. With `analysis.rejectNearDuplicates`
-	// set, an upload whose perceptual hash is within that many bits of one of the user's images is
-	// refused with 409 naming that image, and nothing is stored. A picture the blocklist blocks is
-	// refused with 451 before anything is stored (spending no upload token's use), whether or not
-	// the user has it already.
-	//
-	// Signed, or with an upload token (`Authorization: Bearer <token>` or `?uploadToken=<token>`,
-	// see `createUploadToken`): the token's policy is checked before anything is decoded (413 past
-	// its `maxBytes` or `maxPixels`, 415 for a type it does not accept), each upload that answers 200
-	// or 201 spends one of its uses in the image's own transaction, the image gets the token's
-	// metadata (listeners and the analysis add theirs), and the audit log records the upload as
-	// the issuing key's with the token's id in the detail. A token that is unknown, expired,
-	// revoked or used up answers 401 (service error codes 110, 111, 112, 113, with a
-	// `WWW-Authenticate: Bearer` challenge); one of another user, used on another route, from
-	// another origin than its own, or whose issuing key may no longer upload for the user answers
-	// 403 (114, 115, 116, 117). With an `Origin`, the answer carries
-	// `Access-Control-Allow-Origin` for it unless the token names another origin.
-	//
-	// Ingestion by URL: with `Content-Type: application/json` and a body that is a JSON object,
-	// `{"url": "https://..."}`, the service fetches the image at that URL and uploads it as if its
-	// bytes had been sent (the same size limit and token policy, listeners, sniffing, analysis;
-	// the origin's `Content-Type` is not read). Every connection goes through the outbound guard
-	// (README, Outbound connections): an address on the service's own network (loopback,
-	// private, link-local, cloud metadata, ...) is refused with 400 naming why, unless
+	// The body is the JSON object `{"url": "https://..."}`, whatever its `Content-Type`: the
+	// service fetches the image at that URL and uploads it as if its bytes had been sent (the same
+	// size limit and token policy, listeners, sniffing, analysis; the origin's `Content-Type` is
+	// not read). Every connection goes through the outbound guard (README, Outbound
+	// connections): an address on the service's own network (loopback, private, link-local,
+	// cloud metadata, ...) is refused with 400 naming why, unless
 	// `outbound.allow` opens it; up to 5 redirects to http or https URLs are followed, each
 	// target checked again. A body over the size limit answers 413 as soon as the stream passes
 	// it; a fetch longer than `uploads.urlTimeout` (or a connection longer than
@@ -13616,11 +13747,36 @@ type ClientWithResponsesInterface interface {
 	// 2xx 502 naming why; a redirect loop, a sixth redirect or one to another scheme 400;
 	// something that is not an image 415. Nothing is stored on any error. The audit entry of
 	// the new image records the URL (without user information) as `source` in its detail.
+	// Authentication, upload tokens (resource `images.post`, as `uploadImage`), the analysis, the
+	// blocklist, quotas and the answers are those of `uploadImage`.
+	//
+	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with POST /users/{user}/images/url (the `UploadImageByURL` operationId).
+	UploadImageByURLWithBodyWithResponse(ctx context.Context, user User, params *UploadImageByURLParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UploadImageByURLResponse, error)
+
+	// UploadImageByURLWithResponse Upload an image the service fetches from a URL
+	//
+	// The body is the JSON object `{"url": "https://..."}`, whatever its `Content-Type`: the
+	// service fetches the image at that URL and uploads it as if its bytes had been sent (the same
+	// size limit and token policy, listeners, sniffing, analysis; the origin's `Content-Type` is
+	// not read). Every connection goes through the outbound guard (README, Outbound
+	// connections): an address on the service's own network (loopback, private, link-local,
+	// cloud metadata, ...) is refused with 400 naming why, unless
+	// `outbound.allow` opens it; up to 5 redirects to http or https URLs are followed, each
+	// target checked again. A body over the size limit answers 413 as soon as the stream passes
+	// it; a fetch longer than `uploads.urlTimeout` (or a connection longer than
+	// `uploads.urlConnectTimeout`) 504; an origin that cannot be reached or answers other than
+	// 2xx 502 naming why; a redirect loop, a sixth redirect or one to another scheme 400;
+	// something that is not an image 415. Nothing is stored on any error. The audit entry of
+	// the new image records the URL (without user information) as `source` in its detail.
+	// Authentication, upload tokens (resource `images.post`, as `uploadImage`), the analysis, the
+	// blocklist, quotas and the answers are those of `uploadImage`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Corresponds with POST /users/{user}/images (the `UploadImage` operationId).
-	UploadImageWithResponse(ctx context.Context, user User, params *UploadImageParams, body UploadImageJSONRequestBody, reqEditors ...RequestEditorFn) (*UploadImageResponse, error)
+	// Corresponds with POST /users/{user}/images/url (the `UploadImageByURL` operationId).
+	UploadImageByURLWithResponse(ctx context.Context, user User, params *UploadImageByURLParams, body UploadImageByURLJSONRequestBody, reqEditors ...RequestEditorFn) (*UploadImageByURLResponse, error)
 
 	// DeleteImageWithResponse Delete an image
 	//
@@ -18560,16 +18716,6 @@ type UploadImageResponse451Headers struct {
 	XServiceErrorMessage *string
 }
 
-// UploadImageResponse502Headers the declared response headers of an HTTP 502 response for UploadImage
-type UploadImageResponse502Headers struct {
-	XServiceErrorMessage *string
-}
-
-// UploadImageResponse504Headers the declared response headers of an HTTP 504 response for UploadImage
-type UploadImageResponse504Headers struct {
-	XServiceErrorMessage *string
-}
-
 // UploadImageResponseDefaultHeaders the declared response headers of an HTTP default response for UploadImage
 type UploadImageResponseDefaultHeaders struct {
 	XServiceAuthUrl           *string
@@ -18611,10 +18757,6 @@ type UploadImageResponse struct {
 	JSON429 *TooManyRequests
 	// JSON451 the response for an HTTP 451 `application/json` response
 	JSON451 *Error
-	// JSON502 the response for an HTTP 502 `application/json` response
-	JSON502 *Error
-	// JSON504 the response for an HTTP 504 `application/json` response
-	JSON504 *Error
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
@@ -18637,10 +18779,6 @@ type UploadImageResponse struct {
 	Headers429 *UploadImageResponse429Headers
 	// Headers451 the parsed response headers for an HTTP 451 response
 	Headers451 *UploadImageResponse451Headers
-	// Headers502 the parsed response headers for an HTTP 502 response
-	Headers502 *UploadImageResponse502Headers
-	// Headers504 the parsed response headers for an HTTP 504 response
-	Headers504 *UploadImageResponse504Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
 	HeadersDefault *UploadImageResponseDefaultHeaders
 }
@@ -18705,16 +18843,6 @@ func (r UploadImageResponse) GetJSON451() *Error {
 	return r.JSON451
 }
 
-// GetJSON502 returns the response for an HTTP 502 `application/json` response
-func (r UploadImageResponse) GetJSON502() *Error {
-	return r.JSON502
-}
-
-// GetJSON504 returns the response for an HTTP 504 `application/json` response
-func (r UploadImageResponse) GetJSON504() *Error {
-	return r.JSON504
-}
-
 // GetJSONDefault returns the response for an HTTP default `application/json` response
 func (r UploadImageResponse) GetJSONDefault() *ErrorResponse {
 	return r.JSONDefault
@@ -18743,6 +18871,264 @@ func (r UploadImageResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r UploadImageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// UploadImageByURLResponse200Headers the declared response headers of an HTTP 200 response for UploadImageByURL
+type UploadImageByURLResponse200Headers struct {
+	XServiceImageIdentifier *string
+}
+
+// UploadImageByURLResponse201Headers the declared response headers of an HTTP 201 response for UploadImageByURL
+type UploadImageByURLResponse201Headers struct {
+	XServiceImageIdentifier *string
+}
+
+// UploadImageByURLResponse400Headers the declared response headers of an HTTP 400 response for UploadImageByURL
+type UploadImageByURLResponse400Headers struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// UploadImageByURLResponse401Headers the declared response headers of an HTTP 401 response for UploadImageByURL
+type UploadImageByURLResponse401Headers struct {
+	WWWAuthenticate           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// UploadImageByURLResponse403Headers the declared response headers of an HTTP 403 response for UploadImageByURL
+type UploadImageByURLResponse403Headers struct {
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// UploadImageByURLResponse409Headers the declared response headers of an HTTP 409 response for UploadImageByURL
+type UploadImageByURLResponse409Headers struct {
+	XServiceErrorMessage *string
+}
+
+// UploadImageByURLResponse413Headers the declared response headers of an HTTP 413 response for UploadImageByURL
+type UploadImageByURLResponse413Headers struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// UploadImageByURLResponse415Headers the declared response headers of an HTTP 415 response for UploadImageByURL
+type UploadImageByURLResponse415Headers struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// UploadImageByURLResponse429Headers the declared response headers of an HTTP 429 response for UploadImageByURL
+type UploadImageByURLResponse429Headers struct {
+	RateLimit                 *string
+	RateLimitPolicy           *string
+	RetryAfter                *int
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+// UploadImageByURLResponse451Headers the declared response headers of an HTTP 451 response for UploadImageByURL
+type UploadImageByURLResponse451Headers struct {
+	XServiceErrorMessage *string
+}
+
+// UploadImageByURLResponse502Headers the declared response headers of an HTTP 502 response for UploadImageByURL
+type UploadImageByURLResponse502Headers struct {
+	XServiceErrorMessage *string
+}
+
+// UploadImageByURLResponse504Headers the declared response headers of an HTTP 504 response for UploadImageByURL
+type UploadImageByURLResponse504Headers struct {
+	XServiceErrorMessage *string
+}
+
+// UploadImageByURLResponseDefaultHeaders the declared response headers of an HTTP default response for UploadImageByURL
+type UploadImageByURLResponseDefaultHeaders struct {
+	XServiceAuthUrl           *string
+	XServiceErrorDate         *HTTPDate
+	XServiceErrorInternalCode *int
+	XServiceErrorMessage      *string
+}
+
+type UploadImageByURLResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *struct {
+		Extension       string `json:"extension"`
+		Height          int    `json:"height"`
+		ImageIdentifier string `json:"imageIdentifier"`
+		Width           int    `json:"width"`
+	}
+	// JSON201 the response for an HTTP 201 `application/json` response
+	JSON201 *struct {
+		Extension       string `json:"extension"`
+		Height          int    `json:"height"`
+		ImageIdentifier string `json:"imageIdentifier"`
+		Width           int    `json:"width"`
+	}
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON401 the response for an HTTP 401 `application/json` response
+	JSON401 *TokenRefused
+	// JSON403 the response for an HTTP 403 `application/json` response
+	JSON403 *Error
+	// JSON409 the response for an HTTP 409 `application/json` response
+	JSON409 *Error
+	// JSON413 the response for an HTTP 413 `application/json` response
+	JSON413 *ErrorResponse
+	// JSON415 the response for an HTTP 415 `application/json` response
+	JSON415 *ErrorResponse
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
+	// JSON451 the response for an HTTP 451 `application/json` response
+	JSON451 *Error
+	// JSON502 the response for an HTTP 502 `application/json` response
+	JSON502 *Error
+	// JSON504 the response for an HTTP 504 `application/json` response
+	JSON504 *Error
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *ErrorResponse
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *UploadImageByURLResponse200Headers
+	// Headers201 the parsed response headers for an HTTP 201 response
+	Headers201 *UploadImageByURLResponse201Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *UploadImageByURLResponse400Headers
+	// Headers401 the parsed response headers for an HTTP 401 response
+	Headers401 *UploadImageByURLResponse401Headers
+	// Headers403 the parsed response headers for an HTTP 403 response
+	Headers403 *UploadImageByURLResponse403Headers
+	// Headers409 the parsed response headers for an HTTP 409 response
+	Headers409 *UploadImageByURLResponse409Headers
+	// Headers413 the parsed response headers for an HTTP 413 response
+	Headers413 *UploadImageByURLResponse413Headers
+	// Headers415 the parsed response headers for an HTTP 415 response
+	Headers415 *UploadImageByURLResponse415Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *UploadImageByURLResponse429Headers
+	// Headers451 the parsed response headers for an HTTP 451 response
+	Headers451 *UploadImageByURLResponse451Headers
+	// Headers502 the parsed response headers for an HTTP 502 response
+	Headers502 *UploadImageByURLResponse502Headers
+	// Headers504 the parsed response headers for an HTTP 504 response
+	Headers504 *UploadImageByURLResponse504Headers
+	// HeadersDefault the parsed response headers for an HTTP default response
+	HeadersDefault *UploadImageByURLResponseDefaultHeaders
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r UploadImageByURLResponse) GetJSON200() *struct {
+	Extension       string `json:"extension"`
+	Height          int    `json:"height"`
+	ImageIdentifier string `json:"imageIdentifier"`
+	Width           int    `json:"width"`
+} {
+	return r.JSON200
+}
+
+// GetJSON201 returns the response for an HTTP 201 `application/json` response
+func (r UploadImageByURLResponse) GetJSON201() *struct {
+	Extension       string `json:"extension"`
+	Height          int    `json:"height"`
+	ImageIdentifier string `json:"imageIdentifier"`
+	Width           int    `json:"width"`
+} {
+	return r.JSON201
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r UploadImageByURLResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON401 returns the response for an HTTP 401 `application/json` response
+func (r UploadImageByURLResponse) GetJSON401() *TokenRefused {
+	return r.JSON401
+}
+
+// GetJSON403 returns the response for an HTTP 403 `application/json` response
+func (r UploadImageByURLResponse) GetJSON403() *Error {
+	return r.JSON403
+}
+
+// GetJSON409 returns the response for an HTTP 409 `application/json` response
+func (r UploadImageByURLResponse) GetJSON409() *Error {
+	return r.JSON409
+}
+
+// GetJSON413 returns the response for an HTTP 413 `application/json` response
+func (r UploadImageByURLResponse) GetJSON413() *ErrorResponse {
+	return r.JSON413
+}
+
+// GetJSON415 returns the response for an HTTP 415 `application/json` response
+func (r UploadImageByURLResponse) GetJSON415() *ErrorResponse {
+	return r.JSON415
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r UploadImageByURLResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
+}
+
+// GetJSON451 returns the response for an HTTP 451 `application/json` response
+func (r UploadImageByURLResponse) GetJSON451() *Error {
+	return r.JSON451
+}
+
+// GetJSON502 returns the response for an HTTP 502 `application/json` response
+func (r UploadImageByURLResponse) GetJSON502() *Error {
+	return r.JSON502
+}
+
+// GetJSON504 returns the response for an HTTP 504 `application/json` response
+func (r UploadImageByURLResponse) GetJSON504() *Error {
+	return r.JSON504
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r UploadImageByURLResponse) GetJSONDefault() *ErrorResponse {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r UploadImageByURLResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r UploadImageByURLResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r UploadImageByURLResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r UploadImageByURLResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -23434,19 +23820,10 @@ func (c *ClientWithResponses) ListImagesWithResponse(ctx context.Context, user U
 // 403 (114, 115, 116, 117). With an `Origin`, the answer carries
 // `Access-Control-Allow-Origin` for it unless the token names another origin.
 //
-// Ingestion by URL: with `Content-Type: application/json` and a body that is a JSON object,
-// `{"url": "https://..."}`, the service fetches the image at that URL and uploads it as if its
-// bytes had been sent (the same size limit and token policy, listeners, sniffing, analysis;
-// the origin's `Content-Type` is not read). Every connection goes through the outbound guard
-// (README, Outbound connections): an address on the service's own network (loopback,
-// private, link-local, cloud metadata, ...) is refused with 400 naming why, unless
-// `outbound.allow` opens it; up to 5 redirects to http or https URLs are followed, each
-// target checked again. A body over the size limit answers 413 as soon as the stream passes
-// it; a fetch longer than `uploads.urlTimeout` (or a connection longer than
-// `uploads.urlConnectTimeout`) 504; an origin that cannot be reached or answers other than
-// 2xx 502 naming why; a redirect loop, a sixth redirect or one to another scheme 400;
-// something that is not an image 415. Nothing is stored on any error. The audit entry of
-// the new image records the URL (without user information) as `source` in its detail.
+// To have the service fetch the image from a URL instead, see `uploadImageByURL`. A JSON
+// object sent here with `Content-Type: application/json`, `{"url": "https://..."}`, is still
+// read as that upload (the form it had before it was an operation of its own; it is not
+// described here so that generators send this operation bytes).
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -23459,40 +23836,14 @@ func (c *ClientWithResponses) UploadImageWithBodyWithResponse(ctx context.Contex
 	return ParseUploadImageResponse(rsp)
 }
 
-// UploadImageWithResponse Upload an image
+// UploadImageByURLWithBodyWithResponse Upload an image the service fetches from a URL
 //
-// The body is the image's bytes. Its identifier is the MD5 of the stored bytes: bytes the user
-// already has answer 200 with the existing identifier, a new image 201. Limits answer 413
-// (body size, dimensions, pixels) before any pixel is decoded.
-//
-// A new image is analysed before the upload answers (each part can be switched off with
-// `analysis.*`): its EXIF, IPTC and XMP tags are copied into its metadata under the key `exif`
-// (GPS positions left out unless `analysis.exifGps`; see the `exif` key of the metadata), and its
-// properties (`blurhash`, `thumbhash`, `averageColor`, `palette`, `phash`) appear in the
-// listings. A failed analysis never fails the upload. With `analysis.rejectNearDuplicates`
-// set, an upload whose perceptual hash is within that many bits of one of the user's images is
-// refused with 409 naming that image, and nothing is stored. A picture the blocklist blocks is
-// refused with 451 before anything is stored (spending no upload token's use), whether or not
-// the user has it already.
-//
-// Signed, or with an upload token (`Authorization: Bearer <token>` or `?uploadToken=<token>`,
-// see `createUploadToken`): the token's policy is checked before anything is decoded (413 past
-// its `maxBytes` or `maxPixels`, 415 for a type it does not accept), each upload that answers 200
-// or 201 spends one of its uses in the image's own transaction, the image gets the token's
-// metadata (listeners and the analysis add theirs), and the audit log records the upload as
-// the issuing key's with the token's id in the detail. A token that is unknown, expired,
-// revoked or used up answers 401 (service error codes 110, 111, 112, 113, with a
-// `WWW-Authenticate: Bearer` challenge); one of another user, used on another route, from
-// another origin than its own, or whose issuing key may no longer upload for the user answers
-// 403 (114, 115, 116, 117). With an `Origin`, the answer carries
-// `Access-Control-Allow-Origin` for it unless the token names another origin.
-//
-// Ingestion by URL: with `Content-Type: application/json` and a body that is a JSON object,
-// `{"url": "https://..."}`, the service fetches the image at that URL and uploads it as if its
-// bytes had been sent (the same size limit and token policy, listeners, sniffing, analysis;
-// the origin's `Content-Type` is not read). Every connection goes through the outbound guard
-// (README, Outbound connections): an address on the service's own network (loopback,
-// private, link-local, cloud metadata, ...) is refused with 400 naming why, unless
+// The body is the JSON object `{"url": "https://..."}`, whatever its `Content-Type`: the
+// service fetches the image at that URL and uploads it as if its bytes had been sent (the same
+// size limit and token policy, listeners, sniffing, analysis; the origin's `Content-Type` is
+// not read). Every connection goes through the outbound guard (README, Outbound
+// connections): an address on the service's own network (loopback, private, link-local,
+// cloud metadata, ...) is refused with 400 naming why, unless
 // `outbound.allow` opens it; up to 5 redirects to http or https URLs are followed, each
 // target checked again. A body over the size limit answers 413 as soon as the stream passes
 // it; a fetch longer than `uploads.urlTimeout` (or a connection longer than
@@ -23500,16 +23851,47 @@ func (c *ClientWithResponses) UploadImageWithBodyWithResponse(ctx context.Contex
 // 2xx 502 naming why; a redirect loop, a sixth redirect or one to another scheme 400;
 // something that is not an image 415. Nothing is stored on any error. The audit entry of
 // the new image records the URL (without user information) as `source` in its detail.
+// Authentication, upload tokens (resource `images.post`, as `uploadImage`), the analysis, the
+// blocklist, quotas and the answers are those of `uploadImage`.
 //
-// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
-// Corresponds with POST /users/{user}/images (the `UploadImage` operationId).
-func (c *ClientWithResponses) UploadImageWithResponse(ctx context.Context, user User, params *UploadImageParams, body UploadImageJSONRequestBody, reqEditors ...RequestEditorFn) (*UploadImageResponse, error) {
-	rsp, err := c.UploadImage(ctx, user, params, body, reqEditors...)
+// Corresponds with POST /users/{user}/images/url (the `UploadImageByURL` operationId).
+func (c *ClientWithResponses) UploadImageByURLWithBodyWithResponse(ctx context.Context, user User, params *UploadImageByURLParams, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*UploadImageByURLResponse, error) {
+	rsp, err := c.UploadImageByURLWithBody(ctx, user, params, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseUploadImageResponse(rsp)
+	return ParseUploadImageByURLResponse(rsp)
+}
+
+// UploadImageByURLWithResponse Upload an image the service fetches from a URL
+//
+// The body is the JSON object `{"url": "https://..."}`, whatever its `Content-Type`: the
+// service fetches the image at that URL and uploads it as if its bytes had been sent (the same
+// size limit and token policy, listeners, sniffing, analysis; the origin's `Content-Type` is
+// not read). Every connection goes through the outbound guard (README, Outbound
+// connections): an address on the service's own network (loopback, private, link-local,
+// cloud metadata, ...) is refused with 400 naming why, unless
+// `outbound.allow` opens it; up to 5 redirects to http or https URLs are followed, each
+// target checked again. A body over the size limit answers 413 as soon as the stream passes
+// it; a fetch longer than `uploads.urlTimeout` (or a connection longer than
+// `uploads.urlConnectTimeout`) 504; an origin that cannot be reached or answers other than
+// 2xx 502 naming why; a redirect loop, a sixth redirect or one to another scheme 400;
+// something that is not an image 415. Nothing is stored on any error. The audit entry of
+// the new image records the URL (without user information) as `source` in its detail.
+// Authentication, upload tokens (resource `images.post`, as `uploadImage`), the analysis, the
+// blocklist, quotas and the answers are those of `uploadImage`.
+//
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Corresponds with POST /users/{user}/images/url (the `UploadImageByURL` operationId).
+func (c *ClientWithResponses) UploadImageByURLWithResponse(ctx context.Context, user User, params *UploadImageByURLParams, body UploadImageByURLJSONRequestBody, reqEditors ...RequestEditorFn) (*UploadImageByURLResponse, error) {
+	rsp, err := c.UploadImageByURL(ctx, user, params, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseUploadImageByURLResponse(rsp)
 }
 
 // DeleteImageWithResponse Delete an image
@@ -31471,20 +31853,6 @@ func ParseUploadImageResponse(rsp *http.Response) (*UploadImageResponse, error) 
 		}
 		response.JSON451 = &dest
 
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
-		var dest Error
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON502 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
-		var dest Error
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON504 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest ErrorResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -31728,8 +32096,395 @@ func ParseUploadImageResponse(rsp *http.Response) (*UploadImageResponse, error) 
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers451 = &headers
+	case true:
+		var headers UploadImageResponseDefaultHeaders
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.HeadersDefault = &headers
+	}
+
+	return response, nil
+}
+
+// ParseUploadImageByURLResponse parses an HTTP response from a UploadImageByURLWithResponse call
+func ParseUploadImageByURLResponse(rsp *http.Response) (*UploadImageByURLResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &UploadImageByURLResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest struct {
+			Extension       string `json:"extension"`
+			Height          int    `json:"height"`
+			ImageIdentifier string `json:"imageIdentifier"`
+			Width           int    `json:"width"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 201:
+		var dest struct {
+			Extension       string `json:"extension"`
+			Height          int    `json:"height"`
+			ImageIdentifier string `json:"imageIdentifier"`
+			Width           int    `json:"width"`
+		}
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON201 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 401:
+		var dest TokenRefused
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON401 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 403:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON403 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 409:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON409 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 413:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON413 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 415:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON415 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 451:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON451 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 502:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON502 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 504:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON504 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest ErrorResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers UploadImageByURLResponse200Headers
+		if values := rsp.Header.Values("X-Service-ImageIdentifier"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-ImageIdentifier", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceImageIdentifier = &value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 201:
+		var headers UploadImageByURLResponse201Headers
+		if values := rsp.Header.Values("X-Service-ImageIdentifier"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-ImageIdentifier", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceImageIdentifier = &value
+		}
+		response.Headers201 = &headers
+	case rsp.StatusCode == 400:
+		var headers UploadImageByURLResponse400Headers
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 401:
+		var headers UploadImageByURLResponse401Headers
+		if values := rsp.Header.Values("WWW-Authenticate"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "WWW-Authenticate", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.WWWAuthenticate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers401 = &headers
+	case rsp.StatusCode == 403:
+		var headers UploadImageByURLResponse403Headers
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers403 = &headers
+	case rsp.StatusCode == 409:
+		var headers UploadImageByURLResponse409Headers
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers409 = &headers
+	case rsp.StatusCode == 413:
+		var headers UploadImageByURLResponse413Headers
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers413 = &headers
+	case rsp.StatusCode == 415:
+		var headers UploadImageByURLResponse415Headers
+		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceAuthUrl = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers415 = &headers
+	case rsp.StatusCode == 429:
+		var headers UploadImageByURLResponse429Headers
+		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimit = &value
+		}
+		if values := rsp.Header.Values("RateLimit-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "RateLimit-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RateLimitPolicy = &value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Date"); len(values) > 0 {
+			var value HTTPDate
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Date", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorDate = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-InternalCode"); len(values) > 0 {
+			var value int
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-InternalCode", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "integer", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorInternalCode = &value
+		}
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers429 = &headers
+	case rsp.StatusCode == 451:
+		var headers UploadImageByURLResponse451Headers
+		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceErrorMessage = &value
+		}
+		response.Headers451 = &headers
 	case rsp.StatusCode == 502:
-		var headers UploadImageResponse502Headers
+		var headers UploadImageByURLResponse502Headers
 		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -31739,7 +32494,7 @@ func ParseUploadImageResponse(rsp *http.Response) (*UploadImageResponse, error) 
 		}
 		response.Headers502 = &headers
 	case rsp.StatusCode == 504:
-		var headers UploadImageResponse504Headers
+		var headers UploadImageByURLResponse504Headers
 		if values := rsp.Header.Values("X-Service-Error-Message"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Error-Message", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -31749,7 +32504,7 @@ func ParseUploadImageResponse(rsp *http.Response) (*UploadImageResponse, error) 
 		}
 		response.Headers504 = &headers
 	case true:
-		var headers UploadImageResponseDefaultHeaders
+		var headers UploadImageByURLResponseDefaultHeaders
 		if values := rsp.Header.Values("X-Service-AuthUrl"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-AuthUrl", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
