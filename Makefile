@@ -10,7 +10,8 @@
 # limits' shared store, which an e2e test starts and stops), and the pinned emulators of the GCS and Azure blob tests
 # (fake-gcs-server with go install, Azurite with npm; see TOOLS), and the npm
 # tools that check api/openapi.yaml (Redocly CLI, openapi-typescript and
-# TypeScript).
+# TypeScript) and generate clients of it (@hey-api/openapi-ts,
+# swagger-typescript-api, orval, openapi-fetch).
 
 GO ?= go
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
@@ -50,6 +51,20 @@ REDOCLY_DIR = $(TOOLS)/redocly-$(REDOCLY_VERSION)
 OPENAPI_TS_DIR = $(TOOLS)/openapi-typescript-$(OPENAPI_TS_VERSION)-typescript-$(TYPESCRIPT_VERSION)
 REDOCLY = $(REDOCLY_DIR)/node_modules/.bin/redocly
 OPENAPI_TS = $(OPENAPI_TS_DIR)/node_modules/.bin/openapi-typescript
+# The TypeScript client generators e2e/tsclients_test.go runs (it names the
+# same versions): @hey-api/openapi-ts beside TypeScript (its peer),
+# swagger-typescript-api, orval, and openapi-fetch, the fetch wrapper of
+# openapi-typescript's types. Each is the newest that runs on Node 20
+# (@hey-api/openapi-ts 0.96 and orval 7.14 want Node 22).
+HEY_API_VERSION = 0.95.0
+SWAGGER_TS_API_VERSION = 13.13.0
+ORVAL_VERSION = 7.13.2
+OPENAPI_FETCH_VERSION = 0.17.0
+HEY_API_DIR = $(TOOLS)/hey-api-openapi-ts-$(HEY_API_VERSION)-typescript-$(TYPESCRIPT_VERSION)
+HEY_API = $(HEY_API_DIR)/node_modules/.bin/openapi-ts
+SWAGGER_TS_API = $(TOOLS)/swagger-typescript-api-$(SWAGGER_TS_API_VERSION)/node_modules/.bin/swagger-typescript-api
+ORVAL = $(TOOLS)/orval-$(ORVAL_VERSION)/node_modules/.bin/orval
+OPENAPI_FETCH = $(TOOLS)/openapi-fetch-$(OPENAPI_FETCH_VERSION)/node_modules/openapi-fetch
 # The AssemblyScript compiler the filter SDK in wasm-sdk/assemblyscript is
 # built with (filters/conformance_test.go and wasm-sdk/Makefile name the
 # same version). The Rust SDK is built with Debian's rustc and its wasm32-wasi
@@ -99,6 +114,21 @@ test-deps: deps
 		echo "installing openapi-typescript $(OPENAPI_TS_VERSION) and typescript $(TYPESCRIPT_VERSION) in $(TOOLS)"; \
 		npm install --no-audit --no-fund --silent --prefix $(OPENAPI_TS_DIR) \
 			openapi-typescript@$(OPENAPI_TS_VERSION) typescript@$(TYPESCRIPT_VERSION) >/dev/null; }
+	@[ -x $(HEY_API) ] || { \
+		echo "installing @hey-api/openapi-ts $(HEY_API_VERSION) and typescript $(TYPESCRIPT_VERSION) in $(TOOLS)"; \
+		npm install --no-audit --no-fund --silent --prefix $(HEY_API_DIR) \
+			@hey-api/openapi-ts@$(HEY_API_VERSION) typescript@$(TYPESCRIPT_VERSION) >/dev/null; }
+	@[ -x $(SWAGGER_TS_API) ] || { \
+		echo "installing swagger-typescript-api $(SWAGGER_TS_API_VERSION) in $(TOOLS)"; \
+		npm install --no-audit --no-fund --silent --prefix $(TOOLS)/swagger-typescript-api-$(SWAGGER_TS_API_VERSION) \
+			swagger-typescript-api@$(SWAGGER_TS_API_VERSION) >/dev/null; }
+	@[ -x $(ORVAL) ] || { \
+		echo "installing orval $(ORVAL_VERSION) in $(TOOLS)"; \
+		npm install --no-audit --no-fund --silent --prefix $(TOOLS)/orval-$(ORVAL_VERSION) orval@$(ORVAL_VERSION) >/dev/null; }
+	@[ -d $(OPENAPI_FETCH) ] || { \
+		echo "installing openapi-fetch $(OPENAPI_FETCH_VERSION) in $(TOOLS)"; \
+		npm install --no-audit --no-fund --silent --prefix $(TOOLS)/openapi-fetch-$(OPENAPI_FETCH_VERSION) \
+			openapi-fetch@$(OPENAPI_FETCH_VERSION) >/dev/null; }
 
 build: deps
 	$(GO) build -o vitrine .
@@ -186,6 +216,8 @@ asan: deps
 test: vet test-deps
 	VITRINE_TEST_FAKE_GCS_SERVER=$(FAKE_GCS_SERVER) VITRINE_TEST_AZURITE=$(AZURITE) \
 		VITRINE_TEST_REDOCLY=$(REDOCLY) VITRINE_TEST_OPENAPI_TYPESCRIPT=$(OPENAPI_TS) \
+		VITRINE_TEST_HEY_API=$(HEY_API) VITRINE_TEST_SWAGGER_TYPESCRIPT_API=$(SWAGGER_TS_API) \
+		VITRINE_TEST_ORVAL=$(ORVAL) VITRINE_TEST_OPENAPI_FETCH=$(OPENAPI_FETCH) \
 		VITRINE_TEST_ASC=$(ASC) VITRINE_TEST_ALL_GUESTS=1 \
 		MALLOC_ARENA_MAX=2 $(GO) test -race -count=1 -timeout 30m ./...
 	VITRINE_TEST_FAULTS=1 $(GO) test -count=1 -timeout 10m -run '^TestFaults$$' -v ./e2e/

@@ -119,11 +119,18 @@ func npmTool(t *testing.T, env, rel, packages string) string {
 // its standard output and error.
 func runTool(t *testing.T, dir, bin string, args ...string) (stdout, stderr []byte, err error) {
 	t.Helper()
+	return runToolEnv(t, dir, nil, bin, args...)
+}
+
+// runToolEnv is runTool with the variables env added to the environment.
+func runToolEnv(t *testing.T, dir string, env []string, bin string, args ...string) (stdout, stderr []byte, err error) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "REDOCLY_TELEMETRY=off", "REDOCLY_SUPPRESS_UPDATE_NOTICE=true", "NO_COLOR=1")
+	cmd.Env = append(cmd.Env, env...)
 	var o, e bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &o, &e
 	err = cmd.Run()
