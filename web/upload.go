@@ -173,32 +173,33 @@ func (u *UI) upload(q *request) error {
 }
 
 // uploadItem is one image to upload: a posted file, or the JSON document
-// that names an image by URL.
+// that names an image by URL; byURL sends it to the fetching operation.
 type uploadItem struct {
-	name string
-	read func() ([]byte, error)
-	ct   string
+	name  string
+	read  func() ([]byte, error)
+	ct    string
+	byURL bool
 }
 
 // uploadItems lists the files posted to the upload form, then the image by
 // URL, if the form gives one: the API fetches that (POST
-// /users/<user>/images with the JSON document {"url": ...}), through its
-// guard of outbound connections.
+// /users/<user>/images/url with the JSON document {"url": ...}), through
+// its guard of outbound connections.
 func uploadItems(r *http.Request) []uploadItem {
 	var items []uploadItem
 	if r.MultipartForm != nil {
 		for _, fh := range r.MultipartForm.File["images"] {
-			items = append(items, uploadItem{fh.Filename, func() ([]byte, error) { return readPart(fh) }, "application/octet-stream"})
+			items = append(items, uploadItem{fh.Filename, func() ([]byte, error) { return readPart(fh) }, "application/octet-stream", false})
 		}
 	}
 	if source := strings.TrimSpace(r.FormValue("url")); source != "" {
 		doc, _ := json.Marshal(map[string]string{"url": source})
-		items = append(items, uploadItem{source, func() ([]byte, error) { return doc, nil }, "application/json"})
+		items = append(items, uploadItem{source, func() ([]byte, error) { return doc, nil }, "application/json", true})
 	}
 	return items
 }
 
-// sendItem sends it to POST /users/<user>/images and returns its
+// sendItem sends it to POST /users/<user>/images (or .../images/url) and returns its
 // outcome, with the API's refusal when it refused (the outcome then says
 // why). The error is one the page fails with: the API's failure (5xx, but
 // for a fetch by URL that failed at the origin), or an answer that cannot
@@ -208,7 +209,11 @@ func (q *request) sendItem(user string, it uploadItem) (uploadResult, *apiError,
 	data, err := it.read()
 	if err == nil {
 		var r response
-		r, err = q.api.send(q.r.Context(), http.MethodPost, "/users/"+url.PathEscape(user)+"/images", data, it.ct)
+		path := "/users/" + url.PathEscape(user) + "/images"
+		if it.byURL {
+			path += "/url"
+		}
+		r, err = q.api.send(q.r.Context(), http.MethodPost, path, data, it.ct)
 		if err == nil {
 			var got api.Uploaded
 			if err := r.decode(&got); err != nil {
@@ -224,7 +229,7 @@ func (q *request) sendItem(user string, it uploadItem) (uploadResult, *apiError,
 		}
 	}
 	var ae *apiError
-	if !errors.As(err, &ae) || ae.Status >= 500 && !(it.ct == "application/json" && fetchFailed(ae.Status)) {
+	if !errors.As(err, &ae) || ae.Status >= 500 && !(it.byURL && fetchFailed(ae.Status)) {
 		return res, nil, err
 	}
 	// A fetch by URL that failed at the origin (502, 504) is the URL's
