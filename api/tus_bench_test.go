@@ -17,18 +17,31 @@ import (
 	"github.com/vitrine/vitrine/api"
 )
 
-// Resumable uploads against plain POSTs of the same 60 MB PNG on loopback
-// (SQLite and files), and the memory an upload in flight holds
+// Resumable uploads against plain POSTs of the same 60 MB and 200 MB PNGs
+// on loopback (SQLite and files), and the memory an upload in flight holds
 // (README, Performance):
 //
 //	go test ./api -run '^$' -bench 'BenchmarkLargeUpload|BenchmarkUploadMemory' -benchtime 3x
 
-const largeW, largeH = 4000, 5000 // 60 MB as an uncompressed PNG (opaque: RGB)
+// largeSize is an image size of the large-upload benchmarks: w x h pixels
+// as an uncompressed opaque PNG (RGB) weigh 3*w*h bytes.
+type largeSize struct {
+	name string
+	w, h int
+}
+
+var (
+	mb60  = largeSize{"60MB", 4000, 5000}
+	mb200 = largeSize{"200MB", 8000, 8334}
+)
 
 // largePNG is a 60 MB PNG of noise, stored uncompressed; seed makes it
 // distinct.
-func largePNG(b *testing.B, seed uint64) []byte {
-	img := image.NewNRGBA(image.Rect(0, 0, largeW, largeH))
+func largePNG(b *testing.B, seed uint64) []byte { return largePNGOf(b, mb60, seed) }
+
+// largePNGOf is a PNG of noise of size z, stored uncompressed.
+func largePNGOf(b *testing.B, z largeSize, seed uint64) []byte {
+	img := image.NewNRGBA(image.Rect(0, 0, z.w, z.h))
 	r := rand.New(rand.NewPCG(seed, 7))
 	for i := range img.Pix {
 		img.Pix[i] = byte(r.Uint32())
@@ -43,10 +56,10 @@ func largePNG(b *testing.B, seed uint64) []byte {
 	return buf.Bytes()
 }
 
-// largeServer is a server whose limits take 60 MB uploads.
+// largeServer is a server whose limits take 200 MB uploads.
 func largeServer(b *testing.B) (string, *http.Client) {
 	b.Helper()
-	s := newBenchServerWith(b, func(cfg *api.Config) { cfg.Limits.MaxBodyBytes = 100 << 20 })
+	s := newBenchServerWith(b, func(cfg *api.Config) { cfg.Limits.MaxBodyBytes = 256 << 20 })
 	return s.url, s.client
 }
 
@@ -90,28 +103,33 @@ func tusSend(b *testing.B, c *http.Client, base string, size int64, body io.Read
 	return code
 }
 
-// BenchmarkLargeUpload stores a new 60 MB PNG per op, with a POST or as a
-// resumable upload sent in one PATCH.
+// BenchmarkLargeUpload stores a new 60 MB or 200 MB PNG per op, with a
+// POST or as a resumable upload sent in one PATCH.
 func BenchmarkLargeUpload(b *testing.B) {
-	for _, mode := range []string{"post", "tus"} {
-		b.Run(mode, func(b *testing.B) {
-			base, c := largeServer(b)
-			b.SetBytes(int64(len(largePNG(b, 0))))
-			for i := range b.N {
-				b.StopTimer()
-				img := largePNG(b, uint64(i+1))
-				b.StartTimer()
-				var code int
-				if mode == "post" {
-					code, _ = send(b, c, http.MethodPost, base+"/users/alice/images", bytes.NewReader(img), int64(len(img)))
-				} else {
-					code = tusSend(b, c, base, int64(len(img)), bytes.NewReader(img), int64(len(img)))
-				}
-				if code != http.StatusCreated {
-					b.Fatalf("%s: %d", mode, code)
-				}
-			}
-		})
+	for _, z := range []largeSize{mb60, mb200} {
+		for _, mode := range []string{"post", "tus"} {
+			b.Run(z.name+"/"+mode, func(b *testing.B) { largeUpload(b, z, mode) })
+		}
+	}
+}
+
+// largeUpload is one case of BenchmarkLargeUpload.
+func largeUpload(b *testing.B, z largeSize, mode string) {
+	base, c := largeServer(b)
+	b.SetBytes(int64(3 * z.w * z.h))
+	for i := range b.N {
+		b.StopTimer()
+		img := largePNGOf(b, z, uint64(i+1))
+		b.StartTimer()
+		var code int
+		if mode == "post" {
+			code, _ = send(b, c, http.MethodPost, base+"/users/alice/images", bytes.NewReader(img), int64(len(img)))
+		} else {
+			code = tusSend(b, c, base, int64(len(img)), bytes.NewReader(img), int64(len(img)))
+		}
+		if code != http.StatusCreated {
+			b.Fatalf("%s: %d", mode, code)
+		}
 	}
 }
 

@@ -3,10 +3,7 @@ package e2e
 import (
 	"bufio"
 	"bytes"
-	"crypto/rand"
 	"fmt"
-	"image"
-	"image/png"
 	"io"
 	"io/fs"
 	"net/http"
@@ -176,25 +173,7 @@ func (s *server) kill() {
 
 // bigPNG writes a PNG of 60 MB (opaque noise, stored uncompressed: 3 bytes a pixel) and
 // returns its path and bytes.
-func bigPNG(t *testing.T) (string, []byte) {
-	t.Helper()
-	img := image.NewNRGBA(image.Rect(0, 0, 4000, 5000))
-	if _, err := rand.Read(img.Pix); err != nil {
-		t.Fatal(err)
-	}
-	for i := 3; i < len(img.Pix); i += 4 {
-		img.Pix[i] = 255
-	}
-	var b bytes.Buffer
-	if err := (&png.Encoder{CompressionLevel: png.NoCompression}).Encode(&b, img); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "big.png")
-	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path, b.Bytes()
-}
+func bigPNG(t *testing.T) (string, []byte) { return noiseFile(t, 4000, 5000) }
 
 // atHalf waits until the client has sent about half of size bytes.
 func atHalf(t *testing.T, c *tusClient, size int) {
