@@ -148,7 +148,7 @@ run: build
 #	$(GO) run golang.org/x/vuln/cmd/govulncheck@v1.9.0 ./...
 STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.7.0
 
-# e2e/layout is the layout as tests (README, Layout): the import rules
+# e2e/layout is the layout as tests (e2e/README.md, Layout): the import rules
 # (layering_test.go) and the size limits (size_test.go). It parses the tree
 # and compiles nothing of the server, so it needs no cgo; go test's cache
 # notices every file and folder it read.
@@ -229,7 +229,7 @@ bench: deps
 	$(GO) test ./engine ./api -run '^$$' -bench . -benchmem -benchtime 3s
 
 # Auto quality's bytes and SSIMULACRA 2 scores against fixed q80 JPEG and
-# WebP on real images (README, Perceptual quality): photographs, portraits,
+# WebP on real images (e2e/README.md, Perceptual quality: measurements): photographs, portraits,
 # text, screenshots and flat graphics; installs the wallpaper and
 # documentation packages and butteraugli_main (libjxl-devtools) when missing.
 bench-bytes: deps

@@ -101,7 +101,7 @@ func (a *App) Run(ctx context.Context) (err error) {
 }
 
 // startTracing turns OpenTelemetry traces on when the OTEL_* variables ask
-// for them (README, Tracing).
+// for them (api/README.md, Tracing).
 func (a *App) startTracing(ctx context.Context) error {
 	module, _ := buildVersion()
 	stop, err := setupTracing(ctx, os.Getenv, module)

@@ -35,7 +35,7 @@ computes the analysis of images stored before it existed (or of every image with
 
 // runAnalyze is `vitrine analyze`: it computes the properties (and copies
 // the EXIF tags) of images stored before analysis existed, or of every
-// image with --force (README "Image analysis"). It is resumable: an image
+// image with --force (engine/README.md "Image analysis"). It is resumable: an image
 // analysed is recorded at once, and a run begun again skips it.
 func runAnalyze(ctx context.Context, args []string) error {
 	cmd := newCommand("analyze", analyzeUsage)

@@ -190,7 +190,7 @@ func newFilterRemote(sub string) *filterRemoteLine {
 }
 
 // filterRemote is `vitrine filter push` and `vitrine filter rollback`:
-// signed writes to a running server (README, Filters through the API).
+// signed writes to a running server (filters/README.md, Filters through the API).
 func filterRemote(ctx context.Context, sub string, args []string) error {
 	cmd := newFilterRemote(sub)
 	min, max := 1, 1

@@ -23,8 +23,8 @@ compares the database with the blob store; --repair fixes what is safe to fix
 `
 
 // runFsck is `vitrine fsck`: it compares the database with the blob store
-// and, with --repair, fixes what is safe to fix (README "Running at
-// scale").
+// and, with --repair, fixes what is safe to fix (storage/README.md "Migrations
+// and fsck").
 func runFsck(ctx context.Context, args []string) error {
 	cmd := newCommand("fsck", fsckUsage)
 	var f commonFlags

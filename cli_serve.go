@@ -46,7 +46,7 @@ func serve(ctx context.Context, args []string) error {
 // and every P held by a render, the HTTP code and the next request's
 // database lookups wait. On 2 CPUs with 4 pipelines, 200 px thumbnails from
 // stored variations at 16 concurrent requests: p99 224 ms with GOMAXPROCS
-// 2, 72 ms with 4, at the same throughput (README, Performance).
+// 2, 72 ms with 4, at the same throughput (e2e/README.md, Performance).
 func raiseGOMAXPROCS(n int) {
 	if os.Getenv("GOMAXPROCS") == "" && n > runtime.GOMAXPROCS(0) {
 		runtime.GOMAXPROCS(n)

@@ -30,7 +30,7 @@ builds the stored variations of images stored before they were on
 `
 
 // runVariations is `vitrine variations`: it builds the stored variations
-// of images stored before variations were on (README "Stored variations").
+// of images stored before variations were on (engine/README.md "Stored variations").
 // It walks the images that have none, so a run that stops resumes where it
 // was; a failed image is reported and left for the next run.
 func runVariations(ctx context.Context, args []string) error {

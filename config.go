@@ -49,25 +49,25 @@ type fileConfig struct {
 	// Audit sets how long the audit log is kept (audit.retention) and how
 	// often usage counters are written (audit.flush).
 	Audit storage.UsageConfig `yaml:"audit"`
-	// Variations configures stored variations (README "Stored variations").
+	// Variations configures stored variations (engine/README.md "Stored variations").
 	Variations api.VariationsConfig `yaml:"variations"`
-	// Erasure tunes the erasure of users (README "Erasing a user").
+	// Erasure tunes the erasure of users (api/README.md "Erasing a user").
 	Erasure ErasureConfig `yaml:"erasure"`
-	// Events names where every change is published (README "Events").
+	// Events names where every change is published (api/outbox/README.md "Events").
 	Events outbox.EventsConfig `yaml:"events"`
 	// Webhooks configures the delivery of events to subscriptions
-	// (README "Webhooks").
+	// (api/outbox/README.md "Webhooks").
 	Webhooks outbox.WebhooksConfig `yaml:"webhooks"`
 	// Outbound is the guard of connections made on a user's behalf; the
 	// file sets its allowlist (outbound.allow), each caller its caps.
 	Outbound outbound.Config `yaml:"outbound"`
 	// CDN names the cache tags of the answers (api's) and the purgers
-	// changes are sent to (README "CDN").
+	// changes are sent to (api/cdn/README.md "CDN").
 	CDN cdnConfig `yaml:"cdn"`
 	// RateLimits limits requests per class, public key and client address
-	// (README "Rate limits"); off unless a rate is set.
+	// (api/README.md "Rate limits"); off unless a rate is set.
 	RateLimits ratelimit.Config `yaml:"rateLimits"`
-	// Quotas are the default quotas of every user (README "Quotas"); a
+	// Quotas are the default quotas of every user (api/README.md "Quotas"); a
 	// user's own, set through the API, override them.
 	Quotas storage.Quotas `yaml:"quotas"`
 }
@@ -370,7 +370,7 @@ func setFromJSON(fv reflect.Value, raw string) error {
 	return nil
 }
 
-// cdnConfig is the `cdn` section (README "CDN"): the cache tags api
+// cdnConfig is the `cdn` section (api/cdn/README.md "CDN"): the cache tags api
 // writes on its answers, and the purgers that changes are sent to.
 type cdnConfig struct {
 	// Tags are cdn.tagPrefix and cdn.tagHeaders; compose hands them to api.

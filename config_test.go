@@ -273,12 +273,20 @@ func TestConfigDefaults(t *testing.T) {
 	}
 }
 
-// TestREADMEConfigTable checks README's configuration tables against the
-// structs: every key is documented, and every documented key exists.
+// configDocs are the documents holding the configuration tables: README's
+// Configuration, and the WebAssembly filters' keys in filters/README.md.
+var configDocs = []string{"README.md", "filters/README.md"}
+
+// TestREADMEConfigTable checks the configuration tables of configDocs against
+// the structs: every key is documented, and every documented key exists.
 func TestREADMEConfigTable(t *testing.T) {
-	b, err := os.ReadFile("README.md")
-	if err != nil {
-		t.Fatal(err)
+	var b []byte
+	for _, doc := range configDocs {
+		d, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = append(append(b, d...), '\n')
 	}
 	row := regexp.MustCompile("^\\| (`[a-zA-Z.]+`.*?) \\|")
 	name := regexp.MustCompile("`([a-zA-Z]+(?:\\.[a-zA-Z]+)*)`")
@@ -304,12 +312,12 @@ func TestREADMEConfigTable(t *testing.T) {
 	for _, k := range configKeys(&fileConfig{}) {
 		keys[k.Path()] = true
 		if !documented[k.Path()] {
-			t.Errorf("README's configuration tables do not document %s", k.Path())
+			t.Errorf("the configuration tables of %v do not document %s", configDocs, k.Path())
 		}
 	}
 	for n := range documented {
 		if !keys[n] {
-			t.Errorf("README documents %s, which is not a configuration key", n)
+			t.Errorf("%v document %s, which is not a configuration key", configDocs, n)
 		}
 	}
 }

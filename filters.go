@@ -256,7 +256,7 @@ func filterStatuses(list []filters.Status) []api.FilterStatus {
 }
 
 // filterSync keeps this instance's filters deployed through the API in
-// step with the active set (README, Filters through the API): every
+// step with the active set (filters/README.md, Filters through the API): every
 // filters.syncInterval, and at once after a change made through this
 // instance, it reads the set's revision; when it changed it fetches the
 // bundles it lacks from the blob store and hands them to the host, which

@@ -13,7 +13,7 @@
 // With no configuration it runs on the embedded default: SQLite at
 // DIR/vitrine.db and image files under DIR/images, DIR being ./data.
 //
-// Package main is the wiring only (README, Layout): main.go dispatches the
+// Package main is the wiring only (e2e/README.md, Layout): main.go dispatches the
 // subcommands (one table, commands) and holds what they share (the flag
 // parsing, the progress line); cli_<command>.go is each subcommand;
 // config.go the configuration file and environment; app.go the

@@ -1,5 +1,5 @@
 // The service's OpenTelemetry set-up, from the standard OTEL_* environment
-// variables (README, Tracing). The packages start their own spans on
+// variables (api/README.md, Tracing). The packages start their own spans on
 // otel's global provider and pass W3C trace context through otel's
 // propagators; this file installs that provider and propagator.
 //

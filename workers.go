@@ -274,7 +274,7 @@ func auditWorker(u *storage.Usage, log *slog.Logger) *worker {
 	return newWorker("audit retention", time.Hour, time.Hour, counted(u.PurgeAudit), log)
 }
 
-// Erasing a user (README "Erasing a user"): DELETE /users/<user> writes
+// Erasing a user (api/README.md "Erasing a user"): DELETE /users/<user> writes
 // an erasure (storage.DB.RequestErasure), and the erasure worker of any
 // instance takes it a step at a time (storage.DB.EraseStep): how many
 // images a step erases, how long a taken erasure is held, how often to

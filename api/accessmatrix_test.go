@@ -263,7 +263,7 @@ func implied(k matrixKey, resource, scope string) bool {
 		return true
 	case strings.HasPrefix(resource, "globalimages."):
 		// /images asks for alice's images: globalimages.<method> on any
-		// users, and images.get on alice (README, Access control).
+		// users, and images.get on alice (api/README.md, The API).
 		return holds(k, resource, "") && holds(k, "images.get", "alice")
 	case scope == "any":
 		return holds(k, resource, "")

@@ -11,7 +11,7 @@ import (
 	"github.com/vitrine/vitrine/storage"
 )
 
-// Resource sets of the built-in groups (README, Access control), Imbo's.
+// Resource sets of the built-in groups (api/README.md, The API), Imbo's.
 var (
 	readOnlyResources = []string{
 		"user.get", "user.head", "user.options",

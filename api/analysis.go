@@ -13,7 +13,7 @@ import (
 	"github.com/vitrine/vitrine/storage"
 )
 
-// Analysis configures what an upload learns about itself (README,
+// Analysis configures what an upload learns about itself (engine/README.md,
 // "Image analysis"). Everything is on by default except GPS positions.
 type Analysis struct {
 	// EXIF copies the original's EXIF, IPTC and XMP tags into the image's

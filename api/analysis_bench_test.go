@@ -17,7 +17,7 @@ import (
 
 // BenchmarkUploadAnalysis POSTs a new 3-megapixel JPEG per op with each
 // analysis on alone, all off and all on, and reports the upload's cost in
-// milliseconds per megapixel (README, "Image analysis").
+// milliseconds per megapixel (e2e/README.md, "Image analysis: cost").
 //
 //	go test ./api -run '^$' -bench BenchmarkUploadAnalysis -benchtime 10x
 func BenchmarkUploadAnalysis(b *testing.B) {

@@ -209,7 +209,7 @@ func encodeQuery(query string) string {
 
 // checkSignature verifies a signed write: HMAC-SHA256 with the private key
 // over "METHOD|URL|publicKey|timestamp", the timestamp within two minutes of
-// now (README, The API; api/openapi.yaml describes the scheme).
+// now (api/README.md, The API; api/openapi.yaml describes the scheme).
 func (s *Server) checkSignature(ctx context.Context, c *call) error {
 	ts, tsFromHeader := c.authValue("Authenticate-Timestamp", "timestamp")
 	if ts == "" {

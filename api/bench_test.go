@@ -20,7 +20,7 @@ import (
 	"github.com/vitrine/vitrine/storage"
 )
 
-// These benchmarks put a number on two claims of README's Performance section:
+// These benchmarks put a number on two claims of e2e/README.md's Performance section:
 //
 //   - the HTTP path is within 15% of the same libvips work in-process
 //     (BenchmarkHTTPvsProcess: "inprocess" and "http" run the same chain on
@@ -32,7 +32,7 @@ import (
 //     (BenchmarkVariantCache: "hit" reports miss/hit).
 //
 // Both sides run under b.RunParallel: GOMAXPROCS workers, two on the 2-core
-// machines README's figures were measured on. Every worker cycles through
+// machines e2e/README.md's figures were measured on. Every worker cycles through
 // benchDistinct different sources, so no two requests in flight share a URL
 // (a server that coalesced identical requests would otherwise look faster
 // than it is). The HTTP server runs with cacheVariants off, so every request

@@ -16,7 +16,7 @@ import (
 	"github.com/vitrine/vitrine/storage"
 )
 
-// The takedown blocklist (README "Takedowns"): /blocklist and its
+// The takedown blocklist (api/README.md "Takedowns"): /blocklist and its
 // children, resources blocklist.*, in the built-in group all. Entries
 // block a picture across every user by its MD5 or by its perceptual hash
 // within a distance; an upload they block answers 451 before anything is
@@ -153,7 +153,7 @@ const maxSafeDistance = 32
 
 // defaultBlocklistDistance is a hash entry's distance when the body names
 // none: a resized and recompressed copy is typically within 0-6 bits of
-// its original, a different picture 20 or more (README "Image analysis").
+// its original, a different picture 20 or more (engine/README.md "Image analysis").
 const defaultBlocklistDistance = 6
 
 // entry checks b and returns the entry it asks for.

@@ -313,7 +313,7 @@ func (c *clock) advance(d time.Duration) { c.at.Add(int64(d)) }
 
 // TestBlocklistOtherInstance: a second instance on the same database
 // applies a new checksum entry at once and a new hash entry once its copy
-// of the hash entries is older than 5 seconds (README "Takedowns"); its
+// of the hash entries is older than 5 seconds (api/README.md "Takedowns"); its
 // clock is moved, not waited for.
 func TestBlocklistOtherInstance(t *testing.T) {
 	e := newEnv(t, testConfig())

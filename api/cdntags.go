@@ -11,7 +11,7 @@ import (
 // (16 KB for Cloudflare's Cache-Tag).
 const maxListingUsers = 16
 
-// cacheTags returns the CDN tags of a read of c (README, "CDN"): every
+// cacheTags returns the CDN tags of a read of c (api/cdn/README.md, "CDN"): every
 // tagged answer carries the tag of all answers; an image's answers (the
 // image in any transformation, its metadata, short URLs and variants, and
 // GET /s/<id>) its user's and its own; a user's listings the user's and

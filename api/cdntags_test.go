@@ -9,7 +9,7 @@ import (
 	"github.com/vitrine/vitrine/api/cdn"
 )
 
-// TestCacheTags checks the tags of every tagged answer (README, "CDN")
+// TestCacheTags checks the tags of every tagged answer (api/cdn/README.md, "CDN")
 // in the three default headers, and that errors and writes carry none.
 func TestCacheTags(t *testing.T) {
 	t.Parallel()

@@ -56,7 +56,7 @@ type Config struct {
 	// (clienthints.go); off by default.
 	ClientHints ClientHints `yaml:"clientHints"`
 	// CDN names the cache tags of image, metadata, short URL and listing
-	// answers and the headers that carry them (README, "CDN"); the zero
+	// answers and the headers that carry them (api/cdn/README.md, "CDN"); the zero
 	// value is the defaults. The configuration file keeps it in its `cdn`
 	// section beside the purgers, so main composes it rather than this
 	// field.
@@ -80,8 +80,8 @@ type Limits struct {
 	MaxMetadataDepth int `yaml:"maxMetadataDepth"`
 }
 
-// Uploads configures upload tokens (README, Upload tokens) and ingestion
-// by URL (README, Ingestion by URL).
+// Uploads configures upload tokens (api/README.md, Upload tokens) and ingestion
+// by URL (api/README.md, Ingestion by URL).
 type Uploads struct {
 	// TokenMaxTTL caps the life of an upload token: a request for a longer
 	// one is refused (400). Default 24h.
@@ -94,7 +94,7 @@ type Uploads struct {
 	// past it). Default 10s, and never more than URLTimeout.
 	URLConnectTimeout time.Duration `yaml:"urlConnectTimeout"`
 	// StagingDir, when set, is a local folder that keeps the parts of
-	// resumable uploads (README, Resumable uploads); unset, they are kept
+	// resumable uploads (api/README.md, Resumable uploads); unset, they are kept
 	// in the blob store, where every instance sharing it can resume them.
 	// Read by main, which opens the folder.
 	StagingDir string `yaml:"stagingDir"`

@@ -1,5 +1,5 @@
 // Package api serves vitrine's REST interface (described for clients in
-// api/openapi.yaml and README's "The API"): routing,
+// api/openapi.yaml and api/README.md's "The API"): routing,
 // content negotiation, access tokens and signed writes, access control, the
 // error model, cache headers and the event bus that fires
 // `<resource>.<method>` events. It turns errors into HTTP statuses in one

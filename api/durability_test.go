@@ -19,7 +19,7 @@ import (
 )
 
 // TestInterleavings forces the orders of concurrent requests that lost
-// data before (README "Running at scale"): two API servers share one
+// data before (storage/README.md "Several instances"): two API servers share one
 // database and one bucket, and a gate on each server's blob store holds a
 // chosen operation until the test lets it go, so the order is the test's,
 // not the clock's. After each case every listed image fetches

@@ -21,7 +21,7 @@ type erasureStore interface {
 
 var _ erasureStore = (*storage.DB)(nil)
 
-// Erasure is an erasure of a user as the API shows it (README, "Erasing
+// Erasure is an erasure of a user as the API shows it (api/README.md, "Erasing
 // a user"; api/openapi.yaml, Erasure).
 type Erasure struct {
 	ID          int64            `json:"id"`

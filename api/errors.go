@@ -11,7 +11,7 @@ import (
 	"github.com/vitrine/vitrine/storage"
 )
 
-// Service error codes of the error body (listed in README, The API); 0 is
+// Service error codes of the error body (listed in api/README.md, The API); 0 is
 // "unspecified".
 const (
 	codeMissingParam      = 101

@@ -12,7 +12,7 @@ import (
 	"github.com/vitrine/vitrine/storage"
 )
 
-// Filters deployed through the API (README, Filters through the API): a
+// Filters deployed through the API (filters/README.md, Filters through the API): a
 // version is checked by compiling it as a reload would, stored in the blob
 // store under its SHA-256, recorded, and made active in the one row every
 // instance polls; each change is audited and goes out as an event.

@@ -44,7 +44,7 @@ func (s *Server) getImage(c *call) error {
 		return err
 	}
 	// t[]=convert:type=webp sets the format, as the interface says; an
-	// extension in the path still wins (README, Transformations).
+	// extension in the path still wins (README, Configuration: contentNegotiateImages).
 	if f := chain.ConvertFormat(); f != "" && c.ext == "" {
 		format, c.negotiated = f, false
 	}

@@ -161,7 +161,7 @@ func (c *call) outputFormat(originalMime string) (string, error) {
 // (webp, avif and jxl by name, jpeg also by a wildcard), sorted, when the
 // response type was negotiated, the chain asks for auto quality and the
 // negotiated format is one of two or more of them: the render then picks
-// the smallest that meets the target (README, Perceptual quality).
+// the smallest that meets the target (engine/README.md, Perceptual quality).
 func (c *call) bestFormats(chain engine.Chain, format string) []string {
 	if !c.negotiated || c.ext != "" || !chain.WantsQuality() || !boolOr(c.s.cfg.ContentNegotiateImages, true) {
 		return nil

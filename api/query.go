@@ -128,7 +128,7 @@ var sortFields = map[string]string{
 	"height": "height", "checksum": "checksum", "originalChecksum": "originalChecksum",
 }
 
-// listQuery reads the parameters of an image listing (README, The API;
+// listQuery reads the parameters of an image listing (api/README.md, The API;
 // api/openapi.yaml).
 func listQuery(c *call) (storage.Query, []string, error) {
 	var q storage.Query

@@ -13,7 +13,7 @@ import (
 	"github.com/vitrine/vitrine/storage"
 )
 
-// Quotas (README "Quotas"): GET and PUT /users/<user>/quota, resources
+// Quotas (api/README.md "Quotas"): GET and PUT /users/<user>/quota, resources
 // quota.get (in the built-in group read-only) and quota.put (all). What
 // counts against them and where they are checked is storage's (quotas.go);
 // an upload past one answers the *storage.QuotaError, 403 with service

@@ -8,7 +8,7 @@ import (
 	"github.com/vitrine/vitrine/storage"
 )
 
-// Where each class is counted (README, Rate limits):
+// Where each class is counted (api/README.md, Rate limits):
 //
 //   - reads and writes, per client address: first thing, for every request
 //     the API routes (the probes and /openapi.json are not counted);

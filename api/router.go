@@ -85,7 +85,7 @@ func match(routes []*route, path string) (routeMatch, error) {
 	return routeMatch{}, errorf(http.StatusNotFound, "Not Found")
 }
 
-// invalidUserName is the 400 for a user name namePattern refuses (README,
+// invalidUserName is the 400 for a user name namePattern refuses (api/README.md,
 // User names).
 func invalidUserName(name string) error {
 	return errorf(http.StatusBadRequest, "Invalid user name '%s': a user name is 1 to 64 characters, "+

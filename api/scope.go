@@ -8,7 +8,7 @@ import (
 )
 
 // Every route names the users its resource reaches, so that a rule's
-// users bound every route (README, Access control): the route table in
+// users bound every route (api/README.md, The API): the route table in
 // server.go is checked against this one when a Server is built, and the
 // access matrix test (accessmatrix_test.go) calls every route with keys of
 // every shape against it.

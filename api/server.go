@@ -59,7 +59,7 @@ type Deps struct {
 	// variant cache results per day (GET /usage and the admin UI's charts).
 	Usage *storage.Usage
 	// Outbound configures the guard that fetches the images of uploads
-	// by URL (README, Ingestion by URL): its allowlist (outbound.allow)
+	// by URL (api/README.md, Ingestion by URL): its allowlist (outbound.allow)
 	// and, in tests, its resolver and dialer; the server sets its caps
 	// (uploads.urlTimeout, uploads.urlConnectTimeout, limits.maxBodyBytes).
 	// The zero value refuses every address the guard's ranges list.
@@ -75,7 +75,7 @@ type Deps struct {
 	// /status. Default: none listed.
 	Sinks SinkReporter
 	// RateLimits, when set, limits requests per class, public key and
-	// client address (README, Rate limits); the caller closes it after the
+	// client address (api/README.md, Rate limits); the caller closes it after the
 	// server stopped. Default: no limits.
 	RateLimits *ratelimit.Limiter
 }

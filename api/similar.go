@@ -12,7 +12,7 @@ import (
 
 // defaultMaxDistance is maxDistance when similarTo comes alone: about the
 // distance that separates a resized, recompressed copy from its original
-// with room to spare, well short of unrelated pictures (README).
+// with room to spare, well short of unrelated pictures (engine/README.md, Image analysis).
 const defaultMaxDistance = 10
 
 // similarQuery reads similarTo and maxDistance into q, whose Users are

@@ -19,8 +19,8 @@ import (
 // offNs keeps the last "off" ns/op per case for the ratio "on" reports.
 var offNs sync.Map
 
-// BenchmarkTracing puts a number on what tracing costs a render (README,
-// Tracing): the thumbnail cell of BenchmarkHTTPvsProcess ("http") with
+// BenchmarkTracing puts a number on what tracing costs a render (e2e/README.md,
+// Tracing: cost): the thumbnail cell of BenchmarkHTTPvsProcess ("http") with
 // tracing off, then on, every request sampled, its spans (server, SQL,
 // blob read, admission, decode, step, encode) exported over OTLP/HTTP to a
 // receiver on loopback that reads and drops them. "on" reports on/off, the
@@ -77,7 +77,7 @@ func BenchmarkTracing(b *testing.B) {
 }
 
 // startTracing turns tracing on as the server does when
-// OTEL_EXPORTER_OTLP_ENDPOINT is set (README, Tracing): a global provider
+// OTEL_EXPORTER_OTLP_ENDPOINT is set (api/README.md, Tracing): a global provider
 // of the SDK that samples every span and exports it over OTLP/HTTP (the
 // exporter reads OTEL_EXPORTER_OTLP_ENDPOINT), and the W3C propagator. The
 // function it returns flushes and turns tracing off again.

@@ -20,7 +20,7 @@ import (
 	"github.com/vitrine/vitrine/storage"
 )
 
-// This file serves resumable uploads (README, Resumable uploads): tus 1.0
+// This file serves resumable uploads (api/README.md, Resumable uploads): tus 1.0
 // at /users/<user>/uploads with the creation, creation-with-upload,
 // termination and expiration extensions, tusd's handler speaking the
 // protocol. A request passes the service's listeners first (a signature
@@ -32,7 +32,7 @@ import (
 // tusstore.go is tusd's data store over storage.Resumable; tuscomplete.go
 // stores an upload whose bytes are all there.
 
-// Service error codes of resumable upload refusals (README, Resumable
+// Service error codes of resumable upload refusals (api/README.md, Resumable
 // uploads).
 const (
 	codeTusOffset    = 140 // Upload-Offset is not the upload's offset

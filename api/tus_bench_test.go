@@ -19,7 +19,7 @@ import (
 
 // Resumable uploads against plain POSTs of the same 60 MB and 200 MB PNGs
 // on loopback (SQLite and files), and the memory an upload in flight holds
-// (README, Performance):
+// (e2e/README.md, Performance):
 //
 //	go test ./api -run '^$' -bench 'BenchmarkLargeUpload|BenchmarkUploadMemory' -benchtime 3x
 

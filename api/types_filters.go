@@ -75,7 +75,7 @@ type DeployedFilter struct {
 
 // FilterVersion is one uploaded version of a filter.
 type FilterVersion struct {
-	// Version is the SHA-256 of the bundle (README, Filters through the
+	// Version is the SHA-256 of the bundle (filters/README.md, Filters through the
 	// API); its first 32 digits are the filter's contentHash.
 	Version  string          `json:"version"`
 	Size     int64           `json:"size"`

@@ -25,7 +25,7 @@ type ImageEntry struct {
 	// Metadata is set with metadata=1.
 	Metadata json.RawMessage `json:"metadata"`
 	// What the analysis at upload learnt (absent for images not analysed;
-	// see README "Image analysis").
+	// see engine/README.md "Image analysis").
 	BlurHash     string   `json:"blurhash"`
 	ThumbHash    string   `json:"thumbhash"`
 	AverageColor string   `json:"averageColor"`

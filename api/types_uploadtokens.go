@@ -4,7 +4,7 @@ package api
 // types are used).
 
 // UploadTokenRequest is the body of POST /users/{user}/uploadtokens; every
-// field may be left out (README, Upload tokens).
+// field may be left out (api/README.md, Upload tokens).
 type UploadTokenRequest struct {
 	// Uploads is how many uploads the token allows (default 1).
 	Uploads *int `json:"uploads,omitempty"`

@@ -4,7 +4,7 @@ package api
 // types are used).
 
 // User is GET /users/{user}: the user's image count, its latest change,
-// and its quotas and usage (README "Quotas").
+// and its quotas and usage (api/README.md "Quotas").
 type User struct {
 	User         string     `json:"user"`
 	NumImages    int        `json:"numImages"`

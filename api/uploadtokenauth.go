@@ -18,7 +18,7 @@ import (
 // the signature and the access rule; the upload is the issuing key's, and
 // its policy bounds what is read and stored.
 
-// Service error codes of upload token refusals (README, Upload tokens).
+// Service error codes of upload token refusals (api/README.md, Upload tokens).
 const (
 	codeUploadTokenUnknown = 110
 	codeUploadTokenExpired = 111

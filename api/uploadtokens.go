@@ -18,7 +18,7 @@ import (
 	"github.com/vitrine/vitrine/storage"
 )
 
-// Upload tokens (README, Upload tokens): a key that may upload for a user
+// Upload tokens (api/README.md, Upload tokens): a key that may upload for a user
 // issues a token that uploads for that user alone, within a policy, so
 // that a browser uploads without a private key. This file issues and
 // revokes them; uploadtokenauth.go lets an upload through with one.

@@ -22,7 +22,7 @@ import (
 )
 
 // This file fetches the image of an upload that names a URL instead of
-// carrying the bytes (README, Ingestion by URL): POST
+// carrying the bytes (api/README.md, Ingestion by URL): POST
 // /users/<user>/images/url with the body {"url": "https://..."}, or the
 // form that came before it, POST /users/<user>/images with
 // `Content-Type: application/json` and that body.

@@ -12,7 +12,7 @@ import (
 )
 
 // A stored variation is a downscaled working copy of an image, kept in the
-// blob store beside it (README "Stored variations"). What storage keeps of
+// blob store beside it (engine/README.md "Stored variations"). What storage keeps of
 // them is its tables (variation_jobs, variations) and the transactions
 // that write them; which images get them, at which scales, how they are
 // built and how often, is here: VariationsConfig is the policy, the API

@@ -18,7 +18,7 @@ import (
 	"github.com/vitrine/vitrine/storage"
 )
 
-// Webhook subscriptions (README "Webhooks"): /webhooks and its children,
+// Webhook subscriptions (api/outbox/README.md "Webhooks"): /webhooks and its children,
 // resources webhooks.*, webhook.*, webhookping.post, webhookdeliveries.get
 // and webhookdelivery.*, in the built-in group all. Deliveries themselves
 // are the deliveries worker's (package main); here are the subscriptions,

@@ -37,7 +37,7 @@ func (o *origin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // TestVarnishInFront runs Debian's Varnish with the xkey vmod and
-// README's VCL in front of vitrine, which purges it (cdn.purgers): a GET
+// api/cdn/README.md's VCL in front of vitrine, which purges it (cdn.purgers): a GET
 // through Varnish is a hit the second time; after a DELETE, and after a
 // metadata change of an image served with smartSize, the next GET misses
 // and answers the new truth.

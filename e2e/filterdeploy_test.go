@@ -14,7 +14,7 @@ import (
 	"time"
 )
 
-// Filters deployed through the API (README, Filters through the API), on
+// Filters deployed through the API (filters/README.md, Filters through the API), on
 // two instances sharing PostgreSQL and S3 (versitygw).
 
 // deployedFilter is an entry of GET /filters' deployed.

@@ -10,8 +10,8 @@ import (
 // the image at full resolution, so that an encoder's artifacts are the
 // size they are in the output, for JPEG, AVIF and JPEG XL; for WebP, whose
 // encoder reacts to the mosaic's seams, the image downscaled to 384 pixels.
-// The proxy's score plus the format's offset predicts the image's (README,
-// Perceptual quality, for the measured spread).
+// The proxy's score plus the format's offset predicts the image's (e2e/README.md,
+// Perceptual quality: measurements, for the measured spread).
 const (
 	mosaicTile = 128
 	mosaicCols = 3

@@ -20,7 +20,7 @@ type qualityLevel struct {
 	margin, floor, ceil float64
 }
 
-// qualityLevels are the named targets (README, Perceptual quality). high is
+// qualityLevels are the named targets (engine/README.md, Perceptual quality). high is
 // the look of a q80 JPEG of the same image, the common default: on the
 // byte benchmark's images q80 JPEG scores 70-87, so a fixed score either
 // falls short of it on the smooth images or overspends on the detailed

@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// BenchmarkAutoQuality measures what auto quality costs a render (README,
-// Perceptual quality): a photograph (mate-backgrounds' Aqua.jpg when
+// BenchmarkAutoQuality measures what auto quality costs a render (e2e/README.md,
+// Perceptual quality: measurements): a photograph (mate-backgrounds' Aqua.jpg when
 // installed, else a noisy gradient) resized to 1200 pixels wide as JPEG at
 // a fixed q80, with auto quality warm (the answer stored: one encode) and
 // cold (the search), and the best of the auto-quality formats warm and

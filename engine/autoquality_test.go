@@ -161,7 +161,7 @@ var proxyHeader = regexp.MustCompile(`^q=(\d+); target=high\(jpg80 ([\d.]+)[+-][
 // than it (a photograph 1200 pixels wide): at most four encodes, the last
 // at full size, the output's own score within the proxy's stated tolerance
 // of the prediction, and high's reference (q80 JPEG of the mosaic) within
-// it of the image's own q80 JPEG (README, Perceptual quality).
+// it of the image's own q80 JPEG (engine/README.md, Perceptual quality).
 func TestAutoQualityProxy(t *testing.T) {
 	e := newTestEngine(t, Config{})
 	b, err := os.ReadFile(filepath.Join(mateNature, "Garden.jpg"))
@@ -203,7 +203,8 @@ func TestAutoQualityProxy(t *testing.T) {
 }
 
 // proxyTolerance is how far an output's score may be from its proxy's
-// prediction: the widest the byte benchmark measured (README).
+// prediction: the widest the byte benchmark measured (e2e/README.md,
+// Perceptual quality: measurements).
 const proxyTolerance = 5
 
 // TestRelativeTarget checks how high's relative target is keyed, matched

@@ -12,7 +12,7 @@ import (
 )
 
 // Benchmarks run with b.RunParallel: GOMAXPROCS workers (the CPU count), like
-// the in-process figures of README's Performance section. ops/s = 1e9 / ns/op.
+// the in-process figures of e2e/README.md's Performance section. ops/s = 1e9 / ns/op.
 
 var benchSources sync.Map // "WxH" -> []byte
 

@@ -29,7 +29,7 @@ type streamer interface {
 // pixels for a 1080p source (full size for width 800), which was the gap to
 // imgproxy (which keeps no margin either). Against a reference resized from the
 // full-size decode, margin 1 costs 0.0001-0.017 luma SSIM on the q80 output
-// (README, Performance); geometry is exact either way.
+// (e2e/README.md, Performance); geometry is exact either way.
 const shrinkMargin = 1
 
 // Size returns the size the current image has in the chain's geometry: the

@@ -30,8 +30,8 @@ const (
 	// avifEffort is libaom's CPU effort (0 fastest .. 9 slowest). libvips'
 	// default costs about 1.4 s for a 1080p image. At the same SSIMULACRA 2
 	// (84, six bench-bytes images at 1200 pixels) 3 takes 11% fewer bytes
-	// than 2 for 1.4x the encode time; 4 takes 14% fewer for 5.6x (README,
-	// Perceptual quality, Encoder settings).
+	// than 2 for 1.4x the encode time; 4 takes 14% fewer for 5.6x (e2e/README.md,
+	// Perceptual quality: measurements, Encoder settings).
 	avifEffort = 3
 	// gifEffort is the GIF quantiser's effort (1..10; libvips' default 7).
 	// Measured on a 10-frame 200x200 GIF resized to width 100
@@ -43,13 +43,13 @@ const (
 	// (distance 2.35 on libjxl's scale).
 	jxlQuality = 75
 	// jxlEffort is libjxl's effort (1 fastest .. 9 slowest; libjxl's
-	// default 7). Measured at 1 MP (BenchmarkEncodeJXL, README,
-	// Performance): see there for the times that chose it.
+	// default 7). Measured at 1 MP (BenchmarkEncodeJXL, e2e/README.md,
+	// JPEG XL effort): see there for the times that chose it.
 	jxlEffort = 4
 	// jxlAutoEffort is libjxl's effort for auto quality's encodes: at the
 	// same SSIMULACRA 2 (84, six bench-bytes images at 1200 pixels) 5 takes
 	// 17% fewer bytes than 4 for 3.5x the encode time (7: 18% fewer); a
-	// fixed-quality render keeps 4 (README, Perceptual quality, Encoder
+	// fixed-quality render keeps 4 (e2e/README.md, Perceptual quality: measurements, Encoder
 	// settings).
 	jxlAutoEffort   = 5
 	webpQuality     = 80

@@ -71,7 +71,7 @@ func (e *Error) PublicMessage() string {
 	return e.Msg
 }
 
-// ErrorCode is the service error code of the response body (see README):
+// ErrorCode is the service error code of the response body (see api/README.md, Errors):
 // 203 for an unsupported type, 205 for an invalid image, 0 otherwise.
 func (e *Error) ErrorCode() int {
 	switch e.Kind {

@@ -11,7 +11,7 @@ import "github.com/davidbyttow/govips/v2/vips"
 // automatic choice, 4:2:0 below quality 90: 4:4:4 is 40-45% larger. Trellis
 // quantisation and scan optimisation need mozjpeg, which Debian's
 // libjpeg-turbo is not: libvips ignores them there, so they are not asked for.
-// README's Performance section has the measurements.
+// e2e/README.md's Performance section has the measurements.
 func jpegParams(q int, out *Output) *vips.JpegExportParams {
 	return &vips.JpegExportParams{
 		Quality:        q,

@@ -86,7 +86,7 @@ func TestJXLDistance(t *testing.T) {
 
 // BenchmarkEncodeJXL measures JPEG XL encodes of a 1 MP photograph (a MATE
 // desktop background, mate-backgrounds package) at libjxl's efforts, beside
-// JPEG q80 of the same pixels (README, Performance).
+// JPEG q80 of the same pixels (e2e/README.md, JPEG XL effort).
 func BenchmarkEncodeJXL(b *testing.B) {
 	photo, err := os.ReadFile("/usr/share/backgrounds/mate/nature/Dune.jpg")
 	if err != nil {
@@ -134,7 +134,7 @@ func BenchmarkEncodeJXL(b *testing.B) {
 // TestJXLAutoEffort checks that auto quality's JPEG XL encodes spend
 // jxlAutoEffort: on a photograph at the same quality they are smaller than
 // a fixed-quality render's and score at least as well, less one point
-// (README, Perceptual quality, Encoder settings).
+// (e2e/README.md, Perceptual quality: measurements, Encoder settings).
 func TestJXLAutoEffort(t *testing.T) {
 	t.Parallel()
 	photo, err := os.ReadFile("/usr/share/backgrounds/mate/nature/Garden.jpg")

@@ -21,4 +21,4 @@ import "C"
 // environment sets MALLOC_ARENA_MAX itself. Why: glibc gives each new thread
 // an arena of its own, up to 8 per CPU, and every arena keeps freed image
 // buffers mapped; on 12 MP sources at 16 concurrent requests that was about
-// 12% more peak RSS at no gain in throughput (README, Performance).
+// 12% more peak RSS at no gain in throughput (e2e/README.md, Performance).

@@ -32,7 +32,7 @@ import "github.com/davidbyttow/govips/v2/vips"
 // liborc's under one lock. Where that binding did not happen (a static
 // libvips, a linker that did not export them), guardOrc turns the vector
 // paths off instead, which costs up to 3.2x on blurs and 4-43% on resizes
-// and thumbnails (README, Performance). From libvips 8.15 on, the vector
+// and thumbnails (e2e/README.md, Performance). From libvips 8.15 on, the vector
 // paths run on highway, with no code memory to guard, and nothing is done;
 // so too when they are off (VIPS_NOVECTOR).
 

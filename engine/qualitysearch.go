@@ -16,7 +16,7 @@ type try struct {
 // qualityAnchors predict, per format, the quality whose output scores
 // 50, 60, 70, 80, 90 and 95 by SSIMULACRA 2 on a typical photograph 1200
 // pixels wide (read off the scores of qualities 40-92 on eleven of the byte
-// benchmark's images, README, Perceptual quality); a search starts from the
+// benchmark's images, e2e/README.md, Perceptual quality: measurements); a search starts from the
 // prediction for its target. JPEG XL's qualities for 80 and 90 were moved 3
 // lower for jxlAutoEffort, whose outputs scored 84 at q81-87 (mean 84) on six
 // of those images, where effort 4 needed q84-89.

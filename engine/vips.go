@@ -22,7 +22,7 @@ var (
 
 // startVips routes libvips logging to slog, starts libvips with one thread
 // per pipeline and the operation cache off, and makes its use of liborc safe
-// (guardOrc). Why one thread and no cache: every figure in README's
+// (guardOrc). Why one thread and no cache: every figure in e2e/README.md's
 // Performance section was measured that way; the engine bounds parallelism
 // itself with a semaphore, and a cache of decoded images only inflates
 // memory for a service whose inputs rarely repeat.

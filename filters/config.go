@@ -67,7 +67,7 @@ type Config struct {
 	// Go's heap grow to at least this many MB between garbage collections
 	// (default off, as is any negative value: Go's own pacing). Every
 	// collection stops the world, which waits for each running guest to
-	// reach its next loop back-edge on its low-priority thread (README,
+	// reach its next loop back-edge on its low-priority thread (filters/README.md,
 	// Admission and isolation). Off by default: measured, it did not help
 	// (filters/README.md).
 	GCHeapFloorMB int `yaml:"gcHeapFloorMB"`

@@ -227,7 +227,7 @@ func (s *scanning) readDir() error {
 		name := e.Name()
 		if _, pushed := h.pushed[name]; pushed {
 			// Why the API's version wins: it is the one every instance
-			// serves; a folder is one machine's (README, Filters
+			// serves; a folder is one machine's (filters/README.md, Filters
 			// through the API).
 			h.cfg.Logger.Warn("filter folder shadowed by the version deployed through the API", "filter", name)
 			continue

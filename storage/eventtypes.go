@@ -7,7 +7,7 @@ import (
 
 // The event types, io.vitrine.<resource>.<verb>: the one catalogue that
 // the outbox writes (eventKinds) and that purges, webhooks and buses read
-// (README "Events").
+// (api/outbox/README.md "Events").
 const (
 	EventImageAdded         = "io.vitrine.image.added"
 	EventImageDeleted       = "io.vitrine.image.deleted"

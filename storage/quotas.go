@@ -11,7 +11,7 @@ import (
 	"github.com/uptrace/bun"
 )
 
-// Quotas bound what one user stores (README, Quotas); 0 is unlimited. The
+// Quotas bound what one user stores (api/README.md, Quotas); 0 is unlimited. The
 // configuration's `quotas` section holds the defaults every user has
 // (SetQuotas); a user's own row (SetQuota) overrides any of them.
 //
@@ -119,7 +119,7 @@ func (r *quotaRow) override() QuotaOverride {
 }
 
 // QuotaErrorCode is the service error code of an upload refused by a
-// quota (README, The API).
+// quota (api/README.md, The API).
 const QuotaErrorCode = 210
 
 // ErrQuotaExceeded: a change would take a user past a quota (403). Every

@@ -14,7 +14,7 @@ import (
 	"gocloud.dev/gcerrors"
 )
 
-// This file keeps the parts of resumable uploads (README, Resumable
+// This file keeps the parts of resumable uploads (api/README.md, Resumable
 // uploads) in a bucket: the blob store itself or a staging folder of its
 // own (uploads.stagingDir). An upload is
 //

@@ -15,7 +15,7 @@ import (
 // every match for radii below the number of bands. One user's hashes are
 // read from the covering index image_properties_phash (user_name, phash,
 // identifier) and compared with a popcount; BenchmarkSimilar measures it
-// at 100,000 images per user on each backend (README, "Similar images").
+// at 100,000 images per user on each backend (e2e/README.md, "Image analysis: cost").
 
 // HashDistance is the Hamming distance between two perceptual hashes: the
 // number of bits in which they differ, 0 to 64. Every comparison of

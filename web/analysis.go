@@ -15,7 +15,7 @@ import (
 	"github.com/vitrine/vitrine/api"
 )
 
-// What the analysis at upload learnt about an image (README "Image
+// What the analysis at upload learnt about an image (engine/README.md "Image
 // analysis"), as the image page and the grids show it: placeholder colours
 // and BlurHash, the original's EXIF from metadata.exif, and the images
 // whose perceptual hash is near.

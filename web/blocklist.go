@@ -12,7 +12,7 @@ import (
 	"github.com/vitrine/vitrine/api"
 )
 
-// The blocklist pages (README "Takedowns"): the entries, forms that add
+// The blocklist pages (api/README.md "Takedowns"): the entries, forms that add
 // one by checksum, by perceptual hash or from an image of the service
 // (its checksum and its hash), an entry's page with the stored images it
 // matches, and their removal and the entry's deletion after a

@@ -311,7 +311,7 @@ func TestSignIn(t *testing.T) {
 	}
 }
 
-// TestSignInThrottle: after three failed sign-ins, as README says, each
+// TestSignInThrottle: after three failed sign-ins, as web/README.md says, each
 // further attempt waits, twice as long after each failure.
 func TestSignInThrottle(t *testing.T) {
 	e := newEnv(t, web.Config{})

@@ -9,7 +9,7 @@
 // listing, the key it was read with, and a tag every response carries
 // (Tags.All). Tags are written in the headers each cache reads
 // (Surrogate-Key, Cache-Tag, xkey by default), so that one vitrine serves
-// any of them. README, section "CDN", lists the tags, the changes that
+// any of them. api/cdn/README.md, section "CDN", lists the tags, the changes that
 // purge them, the purgers' configuration and a Varnish VCL
 // (testdata/vitrine.vcl, which the tests run).
 //

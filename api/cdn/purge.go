@@ -36,7 +36,7 @@ type eventNames struct {
 //   - A user's quotas changed: the user's listing tag, which GET
 //     /users/<user> (quotas and usage) carries.
 //
-// The types are storage's catalogue (storage.Event*, README "Events") and
+// The types are storage's catalogue (storage.Event*, api/outbox/README.md "Events") and
 // the subjects its grammar (storage.ParseSubject): users/<user>/images/<id>
 // for an image, its metadata or its short URLs, keys/<public key> for a
 // key or its rules, users/<user> for an erasure and for quotas.

@@ -6,10 +6,11 @@ import (
 	"testing"
 )
 
-// TestREADMEVCL checks that README's VCL is the file TestVarnish runs.
+// TestREADMEVCL checks that the VCL of api/cdn/README.md is the file
+// TestVarnish runs.
 func TestREADMEVCL(t *testing.T) {
 	t.Parallel()
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -19,6 +20,6 @@ func TestREADMEVCL(t *testing.T) {
 	}
 	block := "```vcl\n" + string(vcl) + "```\n"
 	if !strings.Contains(string(readme), block) {
-		t.Errorf("README.md has no ```vcl block equal to %s; copy the file into README's section CDN", vclFile)
+		t.Errorf("api/cdn/README.md has no ```vcl block equal to %s; copy the file into its section CDN", vclFile)
 	}
 }

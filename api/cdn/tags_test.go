@@ -32,7 +32,7 @@ func TestTagNames(t *testing.T) {
 	}
 }
 
-// TestTagCharacters checks the README's rule on every kind of tag built
+// TestTagCharacters checks api/cdn/README.md's rule on every kind of tag built
 // from hostile names: no byte that Fastly, Cloudflare or xkey would split
 // on or refuse.
 func TestTagCharacters(t *testing.T) {

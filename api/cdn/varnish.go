@@ -10,7 +10,7 @@ import (
 
 // varnish purges Varnish servers through the xkey vmod: a PURGE request
 // to each server with the header `xkey-purge: <tags, space separated>`,
-// which the VCL in README ("CDN") answers with xkey.purge. That VCL
+// which the VCL in api/cdn/README.md ("CDN") answers with xkey.purge. That VCL
 // answers 200 even when no object carried the tags, so that a purge of
 // what was never cached is no error to retry.
 type varnish struct {

@@ -13,7 +13,7 @@ import (
 	"github.com/vitrine/vitrine/api/cdn/cdntest"
 )
 
-// vclFile is the VCL README shows (section "CDN"); TestREADMEVCL keeps the
+// vclFile is the VCL api/cdn/README.md shows (section "CDN"); TestREADMEVCL keeps the
 // two the same.
 const vclFile = "testdata/vitrine.vcl"
 
@@ -46,7 +46,7 @@ func (b *backend) requests(path string) int {
 	return b.count[path]
 }
 
-// TestVarnish runs Debian's Varnish with the xkey vmod and the README's
+// TestVarnish runs Debian's Varnish with the xkey vmod and api/cdn/README.md's
 // VCL in front of a backend that tags its answers as vitrine does: a
 // second GET is a hit, a purge through the Varnish purger makes the next
 // GET of what it named a miss, and what it did not name stays cached.

@@ -4,5 +4,5 @@
 // first needed, counts a publish only once the broker acknowledged it,
 // and drops and reopens its connection after any error, so a broker that
 // is down or restarted holds back only its own deliveries and the server
-// starts without it (README, Events).
+// starts without it (api/outbox/README.md, Events).
 package outbox

@@ -55,7 +55,7 @@ func (t Tracer) start(ctx context.Context, e storage.Event, name string, kind tr
 // topic, every CDN purger and every webhook subscription that wants an
 // event gets a delivery row of its own (FanOut), which it is sent on its
 // own schedule, in order per subject, at least once (Deliver). So a sink
-// that is slow or down holds back nothing but its own events (README
+// that is slow or down holds back nothing but its own events (api/outbox/README.md
 // "Events", "Webhooks").
 type Outbox struct {
 	d *dispatcher

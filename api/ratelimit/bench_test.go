@@ -9,7 +9,7 @@ import (
 )
 
 // These benchmarks put a number on the cost of one rate-limit check (one
-// Take: one policy, one key), the figure README's Rate limits section
+// Take: one policy, one key), the figure e2e/README.md's "Rate limits: cost"
 // quotes. "memory" counts in process: "one-key" is every worker on the
 // same key (the worst case for the shard locks), "100k-keys" walks 100 000
 // keys (addresses), which the store holds at its default bound. "redis" is

@@ -3,7 +3,7 @@
 // admin UI) and per scope (a public key, a client address), with the
 // generic cell rate algorithm (GCRA): a token bucket that keeps one
 // timestamp per key. Its configuration is the `rateLimits` section of
-// the configuration file (README, "Rate limits").
+// the configuration file (api/README.md, "Rate limits").
 //
 // A Limiter counts in process (Memory, bounded: a key whose bucket is
 // full again holds no state and is dropped) or, when `rateLimits.redis`

@@ -5,7 +5,7 @@
 // redelivery), webhook-timestamp (unix seconds of the attempt) and
 // webhook-signature ("v1," and the base64 HMAC-SHA256, under the secret's
 // bytes, of id.timestamp.body); a secret is "whsec_" and base64. The body
-// is the event as a CloudEvent in structured mode. README "Webhooks" is
+// is the event as a CloudEvent in structured mode. api/outbox/README.md "Webhooks" is
 // the user's description.
 //
 // Sending goes through the caller's HTTP client, which for vitrine is the

@@ -37,7 +37,7 @@ var anything = []string{"*"}
 // apiParts are api's own subpackages, its test support aside.
 var apiParts = []string{"api/outbound", "api/outbox", "api/webhook", "api/cdn", "api/ratelimit"}
 
-// layers is the layout README.md's Layout section describes, as data. A
+// layers is the layout e2e/README.md's Layout section describes, as data. A
 // package no row covers fails the test, so a new package is added here with
 // what it may import.
 var layers = []layer{

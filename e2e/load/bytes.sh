@@ -1,6 +1,6 @@
 #!/bin/sh
 # make bench-bytes: auto quality's bytes and scores against fixed q80 JPEG
-# and WebP on real images from Debian packages (README, Perceptual
+# and WebP on real images from Debian packages (e2e/README.md, Perceptual
 # quality): photographs, and portraits, text, screenshots and flat graphics
 # from OpenCV's and scikit-image's documentation. Installs the packages
 # when missing (root only).

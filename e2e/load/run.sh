@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Load test of the vitrine binary alone with wrk on loopback, in the shape of
-# the side-by-side comparison in README.md's Performance section: JPEG sources
+# the side-by-side comparison in e2e/README.md's Performance section: JPEG sources
 # on local disk, q80 JPEG output, one fresh server per cell (so peak RSS is per
 # cell), distinct sources for the requests in flight, the variant cache off so
 # every request renders. Its numbers describe this machine only: compare them

@@ -3481,7 +3481,7 @@ type ClientInterface interface {
 	// may sit in one folder of the tar) or as `multipart/form-data` with the parts `manifest` and
 	// `module` (or `filter.json` and `filter.wasm`). The version is compiled and started exactly as a
 	// reload would before anything is stored: one that is refused answers 400 saying why and never
-	// becomes active anywhere. A version is the SHA-256 of the bundle (README, Filters through the
+	// becomes active anywhere. A version is the SHA-256 of the bundle (filters/README.md, Filters through the
 	// API); it is stored in the blob store under `filters/<version>` and recorded, then, unless
 	// `activate=false`, becomes the active version (its canary ends), which every instance loads
 	// within `filters.syncInterval` plus the time to compile it. 201 for a version not seen before,
@@ -3711,7 +3711,7 @@ type ClientInterface interface {
 	// EraseUser Erase a user
 	//
 	// Erases everything the service holds of the user (resource `user.delete`, in the built-in
-	// group `all` only; README "Erasing a user"): images with their metadata, properties, short
+	// group `all` only; api/README.md "Erasing a user"): images with their metadata, properties, short
 	// URLs, stored variations, cached variants and blobs, image counts, usage counters, and the
 	// user's place in webhook subscriptions (a subscription of that user alone is deleted). The
 	// erasure runs in the background, a batch of images per transaction, and resumes where it
@@ -3800,7 +3800,7 @@ type ClientInterface interface {
 	// The body is the JSON object `{"url": "https://..."}`, whatever its `Content-Type`: the
 	// service fetches the image at that URL and uploads it as if its bytes had been sent (the same
 	// size limit and token policy, listeners, sniffing, analysis; the origin's `Content-Type` is
-	// not read). Every connection goes through the outbound guard (README, Outbound
+	// not read). Every connection goes through the outbound guard (api/outbound/README.md, Outbound
 	// connections): an address on the service's own network (loopback, private, link-local,
 	// cloud metadata, ...) is refused with 400 naming why, unless
 	// `outbound.allow` opens it; up to 5 redirects to http or https URLs are followed, each
@@ -3823,7 +3823,7 @@ type ClientInterface interface {
 	// The body is the JSON object `{"url": "https://..."}`, whatever its `Content-Type`: the
 	// service fetches the image at that URL and uploads it as if its bytes had been sent (the same
 	// size limit and token policy, listeners, sniffing, analysis; the origin's `Content-Type` is
-	// not read). Every connection goes through the outbound guard (README, Outbound
+	// not read). Every connection goes through the outbound guard (api/outbound/README.md, Outbound
 	// connections): an address on the service's own network (loopback, private, link-local,
 	// cloud metadata, ...) is refused with 400 naming why, unless
 	// `outbound.allow` opens it; up to 5 redirects to http or https URLs are followed, each
@@ -4071,7 +4071,7 @@ type ClientInterface interface {
 	// CreateResumableUploadWithBody Create a resumable upload (tus 1.0)
 	//
 	// Creates a resumable upload of `Upload-Length` bytes for the path's user (tus 1.0 creation;
-	// README, Resumable uploads) and answers its URL in `Location` and its expiry in
+	// api/README.md, Resumable uploads) and answers its URL in `Location` and its expiry in
 	// `Upload-Expires` (`uploads.resumableTTL` after creation). With a body of type
 	// `application/offset+octet-stream` the first bytes come along (creation-with-upload): the
 	// answer then carries `Upload-Offset`, and if they are the whole upload, the image as
@@ -4191,7 +4191,7 @@ type ClientInterface interface {
 	//
 	// Every event whose type matches one of `events` and that belongs to one of `users` (`*`:
 	// every user, and the events of no user: keys, groups, filters, webhooks) is delivered to
-	// `url` by a signed POST (README "Webhooks"), from the next change on. The answer is the
+	// `url` by a signed POST (api/outbox/README.md "Webhooks"), from the next change on. The answer is the
 	// only one that shows the secret. A URL whose host is an address the outbound guard refuses
 	// (loopback, private, link-local, metadata, ...) is a 400 unless `outbound.allow` opens it;
 	// a host name is checked on the addresses it resolves to at each delivery.
@@ -4205,7 +4205,7 @@ type ClientInterface interface {
 	//
 	// Every event whose type matches one of `events` and that belongs to one of `users` (`*`:
 	// every user, and the events of no user: keys, groups, filters, webhooks) is delivered to
-	// `url` by a signed POST (README "Webhooks"), from the next change on. The answer is the
+	// `url` by a signed POST (api/outbox/README.md "Webhooks"), from the next change on. The answer is the
 	// only one that shows the secret. A URL whose host is an address the outbound guard refuses
 	// (loopback, private, link-local, metadata, ...) is a 400 unless `outbound.allow` opens it;
 	// a host name is checked on the addresses it resolves to at each delivery.
@@ -4555,7 +4555,7 @@ func (c *Client) PatchFilter(ctx context.Context, filter FilterName, params *Pat
 // may sit in one folder of the tar) or as `multipart/form-data` with the parts `manifest` and
 // `module` (or `filter.json` and `filter.wasm`). The version is compiled and started exactly as a
 // reload would before anything is stored: one that is refused answers 400 saying why and never
-// becomes active anywhere. A version is the SHA-256 of the bundle (README, Filters through the
+// becomes active anywhere. A version is the SHA-256 of the bundle (filters/README.md, Filters through the
 // API); it is stored in the blob store under `filters/<version>` and recorded, then, unless
 // `activate=false`, becomes the active version (its canary ends), which every instance loads
 // within `filters.syncInterval` plus the time to compile it. 201 for a version not seen before,
@@ -5065,7 +5065,7 @@ func (c *Client) GetUsage(ctx context.Context, params *GetUsageParams, reqEditor
 // EraseUser Erase a user
 //
 // Erases everything the service holds of the user (resource `user.delete`, in the built-in
-// group `all` only; README "Erasing a user"): images with their metadata, properties, short
+// group `all` only; api/README.md "Erasing a user"): images with their metadata, properties, short
 // URLs, stored variations, cached variants and blobs, image counts, usage counters, and the
 // user's place in webhook subscriptions (a subscription of that user alone is deleted). The
 // erasure runs in the background, a batch of images per transaction, and resumes where it
@@ -5214,7 +5214,7 @@ func (c *Client) UploadImageWithBody(ctx context.Context, user User, params *Upl
 // The body is the JSON object `{"url": "https://..."}`, whatever its `Content-Type`: the
 // service fetches the image at that URL and uploads it as if its bytes had been sent (the same
 // size limit and token policy, listeners, sniffing, analysis; the origin's `Content-Type` is
-// not read). Every connection goes through the outbound guard (README, Outbound
+// not read). Every connection goes through the outbound guard (api/outbound/README.md, Outbound
 // connections): an address on the service's own network (loopback, private, link-local,
 // cloud metadata, ...) is refused with 400 naming why, unless
 // `outbound.allow` opens it; up to 5 redirects to http or https URLs are followed, each
@@ -5247,7 +5247,7 @@ func (c *Client) UploadImageByURLWithBody(ctx context.Context, user User, params
 // The body is the JSON object `{"url": "https://..."}`, whatever its `Content-Type`: the
 // service fetches the image at that URL and uploads it as if its bytes had been sent (the same
 // size limit and token policy, listeners, sniffing, analysis; the origin's `Content-Type` is
-// not read). Every connection goes through the outbound guard (README, Outbound
+// not read). Every connection goes through the outbound guard (api/outbound/README.md, Outbound
 // connections): an address on the service's own network (loopback, private, link-local,
 // cloud metadata, ...) is refused with 400 naming why, unless
 // `outbound.allow` opens it; up to 5 redirects to http or https URLs are followed, each
@@ -5749,7 +5749,7 @@ func (c *Client) DiscoverResumableUploads(ctx context.Context, user User, params
 // CreateResumableUploadWithBody Create a resumable upload (tus 1.0)
 //
 // Creates a resumable upload of `Upload-Length` bytes for the path's user (tus 1.0 creation;
-// README, Resumable uploads) and answers its URL in `Location` and its expiry in
+// api/README.md, Resumable uploads) and answers its URL in `Location` and its expiry in
 // `Upload-Expires` (`uploads.resumableTTL` after creation). With a body of type
 // `application/offset+octet-stream` the first bytes come along (creation-with-upload): the
 // answer then carries `Upload-Offset`, and if they are the whole upload, the image as
@@ -5959,7 +5959,7 @@ func (c *Client) ListWebhooks(ctx context.Context, params *ListWebhooksParams, r
 //
 // Every event whose type matches one of `events` and that belongs to one of `users` (`*`:
 // every user, and the events of no user: keys, groups, filters, webhooks) is delivered to
-// `url` by a signed POST (README "Webhooks"), from the next change on. The answer is the
+// `url` by a signed POST (api/outbox/README.md "Webhooks"), from the next change on. The answer is the
 // only one that shows the secret. A URL whose host is an address the outbound guard refuses
 // (loopback, private, link-local, metadata, ...) is a 400 unless `outbound.allow` opens it;
 // a host name is checked on the addresses it resolves to at each delivery.
@@ -5983,7 +5983,7 @@ func (c *Client) CreateWebhookWithBody(ctx context.Context, params *CreateWebhoo
 //
 // Every event whose type matches one of `events` and that belongs to one of `users` (`*`:
 // every user, and the events of no user: keys, groups, filters, webhooks) is delivered to
-// `url` by a signed POST (README "Webhooks"), from the next change on. The answer is the
+// `url` by a signed POST (api/outbox/README.md "Webhooks"), from the next change on. The answer is the
 // only one that shows the secret. A URL whose host is an address the outbound guard refuses
 // (loopback, private, link-local, metadata, ...) is a 400 unless `outbound.allow` opens it;
 // a host name is checked on the addresses it resolves to at each delivery.
@@ -13370,7 +13370,7 @@ type ClientWithResponsesInterface interface {
 	// may sit in one folder of the tar) or as `multipart/form-data` with the parts `manifest` and
 	// `module` (or `filter.json` and `filter.wasm`). The version is compiled and started exactly as a
 	// reload would before anything is stored: one that is refused answers 400 saying why and never
-	// becomes active anywhere. A version is the SHA-256 of the bundle (README, Filters through the
+	// becomes active anywhere. A version is the SHA-256 of the bundle (filters/README.md, Filters through the
 	// API); it is stored in the blob store under `filters/<version>` and recorded, then, unless
 	// `activate=false`, becomes the active version (its canary ends), which every instance loads
 	// within `filters.syncInterval` plus the time to compile it. 201 for a version not seen before,
@@ -13638,7 +13638,7 @@ type ClientWithResponsesInterface interface {
 	// EraseUserWithResponse Erase a user
 	//
 	// Erases everything the service holds of the user (resource `user.delete`, in the built-in
-	// group `all` only; README "Erasing a user"): images with their metadata, properties, short
+	// group `all` only; api/README.md "Erasing a user"): images with their metadata, properties, short
 	// URLs, stored variations, cached variants and blobs, image counts, usage counters, and the
 	// user's place in webhook subscriptions (a subscription of that user alone is deleted). The
 	// erasure runs in the background, a batch of images per transaction, and resumes where it
@@ -13737,7 +13737,7 @@ type ClientWithResponsesInterface interface {
 	// The body is the JSON object `{"url": "https://..."}`, whatever its `Content-Type`: the
 	// service fetches the image at that URL and uploads it as if its bytes had been sent (the same
 	// size limit and token policy, listeners, sniffing, analysis; the origin's `Content-Type` is
-	// not read). Every connection goes through the outbound guard (README, Outbound
+	// not read). Every connection goes through the outbound guard (api/outbound/README.md, Outbound
 	// connections): an address on the service's own network (loopback, private, link-local,
 	// cloud metadata, ...) is refused with 400 naming why, unless
 	// `outbound.allow` opens it; up to 5 redirects to http or https URLs are followed, each
@@ -13760,7 +13760,7 @@ type ClientWithResponsesInterface interface {
 	// The body is the JSON object `{"url": "https://..."}`, whatever its `Content-Type`: the
 	// service fetches the image at that URL and uploads it as if its bytes had been sent (the same
 	// size limit and token policy, listeners, sniffing, analysis; the origin's `Content-Type` is
-	// not read). Every connection goes through the outbound guard (README, Outbound
+	// not read). Every connection goes through the outbound guard (api/outbound/README.md, Outbound
 	// connections): an address on the service's own network (loopback, private, link-local,
 	// cloud metadata, ...) is refused with 400 naming why, unless
 	// `outbound.allow` opens it; up to 5 redirects to http or https URLs are followed, each
@@ -14034,7 +14034,7 @@ type ClientWithResponsesInterface interface {
 	// CreateResumableUploadWithBodyWithResponse Create a resumable upload (tus 1.0)
 	//
 	// Creates a resumable upload of `Upload-Length` bytes for the path's user (tus 1.0 creation;
-	// README, Resumable uploads) and answers its URL in `Location` and its expiry in
+	// api/README.md, Resumable uploads) and answers its URL in `Location` and its expiry in
 	// `Upload-Expires` (`uploads.resumableTTL` after creation). With a body of type
 	// `application/offset+octet-stream` the first bytes come along (creation-with-upload): the
 	// answer then carries `Upload-Offset`, and if they are the whole upload, the image as
@@ -14164,7 +14164,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// Every event whose type matches one of `events` and that belongs to one of `users` (`*`:
 	// every user, and the events of no user: keys, groups, filters, webhooks) is delivered to
-	// `url` by a signed POST (README "Webhooks"), from the next change on. The answer is the
+	// `url` by a signed POST (api/outbox/README.md "Webhooks"), from the next change on. The answer is the
 	// only one that shows the secret. A URL whose host is an address the outbound guard refuses
 	// (loopback, private, link-local, metadata, ...) is a 400 unless `outbound.allow` opens it;
 	// a host name is checked on the addresses it resolves to at each delivery.
@@ -14178,7 +14178,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// Every event whose type matches one of `events` and that belongs to one of `users` (`*`:
 	// every user, and the events of no user: keys, groups, filters, webhooks) is delivered to
-	// `url` by a signed POST (README "Webhooks"), from the next change on. The answer is the
+	// `url` by a signed POST (api/outbox/README.md "Webhooks"), from the next change on. The answer is the
 	// only one that shows the secret. A URL whose host is an address the outbound guard refuses
 	// (loopback, private, link-local, metadata, ...) is a 400 unless `outbound.allow` opens it;
 	// a host name is checked on the addresses it resolves to at each delivery.
@@ -23270,7 +23270,7 @@ func (c *ClientWithResponses) PatchFilterWithResponse(ctx context.Context, filte
 // may sit in one folder of the tar) or as `multipart/form-data` with the parts `manifest` and
 // `module` (or `filter.json` and `filter.wasm`). The version is compiled and started exactly as a
 // reload would before anything is stored: one that is refused answers 400 saying why and never
-// becomes active anywhere. A version is the SHA-256 of the bundle (README, Filters through the
+// becomes active anywhere. A version is the SHA-256 of the bundle (filters/README.md, Filters through the
 // API); it is stored in the blob store under `filters/<version>` and recorded, then, unless
 // `activate=false`, becomes the active version (its canary ends), which every instance loads
 // within `filters.syncInterval` plus the time to compile it. 201 for a version not seen before,
@@ -23706,7 +23706,7 @@ func (c *ClientWithResponses) GetUsageWithResponse(ctx context.Context, params *
 // EraseUserWithResponse Erase a user
 //
 // Erases everything the service holds of the user (resource `user.delete`, in the built-in
-// group `all` only; README "Erasing a user"): images with their metadata, properties, short
+// group `all` only; api/README.md "Erasing a user"): images with their metadata, properties, short
 // URLs, stored variations, cached variants and blobs, image counts, usage counters, and the
 // user's place in webhook subscriptions (a subscription of that user alone is deleted). The
 // erasure runs in the background, a batch of images per transaction, and resumes where it
@@ -23841,7 +23841,7 @@ func (c *ClientWithResponses) UploadImageWithBodyWithResponse(ctx context.Contex
 // The body is the JSON object `{"url": "https://..."}`, whatever its `Content-Type`: the
 // service fetches the image at that URL and uploads it as if its bytes had been sent (the same
 // size limit and token policy, listeners, sniffing, analysis; the origin's `Content-Type` is
-// not read). Every connection goes through the outbound guard (README, Outbound
+// not read). Every connection goes through the outbound guard (api/outbound/README.md, Outbound
 // connections): an address on the service's own network (loopback, private, link-local,
 // cloud metadata, ...) is refused with 400 naming why, unless
 // `outbound.allow` opens it; up to 5 redirects to http or https URLs are followed, each
@@ -23870,7 +23870,7 @@ func (c *ClientWithResponses) UploadImageByURLWithBodyWithResponse(ctx context.C
 // The body is the JSON object `{"url": "https://..."}`, whatever its `Content-Type`: the
 // service fetches the image at that URL and uploads it as if its bytes had been sent (the same
 // size limit and token policy, listeners, sniffing, analysis; the origin's `Content-Type` is
-// not read). Every connection goes through the outbound guard (README, Outbound
+// not read). Every connection goes through the outbound guard (api/outbound/README.md, Outbound
 // connections): an address on the service's own network (loopback, private, link-local,
 // cloud metadata, ...) is refused with 400 naming why, unless
 // `outbound.allow` opens it; up to 5 redirects to http or https URLs are followed, each
@@ -24298,7 +24298,7 @@ func (c *ClientWithResponses) DiscoverResumableUploadsWithResponse(ctx context.C
 // CreateResumableUploadWithBodyWithResponse Create a resumable upload (tus 1.0)
 //
 // Creates a resumable upload of `Upload-Length` bytes for the path's user (tus 1.0 creation;
-// README, Resumable uploads) and answers its URL in `Location` and its expiry in
+// api/README.md, Resumable uploads) and answers its URL in `Location` and its expiry in
 // `Upload-Expires` (`uploads.resumableTTL` after creation). With a body of type
 // `application/offset+octet-stream` the first bytes come along (creation-with-upload): the
 // answer then carries `Upload-Offset`, and if they are the whole upload, the image as
@@ -24482,7 +24482,7 @@ func (c *ClientWithResponses) ListWebhooksWithResponse(ctx context.Context, para
 //
 // Every event whose type matches one of `events` and that belongs to one of `users` (`*`:
 // every user, and the events of no user: keys, groups, filters, webhooks) is delivered to
-// `url` by a signed POST (README "Webhooks"), from the next change on. The answer is the
+// `url` by a signed POST (api/outbox/README.md "Webhooks"), from the next change on. The answer is the
 // only one that shows the secret. A URL whose host is an address the outbound guard refuses
 // (loopback, private, link-local, metadata, ...) is a 400 unless `outbound.allow` opens it;
 // a host name is checked on the addresses it resolves to at each delivery.
@@ -24502,7 +24502,7 @@ func (c *ClientWithResponses) CreateWebhookWithBodyWithResponse(ctx context.Cont
 //
 // Every event whose type matches one of `events` and that belongs to one of `users` (`*`:
 // every user, and the events of no user: keys, groups, filters, webhooks) is delivered to
-// `url` by a signed POST (README "Webhooks"), from the next change on. The answer is the
+// `url` by a signed POST (api/outbox/README.md "Webhooks"), from the next change on. The answer is the
 // only one that shows the secret. A URL whose host is an address the outbound guard refuses
 // (loopback, private, link-local, metadata, ...) is a 400 unless `outbound.allow` opens it;
 // a host name is checked on the addresses it resolves to at each delivery.

@@ -1,4 +1,4 @@
 // Package cdntest runs the caches that api/cdn purges, for tests: Varnish
-// with the xkey vmod and the VCL that README shows, started by the test
+// with the xkey vmod and the VCL that api/cdn/README.md shows, started by the test
 // itself.
 package cdntest

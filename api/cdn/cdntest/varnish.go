@@ -16,7 +16,7 @@ import (
 )
 
 // VCLBackendPort is the line of the VCL (api/cdn/testdata/vitrine.vcl, the
-// one README shows) that StartVarnish rewrites to point Varnish at the
+// one api/cdn/README.md shows) that StartVarnish rewrites to point Varnish at the
 // test's origin.
 const VCLBackendPort = `.port = "8080";`
 

@@ -1,5 +1,5 @@
 // Command bytes is the byte benchmark of auto quality (make bench-bytes,
-// README Perceptual quality): for each source image, resized to a width,
+// e2e/README.md, Perceptual quality: measurements): for each source image, resized to a width,
 // it encodes vitrine's auto output (JPEG, and the best of the auto-quality
 // formats as for an Accept that takes them all) at the named targets and
 // fixed q80 JPEG and WebP (imgproxy's default quality), and prints the bytes

@@ -1,6 +1,6 @@
 // What the client programs of TestTypeScriptClients (e2e/tsclients_test.go)
 // share: the server and the images the test hands them, a fetch that signs
-// as README's "The API" says, and the checks. Each program drives its own
+// as api/README.md's "The API" says, and the checks. Each program drives its own
 // generated client through the same steps; none of it touches generated code.
 
 declare const process: { env: Record<string, string | undefined>; exitCode?: number };
