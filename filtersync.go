@@ -188,7 +188,6 @@ func (s *filterSync) report(ctx context.Context) error {
 	return s.db.ReportFilterInstance(ctx, inst, data)
 }
 
-
 // lookupTimeout bounds notLoaded's reads of the database.
 const lookupTimeout = 2 * time.Second
 

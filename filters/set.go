@@ -26,7 +26,7 @@ type Set struct {
 	// unavailable maps the names in failures that this instance's
 	// configuration refuses (NotGrantedError) to that reason.
 	unavailable map[string]string
-	listeners []Listener
+	listeners   []Listener
 	// pendingListeners are the fatal listeners with no version yet.
 	pendingListeners []Pending
 }
