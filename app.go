@@ -177,8 +177,10 @@ func (a *App) startFilters(ctx context.Context) error {
 	a.workers.start(ctx, func(ctx context.Context) { paceGC(ctx, floor, busy) })
 	a.sync = newFilterSync(a.st.db, a.st.blobs, fh, a.log)
 	a.loops = append(a.loops, a.sync.worker(a.cfg.Filters.SyncInterval))
-	a.deps.Filters = filterAdmin{h: fh, sync: a.sync, wait: cmp.Or(a.cfg.Filters.CompileTimeout, filters.DefaultCompileTimeout),
-		maxModule: cmp.Or(a.cfg.Filters.MaxModuleBytes, filters.DefaultMaxModuleBytes)}
+	compile := cmp.Or(a.cfg.Filters.CompileTimeout, filters.DefaultCompileTimeout)
+	a.deps.Filters = filterAdmin{h: fh, sync: a.sync, wait: compile,
+		maxModule: cmp.Or(a.cfg.Filters.MaxModuleBytes, filters.DefaultMaxModuleBytes),
+		rollout:   a.sync.wake.interval + compile}
 	return nil
 }
 

@@ -226,7 +226,7 @@ func filterRemote(ctx context.Context, sub string, args []string) error {
 			return fmt.Errorf("filter rollback: %w", err)
 		}
 		fmt.Printf("rolled back: %s now serves %s (was %s)\n", res.Name, res.Version, res.Previous)
-		return nil
+		return printRollout(res)
 	}
 	manifest, err := os.ReadFile(filepath.Join(pos[0], "filter.json"))
 	if err != nil {
@@ -253,12 +253,47 @@ func filterRemote(ctx context.Context, sub string, args []string) error {
 	if err := c.send(ctx, http.MethodPut, path, "application/x-tar", api.FilterBundleTar(manifest, wasm), &res); err != nil {
 		return fmt.Errorf("filter push: %w", err)
 	}
-	if cmd.activate {
+	if !cmd.activate {
+		fmt.Printf("pushed %s: %d versions, active %s\n", res.Name, len(res.Versions), cmpOr(res.Version, "none"))
+		return nil
+	}
+	r := res.Rollout
+	if r == nil || r.State == api.RolloutActive {
 		fmt.Printf("pushed %s: version %s is active (%s)\n", res.Name, res.Version, plural(len(res.Versions), "version"))
 	} else {
-		fmt.Printf("pushed %s: %d versions, active %s\n", res.Name, len(res.Versions), cmpOr(res.Version, "none"))
+		fmt.Printf("pushed %s: version %s (%s)\n", res.Name, res.Version, plural(len(res.Versions), "version"))
 	}
-	return nil
+	return printRollout(res)
+}
+
+// printRollout prints where the active version runs, per instance, and
+// fails unless every instance runs it (README, Filters through the API).
+func printRollout(res api.DeployedFilter) error {
+	r := res.Rollout
+	if r == nil {
+		return nil
+	}
+	ready := 0
+	for _, in := range r.Instances {
+		line := "  " + in.Instance + ": " + in.State
+		if in.Error != "" {
+			line += ": " + in.Error
+		}
+		fmt.Println(line)
+		if in.State == "ready" {
+			ready++
+		}
+	}
+	switch r.State {
+	case api.RolloutActive:
+		fmt.Printf("active on %s\n", plural(len(r.Instances), "instance"))
+		return nil
+	case api.RolloutLoading:
+		return fmt.Errorf("%s version %s is not active yet: ready on %d of %s, the others still loading (GET /filters follows it)",
+			res.Name, res.Version, ready, plural(len(r.Instances), "instance"))
+	}
+	return fmt.Errorf("%s version %s is active on %d of %s only: the others cannot run it (see above)",
+		res.Name, res.Version, ready, plural(len(r.Instances), "instance"))
 }
 
 func cmpOr(a, b string) string {

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"image"
 	"log/slog"
@@ -15,15 +13,12 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"runtime/metrics"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/vitrine/vitrine/api"
 	"github.com/vitrine/vitrine/engine"
 	"github.com/vitrine/vitrine/filters"
-	"github.com/vitrine/vitrine/storage"
 )
 
 // openFilters starts loading the filters of filters.dir in the
@@ -125,7 +120,15 @@ func (g guestSource) Guest(name string) (engine.Guest, bool) {
 		return guest{t}, true
 	}
 	if p, ok := set.Pending(name); ok && p.Manifest().Kind == filters.KindTransformation {
-		return loadingGuest{p}, true
+		return loadingGuest{p.Err()}, true
+	}
+	if p, ok := set.Unavailable(name); ok && p.Manifest().Kind == filters.KindTransformation {
+		return loadingGuest{p.Err()}, true
+	}
+	if g.sync != nil && !filters.IsCanaryKey(name) {
+		if err := g.sync.notLoaded(name); err != nil {
+			return loadingGuest{err}, true
+		}
 	}
 	return nil, false
 }
@@ -162,16 +165,18 @@ func (c canaryGuest) For(subject string) engine.Guest {
 	return c.guest
 }
 
-// loadingGuest is a transformation filter still loading: its step fails
-// with 503 when the chain is parsed, before any pixel is decoded.
-type loadingGuest struct{ p filters.Pending }
+// loadingGuest is a transformation filter this instance cannot run now:
+// still loading, deployed through the API but not loaded here yet, or
+// unavailable or failed here. Its step fails with err (503, Retry-After)
+// when the chain is parsed, before any pixel is decoded.
+type loadingGuest struct{ err error }
 
 func (g loadingGuest) CheckParams(map[string]string) (map[string]string, error) {
-	return nil, g.p.Err()
+	return nil, g.err
 }
 func (g loadingGuest) ContentHash() string { return "" }
 func (g loadingGuest) TransformTo(context.Context, *image.NRGBA, map[string]string, map[string]any, func(*image.NRGBA) error) error {
-	return g.p.Err()
+	return g.err
 }
 
 // filterListeners gives the api's bus the listener filters of the current
@@ -205,6 +210,9 @@ type filterAdmin struct {
 	wait time.Duration
 	// maxModule is filters.maxModuleBytes.
 	maxModule int64
+	// rollout is how long a push waits for every instance to load it:
+	// filters.syncInterval plus filters.compileTimeout.
+	rollout time.Duration
 }
 
 func (a filterAdmin) Filters() []api.FilterStatus { return filterStatuses(a.h.Current().Status()) }
@@ -227,8 +235,10 @@ func (a filterAdmin) CheckFilter(ctx context.Context, name string, manifest, was
 	return version, m.Kind, nil
 }
 
-// MaxModuleBytes is filters.maxModuleBytes.
-func (a filterAdmin) MaxModuleBytes() int64 { return a.maxModule }
+// DeployLimits are filters.maxModuleBytes and the rollout's wait.
+func (a filterAdmin) DeployLimits() api.DeployLimits {
+	return api.DeployLimits{MaxModuleBytes: a.maxModule, RolloutWait: a.rollout}
+}
 
 // SyncFilters wakes the sync worker.
 func (a filterAdmin) SyncFilters() {
@@ -243,8 +253,8 @@ var _ api.FilterDeployer = filterAdmin{}
 func filterStatuses(list []filters.Status) []api.FilterStatus {
 	out := make([]api.FilterStatus, len(list))
 	for i, f := range list {
-		out[i] = api.FilterStatus{Name: f.Name, Source: f.Source, Version: f.Version, State: f.State, Loaded: f.Loaded, ContentHash: f.ContentHash,
-			Error: f.Error, Counters: f.Counters}
+		out[i] = api.FilterStatus{Name: f.Name, Source: f.Source, Version: f.Version, Target: f.Target, State: f.State, Loaded: f.Loaded,
+			ContentHash: f.ContentHash, Error: f.Error, Counters: f.Counters}
 		if f.Manifest != nil {
 			out[i].Manifest, _ = json.Marshal(f.Manifest) // a parsed manifest always marshals
 		}
@@ -253,159 +263,6 @@ func filterStatuses(list []filters.Status) []api.FilterStatus {
 		out[i].Stats = (*api.FilterStats)(f.Stats)
 	}
 	return out
-}
-
-// filterSync keeps this instance's filters deployed through the API in
-// step with the active set (filters/README.md, Filters through the API): every
-// filters.syncInterval, and at once after a change made through this
-// instance, it reads the set's revision; when it changed it fetches the
-// bundles it lacks from the blob store and hands them to the host, which
-// loads them in the background as a reload does and swaps each in once it
-// is ready. Every pass also reports what the instance serves, with a
-// heartbeat, for GET /filters.
-type filterSync struct {
-	db       *storage.DB
-	blobs    *storage.Blobs
-	h        *filters.Host
-	log      *slog.Logger
-	instance func() string
-
-	// revision is the set's revision last deployed, -1 before the first.
-	revision int64
-	// bundles are the bundles of the last deployment, by version.
-	bundles map[string]filters.Bundle
-	// canaries maps a filter's name to its canary's percent, read by
-	// every request (guestSource).
-	canaries atomic.Pointer[map[string]int]
-	// wake is the sync's worker, woken after a change made here.
-	wake *worker
-	// first is closed once the first deployment has loaded or failed.
-	first     chan struct{}
-	firstOnce sync.Once
-}
-
-func newFilterSync(db *storage.DB, blobs *storage.Blobs, h *filters.Host, log *slog.Logger) *filterSync {
-	s := &filterSync{db: db, blobs: blobs, h: h, log: log, revision: -1, bundles: map[string]filters.Bundle{},
-		first: make(chan struct{}), instance: func() string { return "" }}
-	s.canaries.Store(&map[string]int{})
-	return s
-}
-
-// defaultSyncInterval is filters.syncInterval's default.
-const defaultSyncInterval = 5 * time.Second
-
-// worker is the sync's loop.
-func (s *filterSync) worker(interval time.Duration) *worker {
-	w := newWorker("filter sync", interval, defaultSyncInterval, s.pass, s.log)
-	w.stop = s.done
-	s.wake = w
-	return w
-}
-
-// done releases readiness when the worker ends before a first deployment.
-func (s *filterSync) done() { s.firstOnce.Do(func() { close(s.first) }) }
-
-// pass deploys the active set when it changed, then reports.
-func (s *filterSync) pass(ctx context.Context) (int, error) {
-	n, err := s.deploy(ctx)
-	if err != nil {
-		return n, err
-	}
-	return n, s.report(ctx)
-}
-
-// deploy loads the active set when its revision changed, and waits for
-// the loads (at most filters.compileTimeout each); a bundle that cannot be
-// fetched leaves the revision to be tried again at the next pass.
-func (s *filterSync) deploy(ctx context.Context) (int, error) {
-	set, err := s.db.FilterSet(ctx)
-	if err != nil {
-		return 0, err
-	}
-	if set.Revision == s.revision {
-		return 0, nil
-	}
-	want := map[string]filters.Bundle{}
-	bundles := map[string]filters.Bundle{}
-	canaries := map[string]int{}
-	var errs []error
-	add := func(key, name, version string) {
-		b, err := s.bundle(ctx, name, version)
-		if err != nil {
-			errs = append(errs, err)
-			return
-		}
-		want[key], bundles[version] = b, b
-	}
-	for name, d := range set.Filters {
-		if !d.Enabled {
-			continue
-		}
-		add(name, name, d.Version)
-		if d.Canary != "" && d.Percent > 0 {
-			add(filters.CanaryKey(name), name, d.Canary)
-			canaries[name] = d.Percent
-		}
-	}
-	fetchErr := errors.Join(errs...)
-	if fetchErr != nil && s.revision != -1 {
-		return 0, fetchErr // keep serving the set loaded before; the next pass tries again
-	}
-	// Why the first deployment goes ahead without what it could not
-	// fetch: a new instance would otherwise never be ready; it serves the
-	// rest and tries again at the next pass.
-	s.log.Info("filter sync: deploying", "revision", set.Revision, "filters", len(want))
-	w, err := s.h.Deploy(want)
-	if err != nil {
-		return 0, err
-	}
-	// Why the percents before the loads finish: a canary still loading is
-	// not in the set yet, and guestSource serves the main version.
-	s.canaries.Store(&canaries)
-	s.bundles = bundles
-	if fetchErr == nil {
-		s.revision = set.Revision
-	}
-	w.Wait(ctx)
-	s.firstOnce.Do(func() { close(s.first) })
-	return len(want), fetchErr
-}
-
-// bundle returns the bundle of version, from the last deployment or the
-// blob store.
-func (s *filterSync) bundle(ctx context.Context, name, version string) (filters.Bundle, error) {
-	if b, ok := s.bundles[version]; ok && b.Name == name {
-		return b, nil
-	}
-	data, err := s.blobs.Get(ctx, storage.FilterBlobKey(version))
-	if err != nil {
-		return filters.Bundle{}, fmt.Errorf("filter %s version %s: %w", name, version, err)
-	}
-	// A stored bundle is the tar PUT wrote, after its checks: bounded by
-	// what a PUT takes.
-	m, w, err := api.ReadFilterBundle(bytes.NewReader(data), api.DefaultBundleLimits(api.MaxFilterBundleBytes))
-	if err != nil {
-		return filters.Bundle{}, fmt.Errorf("filter %s version %s: %w", name, version, err)
-	}
-	return filters.Bundle{Name: name, Version: version, Manifest: m, Wasm: w}, nil
-}
-
-// report records what this instance serves now.
-func (s *filterSync) report(ctx context.Context) error {
-	inst := s.instance()
-	if inst == "" {
-		return nil
-	}
-	var running []api.FilterRunning
-	for _, st := range s.h.Current().Status() {
-		running = append(running, api.FilterRunning{Name: st.Name, Source: st.Source, Version: st.Version,
-			ContentHash: st.ContentHash, State: st.State})
-	}
-	data, err := json.Marshal(running)
-	if err != nil {
-		return err
-	}
-	return s.db.ReportFilterInstance(ctx, inst, data)
 }
 
 // percent is the canary percent of the filter name (0: none).

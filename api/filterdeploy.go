@@ -28,15 +28,25 @@ type FilterDeployer interface {
 	// SyncFilters tells this instance to load the active set now rather
 	// than at its next poll.
 	SyncFilters()
-	// MaxModuleBytes is the largest filter.wasm it loads
+	// DeployLimits are the bounds of a deployment.
+	DeployLimits() DeployLimits
+}
+
+// DeployLimits are the bounds of a deployment through the API.
+type DeployLimits struct {
+	// MaxModuleBytes is the largest filter.wasm an instance loads
 	// (filters.maxModuleBytes): a bundle is unpacked within it.
-	MaxModuleBytes() int64
+	MaxModuleBytes int64
+	// RolloutWait is how long a push or rollback waits for every instance
+	// to load the version (filters.syncInterval plus
+	// filters.compileTimeout); 0 answers at once.
+	RolloutWait time.Duration
 }
 
 // filterDeployStore keeps the versions, the active set and the instances'
 // reports (storage.DB).
 type filterDeployStore interface {
-	AddFilterVersion(ctx context.Context, v *storage.FilterVersion) error
+	RecordFilterVersion(ctx context.Context, v *storage.FilterVersion, res storage.Reservation) error
 	FilterVersions(ctx context.Context, name string) ([]storage.FilterVersion, error)
 	FilterSet(ctx context.Context) (storage.FilterSet, error)
 	ChangeFilterSet(ctx context.Context, action, name string, detail map[string]any,
@@ -76,7 +86,7 @@ func (s *Server) putFilter(c *call) error {
 	default:
 		return errorf(http.StatusBadRequest, "activate: want true or false")
 	}
-	manifest, wasm, err := c.readFilterBody(DefaultBundleLimits(d.MaxModuleBytes()))
+	manifest, wasm, err := c.readFilterBody(DefaultBundleLimits(d.DeployLimits().MaxModuleBytes))
 	if err != nil {
 		return err
 	}
@@ -87,26 +97,11 @@ func (s *Server) putFilter(c *call) error {
 	if err != nil {
 		return err
 	}
-	known, err := s.deploys.FilterVersions(ctx, name)
-	if err != nil {
-		return err
-	}
-	created := true
-	for _, v := range known {
-		if v.Version == version {
-			created = false
-		}
-	}
-	m := json.RawMessage(manifest)
-	if !json.Valid(m) {
+	if !json.Valid(manifest) {
 		return errorf(http.StatusBadRequest, "filter.json is not JSON")
 	}
-	// Write-then-commit: the blob is durable before the row names it.
-	if err := s.blobs.Put(ctx, storage.FilterBlobKey(version), FilterBundleTar(manifest, wasm)); err != nil {
-		return err
-	}
-	v := &storage.FilterVersion{Name: name, Version: version, Manifest: m, Size: int64(len(manifest) + len(wasm))}
-	if err := s.deploys.AddFilterVersion(ctx, v); err != nil {
+	created, err := s.storeFilterVersion(ctx, name, version, manifest, wasm)
+	if err != nil {
 		return err
 	}
 	if activate {
@@ -123,7 +118,40 @@ func (s *Server) putFilter(c *call) error {
 			return err
 		}
 	}
-	return s.writeDeployed(c, name, created)
+	return s.writeDeployed(c, name, created, activate)
+}
+
+// storeFilterVersion stores the bundle, once every check passed, and
+// records the version; created says it was not recorded before.
+// Write-then-commit: the blob is durable before the row names it; the blob
+// of a new version is reserved first, and the reservation is claimed by
+// the row's transaction, so a push that fails or times out between the two
+// leaves no blob behind (the blob queue collects it). A known version's
+// blob is written again unreserved (its row names it): a push repairs a
+// bundle fsck found missing.
+func (s *Server) storeFilterVersion(ctx context.Context, name, version string, manifest, wasm []byte) (bool, error) {
+	known, err := s.deploys.FilterVersions(ctx, name)
+	if err != nil {
+		return false, err
+	}
+	created := !slices.ContainsFunc(known, func(v storage.FilterVersion) bool { return v.Version == version })
+	key := storage.FilterBlobKey(version)
+	var res storage.Reservation
+	if created {
+		if res, err = s.images.Reserve(ctx, key); err != nil {
+			return false, err
+		}
+	}
+	if err := s.blobs.Put(ctx, key, FilterBundleTar(manifest, wasm)); err != nil {
+		s.release(ctx, res)
+		return false, err
+	}
+	v := &storage.FilterVersion{Name: name, Version: version, Manifest: manifest, Size: int64(len(manifest) + len(wasm))}
+	if err := s.deploys.RecordFilterVersion(ctx, v, res); err != nil {
+		s.release(ctx, res)
+		return false, err
+	}
+	return created, nil
 }
 
 // changeFilterSet changes the active set (storage's ChangeFilterSet, with
@@ -223,7 +251,7 @@ func (s *Server) patchFilter(c *call) error {
 	if err != nil {
 		return err
 	}
-	return s.writeDeployed(c, name, false)
+	return s.writeDeployed(c, name, false, false)
 }
 
 // filterRollback is the body of POST /filters/<name>/rollback.
@@ -286,7 +314,7 @@ func (s *Server) rollbackFilter(c *call) error {
 	if err != nil {
 		return err
 	}
-	return s.writeDeployed(c, name, false)
+	return s.writeDeployed(c, name, false, true)
 }
 
 // deleteFilter serves DELETE /filters/<name>: the filter leaves the active
@@ -312,9 +340,15 @@ func (s *Server) deleteFilter(c *call) error {
 	return c.writeJSON(map[string]any{"name": name, "deleted": true}, out{cache: cacheNone})
 }
 
-// writeDeployed answers with the filter's entry of the active set.
-func (s *Server) writeDeployed(c *call, name string, created bool) error {
-	list, err := s.deployedFilters(c.ctx())
+// writeDeployed answers with the filter's entry of the active set, once
+// every instance has loaded its version or given up when await is set
+// (awaitRollout).
+func (s *Server) writeDeployed(c *call, name string, created, await bool) error {
+	if d, err := s.deployer(); err == nil && await {
+		s.awaitRollout(c.ctx(), name, d.DeployLimits().RolloutWait)
+	}
+	ctx := context.WithoutCancel(c.ctx())
+	list, err := s.deployedFilters(ctx)
 	if err != nil {
 		return err
 	}
@@ -325,7 +359,7 @@ func (s *Server) writeDeployed(c *call, name string, created bool) error {
 		}
 	}
 	if len(res.Versions) == 0 {
-		vs, err := s.deploys.FilterVersions(c.ctx(), name)
+		vs, err := s.deploys.FilterVersions(ctx, name)
 		if err != nil {
 			return err
 		}
@@ -353,10 +387,18 @@ func (s *Server) deployedFilters(ctx context.Context) ([]DeployedFilter, error) 
 	for _, v := range all {
 		byName[v.Name] = append(byName[v.Name], v)
 	}
+	rows, err := s.deploys.FilterInstances(ctx, s.now().Add(-instanceWindow))
+	if err != nil {
+		return nil, err
+	}
 	out := []DeployedFilter{}
 	for name, d := range set.Filters {
-		out = append(out, DeployedFilter{Name: name, Version: d.Version, Previous: d.Previous, Enabled: d.Enabled,
-			Canary: d.Canary, Percent: d.Percent, Versions: versionsJSON(byName[name])})
+		df := DeployedFilter{Name: name, Version: d.Version, Previous: d.Previous, Enabled: d.Enabled,
+			Canary: d.Canary, Percent: d.Percent, Versions: versionsJSON(byName[name])}
+		if d.Enabled {
+			df.Rollout = rollout(name, d.Version, rows)
+		}
+		out = append(out, df)
 	}
 	slices.SortFunc(out, func(a, b DeployedFilter) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil

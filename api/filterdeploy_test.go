@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/vitrine/vitrine/api"
 	"github.com/vitrine/vitrine/storage"
@@ -23,7 +24,10 @@ import (
 // these tests check (the host's check is tested in package filters, and
 // both together end to end in e2e/filterdeploy_test.go). A module
 // "broken" is refused as a compile failure is.
-type standInHost struct{ syncs atomic.Int32 }
+type standInHost struct {
+	syncs atomic.Int32
+	wait  time.Duration
+}
 
 func (h *standInHost) Filters() []api.FilterStatus { return nil }
 func (h *standInHost) ReloadFilters(context.Context) ([]api.FilterStatus, error) {
@@ -42,8 +46,11 @@ func (h *standInHost) CheckFilter(_ context.Context, name string, manifest, wasm
 
 func (h *standInHost) SyncFilters() { h.syncs.Add(1) }
 
-// MaxModuleBytes is 1 MiB, as filters.maxModuleBytes would say.
-func (h *standInHost) MaxModuleBytes() int64 { return 1 << 20 }
+// DeployLimits: modules of 1 MiB, as filters.maxModuleBytes would say, and
+// no wait for the instances (TestFilterRollout waits).
+func (h *standInHost) DeployLimits() api.DeployLimits {
+	return api.DeployLimits{MaxModuleBytes: 1 << 20, RolloutWait: h.wait}
+}
 
 func manifestOf(kind, version string) []byte {
 	return []byte(`{"name":"duotone","version":"` + version + `","abi":1,"kind":"` + kind + `"}`)

@@ -16,8 +16,11 @@ type FilterStatus struct {
 	// Source is "dir" for a folder of filters.dir (this instance's only,
 	// read-only through the API), "api" for a version deployed through
 	// the API; Version is the latter's version.
-	Source      string `json:"source"`
-	Version     string `json:"version,omitempty"`
+	Source  string `json:"source"`
+	Version string `json:"version,omitempty"`
+	// Target is, for source api, the version of the current files, whose
+	// State this is.
+	Target      string `json:"target,omitempty"`
 	State       string `json:"state"`
 	Loaded      bool   `json:"loaded"`
 	ContentHash string `json:"contentHash,omitempty"`
@@ -71,6 +74,36 @@ type DeployedFilter struct {
 	Canary   string          `json:"canary,omitempty"`
 	Percent  int             `json:"percent"`
 	Versions []FilterVersion `json:"versions"`
+	// Rollout says where Version runs, per instance that reported in the
+	// last minute; none for a disabled filter.
+	Rollout *FilterRollout `json:"rollout,omitempty"`
+}
+
+// The states of a FilterRollout.
+const (
+	// RolloutActive: every instance that reported runs the version.
+	RolloutActive = "active"
+	// RolloutLoading: some instance has not loaded it yet.
+	RolloutLoading = "loading"
+	// RolloutPartial: every instance has loaded it or given up, and some
+	// cannot run it (unavailable or failed there).
+	RolloutPartial = "partial"
+)
+
+// FilterRollout is where a deployed filter's active version runs.
+type FilterRollout struct {
+	// State is RolloutActive, RolloutLoading or RolloutPartial.
+	State     string             `json:"state"`
+	Instances []FilterOnInstance `json:"instances"`
+}
+
+// FilterOnInstance is the state of a deployed filter's active version on
+// one instance: ready, loading, unavailable (the instance does not grant a
+// capability it asks for) or failed, with the reason of the last two.
+type FilterOnInstance struct {
+	Instance string `json:"instance"`
+	State    string `json:"state"`
+	Error    string `json:"error,omitempty"`
 }
 
 // FilterVersion is one uploaded version of a filter.
@@ -92,11 +125,16 @@ type FilterInstance struct {
 }
 
 // FilterRunning is one filter an instance serves: its source, version (for
-// the API's), content hash and state.
+// the API's), content hash and state. Target is the version of the
+// instance's current files for the filter, whose State (loading, ready,
+// failed, unavailable) this is, and Error why they failed or are
+// unavailable there.
 type FilterRunning struct {
 	Name        string `json:"name"`
 	Source      string `json:"source"`
 	Version     string `json:"version,omitempty"`
+	Target      string `json:"target,omitempty"`
 	ContentHash string `json:"contentHash,omitempty"`
 	State       string `json:"state"`
+	Error       string `json:"error,omitempty"`
 }

@@ -73,7 +73,7 @@ type Wait struct{ jobs []*job }
 func (w Wait) Wait(ctx context.Context) { wait(ctx, w.jobs) }
 
 // Check loads b on its own exactly as a reload would (manifest, limits,
-// capabilities, compiling into the host's compilation cache and starting
+// compiling into the host's compilation cache and starting
 // within Config.CompileTimeout, at low priority, one Check at a time),
 // then closes it: what the API does
 // before a version may become active. The error says why it is refused;
@@ -97,7 +97,12 @@ func (h *Host) Check(ctx context.Context, b Bundle) (*Manifest, error) {
 	}
 	// Compiled into the host's cache, so that the load of the same module
 	// that Deploy queues next finds it there and does not compile it again.
-	f, finished, err := loadWithin(ctx, h.cfg, h.cache, src, nil, true)
+	// Why every capability granted: what an instance grants is its own
+	// (filters.allow); one that does not grant what the bundle asks for
+	// lists it as unavailable (StateUnavailable), the others run it.
+	cfg := h.cfg
+	cfg.Allow = []string{CapClock, CapRandom}
+	f, finished, err := loadWithin(ctx, cfg, h.cache, src, nil, true)
 	go func() {
 		<-finished
 		h.doneCompiling()

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -150,5 +151,54 @@ func TestCheckCompilesIntoCache(t *testing.T) {
 	}
 	if entries() == 0 {
 		t.Fatal("Check left nothing in the host's compilation cache")
+	}
+}
+
+// TestDeployNotGranted: a bundle asking for a capability this host does not
+// grant passes Check (what a host grants is its own) and, deployed, is
+// unavailable here with its version and the reason: the host stays ready,
+// and the filter's requests (a fatal listener's events too) fail with a
+// KindUnavailable error, 503 with Retry-After, naming the capability.
+func TestDeployNotGranted(t *testing.T) {
+	t.Parallel()
+	h := newHost(t, "", nil)
+	ctx := context.Background()
+	src := t.TempDir()
+	clock := map[string]any{"capabilities": []string{"clock"}}
+	tr := bundleOf(t, kit(t, src, "a", KindTransformation, "invert", clock))
+	li := bundleOf(t, kit(t, src, "l", KindListener, "nothing", map[string]any{"capabilities": []string{"clock"}, "events": []string{"images.post"}}))
+	if _, err := h.Check(ctx, tr); err != nil {
+		t.Fatalf("Check of a bundle asking for a capability this host does not grant: %v", err)
+	}
+	w, err := h.Deploy(map[string]Bundle{"a": tr, "l": li})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Wait(ctx)
+	set := h.Current()
+	for _, s := range set.Status() {
+		if s.State != StateUnavailable || s.Target == "" || !strings.Contains(s.Error, `capability "clock"`) {
+			t.Fatalf("%s: %+v, want unavailable with its target and reason", s.Name, s)
+		}
+	}
+	if s := set.Status()[0]; s.Name != "a" || s.Target != tr.Version {
+		t.Fatalf("a's target %q, want %s", s.Target, tr.Version)
+	}
+	if u := set.Unready(); len(u) != 0 {
+		t.Fatalf("Unready = %v; a filter deployed through the API that this host cannot run must not hold readiness", u)
+	}
+	p, ok := set.Unavailable("a")
+	if !ok {
+		t.Fatal("Unavailable(a) = false")
+	}
+	var fe *Error
+	if err := p.Err(); !errors.As(err, &fe) || fe.HTTPStatus() != 503 || fe.RetryAfter() == 0 || !strings.Contains(fe.PublicMessage(), `"clock"`) {
+		t.Fatalf("Unavailable(a).Err() = %v, want 503 with Retry-After naming the capability", err)
+	}
+	if _, ok := set.Unavailable("nothing"); ok {
+		t.Fatal("Unavailable of an unknown name")
+	}
+	if pl := set.PendingListeners(); len(pl) != 1 || pl[0].Name() != "l" || !errors.Is(pl[0].Err(), ErrUnavailable) {
+		t.Fatalf("PendingListeners = %+v, want the fatal listener l failing with ErrUnavailable", pl)
 	}
 }

@@ -30,8 +30,9 @@ const (
 	// KindBusy is a call the filter had no room for: its queue was full,
 	// or no instance came free within its queue wait (503, Retry-After).
 	KindBusy
-	// KindUnavailable is a filter that exists but cannot run yet: its
-	// first version is still loading (503).
+	// KindUnavailable is a filter that exists but cannot run here now:
+	// its first version is still loading, or, deployed through the API,
+	// it failed or is not granted its capabilities on this instance (503).
 	KindUnavailable
 )
 
@@ -156,6 +157,26 @@ func busy(name string, cause error) error {
 // version is still loading.
 func stillLoading(name string) error {
 	return &Error{Kind: KindUnavailable, Filter: name, Msg: "filter " + name + " is still loading"}
+}
+
+// NotGrantedError is a filter asking for a capability that this
+// instance's filters.allow does not grant: the instance's configuration,
+// not the filter, stops it (StateUnavailable).
+type NotGrantedError struct{ Capability string }
+
+func (e *NotGrantedError) Error() string {
+	return fmt.Sprintf("asks for capability %q, which filters.allow does not grant", e.Capability)
+}
+
+// cannotRun is the KindUnavailable error of a filter deployed through the
+// API that this instance cannot run: reason is public (unavailable: not
+// granted here) or stays in the log and GET /filters (failed).
+func cannotRun(name string, unavailable bool, reason string) error {
+	msg := "Filter " + name + " failed to load on this instance (GET /filters says why)"
+	if unavailable {
+		msg = "Filter " + name + " cannot run on this instance: it " + reason + " here"
+	}
+	return &Error{Kind: KindUnavailable, Filter: name, Msg: msg + "; another instance may serve it, try again"}
 }
 
 // isKind reports whether err is a filter error of kind k.

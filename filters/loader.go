@@ -22,6 +22,10 @@ const (
 	// StateFailed: the folder's current files were refused, with a reason;
 	// the version loaded before, if any, keeps serving.
 	StateFailed = "failed"
+	// StateUnavailable: the current files ask for a capability this
+	// instance's filters.allow does not grant (NotGrantedError); the files
+	// are not at fault, and another instance may run them.
+	StateUnavailable = "unavailable"
 )
 
 // Pending is a filter folder whose first version is still loading: its
@@ -31,6 +35,9 @@ type Pending struct {
 	manifest *Manifest
 	// key is the filter's name in its Set (CanaryKey for a canary).
 	key string
+	// err, when set, is why the filter cannot run here (Set.Unavailable);
+	// otherwise it is still loading.
+	err error
 }
 
 // Name is the filter's name.
@@ -41,7 +48,12 @@ func (p Pending) Manifest() *Manifest { return p.manifest }
 
 // Err is the error of a request that needs the filter meanwhile:
 // `filter <name> is still loading`.
-func (p Pending) Err() error { return stillLoading(p.manifest.Name) }
+func (p Pending) Err() error {
+	if p.err != nil {
+		return p.err
+	}
+	return stillLoading(p.manifest.Name)
+}
 
 // job is the background load of one folder's files.
 type job struct {
@@ -54,7 +66,8 @@ type job struct {
 
 // checkManifest parses and checks the manifest of src against the folder
 // and the configuration: everything about a filter that can be refused
-// without compiling it.
+// without compiling it. A capability the configuration does not grant is
+// a *NotGrantedError, returned with the manifest.
 func checkManifest(cfg Config, src *source) (*Manifest, error) {
 	name := src.name
 	m, err := ParseManifest(src.manifest)
@@ -72,7 +85,7 @@ func checkManifest(cfg Config, src *source) (*Manifest, error) {
 	}
 	for _, c := range m.Capabilities {
 		if !cfg.allowed(c) {
-			return nil, fmt.Errorf("asks for capability %q, which filters.allow does not grant", c)
+			return m, &NotGrantedError{Capability: c}
 		}
 	}
 	return m, nil

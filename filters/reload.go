@@ -247,7 +247,9 @@ func (s *scanning) readPushed() {
 	}
 	sort.Strings(keys)
 	for _, key := range keys {
-		src, err := s.h.pushed[key].source(s.h.cfg.MaxModuleBytes)
+		b := s.h.pushed[key]
+		src, err := b.source(s.h.cfg.MaxModuleBytes)
+		s.next.targets[key] = b.Version
 		s.consider(key, SourceAPI, src, err)
 	}
 }
@@ -271,6 +273,9 @@ func (s *scanning) consider(key, origin string, src *source, err error) {
 	running := h.jobs[key]
 	switch {
 	case err != nil:
+		if ng := (*NotGrantedError)(nil); errors.As(err, &ng) {
+			next.unavailable[key], next.failedManifests[key] = ng.Error(), m
+		}
 		err = loadErr(key, err)
 		next.failures[key] = err.Error()
 		delete(h.jobs, key)

@@ -19,21 +19,29 @@ type Set struct {
 	failedManifests map[string]*Manifest
 	// origins maps every name in failures and loading to its source
 	// (SourceDir or SourceAPI).
-	origins   map[string]string
-	listeners []Listener
+	origins map[string]string
+	// targets maps a key deployed through the API to the version of its
+	// current files: the one serving, loading, failed or unavailable.
+	targets map[string]string
+	// unavailable maps the names in failures that this instance's
+	// configuration refuses (NotGrantedError) to that reason.
+	unavailable map[string]string
+	listeners   []Listener
 	// pendingListeners are the fatal listeners with no version yet.
 	pendingListeners []Pending
 }
 
 func emptySet() *Set {
 	return &Set{filters: map[string]*Filter{}, failures: map[string]string{}, loading: map[string]*Manifest{},
-		failedManifests: map[string]*Manifest{}, origins: map[string]string{}}
+		failedManifests: map[string]*Manifest{}, origins: map[string]string{}, targets: map[string]string{},
+		unavailable: map[string]string{}}
 }
 
 // clone copies the maps of s; the index is built again by publish.
 func (s *Set) clone() *Set {
 	return &Set{filters: maps.Clone(s.filters), failures: maps.Clone(s.failures), loading: maps.Clone(s.loading),
-		failedManifests: maps.Clone(s.failedManifests), origins: maps.Clone(s.origins)}
+		failedManifests: maps.Clone(s.failedManifests), origins: maps.Clone(s.origins), targets: maps.Clone(s.targets),
+		unavailable: maps.Clone(s.unavailable)}
 }
 
 // index builds the listener lists, highest priority first, then by name.
@@ -50,7 +58,7 @@ func (s *Set) index() {
 		}
 		return a.Name() < b.Name()
 	})
-	for _, p := range s.pending() {
+	for _, p := range append(s.pending(), s.cannotRun()...) {
 		if p.manifest.Kind == KindListener && p.manifest.IsFatal() && !IsCanaryKey(p.key) {
 			s.pendingListeners = append(s.pendingListeners, p)
 		}
@@ -73,6 +81,36 @@ func (s *Set) pending() []Pending {
 		}
 	}
 	return out
+}
+
+// cannotRun lists the filters deployed through the API that failed or are
+// unavailable here with no version serving, each as a Pending whose Err
+// says why (KindUnavailable).
+func (s *Set) cannotRun() []Pending {
+	var out []Pending
+	for name := range s.failures {
+		if p, ok := s.Unavailable(name); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Unavailable returns the filter named name when it was deployed through
+// the API and this instance cannot run it, with no version serving: its
+// current files ask for a capability filters.allow does not grant here,
+// or failed to load here. Its Err is a KindUnavailable error (503, with
+// Retry-After) saying which: another instance may serve it, so a request
+// for it is worth retrying, and the instance stays ready (Unready).
+func (s *Set) Unavailable(name string) (Pending, bool) {
+	_, failed := s.failures[name]
+	_, serving := s.filters[name]
+	m := s.failedManifests[name]
+	if !failed || serving || s.origins[name] != SourceAPI || m == nil {
+		return Pending{}, false
+	}
+	reason, notGranted := s.unavailable[name]
+	return Pending{manifest: m, key: name, err: cannotRun(m.Name, notGranted, reason)}, true
 }
 
 // Pending returns the filter named name when its first version is still
@@ -118,11 +156,13 @@ func (s *Set) TransformationNames() []string {
 // unless its manifest makes it an optional (non-fatal) listener, whose
 // failure no request sees. Folders still loading are not listed: their
 // requests answer 503 until they load, and Host.Initial covers the first
-// load.
+// load. Filters deployed through the API are not listed either: the fleet
+// runs them, an instance that cannot answers their requests 503
+// (Unavailable) and serves everything else.
 func (s *Set) Unready() []string {
 	var out []string
 	for name, reason := range s.failures {
-		if _, serving := s.filters[name]; serving {
+		if _, serving := s.filters[name]; serving || s.origins[name] == SourceAPI {
 			continue
 		}
 		if m := s.failedManifests[name]; m != nil && m.Kind == KindListener && !m.IsFatal() {
@@ -144,9 +184,12 @@ func (s *Set) Listeners() []Listener { return s.listeners }
 // and ContentHash are the serving version's, or, while the first version
 // loads, the manifest being loaded.
 type Status struct {
-	Name        string           `json:"name"`
-	Source      string           `json:"source"`
-	Version     string           `json:"version,omitempty"`
+	Name    string `json:"name"`
+	Source  string `json:"source"`
+	Version string `json:"version,omitempty"`
+	// Target is, for a filter deployed through the API, the version of its
+	// current files, whose State this is: Version once it serves.
+	Target      string           `json:"target,omitempty"`
 	State       string           `json:"state"`
 	Loaded      bool             `json:"loaded"`
 	ContentHash string           `json:"contentHash,omitempty"`
@@ -166,6 +209,9 @@ func (s *Set) Status() []Status {
 		if _, ok := s.loading[name]; ok {
 			return StateLoading
 		}
+		if _, ok := s.unavailable[name]; ok {
+			return StateUnavailable
+		}
 		if _, ok := s.failures[name]; ok {
 			return StateFailed
 		}
@@ -173,16 +219,16 @@ func (s *Set) Status() []Status {
 	}
 	for name, f := range s.filters {
 		st := f.Stats()
-		out = append(out, Status{Name: name, Source: f.origin, Version: f.version, State: state(name), Loaded: true, ContentHash: f.hash, Manifest: f.manifest,
-			Error: s.failures[name], Stats: &st, Counters: f.Counters()})
+		out = append(out, Status{Name: name, Source: f.origin, Version: f.version, Target: s.targets[name], State: state(name), Loaded: true,
+			ContentHash: f.hash, Manifest: f.manifest, Error: s.failures[name], Stats: &st, Counters: f.Counters()})
 	}
 	for name, reason := range s.failures {
 		if _, ok := s.filters[name]; !ok {
-			out = append(out, Status{Name: name, Source: s.origins[name], State: StateFailed, Error: reason})
+			out = append(out, Status{Name: name, Source: s.origins[name], Target: s.targets[name], State: state(name), Error: reason})
 		}
 	}
 	for _, p := range s.pending() {
-		out = append(out, Status{Name: p.key, Source: s.origins[p.key], State: StateLoading, Manifest: p.manifest})
+		out = append(out, Status{Name: p.key, Source: s.origins[p.key], Target: s.targets[p.key], State: StateLoading, Manifest: p.manifest})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out

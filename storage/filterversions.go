@@ -110,12 +110,27 @@ type filterInstanceRow struct {
 // already recorded is left as it is and v is filled from its row: pushing
 // the same bundle twice is one version.
 func (db *DB) AddFilterVersion(ctx context.Context, v *FilterVersion) error {
+	return db.RecordFilterVersion(ctx, v, Reservation{})
+}
+
+// RecordFilterVersion is AddFilterVersion claiming res, the reservation of
+// the bundle's blob (Reserve) made before it was written, in the same
+// transaction: a push that fails before recording leaves a reservation
+// that the blob queue collects with its blob. The zero Reservation claims
+// nothing.
+func (db *DB) RecordFilterVersion(ctx context.Context, v *FilterVersion, res Reservation) error {
 	if !filterNameRE.MatchString(v.Name) || !filterVersionRE.MatchString(v.Version) || !json.Valid(v.Manifest) {
 		return fmt.Errorf("storage: add filter version %q %q: %w", v.Name, v.Version, ErrInvalid)
 	}
 	row := &filterVersionRow{Name: v.Name, Version: v.Version, Manifest: string(v.Manifest), Size: v.Size,
 		Created: time.Now().UnixMicro(), Actor: clip(ActorFrom(ctx).Key, maxName)}
-	if _, err := db.insertIgnore(db.bun.NewInsert().Model(row), "created").Exec(ctx); err != nil {
+	err := db.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {
+		if _, err := db.insertIgnore(tx.NewInsert().Model(row), "created").Exec(ctx); err != nil {
+			return err
+		}
+		return db.claim(ctx, tx, res)
+	})
+	if err != nil {
 		return fmt.Errorf("storage: add filter version %s %s: %w", v.Name, v.Version, err)
 	}
 	return db.refillFilterVersion(ctx, v)

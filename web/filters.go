@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"mime/multipart"
@@ -82,6 +83,20 @@ type instanceView struct {
 	Filters         []kv
 }
 
+// runningValue is what an instance says of one filter: the version of its
+// current files (or its source), their state there, and why they failed or
+// are unavailable there.
+func runningValue(f api.FilterRunning) string {
+	val := f.Source + " " + f.State
+	if v := cmp.Or(f.Target, f.Version); v != "" {
+		val = short(v) + " " + f.State
+	}
+	if f.Error != "" && f.State != "ready" && f.State != "loading" {
+		val += ": " + f.Error
+	}
+	return val
+}
+
 // filters shows GET /filters: each filter folder's manifest, content hash,
 // counters and load error.
 func (u *UI) filters(q *request) error {
@@ -110,11 +125,7 @@ func (u *UI) renderFilters(q *request, v filtersView, status int) error {
 	for _, in := range list.Instances {
 		iv := instanceView{Name: in.Instance, Heartbeat: stampOf(in.Heartbeat)}
 		for _, f := range in.Filters {
-			val := f.Source + " " + f.State
-			if f.Version != "" {
-				val = short(f.Version) + " " + f.State
-			}
-			iv.Filters = append(iv.Filters, kv{f.Name, val})
+			iv.Filters = append(iv.Filters, kv{f.Name, runningValue(f)})
 		}
 		v.Instances = append(v.Instances, iv)
 	}

@@ -42,3 +42,23 @@ func TestDifferences(t *testing.T) {
 		t.Fatalf("a version against itself: %q", d)
 	}
 }
+
+// TestRunningValue: an instance's line for a filter names the version of
+// its current files and their state there, and why when they are
+// unavailable or failed there.
+func TestRunningValue(t *testing.T) {
+	v := "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	for _, c := range []struct {
+		f    api.FilterRunning
+		want string
+	}{
+		{api.FilterRunning{Source: "dir", State: "ready"}, "dir ready"},
+		{api.FilterRunning{Source: "api", Version: v, Target: v, State: "ready"}, short(v) + " ready"},
+		{api.FilterRunning{Source: "api", Target: v, State: "unavailable", Error: `asks for capability "clock"`},
+			short(v) + ` unavailable: asks for capability "clock"`},
+	} {
+		if got := runningValue(c.f); got != c.want {
+			t.Errorf("runningValue(%+v) = %q, want %q", c.f, got, c.want)
+		}
+	}
+}
