@@ -267,7 +267,7 @@ func filterRemote(ctx context.Context, sub string, args []string) error {
 }
 
 // printRollout prints where the active version runs, per instance, and
-// fails unless every instance runs it (README, Filters through the API).
+// fails unless every instance runs it (filters/README.md, Filters through the API).
 func printRollout(res api.DeployedFilter) error {
 	r := res.Rollout
 	if r == nil {

@@ -8,7 +8,7 @@ import (
 	"github.com/vitrine/vitrine/storage"
 )
 
-// A push or rollback answers once it knows where the version runs (README,
+// A push or rollback answers once it knows where the version runs (filters/README.md,
 // Filters through the API): every instance that reported in the last
 // minute reports, as it syncs, the version of each filter's current files
 // and its state there; the change waits until none is still loading, at

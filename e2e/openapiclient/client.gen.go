@@ -101,9 +101,10 @@ func (e FilterInstanceFiltersSource) Valid() bool {
 
 // Defines values for FilterInstanceFiltersState.
 const (
-	FilterInstanceFiltersStateFailed  FilterInstanceFiltersState = "failed"
-	FilterInstanceFiltersStateLoading FilterInstanceFiltersState = "loading"
-	FilterInstanceFiltersStateReady   FilterInstanceFiltersState = "ready"
+	FilterInstanceFiltersStateFailed      FilterInstanceFiltersState = "failed"
+	FilterInstanceFiltersStateLoading     FilterInstanceFiltersState = "loading"
+	FilterInstanceFiltersStateReady       FilterInstanceFiltersState = "ready"
+	FilterInstanceFiltersStateUnavailable FilterInstanceFiltersState = "unavailable"
 )
 
 // Valid indicates whether the value is a known member of the FilterInstanceFiltersState enum.
@@ -114,6 +115,8 @@ func (e FilterInstanceFiltersState) Valid() bool {
 	case FilterInstanceFiltersStateLoading:
 		return true
 	case FilterInstanceFiltersStateReady:
+		return true
+	case FilterInstanceFiltersStateUnavailable:
 		return true
 	default:
 		return false
@@ -132,6 +135,51 @@ func (e FilterManifestKind) Valid() bool {
 	case FilterManifestKindListener:
 		return true
 	case FilterManifestKindTransformation:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FilterRolloutInstancesState.
+const (
+	FilterRolloutInstancesStateFailed      FilterRolloutInstancesState = "failed"
+	FilterRolloutInstancesStateLoading     FilterRolloutInstancesState = "loading"
+	FilterRolloutInstancesStateReady       FilterRolloutInstancesState = "ready"
+	FilterRolloutInstancesStateUnavailable FilterRolloutInstancesState = "unavailable"
+)
+
+// Valid indicates whether the value is a known member of the FilterRolloutInstancesState enum.
+func (e FilterRolloutInstancesState) Valid() bool {
+	switch e {
+	case FilterRolloutInstancesStateFailed:
+		return true
+	case FilterRolloutInstancesStateLoading:
+		return true
+	case FilterRolloutInstancesStateReady:
+		return true
+	case FilterRolloutInstancesStateUnavailable:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for FilterRolloutState.
+const (
+	FilterRolloutStateActive  FilterRolloutState = "active"
+	FilterRolloutStateLoading FilterRolloutState = "loading"
+	FilterRolloutStatePartial FilterRolloutState = "partial"
+)
+
+// Valid indicates whether the value is a known member of the FilterRolloutState enum.
+func (e FilterRolloutState) Valid() bool {
+	switch e {
+	case FilterRolloutStateActive:
+		return true
+	case FilterRolloutStateLoading:
+		return true
+	case FilterRolloutStatePartial:
 		return true
 	default:
 		return false
@@ -158,9 +206,10 @@ func (e FilterStatusSource) Valid() bool {
 
 // Defines values for FilterStatusState.
 const (
-	FilterStatusStateFailed  FilterStatusState = "failed"
-	FilterStatusStateLoading FilterStatusState = "loading"
-	FilterStatusStateReady   FilterStatusState = "ready"
+	FilterStatusStateFailed      FilterStatusState = "failed"
+	FilterStatusStateLoading     FilterStatusState = "loading"
+	FilterStatusStateReady       FilterStatusState = "ready"
+	FilterStatusStateUnavailable FilterStatusState = "unavailable"
 )
 
 // Valid indicates whether the value is a known member of the FilterStatusState enum.
@@ -171,6 +220,8 @@ func (e FilterStatusState) Valid() bool {
 	case FilterStatusStateLoading:
 		return true
 	case FilterStatusStateReady:
+		return true
+	case FilterStatusStateUnavailable:
 		return true
 	default:
 		return false
@@ -768,11 +819,20 @@ type DeliveryAttempt struct {
 // DeployedFilter A filter of the active set: the version every instance serves, the one before it (where a
 // rollback goes by default), whether it is enabled, its canary, and its versions, newest first.
 type DeployedFilter struct {
-	Canary   *string         `json:"canary,omitempty"`
-	Enabled  bool            `json:"enabled"`
-	Name     string          `json:"name"`
-	Percent  int             `json:"percent"`
-	Previous *string         `json:"previous,omitempty"`
+	Canary   *string `json:"canary,omitempty"`
+	Enabled  bool    `json:"enabled"`
+	Name     string  `json:"name"`
+	Percent  int     `json:"percent"`
+	Previous *string `json:"previous,omitempty"`
+
+	// Rollout Where the active version runs (not given for a disabled filter), per instance that reported in
+	// the last minute: `ready`; `loading` (it has not loaded this version yet); `unavailable` (it
+	// asks for a capability that instance's `filters.allow` does not grant: `error` names it; that
+	// instance stays ready and answers the filter's requests 503 with Retry-After); `failed` (it
+	// did not load there: `error` says why). `state` is `active` when every instance is ready,
+	// `loading` while one is still loading, `partial` when the others settled and some cannot run
+	// it.
+	Rollout  *FilterRollout  `json:"rollout,omitempty"`
 	Version  string          `json:"version"`
 	Versions []FilterVersion `json:"versions"`
 }
@@ -880,11 +940,19 @@ type Error struct {
 // FilterInstance What one instance last reported it serves, and when.
 type FilterInstance struct {
 	Filters []struct {
-		ContentHash *string                     `json:"contentHash,omitempty"`
-		Name        string                      `json:"name"`
-		Source      FilterInstanceFiltersSource `json:"source"`
-		State       FilterInstanceFiltersState  `json:"state"`
-		Version     *string                     `json:"version,omitempty"`
+		ContentHash *string `json:"contentHash,omitempty"`
+
+		// Error Why the current files failed or are unavailable there.
+		Error  *string                     `json:"error,omitempty"`
+		Name   string                      `json:"name"`
+		Source FilterInstanceFiltersSource `json:"source"`
+		State  FilterInstanceFiltersState  `json:"state"`
+
+		// Target The version of its current files, whose `state` this is.
+		Target *string `json:"target,omitempty"`
+
+		// Version The version serving.
+		Version *string `json:"version,omitempty"`
 	} `json:"filters"`
 	Heartbeat time.Time `json:"heartbeat"`
 
@@ -943,6 +1011,28 @@ type FilterParam struct {
 	Values   *[]string `json:"values,omitempty"`
 }
 
+// FilterRollout Where the active version runs (not given for a disabled filter), per instance that reported in
+// the last minute: `ready`; `loading` (it has not loaded this version yet); `unavailable` (it
+// asks for a capability that instance's `filters.allow` does not grant: `error` names it; that
+// instance stays ready and answers the filter's requests 503 with Retry-After); `failed` (it
+// did not load there: `error` says why). `state` is `active` when every instance is ready,
+// `loading` while one is still loading, `partial` when the others settled and some cannot run
+// it.
+type FilterRollout struct {
+	Instances []struct {
+		Error    *string                     `json:"error,omitempty"`
+		Instance string                      `json:"instance"`
+		State    FilterRolloutInstancesState `json:"state"`
+	} `json:"instances"`
+	State FilterRolloutState `json:"state"`
+}
+
+// FilterRolloutInstancesState defines model for FilterRollout.Instances.State.
+type FilterRolloutInstancesState string
+
+// FilterRolloutState defines model for FilterRollout.State.
+type FilterRolloutState string
+
 // FilterStats A loaded filter's call counters.
 type FilterStats struct {
 	// Busy Calls refused because the filter had no room (queue full or no instance free in time).
@@ -988,19 +1078,24 @@ type FilterStatus struct {
 
 	// Source `dir`: a folder of `filters.dir`, this instance's only, read-only through the API; `api`: deployed through the API.
 	Source FilterStatusSource `json:"source"`
-	State  FilterStatusState  `json:"state"`
+
+	// State `unavailable`: the files ask for a capability this instance's `filters.allow` does not grant.
+	State FilterStatusState `json:"state"`
 
 	// Stats A loaded filter's call counters.
 	Stats *FilterStats `json:"stats,omitempty"`
 
-	// Version For `source: api`, the version (64 hex digits).
+	// Target For `source: api`, the version of the current files, whose `state` this is.
+	Target *string `json:"target,omitempty"`
+
+	// Version For `source: api`, the version serving (64 hex digits).
 	Version *string `json:"version,omitempty"`
 }
 
 // FilterStatusSource `dir`: a folder of `filters.dir`, this instance's only, read-only through the API; `api`: deployed through the API.
 type FilterStatusSource string
 
-// FilterStatusState defines model for FilterStatus.State.
+// FilterStatusState `unavailable`: the files ask for a capability this instance's `filters.allow` does not grant.
 type FilterStatusState string
 
 // FilterVersion One uploaded version; `version` is the SHA-256 of the bundle, whose first 32 digits are the filter's `contentHash`.
@@ -3484,8 +3579,12 @@ type ClientInterface interface {
 	// becomes active anywhere. A version is the SHA-256 of the bundle (filters/README.md, Filters through the
 	// API); it is stored in the blob store under `filters/<version>` and recorded, then, unless
 	// `activate=false`, becomes the active version (its canary ends), which every instance loads
-	// within `filters.syncInterval` plus the time to compile it. 201 for a version not seen before,
-	// 200 otherwise. Resource `filters.put`; audited as `filters.put`, event `io.vitrine.filter.deployed`.
+	// within `filters.syncInterval` plus the time to compile it. The check grants every capability:
+	// an instance whose `filters.allow` does not grant one the filter asks for marks it
+	// `unavailable` there (it stays ready and answers the filter's requests 503), the others run it.
+	// The answer waits, at most `filters.syncInterval` plus `filters.compileTimeout`, until no
+	// instance that reported in the last minute is still loading the version, and says per instance
+	// where it runs (`rollout`). 201 for a version not seen before, 200 otherwise. Resource `filters.put`; audited as `filters.put`, event `io.vitrine.filter.deployed`.
 	//
 	// Takes any type of body and a specified content type.
 	//
@@ -3496,7 +3595,8 @@ type ClientInterface interface {
 	//
 	// `version` (in full or by a prefix of 7 or more digits; default the version that served before
 	// the active one) becomes the active version on every instance; a canary ends. A deleted
-	// filter keeps its versions: a rollback brings it back (by default at its newest version).
+	// filter keeps its versions: a rollback brings it back (by default at its newest version). The
+	// answer waits for the instances and says where the version runs (`rollout`), as a PUT's does.
 	// Resource `filters.post`; audited as `filters.rollback`, event `io.vitrine.filter.rolledback`.
 	//
 	// Takes any type of body and a specified content type.
@@ -3508,7 +3608,8 @@ type ClientInterface interface {
 	//
 	// `version` (in full or by a prefix of 7 or more digits; default the version that served before
 	// the active one) becomes the active version on every instance; a canary ends. A deleted
-	// filter keeps its versions: a rollback brings it back (by default at its newest version).
+	// filter keeps its versions: a rollback brings it back (by default at its newest version). The
+	// answer waits for the instances and says where the version runs (`rollout`), as a PUT's does.
 	// Resource `filters.post`; audited as `filters.rollback`, event `io.vitrine.filter.rolledback`.
 	//
 	// Takes a body of the `application/json` content type.
@@ -4558,8 +4659,12 @@ func (c *Client) PatchFilter(ctx context.Context, filter FilterName, params *Pat
 // becomes active anywhere. A version is the SHA-256 of the bundle (filters/README.md, Filters through the
 // API); it is stored in the blob store under `filters/<version>` and recorded, then, unless
 // `activate=false`, becomes the active version (its canary ends), which every instance loads
-// within `filters.syncInterval` plus the time to compile it. 201 for a version not seen before,
-// 200 otherwise. Resource `filters.put`; audited as `filters.put`, event `io.vitrine.filter.deployed`.
+// within `filters.syncInterval` plus the time to compile it. The check grants every capability:
+// an instance whose `filters.allow` does not grant one the filter asks for marks it
+// `unavailable` there (it stays ready and answers the filter's requests 503), the others run it.
+// The answer waits, at most `filters.syncInterval` plus `filters.compileTimeout`, until no
+// instance that reported in the last minute is still loading the version, and says per instance
+// where it runs (`rollout`). 201 for a version not seen before, 200 otherwise. Resource `filters.put`; audited as `filters.put`, event `io.vitrine.filter.deployed`.
 //
 // Takes any type of body and a specified content type.
 //
@@ -4580,7 +4685,8 @@ func (c *Client) PutFilterWithBody(ctx context.Context, filter FilterName, param
 //
 // `version` (in full or by a prefix of 7 or more digits; default the version that served before
 // the active one) becomes the active version on every instance; a canary ends. A deleted
-// filter keeps its versions: a rollback brings it back (by default at its newest version).
+// filter keeps its versions: a rollback brings it back (by default at its newest version). The
+// answer waits for the instances and says where the version runs (`rollout`), as a PUT's does.
 // Resource `filters.post`; audited as `filters.rollback`, event `io.vitrine.filter.rolledback`.
 //
 // Takes any type of body and a specified content type.
@@ -4602,7 +4708,8 @@ func (c *Client) RollbackFilterWithBody(ctx context.Context, filter FilterName, 
 //
 // `version` (in full or by a prefix of 7 or more digits; default the version that served before
 // the active one) becomes the active version on every instance; a canary ends. A deleted
-// filter keeps its versions: a rollback brings it back (by default at its newest version).
+// filter keeps its versions: a rollback brings it back (by default at its newest version). The
+// answer waits for the instances and says where the version runs (`rollout`), as a PUT's does.
 // Resource `filters.post`; audited as `filters.rollback`, event `io.vitrine.filter.rolledback`.
 //
 // Takes a body of the `application/json` content type.
@@ -13373,8 +13480,12 @@ type ClientWithResponsesInterface interface {
 	// becomes active anywhere. A version is the SHA-256 of the bundle (filters/README.md, Filters through the
 	// API); it is stored in the blob store under `filters/<version>` and recorded, then, unless
 	// `activate=false`, becomes the active version (its canary ends), which every instance loads
-	// within `filters.syncInterval` plus the time to compile it. 201 for a version not seen before,
-	// 200 otherwise. Resource `filters.put`; audited as `filters.put`, event `io.vitrine.filter.deployed`.
+	// within `filters.syncInterval` plus the time to compile it. The check grants every capability:
+	// an instance whose `filters.allow` does not grant one the filter asks for marks it
+	// `unavailable` there (it stays ready and answers the filter's requests 503), the others run it.
+	// The answer waits, at most `filters.syncInterval` plus `filters.compileTimeout`, until no
+	// instance that reported in the last minute is still loading the version, and says per instance
+	// where it runs (`rollout`). 201 for a version not seen before, 200 otherwise. Resource `filters.put`; audited as `filters.put`, event `io.vitrine.filter.deployed`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 	//
@@ -13385,7 +13496,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// `version` (in full or by a prefix of 7 or more digits; default the version that served before
 	// the active one) becomes the active version on every instance; a canary ends. A deleted
-	// filter keeps its versions: a rollback brings it back (by default at its newest version).
+	// filter keeps its versions: a rollback brings it back (by default at its newest version). The
+	// answer waits for the instances and says where the version runs (`rollout`), as a PUT's does.
 	// Resource `filters.post`; audited as `filters.rollback`, event `io.vitrine.filter.rolledback`.
 	//
 	// Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -13397,7 +13509,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// `version` (in full or by a prefix of 7 or more digits; default the version that served before
 	// the active one) becomes the active version on every instance; a canary ends. A deleted
-	// filter keeps its versions: a rollback brings it back (by default at its newest version).
+	// filter keeps its versions: a rollback brings it back (by default at its newest version). The
+	// answer waits for the instances and says where the version runs (`rollout`), as a PUT's does.
 	// Resource `filters.post`; audited as `filters.rollback`, event `io.vitrine.filter.rolledback`.
 	//
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
@@ -23273,8 +23386,12 @@ func (c *ClientWithResponses) PatchFilterWithResponse(ctx context.Context, filte
 // becomes active anywhere. A version is the SHA-256 of the bundle (filters/README.md, Filters through the
 // API); it is stored in the blob store under `filters/<version>` and recorded, then, unless
 // `activate=false`, becomes the active version (its canary ends), which every instance loads
-// within `filters.syncInterval` plus the time to compile it. 201 for a version not seen before,
-// 200 otherwise. Resource `filters.put`; audited as `filters.put`, event `io.vitrine.filter.deployed`.
+// within `filters.syncInterval` plus the time to compile it. The check grants every capability:
+// an instance whose `filters.allow` does not grant one the filter asks for marks it
+// `unavailable` there (it stays ready and answers the filter's requests 503), the others run it.
+// The answer waits, at most `filters.syncInterval` plus `filters.compileTimeout`, until no
+// instance that reported in the last minute is still loading the version, and says per instance
+// where it runs (`rollout`). 201 for a version not seen before, 200 otherwise. Resource `filters.put`; audited as `filters.put`, event `io.vitrine.filter.deployed`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
 //
@@ -23291,7 +23408,8 @@ func (c *ClientWithResponses) PutFilterWithBodyWithResponse(ctx context.Context,
 //
 // `version` (in full or by a prefix of 7 or more digits; default the version that served before
 // the active one) becomes the active version on every instance; a canary ends. A deleted
-// filter keeps its versions: a rollback brings it back (by default at its newest version).
+// filter keeps its versions: a rollback brings it back (by default at its newest version). The
+// answer waits for the instances and says where the version runs (`rollout`), as a PUT's does.
 // Resource `filters.post`; audited as `filters.rollback`, event `io.vitrine.filter.rolledback`.
 //
 // Takes any type of body and a specified content type, and returns a wrapper object for the known response body format(s).
@@ -23309,7 +23427,8 @@ func (c *ClientWithResponses) RollbackFilterWithBodyWithResponse(ctx context.Con
 //
 // `version` (in full or by a prefix of 7 or more digits; default the version that served before
 // the active one) becomes the active version on every instance; a canary ends. A deleted
-// filter keeps its versions: a rollback brings it back (by default at its newest version).
+// filter keeps its versions: a rollback brings it back (by default at its newest version). The
+// answer waits for the instances and says where the version runs (`rollout`), as a PUT's does.
 // Resource `filters.post`; audited as `filters.rollback`, event `io.vitrine.filter.rolledback`.
 //
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
