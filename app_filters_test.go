@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -59,20 +60,24 @@ func TestAppDeployedFilterNotRunnable(t *testing.T) {
 		_, err := a.eng.ParseChain([]string{name})
 		return err
 	}
-	want503 := func(step, name, says string) {
+	// want503 checks that a render of name answers 503 with Retry-After
+	// saying one of says.
+	want503 := func(step, name string, says ...string) {
 		t.Helper()
 		var se statusError
 		err := render(name)
 		if !errors.As(err, &se) || se.HTTPStatus() != http.StatusServiceUnavailable || se.RetryAfter() <= 0 ||
-			!strings.Contains(se.PublicMessage(), says) {
-			t.Fatalf("%s: a render of %s = %v, want 503 with Retry-After saying %q", step, name, err, says)
+			!slices.ContainsFunc(says, func(w string) bool { return strings.Contains(se.PublicMessage(), w) }) {
+			t.Fatalf("%s: a render of %s = %v, want 503 with Retry-After saying one of %q", step, name, err, says)
 		}
 	}
 
 	deploy("clocky", `,"capabilities":["clock"]`)
 	deploy("plain", "")
 	want503("deployed, not loaded here yet", "clocky", "has not loaded on this instance yet")
-	want503("deployed, not loaded here yet", "plain", "has not loaded on this instance yet")
+	// Why either: the miss of clocky woke the sync, which may have handed
+	// plain to the host already; both answers are a 503 to retry.
+	want503("deployed, not loaded here yet", "plain", "has not loaded on this instance yet", "is still loading")
 	var se interface{ HTTPStatus() int }
 	if err := render("nothere"); !errors.As(err, &se) || se.HTTPStatus() != http.StatusBadRequest {
 		t.Fatalf("a render of a name neither active nor deployed = %v, want 400", err)
