@@ -173,8 +173,8 @@ func (a *App) startFilters(ctx context.Context) error {
 		// guest (a filter added later takes effect here at the next start).
 		raiseGOMAXPROCS(a.eng.Config().Concurrency + a.cfg.Filters.MaxRunningCalls())
 	}
-	floor, busy := a.cfg.Filters.GCHeapFloor(), guestsBusy(fh.GuestCalls)
-	a.workers.start(ctx, func(ctx context.Context) { paceGC(ctx, floor, busy) })
+	floor, busy := a.cfg.Filters.GCHeapFloor(), filters.GuestsBusy(fh.GuestCalls)
+	a.workers.start(ctx, func(ctx context.Context) { filters.PaceGC(ctx, floor, busy) })
 	a.sync = newFilterSync(a.st.db, a.st.blobs, fh, a.log)
 	a.loops = append(a.loops, a.sync.worker(a.cfg.Filters.SyncInterval))
 	compile := cmp.Or(a.cfg.Filters.CompileTimeout, filters.DefaultCompileTimeout)
@@ -414,7 +414,7 @@ func (a *App) startWorkers(ctx context.Context) error {
 	for _, w := range a.loops {
 		a.workers.start(ctx, w.run)
 	}
-	a.workers.start(ctx, func(ctx context.Context) { reloadOnHUP(ctx, a.fh, a.log) })
+	a.workers.start(ctx, a.fh.ReloadOnHUP)
 	return nil
 }
 

@@ -2,6 +2,8 @@ package filters
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -129,3 +131,12 @@ func (e *RefusedError) HTTPStatus() int { return 400 }
 
 // PublicMessage says why the bundle was refused.
 func (e *RefusedError) PublicMessage() string { return e.Err.Error() }
+
+// CanaryBucket places subject (user/identifier) in one of 100 buckets by
+// its SHA-256: a canary at p percent serves the subjects in buckets below
+// p, so one image always gets the same version, and raising p only moves
+// images from the main version to the canary.
+func CanaryBucket(subject string) int {
+	sum := sha256.Sum256([]byte(subject))
+	return int(binary.BigEndian.Uint64(sum[:8]) % 100)
+}

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -433,3 +435,20 @@ func Open(ctx context.Context, cfg Config, dir string) (*Filter, error) {
 
 // Close closes a filter opened with Open.
 func (f *Filter) Close() { f.close() }
+
+// ReloadOnHUP reloads the filters on every SIGHUP until ctx ends.
+func (h *Host) ReloadOnHUP(ctx context.Context) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			if err := h.StartReload(); err != nil {
+				h.cfg.Logger.Error("filter reload", "err", err)
+			}
+		}
+	}
+}

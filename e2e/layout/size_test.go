@@ -18,6 +18,10 @@ import (
 const (
 	maxFileLines = 500
 	maxFuncLines = 80
+	// maxRootFiles bounds package main's non-test files: the commands and
+	// the App that starts the server (README.md, Where things live); what
+	// the server does lives in the packages they wire.
+	maxRootFiles = 15
 )
 
 // sized reports whether the limits hold for f. Tests, test-support
@@ -102,5 +106,22 @@ func funcName(fd *ast.FuncDecl) string {
 			return e.Name + "." + fd.Name.Name
 		}
 		return fmt.Sprintf("%T.%s", typ, fd.Name.Name)
+	}
+}
+
+
+// TestRootFiles fails when package main, at the repository root, holds
+// more than maxRootFiles non-test Go files, naming them.
+func TestRootFiles(t *testing.T) {
+	root, _ := repo(t)
+	var names []string
+	for _, f := range goFiles(t, root) {
+		if f.dir == "." && !f.test {
+			names = append(names, f.path)
+		}
+	}
+	if len(names) > maxRootFiles {
+		t.Errorf("the root holds %d non-test Go files, over the limit of %d: %v; "+
+			"move behaviour into the package it belongs to", len(names), maxRootFiles, names)
 	}
 }
