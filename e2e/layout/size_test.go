@@ -109,7 +109,6 @@ func funcName(fd *ast.FuncDecl) string {
 	}
 }
 
-
 // TestRootFiles fails when package main, at the repository root, holds
 // more than maxRootFiles non-test Go files, naming them.
 func TestRootFiles(t *testing.T) {
