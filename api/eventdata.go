@@ -32,10 +32,23 @@ type upload struct {
 	// origSum is the MD5 of the bytes the client sent, once a listener
 	// replaced them.
 	origSum string
+	// sum is the MD5 of data, in hex, when it is known without hashing
+	// data again (a resumable upload hashes its parts as it reads them);
+	// "" when not.
+	sum string
 	// checked and checkedInfo remember the last bytes CheckBody passed, so
 	// SetBody with them needs no second decode.
 	checked     []byte
 	checkedInfo engine.Info
+}
+
+// md5 is the MD5 of the upload's data, in hex.
+func (u *upload) md5() string {
+	if u.sum == "" {
+		sum := md5.Sum(u.data)
+		u.sum = hex.EncodeToString(sum[:])
+	}
+	return u.sum
 }
 
 // metadataDoc is the document of metadata.put and metadata.post as read
@@ -141,10 +154,9 @@ func (e *Event) MaxBodyBytes() int64 { return e.call.s.cfg.Limits.MaxBodyBytes }
 func (e *Event) SetBody(b []byte) {
 	c := e.call
 	if c.upload.origSum == "" {
-		sum := md5.Sum(c.upload.data)
-		c.upload.origSum = hex.EncodeToString(sum[:])
+		c.upload.origSum = c.upload.md5()
 	}
-	c.upload.read, c.upload.data, c.upload.err, c.upload.info = true, b, nil, nil
+	c.upload.read, c.upload.data, c.upload.err, c.upload.info, c.upload.sum = true, b, nil, nil, ""
 	if len(b) > 0 && len(b) == len(c.upload.checked) && &b[0] == &c.upload.checked[0] {
 		info := c.upload.checkedInfo
 		c.upload.info = &info

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -261,10 +262,17 @@ func readBody(c *call, limit int64) ([]byte, error) {
 			c.r.ContentLength, limit)
 	}
 	body := http.MaxBytesReader(c.w, c.r.Body, limit)
-	var buf bytes.Buffer
-	if c.r.ContentLength > 0 && c.r.ContentLength <= limit {
-		buf.Grow(int(c.r.ContentLength))
+	if c.r.ContentLength > 0 {
+		// Why not bytes.Buffer: its ReadFrom, full, grows to twice the
+		// size to look for the end; a body of a declared length is read
+		// into exactly that (net/http fails a body that ends early).
+		data := make([]byte, c.r.ContentLength)
+		if _, err := io.ReadFull(body, data); err != nil {
+			return nil, err
+		}
+		return data, nil
 	}
+	var buf bytes.Buffer
 	if _, err := buf.ReadFrom(body); err != nil {
 		return nil, err
 	}

@@ -3,7 +3,10 @@ package api
 import (
 	"bytes"
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -71,7 +74,7 @@ func (t *tus) store(c *call, info storage.UploadInfo) (storage.Image, bool, erro
 // storeOnce is store's work, done by one request.
 func (t *tus) storeOnce(c *call, info storage.UploadInfo) (storage.Image, bool, error) {
 	ctx := context.WithoutCancel(c.ctx())
-	img, created, err := t.ingest(ctx, c, info.ID)
+	img, created, err := t.ingest(ctx, c, info)
 	switch {
 	case err == nil:
 		if ferr := t.parts.Finish(ctx, info, img.Identifier, t.s.now().Add(t.s.cfg.Uploads.FinishedTTL)); ferr != nil {
@@ -134,14 +137,8 @@ func (t *tus) answerComplete(c *call, info storage.UploadInfo) error {
 
 // ingest reads the upload's bytes and stores them as an upload of
 // images.post: its listeners run, then the path of postImage.
-func (t *tus) ingest(ctx context.Context, c *call, id string) (storage.Image, bool, error) {
-	limit, _ := t.limit(c)
-	rc, err := t.parts.Reader(ctx, id)
-	if err != nil {
-		return storage.Image{}, false, err
-	}
-	data, err := io.ReadAll(io.LimitReader(rc, limit+1))
-	_ = rc.Close()
+func (t *tus) ingest(ctx context.Context, c *call, info storage.UploadInfo) (storage.Image, bool, error) {
+	data, sum, err := t.read(ctx, c, info)
 	if err != nil {
 		return storage.Image{}, false, err
 	}
@@ -153,14 +150,58 @@ func (t *tus) ingest(ctx context.Context, c *call, id string) (storage.Image, bo
 		method: http.MethodPost, publicKey: c.publicKey, query: c.query, custom: map[string]any{},
 		authed: c.authed, token: c.token, signed: c.signed}
 	ic.upload.metadata = c.upload.metadata
-	if c.token != nil {
-		// The token's policy, checked on the bytes.
-		if _, err := ic.uploadBody(); err != nil {
-			return storage.Image{}, false, err
-		}
+	// The bytes are read: the token's policy is checked on them, and the
+	// images.post path takes them as its body, not as a copy.
+	ic.upload.read, ic.upload.sum = true, sum
+	if ic.upload.data, ic.upload.err = ic.tokenAllows(data); ic.upload.err != nil {
+		return storage.Image{}, false, ic.upload.err
 	}
 	if err := t.s.Bus.Fire(ctx, &Event{Name: "images.post", call: ic, Stats: ic.custom}); err != nil {
 		return storage.Image{}, false, err
 	}
 	return t.s.storeUpload(ic)
+}
+
+// read reads the bytes of the complete upload into one buffer of its
+// size, which the upload's limit (limits.maxBodyBytes, a token's maxBytes)
+// bounds since its creation, and returns them with their MD5 in hex.
+//
+// Why a second goroutine: hashing 200 MB takes longer than reading it
+// back, so the bytes are hashed a chunk behind the read rather than after
+// it (BenchmarkLargeUpload).
+func (t *tus) read(ctx context.Context, c *call, info storage.UploadInfo) ([]byte, string, error) {
+	if limit, what := t.limit(c); info.Size > limit {
+		return nil, "", coded(http.StatusRequestEntityTooLarge, codeTusTooLarge, fmt.Sprintf(
+			"The upload's %d bytes are above the limit of %d bytes (%s), lowered since it was created", info.Size, limit, what))
+	}
+	rc, err := t.parts.Reader(ctx, info.ID)
+	if err != nil {
+		return nil, "", err
+	}
+	defer rc.Close()
+	data := make([]byte, info.Size)
+	read := make(chan int, 64) // the end of each chunk read so far
+	hashed := make(chan string)
+	go func() {
+		h, from := md5.New(), 0
+		for to := range read {
+			h.Write(data[from:to])
+			from = to
+		}
+		hashed <- hex.EncodeToString(h.Sum(nil))
+	}()
+	const chunk = 1 << 20
+	var n int
+	for n < len(data) && err == nil {
+		var m int
+		m, err = io.ReadFull(rc, data[n:min(n+chunk, len(data))])
+		n += m
+		read <- n
+	}
+	close(read)
+	sum := <-hashed
+	if err != nil {
+		return nil, "", err
+	}
+	return data, sum, nil
 }

@@ -34,6 +34,13 @@ func (c *call) readUpload() ([]byte, error) {
 		}
 		return nil, err
 	}
+	return c.tokenAllows(data)
+}
+
+// tokenAllows checks the upload data against the policy of the call's
+// upload token, if any, from the header: its type and pixels.
+func (c *call) tokenAllows(data []byte) ([]byte, error) {
+	t := c.token
 	if t == nil || len(data) == 0 {
 		return data, nil
 	}

@@ -2,8 +2,6 @@ package api
 
 import (
 	"context"
-	"crypto/md5"
-	"encoding/hex"
 	"net/http"
 
 	"github.com/vitrine/vitrine/storage"
@@ -77,8 +75,7 @@ func (s *Server) readUpload(ctx context.Context, u *pendingUpload) error {
 	if err != nil {
 		return err
 	}
-	sum := md5.Sum(data)
-	id := hex.EncodeToString(sum[:])
+	id := c.upload.md5()
 	orig := id
 	if c.upload.origSum != "" {
 		orig = c.upload.origSum
