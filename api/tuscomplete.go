@@ -152,10 +152,11 @@ func (t *tus) ingest(ctx context.Context, c *call, info storage.UploadInfo) (sto
 	ic.upload.metadata = c.upload.metadata
 	// The bytes are read: the token's policy is checked on them, and the
 	// images.post path takes them as its body, not as a copy.
-	ic.upload.read, ic.upload.sum = true, sum
+	ic.upload.read = true
 	if ic.upload.data, ic.upload.err = ic.tokenAllows(data); ic.upload.err != nil {
 		return storage.Image{}, false, ic.upload.err
 	}
+	ic.upload.sum = sum
 	if err := t.s.Bus.Fire(ctx, &Event{Name: "images.post", call: ic, Stats: ic.custom}); err != nil {
 		return storage.Image{}, false, err
 	}
