@@ -218,7 +218,12 @@ func (e *Engine) renderInSlot(ctx context.Context, load func(context.Context) ([
 	if err != nil {
 		return nil, err
 	}
-	return e.render(ctx, src, req, stored)
+	res, err := e.render(ctx, src, req, stored)
+	if err != nil && ctx.Err() != nil {
+		// A render stopped by stopOnCancel fails in libvips: say why.
+		return nil, ctx.Err()
+	}
+	return res, err
 }
 
 // render decodes src, runs the chain and encodes, with stored the image's
@@ -243,6 +248,9 @@ func (e *Engine) render(ctx context.Context, src []byte, req Request, stored []Q
 		return nil, err
 	}
 	e.observe("decode", "", start)
+	// The source stops giving pixels once ctx is done, so no libvips thread
+	// outlives the request by more than a tile.
+	defer stopOnCancel(ctx, d.img)()
 	s := &State{
 		Ctx:        ctx,
 		Image:      d.img,

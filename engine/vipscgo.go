@@ -10,6 +10,7 @@ package engine
 import "C"
 
 import (
+	"context"
 	"errors"
 	"reflect"
 	"runtime"
@@ -225,4 +226,34 @@ func rgbaInPlace(r *vips.ImageRef, data []byte, w, h int, release func()) error 
 		(*out).Type = C.VIPS_INTERPRETATION_sRGB
 		return 0
 	})
+}
+
+// stopOnCancel makes libvips give up on r's current image, and on every
+// image computed from it, once ctx is done: vips_image_set_kill marks it, and
+// the next request for its pixels (each tile or strip a thread asks for)
+// fails, so a render whose client left or whose time ran out stops within a
+// tile instead of running to the end. The func it returns must be called
+// before r is closed; it stops the watch and drops the reference it held.
+func stopOnCancel(ctx context.Context, r *vips.ImageRef) (stop func()) {
+	if ctx.Done() == nil {
+		return func() {}
+	}
+	img := *imageSlot(r)
+	runtime.KeepAlive(r)
+	C.g_object_ref(C.gpointer(img))
+	done := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		select {
+		case <-ctx.Done():
+			C.vips_image_set_kill(img, C.TRUE)
+		case <-done:
+		}
+	}()
+	return func() {
+		close(done)
+		<-watched
+		C.g_object_unref(C.gpointer(img))
+	}
 }
