@@ -200,15 +200,17 @@ type svgWork struct {
 	ids      map[string]svgPart
 	doc      svgPart
 	elements int
-	uses     int
+	// uses are the ids every <use> refers to, in document order, so the
+	// uses inside an element are one range of it.
+	uses []string
 }
 
-// svgPart is the work of an element and everything in it, with the ids its
-// <use> elements refer to (not yet expanded).
+// svgPart is the work of an element and everything in it, and the range of
+// svgWork.uses inside it (not yet expanded).
 type svgPart struct {
-	id   string
-	work int
-	uses []string
+	id               string
+	work             int
+	usesFrom, usesTo int
 }
 
 func (w *svgWork) start(t xml.StartElement, line int) error {
@@ -216,7 +218,7 @@ func (w *svgWork) start(t xml.StartElement, line int) error {
 	if w.elements > maxSVGElements {
 		return refusedSVG(line, "more than %d elements", maxSVGElements)
 	}
-	p := svgPart{work: 1}
+	p := svgPart{work: 1, usesFrom: len(w.uses)}
 	name := strings.ToLower(t.Name.Local)
 	for _, a := range t.Attr {
 		switch local := strings.ToLower(a.Name.Local); {
@@ -225,11 +227,10 @@ func (w *svgWork) start(t xml.StartElement, line int) error {
 		case local == "d" && name == "path", local == "points" && (name == "polyline" || name == "polygon"):
 			p.work += countNumbers(a.Value) / 2
 		case local == "href" && name == "use" && strings.HasPrefix(strings.TrimSpace(a.Value), "#"):
-			w.uses++
-			if w.uses > maxSVGUses {
+			if len(w.uses) == maxSVGUses {
 				return refusedSVG(line, "more than %d <use> elements", maxSVGUses)
 			}
-			p.uses = append(p.uses, strings.TrimPrefix(strings.TrimSpace(a.Value), "#"))
+			w.uses = append(w.uses, strings.TrimPrefix(strings.TrimSpace(a.Value), "#"))
 		}
 	}
 	if p.work > maxSVGWork {
@@ -244,6 +245,7 @@ func (w *svgWork) end() {
 		return
 	}
 	p := w.open[len(w.open)-1]
+	p.usesTo = len(w.uses)
 	w.open = w.open[:len(w.open)-1]
 	if p.id != "" {
 		if w.ids == nil {
@@ -257,9 +259,7 @@ func (w *svgWork) end() {
 		w.doc = p
 		return
 	}
-	parent := &w.open[len(w.open)-1]
-	parent.work += p.work
-	parent.uses = append(parent.uses, p.uses...)
+	w.open[len(w.open)-1].work += p.work
 }
 
 // check expands every <use> of the document and refuses a drawing whose
@@ -298,7 +298,7 @@ func (w *svgWork) check() error {
 // its deepest chain of <use>.
 func (w *svgWork) sum(p svgPart, expand func(string) (int, int, error)) (work, depth int, _ error) {
 	work = p.work
-	for _, id := range p.uses {
+	for _, id := range w.uses[p.usesFrom:p.usesTo] {
 		c, d, err := expand(id)
 		if err != nil {
 			return 0, 0, err
