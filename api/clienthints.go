@@ -24,6 +24,11 @@ type ClientHints struct {
 	// (default 100), so that the variant cache holds at most one variant
 	// per step whatever widths browsers send.
 	WidthStep int `yaml:"widthStep"`
+	// DPRSteps are the device pixel ratios a dpr parameter or Sec-CH-DPR
+	// is rounded up to (default 1, 1.5, 2, 3, 4; ascending, 1 to 4), so
+	// that a URL makes at most one variant per step whatever ratios it is
+	// sent with. They apply with client hints off too, to the parameter.
+	DPRSteps []float64 `yaml:"dprSteps"`
 }
 
 // DefaultWidthStep is ClientHints.WidthStep's default.
@@ -33,11 +38,19 @@ func (h *ClientHints) defaults() {
 	if h.WidthStep == 0 {
 		h.WidthStep = DefaultWidthStep
 	}
+	if len(h.DPRSteps) == 0 {
+		h.DPRSteps = engine.DefaultDPRSteps
+	}
 }
 
 func (h ClientHints) validate() error {
 	if h.WidthStep < 0 || h.WidthStep > 4096 {
 		return fmt.Errorf("clientHints.widthStep: want 1 to 4096 pixels, got %d", h.WidthStep)
+	}
+	for i, s := range h.DPRSteps {
+		if math.IsNaN(s) || s < 1 || s > engine.MaxDPR || (i > 0 && s <= h.DPRSteps[i-1]) {
+			return fmt.Errorf("clientHints.dprSteps: want ascending ratios from 1 to %d, got %v", engine.MaxDPR, h.DPRSteps)
+		}
 	}
 	return nil
 }
@@ -52,10 +65,10 @@ func (c *call) parseChain(img storage.Image, specs []string) (engine.Chain, erro
 	// Subject: a filter with a canary chooses its version per image.
 	subject := img.User + "/" + img.Identifier
 	if !hc.Enabled {
-		return c.s.engine.ParseChainHints(specs, engine.Hints{Subject: subject})
+		return c.s.engine.ParseChainHints(specs, engine.Hints{DPRSteps: hc.DPRSteps, Subject: subject})
 	}
 	c.w.Header().Set("Accept-CH", acceptCH)
-	h := engine.Hints{DPR: c.hintDPR(), Subject: subject}
+	h := engine.Hints{DPR: c.hintDPR(), DPRSteps: hc.DPRSteps, Subject: subject}
 	h.Width = c.hintWidth(h.DPR, hc.WidthStep, img.Width)
 	chain, err := c.s.engine.ParseChainHints(specs, h)
 	if err != nil {
@@ -85,7 +98,8 @@ func (c *call) hintDPR() float64 {
 }
 
 // hintWidth is the width width=auto takes, in device pixels: Sec-CH-Width,
-// else Sec-CH-Viewport-Width times the DPR, else the stored width; rounded
+// else Sec-CH-Viewport-Width times the DPR, else the stored width (a hint
+// that is not a positive integer is absent); rounded
 // up to a multiple of step and never more than the stored width.
 func (c *call) hintWidth(dpr float64, step, stored int) int {
 	w := 0

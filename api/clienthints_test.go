@@ -88,6 +88,27 @@ func TestClientHints(t *testing.T) {
 		if w := width(e.get(u, "Sec-CH-Width", "5000")); w != 800 {
 			t.Errorf("wider than stored: width %d, want 800", w)
 		}
+		// A hint that is not a positive integer is absent: the next one
+		// decides, as without it.
+		for _, bad := range []string{"abc", "-5", "0", "1e3", "300.5"} {
+			if w := width(e.get(u, "Sec-CH-Width", bad)); w != 800 {
+				t.Errorf("Sec-CH-Width %q alone: width %d, want the stored 800", bad, w)
+			}
+			if w := width(e.get(u, "Sec-CH-Width", bad, "Sec-CH-Viewport-Width", "150", "Sec-CH-DPR", "2")); w != 300 {
+				t.Errorf("Sec-CH-Width %q with viewport 150 at DPR 2: width %d, want 300", bad, w)
+			}
+		}
+	})
+	t.Run("DPR stepped", func(t *testing.T) {
+		u := e.tokenURL(base+"?t[]=thumbnail:width=100,height=50", userPriv)
+		for _, dpr := range []string{"1.01", "1.2", "1.49", "1.5"} {
+			if w := width(e.get(u, "Sec-CH-DPR", dpr)); w != 150 {
+				t.Errorf("Sec-CH-DPR %s: width %d, want 150 (rounded up to 1.5)", dpr, w)
+			}
+		}
+		if w := width(e.get(e.tokenURL(base+"?t[]=thumbnail:width=100,height=50,dpr=2.625", userPriv))); w != 300 {
+			t.Errorf("dpr=2.625: width %d, want 300 (rounded up to 3)", w)
+		}
 	})
 	t.Run("disabled", func(t *testing.T) {
 		off := newEnv(t, testConfig())
@@ -101,4 +122,23 @@ func TestClientHints(t *testing.T) {
 			t.Errorf("width=auto disabled: %d %s", r.StatusCode, r.body)
 		}
 	})
+}
+
+// TestClientHintsConfig refuses DPR steps that are not ascending ratios
+// from 1 to 4, naming the key.
+func TestClientHintsConfig(t *testing.T) {
+	t.Parallel()
+	for _, steps := range [][]float64{{1, 0.5}, {2, 1.5}, {1, 5}, {1, 2, 2}} {
+		c := testConfig()
+		c.ClientHints.DPRSteps = steps
+		c.Defaults()
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "clientHints.dprSteps: want ascending ratios from 1 to 4") {
+			t.Errorf("%v: %v", steps, err)
+		}
+	}
+	c := testConfig()
+	c.Defaults()
+	if err := c.Validate(); err != nil || len(c.ClientHints.DPRSteps) != 5 {
+		t.Errorf("defaults: %v %v", c.ClientHints.DPRSteps, err)
+	}
 }

@@ -17,6 +17,11 @@ type Hints struct {
 	// maxSize takes; 0 means the request has no width to give, and
 	// width=auto is refused.
 	Width int
+	// DPRSteps are the device pixel ratios a dpr, from the parameter or
+	// the hint, is rounded up to (ascending, 1 to MaxDPR; nil:
+	// DefaultDPRSteps), so that any ratio a browser or a URL gives is one of
+	// a few variants.
+	DPRSteps []float64
 	// Subject names the image the chain renders (user/identifier): a
 	// guest with a canary (Canaried) chooses its version by it. Empty
 	// chooses the main version.
@@ -32,6 +37,23 @@ type HintsUsed struct {
 // MaxDPR bounds the dpr parameter (and the DPR hint, which is clamped).
 const MaxDPR = 4
 
+// DefaultDPRSteps are Hints.DPRSteps' default.
+var DefaultDPRSteps = []float64{1, 1.5, 2, 3, 4}
+
+// stepDPR rounds dpr up to the first of steps at least as large (the
+// largest step when none is).
+func stepDPR(dpr float64, steps []float64) float64 {
+	if len(steps) == 0 {
+		steps = DefaultDPRSteps
+	}
+	for _, s := range steps {
+		if dpr <= s+1e-9 {
+			return s
+		}
+	}
+	return steps[len(steps)-1]
+}
+
 // dprSteps are the transformations that take dpr; autoWidthSteps those
 // that take width=auto.
 var (
@@ -44,13 +66,14 @@ const autoWidthDoc = "`auto` takes the Sec-CH-Width client hint (clientHints.ena
 
 // dprParam declares dpr for the sizing steps' descriptions.
 func dprParam() ParamDesc {
-	return numParam("dpr", 1, MaxDPR, "Device pixel ratio: sizes are multiplied by it (width=200,dpr=2 gives 400 pixels); "+
-		"without it, the Sec-CH-DPR client hint when client hints are on.")
+	return numParam("dpr", 1, MaxDPR, "Device pixel ratio, rounded up to one of clientHints.dprSteps (default 1, 1.5, 2, 3, 4): "+
+		"sizes are multiplied by it (width=200,dpr=2 gives 400 pixels); without it, the Sec-CH-DPR client hint when client hints are on.")
 }
 
 // applyHints rewrites sp's sizes in device pixels before it is parsed: a
-// dpr parameter (or, without one, h.DPR) multiplies width and height (and
-// crop's x and y), and width=auto becomes h.Width. The dpr parameter is
+// dpr parameter (or, without one, h.DPR), rounded up to one of h.DPRSteps,
+// multiplies width and height (and crop's x and y), and width=auto becomes
+// h.Width. The dpr parameter is
 // consumed, so `thumbnail:width=200,dpr=2` and `thumbnail:width=400` are the
 // same step with the same cache key. It reports which hints it used.
 func applyHints(sp *Spec, h Hints) (HintsUsed, error) {
@@ -73,6 +96,7 @@ func applyHints(sp *Spec, h Hints) (HintsUsed, error) {
 	} else if h.DPR > 0 {
 		dpr, used.DPR = h.DPR, true
 	}
+	dpr = stepDPR(dpr, h.DPRSteps)
 	auto := params["width"] == "auto"
 	if auto {
 		if !autoWidthSteps[sp.Name] {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -32,6 +33,9 @@ func TestHints(t *testing.T) {
 		{"auto without hints", []string{"resize:width=auto"}, Hints{}, "", HintsUsed{}, "resize: width=auto needs client hints (clientHints.enabled)"},
 		{"auto on thumbnail", []string{"thumbnail:width=auto"}, Hints{Width: 100}, "", HintsUsed{}, "thumbnail: width=auto is taken by resize and maxSize only"},
 		{"dpr on another step", []string{"desaturate:dpr=2"}, Hints{}, "", HintsUsed{}, "Unknown parameter"},
+		{"dpr rounded up to a step", []string{"resize:width=100,dpr=2.625"}, Hints{}, "resize:width=300", HintsUsed{}, ""},
+		{"hint rounded up to a step", []string{"resize:width=200"}, Hints{DPR: 1.01}, "resize:width=300", HintsUsed{DPR: true}, ""},
+		{"configured steps", []string{"resize:width=100,dpr=1.2"}, Hints{DPRSteps: []float64{1, 1.25, 4}}, "resize:width=125", HintsUsed{}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := e.ParseChainHints(tc.ts, tc.h)
@@ -53,5 +57,32 @@ func TestHints(t *testing.T) {
 	res := run(t, e, source(t, 640, 480, "png", false), "png", Env{}, "thumbnail:width=100,height=50,dpr=2")
 	if res.Width != 200 || res.Height != 100 {
 		t.Errorf("dpr=2 thumbnail: %dx%d, want 200x100", res.Width, res.Height)
+	}
+}
+
+// TestHintsStepped: 1,000 distinct ratios, as the parameter and as the
+// hint, give at most one variant per step of DefaultDPRSteps.
+func TestHintsStepped(t *testing.T) {
+	t.Parallel()
+	e := newTestEngine(t, Config{})
+	keys := map[string]bool{}
+	for i := range 1000 {
+		dpr := 1 + 3*float64(i)/999
+		for _, h := range []struct {
+			ts []string
+			h  Hints
+		}{
+			{[]string{"thumbnail:width=200,height=100,dpr=" + strconv.FormatFloat(dpr, 'f', -1, 64)}, Hints{}},
+			{[]string{"thumbnail:width=200,height=100"}, Hints{DPR: dpr}},
+		} {
+			c, err := e.ParseChainHints(h.ts, h.h)
+			if err != nil {
+				t.Fatalf("dpr %v: %v", dpr, err)
+			}
+			keys[c.Key()] = true
+		}
+	}
+	if len(keys) != len(DefaultDPRSteps) {
+		t.Errorf("%d variants from 1,000 ratios, want %d (one per step): %v", len(keys), len(DefaultDPRSteps), keys)
 	}
 }

@@ -2320,11 +2320,13 @@ type GetImageParams struct {
 	// Commas and colons may be sent as they are.
 	//
 	// Sizes in device pixels: `thumbnail`, `resize`, `maxSize`, `crop` and `smartSize` take `dpr`
-	// (1 to 4; `thumbnail:width=200,dpr=2` gives a 400 pixel wide image, and is the same variant
-	// as `thumbnail:width=400`); a `dpr` out of range is a 400. With `clientHints.enabled`, a
-	// sizing step without `dpr` takes the `Sec-CH-DPR` request header (clamped to 1-4), and
-	// `resize` and `maxSize` take `width=auto`: the `Sec-CH-Width` header, else
-	// `Sec-CH-Viewport-Width` times the DPR, else the stored width; rounded up to a multiple of
+	// (1 to 4, rounded up to one of `clientHints.dprSteps`, by default 1, 1.5, 2, 3 and 4;
+	// `thumbnail:width=200,dpr=2` gives a 400 pixel wide image, and is the same variant as
+	// `thumbnail:width=400`; `dpr=2.625` is `dpr=3`); a `dpr` out of range is a 400. With
+	// `clientHints.enabled`, a sizing step without `dpr` takes the `Sec-CH-DPR` request header
+	// (clamped to 1-4, rounded up the same way), and `resize` and `maxSize` take `width=auto`:
+	// the `Sec-CH-Width` header, else `Sec-CH-Viewport-Width` times the DPR, else the stored
+	// width (a hint that is not a positive integer counts as absent); rounded up to a multiple of
 	// `clientHints.widthStep` and never more than the stored width, so the variant cache holds
 	// at most one variant per step. `width=auto` without client hints enabled is a 400. Hints are
 	// headers: the access token or signature of the URL authorises every size they choose.
