@@ -232,28 +232,20 @@ func rgbaInPlace(r *vips.ImageRef, data []byte, w, h int, release func()) error 
 // image computed from it, once ctx is done: vips_image_set_kill marks it, and
 // the next request for its pixels (each tile or strip a thread asks for)
 // fails, so a render whose client left or whose time ran out stops within a
-// tile instead of running to the end. The func it returns must be called
-// before r is closed; it stops the watch and drops the reference it held.
+// tile instead of running to the end. It holds a reference of its own to
+// the image until the func it returns is called, or, when ctx ended first,
+// until the image is marked.
 func stopOnCancel(ctx context.Context, r *vips.ImageRef) (stop func()) {
-	if ctx.Done() == nil {
-		return func() {}
-	}
 	img := *imageSlot(r)
 	runtime.KeepAlive(r)
 	C.g_object_ref(C.gpointer(img))
-	done := make(chan struct{})
-	watched := make(chan struct{})
-	go func() {
-		defer close(watched)
-		select {
-		case <-ctx.Done():
-			C.vips_image_set_kill(img, C.TRUE)
-		case <-done:
-		}
-	}()
-	return func() {
-		close(done)
-		<-watched
+	unwatch := context.AfterFunc(ctx, func() {
+		C.vips_image_set_kill(img, C.TRUE)
 		C.g_object_unref(C.gpointer(img))
+	})
+	return func() {
+		if unwatch() { // the kill will never run: the reference is ours to drop
+			C.g_object_unref(C.gpointer(img))
+		}
 	}
 }
