@@ -347,8 +347,8 @@ func (db *DB) completeEvents(ctx context.Context, outs []eventOutcome, p JobPass
 	var taken []Delivery
 	pending, done := 0, 0
 	err := db.bun.RunInTx(ctx, nil, func(ctx context.Context, tx bun.Tx) error {
-		taken, pending, done = taken[:0], 0, 0
 		var gone []int64
+		var items []fanItem
 		for _, o := range outs {
 			if o.err != nil {
 				if _, err := tx.NewUpdate().Model((*eventRow)(nil)).Set("last_error = ?", clip(o.err.Error(), 1000)).
@@ -357,12 +357,12 @@ func (db *DB) completeEvents(ctx context.Context, outs []eventOutcome, p JobPass
 				}
 				continue
 			}
-			t, n, err := db.fanOut(ctx, tx, o.row.event(), o.sinks, f)
-			if err != nil {
-				return err
-			}
-			taken, pending = append(taken, t...), pending+n
+			items = append(items, fanItem{o.row.event(), o.sinks})
 			gone = append(gone, o.row.ID)
+		}
+		var err error
+		if taken, pending, err = db.fanOut(ctx, tx, items, f); err != nil {
+			return err
 		}
 		if len(gone) > 0 {
 			if _, err := tx.NewDelete().Model((*eventRow)(nil)).Where("id IN (?)", bun.List(gone)).Exec(ctx); err != nil {

@@ -54,6 +54,8 @@ func TestDBWithSecret(t *testing.T, open func(t *testing.T) *storage.DB, openSec
 		{"Webhooks", testWebhooks},
 		{"FanOut", testFanOut},
 		{"FanOutTaken", testFanOutTaken},
+		{"FanOutReplayed", testFanOutReplayed},
+		{"FinishDeliveries", testFinishDeliveries},
 		{"DueDeliveries", testDueDeliveries},
 		{"ClaimDelivery", testClaimDelivery},
 		{"DeliveryLog", testDeliveryLog},

@@ -469,3 +469,94 @@ func testFanOutTaken(t *testing.T, db *storage.DB) {
 		t.Fatalf("due after a's first: %v %+v, want a's second to the fast sink", d, list)
 	}
 }
+
+// testFanOutReplayed checks a drain whose deliveries are there already
+// (its fan-out repeated after a crash): a sink that has the event gets
+// nothing new and nothing taken, though its delivery is done, while the
+// drain's other deliveries are taken with the ids they were written
+// under.
+func testFanOutReplayed(t *testing.T, db *storage.DB) {
+	db.SetEvents(true)
+	mustInsert(t, db, image("u", "a", base), image("u", "b", base))
+	events := pendingEvents(t, db, 2)
+	fanOut(t, db, events[0], "fast")
+	_, list := due(t, db, 10)
+	claim(t, db, list[0], time.Hour)
+	finish(t, db, list[0].ID, storage.DeliveryAttempt{At: base, Status: 200}, storage.DeliveryDone, time.Time{})
+	var taken []storage.Delivery
+	f := storage.EventFanout{
+		Take:    func(string) bool { return true },
+		Lease:   time.Hour,
+		Written: func(tk []storage.Delivery, _ int) { taken = append(taken, tk...) },
+	}
+	pass := storage.JobPass{RetryMin: time.Hour, RetryMax: time.Hour}
+	n, err := db.DrainEventsTo(ctx(t), pass, func(context.Context, storage.Event) ([]string, error) {
+		return []string{"fast", "other"}, nil
+	}, f)
+	if err != nil || n != 2 {
+		t.Fatalf("drained %d, %v; want 2", n, err)
+	}
+	deliveriesOf(t, db, "fast", 2)
+	deliveriesOf(t, db, "other", 2)
+	var got []string
+	for _, d := range taken {
+		stored, err := db.Delivery(ctx(t), d.Sink, d.ID)
+		if err != nil || stored.Event.ID != d.Event.ID || stored.Attempts != 1 || stored.State != storage.DeliveryPending {
+			t.Errorf("taken %s %s as %d: stored %+v, %v", d.Sink, d.Event.ID, d.ID, stored, err)
+		}
+		got = append(got, d.Sink+" "+d.Event.ID)
+	}
+	slices.Sort(got)
+	want := []string{"fast " + events[1].ID, "other " + events[0].ID, "other " + events[1].ID}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("taken %v, want %v (not fast's delivery of %s, there before)", got, want, events[0].ID)
+	}
+}
+
+// testFinishDeliveries checks outcomes recorded together: those that end
+// alike and those that do not each get their state, status and one
+// logged attempt, and an outcome of a delivery that is gone records
+// nothing.
+func testFinishDeliveries(t *testing.T, db *storage.DB) {
+	for i := range 4 {
+		fanOut(t, db, outEvent(fmt.Sprint("e", i), fmt.Sprint("subject", i)), "cdn:x")
+	}
+	_, list := due(t, db, 10)
+	if len(list) != 4 {
+		t.Fatalf("due %d, want 4", len(list))
+	}
+	for _, d := range list {
+		claim(t, db, d, time.Hour)
+	}
+	retry := time.Now().Add(time.Hour).Truncate(time.Microsecond)
+	outcomes := []storage.DeliveryOutcome{
+		{ID: list[0].ID, Attempt: storage.DeliveryAttempt{At: base, Status: 200}, State: storage.DeliveryDone},
+		{ID: list[1].ID, Attempt: storage.DeliveryAttempt{At: base, Status: 503, Error: "busy"}, State: storage.DeliveryPending, Retry: retry},
+		{ID: list[2].ID, Attempt: storage.DeliveryAttempt{At: base, Status: 200}, State: storage.DeliveryDone},
+		{ID: 1 << 40, Attempt: storage.DeliveryAttempt{At: base, Status: 200}, State: storage.DeliveryDone},
+		{ID: list[3].ID, Attempt: storage.DeliveryAttempt{At: base, Status: 410, Error: "gone"}, State: storage.DeliveryFailed},
+	}
+	if err := db.FinishDeliveries(ctx(t), outcomes); err != nil {
+		t.Fatal(err)
+	}
+	for i, o := range outcomes {
+		if i == 3 {
+			if n := attemptRows(t, db, o.ID); n != 0 {
+				t.Errorf("%d attempts of a delivery that is not there", n)
+			}
+			continue
+		}
+		d, err := db.Delivery(ctx(t), "cdn:x", o.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.State != o.State || d.LastStatus != o.Attempt.Status || d.LastError != o.Attempt.Error || len(d.Log) != 1 ||
+			d.Log[0].Status != o.Attempt.Status {
+			t.Errorf("outcome %d: delivery %+v, want %+v", i, d, o)
+		}
+		if o.State == storage.DeliveryPending && !d.Due.Equal(retry) || o.State != storage.DeliveryPending && d.Finished.IsZero() {
+			t.Errorf("outcome %d: due %v, finished %v", i, d.Due, d.Finished)
+		}
+	}
+}
