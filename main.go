@@ -6,6 +6,8 @@
 //	vitrine migrate [--dry-run]
 //	vitrine filter push|rollback|check|test ...
 //	vitrine fsck [--repair]
+//	vitrine backup DEST
+//	vitrine restore SRC
 //	vitrine analyze [--user U] [--force]
 //	vitrine variations [--user U]
 //	vitrine version
@@ -15,7 +17,8 @@
 //
 // Package main is the wiring only (e2e/README.md, Layout): main.go dispatches the
 // subcommands (one table, commands) and holds what they share (the flag
-// parsing, the progress line); cli_<command>.go is each subcommand;
+// parsing, the progress line); cli_<command>.go is each subcommand
+// (cli_store.go the store's upkeep: fsck, backup and restore);
 // config.go the configuration file and environment; app.go the
 // application value, New and Run with every start step in order and the
 // stop; stores.go opening the stores; workers.go the one shape of
@@ -93,6 +96,10 @@ var commands = []struct {
 		func(ctx, _ context.Context, args []string) error { return filterCommand(ctx, args) }},
 	{"fsck", "[--repair] [--json] [--grace D] [--config FILE] [--data DIR]",
 		func(_, cli context.Context, args []string) error { return runFsck(cli, args) }},
+	{"backup", "[--json] [--config FILE] [--data DIR] DEST",
+		func(ctx, _ context.Context, args []string) error { return runBackup(ctx, args) }},
+	{"restore", "[--snapshot NAME] [--json] [--config FILE] [--data DIR] SRC",
+		func(ctx, _ context.Context, args []string) error { return runRestore(ctx, args) }},
 	{"analyze", "[--user U] [--force] [--json] [--config FILE] [--data DIR]",
 		func(_, cli context.Context, args []string) error { return runAnalyze(cli, args) }},
 	{"variations", "[--user U] [--config FILE] [--data DIR]",

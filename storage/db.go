@@ -161,6 +161,27 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	return db, nil
 }
 
+// sqliteFilePath is the file a sqlite: DSN's path part names: sqlite:///abs
+// and sqlite://rel name /abs and rel.
+func sqliteFilePath(path string) string {
+	if strings.HasPrefix(path, "//") {
+		return path[2:]
+	}
+	return path
+}
+
+// SQLiteFile returns the database file of a sqlite: DSN; false for another
+// database or an in-memory one.
+func SQLiteFile(dsn string) (string, bool) {
+	rest, ok := strings.CutPrefix(dsn, "sqlite:")
+	path, _, _ := strings.Cut(rest, "?")
+	if !ok || path == ":memory:" || path == "//:memory:" {
+		return "", false
+	}
+	path = sqliteFilePath(path)
+	return path, path != ""
+}
+
 // openSQLite opens the SQLite database at rest, the part of the DSN after
 // "sqlite:".
 func openSQLite(rest string) (*sql.DB, error) {
@@ -178,12 +199,7 @@ func openSQLite(rest string) (*sql.DB, error) {
 	if memory {
 		path = ":memory:"
 	} else {
-		switch {
-		case strings.HasPrefix(path, "///"):
-			path = path[2:]
-		case strings.HasPrefix(path, "//"):
-			path = path[2:]
-		}
+		path = sqliteFilePath(path)
 		if path == "" {
 			return nil, fmt.Errorf("empty SQLite path: %w", ErrInvalid)
 		}

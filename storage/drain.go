@@ -113,7 +113,14 @@ func runDue(ctx context.Context, db *DB, j dueJob, id int64, attempts int, work 
 	if n, err := affected(res); err != nil || n == 0 {
 		return false, err // taken by another instance (or claimed by its writer)
 	}
-	if err := work(); err != nil {
+	if err := work(); errors.Is(err, errHeld) {
+		// Not a failure: the row goes back as it was, due again after
+		// RetryMin, and the pass goes on.
+		_, uerr := db.bun.NewUpdate().Model(j.model).Set("attempts = attempts - 1").
+			Set("due = ?", time.Now().Add(j.retryMin).UnixMicro()).Set("last_error = ?", err.Error()).
+			Where("id = ?", id).Exec(ctx)
+		return false, uerr
+	} else if err != nil {
 		if j.failed != nil {
 			j.failed.Add(1)
 		}

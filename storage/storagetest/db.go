@@ -73,6 +73,7 @@ func TestDBWithSecret(t *testing.T, open func(t *testing.T) *storage.DB, openSec
 		{"QueueUpload", testQueueUpload},
 		{"QueueReservationLost", testQueueReservationLost},
 		{"QueueDelete", testQueueDelete},
+		{"QueueHeld", testQueueHeld},
 		{"QueueVariantOfDeletedImage", testQueueVariantOfDeletedImage},
 		{"QueueFailures", testQueueFailures},
 		{"QueueConcurrentCollectors", testQueueConcurrentCollectors},

@@ -292,3 +292,37 @@ func testQueueConcurrentCollectors(t *testing.T, db *storage.DB) {
 		t.Fatal(err)
 	}
 }
+
+// testQueueHeld: while a hold on blob deletions is in force (a backup
+// runs), the collector deletes nothing, on any instance; the deletions
+// go once it is released, and the hold's own row leaves no trace.
+func testQueueHeld(t *testing.T, db *storage.DB) {
+	blobs := memBlobs(t)
+	img := image("u", "held", base)
+	res, _ := upload(t, db, blobs, img, []byte("bytes"))
+	release, err := db.HoldBlobDeletions(ctx(t), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.DeleteImage(ctx(t), "u", "held"); err != nil {
+		t.Fatal(err)
+	}
+	c, err := storage.NewCollector(db, blobs, storage.CollectorConfig{RetryMin: time.Millisecond, RetryMax: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Drain(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	wantBlob(t, blobs, res.Key, true)
+	if st := c.Stats(); st.Failed != 0 {
+		t.Fatalf("a deletion put off by a hold counted as failed: %+v", st)
+	}
+	release()
+	time.Sleep(5 * time.Millisecond) // the held deletion's retry is due
+	if _, err := c.Drain(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	wantBlob(t, blobs, res.Key, false)
+	wantQueue(t, db, 0)
+}

@@ -1,0 +1,296 @@
+// The store's upkeep: vitrine fsck, vitrine backup and vitrine restore.
+
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/vitrine/vitrine/storage"
+)
+
+// errFindings makes `vitrine fsck` exit 1 when it leaves something as it
+// found it (after printing the report): anything at all without --repair,
+// what it may not repair with it.
+var errFindings = errors.New("fsck: inconsistencies left (see the report)")
+
+const fsckUsage = `usage:
+  vitrine fsck [--repair] [--json] [--grace D] [--config FILE] [--data DIR]
+compares the database with the blob store; --repair fixes what is safe to fix
+`
+
+// runFsck is `vitrine fsck`: it compares the database with the blob store
+// and, with --repair, fixes what is safe to fix (storage/README.md "Migrations
+// and fsck").
+func runFsck(ctx context.Context, args []string) error {
+	cmd := newCommand("fsck", fsckUsage)
+	var f commonFlags
+	f.register(cmd.FlagSet)
+	repair := cmd.Bool("repair", false, "fix what is safe to fix (default: report only)")
+	asJSON := cmd.Bool("json", false, "print the report as JSON")
+	grace := cmd.Duration("grace", time.Hour, "blobs younger than this are never orphans (uploads in flight)")
+	if _, err := cmd.parse(args, 0, 0); err != nil {
+		return err
+	}
+	st, err := open(ctx, f)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	opts := storage.CheckOptions{Grace: *grace, Repair: *repair,
+		Uploads: storage.NewResumable(st.parts, st.cfg.Uploads.API.PartSize)}
+	if isTerminal(os.Stderr) {
+		opts.Progress = progress(os.Stderr)
+	}
+	r, err := storage.Check(ctx, st.db, st.blobs, opts)
+	if opts.Progress != nil {
+		fmt.Fprintln(os.Stderr)
+	}
+	if err != nil {
+		return fmt.Errorf("fsck: %w", err)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	} else {
+		printReport(os.Stdout, r, *repair)
+	}
+	if r.Unrepaired() > 0 {
+		return errFindings
+	}
+	return nil
+}
+
+func printReport(w io.Writer, r *storage.CheckReport, repaired bool) {
+	fmt.Fprintf(w, "read %d image records, %d image blobs, %d variant records, %d variant blobs, %d users' usage, %d filter versions, %d filter bundles\n",
+		r.Images, r.ImageBlobs, r.Variants, r.VariantBlobs, r.Users, r.FilterVersions, r.FilterBundles)
+	for _, c := range []struct {
+		what string
+		f    storage.Findings
+		fix  string
+	}{
+		{"image records whose blob is missing", r.ImagesWithoutBlob, "restore the blobs from a backup, or delete the images"},
+		{"image blobs no record names", r.OrphanImageBlobs, "--repair deletes them"},
+		{"variant records of deleted images", r.VariantsOfDeletedImages, "--repair deletes them"},
+		{"variant records whose blob is missing", r.VariantsWithoutBlob, "--repair deletes them"},
+		{"variant blobs no record names", r.OrphanVariantBlobs, "--repair deletes them"},
+		{"stored variation records whose blob is missing", r.VariationsWithoutBlob, "--repair rebuilds them"},
+		{"stored variation blobs no record names", r.OrphanVariationBlobs, "--repair deletes them"},
+		{"rows and blobs left of erased users", r.ErasedUserLeftovers, "--repair deletes the blobs; erase the user again for the rows"},
+		{"users whose usage (the quotas count it) disagrees with their images", r.UsageMismatches, "--repair recounts them"},
+		{"expired resumable uploads", r.ExpiredUploads, "--repair deletes their parts"},
+		{"resumable upload parts of no upload", r.OrphanUploadParts, "--repair deletes them"},
+		{"filter versions whose bundle is missing", r.FilterVersionsWithoutBundle, "push those versions again (vitrine filter push)"},
+		{"filter bundles no version names", r.OrphanFilterBundles, "--repair deletes them"},
+	} {
+		fmt.Fprintf(w, "%s: %d", c.what, c.f.Count)
+		switch {
+		case repaired && c.f.Repaired > 0:
+			fmt.Fprintf(w, " (repaired %d)", c.f.Repaired)
+		case c.f.Count > 0:
+			fmt.Fprintf(w, " (%s)", c.fix)
+		}
+		fmt.Fprintln(w)
+		for _, e := range c.f.Examples {
+			fmt.Fprintf(w, "  %s\n", e)
+		}
+	}
+	fmt.Fprintf(w, "variant cache: %d bytes recorded, %d bytes stored\n", r.VariantRecordBytes, r.VariantBlobBytes)
+	fmt.Fprintf(w, "blob queue: %d pending, %d due, %d failing\n", r.Queue.Pending, r.Queue.Due, r.Queue.Failing)
+}
+
+const backupUsage = `usage:
+  vitrine backup [--json] [--config FILE] [--data DIR] DEST
+writes a consistent snapshot of the store (SQLite and its blobs) to DEST,
+a folder or a blob store URL (s3://bucket?prefix=backups/), while the
+server goes on; blobs are kept once by content, so a second backup to the
+same DEST copies only what is new (storage/README.md "Backup and restore")
+`
+
+const restoreUsage = `usage:
+  vitrine restore [--snapshot NAME] [--json] [--config FILE] [--data DIR] SRC
+restores a snapshot of the backup SRC (default: its newest) into the store
+--config or --data names, which must be empty, and checks it as vitrine fsck
+`
+
+// errNotAllCopied makes backup and restore exit 1 after their summary.
+var errNotAllCopied = errors.New("not everything was copied (see the summary)")
+
+// backupURL is the blob store URL of a backup folder or URL.
+func backupURL(dest string) (string, error) {
+	if strings.Contains(dest, "://") {
+		return dest, nil
+	}
+	abs, err := filepath.Abs(dest)
+	if err != nil {
+		return "", err
+	}
+	return "file://" + filepath.ToSlash(abs), nil
+}
+
+// runBackup is `vitrine backup DEST`.
+func runBackup(ctx context.Context, args []string) error {
+	cmd := newCommand("backup", backupUsage)
+	var f commonFlags
+	f.register(cmd.FlagSet)
+	asJSON := cmd.Bool("json", false, "print the summary as JSON")
+	pos, err := cmd.parse(args, 1, 1)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	u, err := backupURL(pos[0])
+	if err != nil {
+		return err
+	}
+	dest, err := storage.OpenBlobs(ctx, u)
+	if err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	defer dest.Close()
+	st, err := open(ctx, f)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	opts := storage.BackupOptions{}
+	if st.cfg.Secret == "" {
+		opts.SecretFile = filepath.Join(f.data, "secret")
+	}
+	if isTerminal(os.Stderr) {
+		opts.Progress = progress(os.Stderr)
+	}
+	r, err := storage.Backup(ctx, st.db, st.blobs, dest, opts)
+	if opts.Progress != nil {
+		fmt.Fprintln(os.Stderr)
+	}
+	return summarize(os.Stdout, "backup", r, err, *asJSON)
+}
+
+// runRestore is `vitrine restore SRC`.
+func runRestore(ctx context.Context, args []string) error {
+	cmd := newCommand("restore", restoreUsage)
+	var f commonFlags
+	f.register(cmd.FlagSet)
+	asJSON := cmd.Bool("json", false, "print the summary as JSON")
+	snapshot := cmd.String("snapshot", "", "the snapshot to restore (default: the newest)")
+	pos, err := cmd.parse(args, 1, 1)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cfg, err := loadConfig(f.config, f.data)
+	if err != nil {
+		return err
+	}
+	file, ok := storage.SQLiteFile(cfg.Database)
+	if !ok {
+		return fmt.Errorf("restore: the database is %s: vitrine restore writes a SQLite file (the embedded default)", storage.RedactURL(cfg.Database))
+	}
+	u, err := backupURL(pos[0])
+	if err != nil {
+		return err
+	}
+	src, err := storage.OpenBlobs(ctx, u)
+	if err != nil {
+		return fmt.Errorf("restore: %w", err)
+	}
+	defer src.Close()
+	name := *snapshot
+	if name == "" {
+		names, err := storage.Snapshots(ctx, src)
+		if err != nil {
+			return fmt.Errorf("restore: %w", err)
+		}
+		if len(names) == 0 {
+			return fmt.Errorf("restore: %s holds no complete snapshot", pos[0])
+		}
+		name = names[len(names)-1]
+	}
+	blobs, err := storage.OpenBlobs(ctx, cfg.Storage)
+	if err != nil {
+		return fmt.Errorf("restore: storage: %w", err)
+	}
+	t := storage.RestoreTarget{DatabaseFile: file, Blobs: blobs}
+	if cfg.Secret == "" {
+		t.SecretFile = filepath.Join(f.data, "secret")
+	}
+	var prog func(string, int64, int64)
+	if isTerminal(os.Stderr) {
+		prog = progress(os.Stderr)
+	}
+	r, err := storage.Restore(ctx, src, name, t, prog)
+	blobs.Close()
+	if err == nil {
+		err = checkRestored(ctx, cfg, f.data, r)
+	}
+	return summarize(os.Stdout, "restore", r, err, *asJSON)
+}
+
+// checkRestored opens the restored store (migrating it), drops the hold
+// its backup had taken and checks it as `vitrine fsck` does.
+func checkRestored(ctx context.Context, cfg *fileConfig, data string, r *storage.BackupReport) error {
+	st, err := openStores(ctx, cfg, data)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if err := st.db.DropHolds(ctx); err != nil {
+		return err
+	}
+	c, err := storage.Check(ctx, st.db, st.blobs, storage.CheckOptions{})
+	if err != nil {
+		return fmt.Errorf("restore: check: %w", err)
+	}
+	r.Check = c
+	if c.Unrepaired() > 0 {
+		return fmt.Errorf("restore: the restored store is not consistent: run vitrine fsck for the findings")
+	}
+	return nil
+}
+
+// summarize prints what a backup or restore did, and returns its error,
+// or errNotAllCopied when something was not copied.
+func summarize(w io.Writer, what string, r *storage.BackupReport, err error, asJSON bool) error {
+	if r == nil {
+		return err
+	}
+	if asJSON {
+		out := struct {
+			*storage.BackupReport
+			Error string `json:"error,omitempty"`
+		}{BackupReport: r}
+		if err != nil {
+			out.Error = err.Error()
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		if eerr := enc.Encode(out); eerr != nil {
+			return eerr
+		}
+	} else {
+		fmt.Fprintf(w, "%s: snapshot %s taken %s: %d blobs (%d bytes), %d copied (%d bytes) in %.1f s\n",
+			what, r.Snapshot, r.Taken.Format("2006-01-02 15:04:05.000000Z07:00"), r.Blobs, r.Bytes, r.Copied, r.CopiedBytes, r.Seconds)
+		for _, f := range r.Failed {
+			fmt.Fprintf(w, "  not copied: %s\n", f)
+		}
+	}
+	if err == nil && len(r.Failed) > 0 {
+		err = errNotAllCopied
+	}
+	return err
+}

@@ -1,0 +1,210 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/vitrine/vitrine/storage"
+)
+
+// backupSummary is what `vitrine backup --json` and `vitrine restore
+// --json` print.
+type backupSummary struct {
+	Snapshot    string    `json:"snapshot"`
+	Taken       time.Time `json:"taken"`
+	Blobs       int       `json:"blobs"`
+	Copied      int       `json:"copied"`
+	CopiedBytes int64     `json:"copiedBytes"`
+	Failed      []string  `json:"failed"`
+	Error       string    `json:"error"`
+	Check       *struct {
+		Images int64 `json:"images"`
+	} `json:"check"`
+}
+
+func backupCLI(t *testing.T, args ...string) backupSummary {
+	t.Helper()
+	out := mustCLI(t, nil, args...)
+	var s backupSummary
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatalf("vitrine %v --json: %v\n%s", args, err, out)
+	}
+	return s
+}
+
+// acked is an upload or a delete the server acknowledged, and when its
+// answer arrived.
+type acked struct {
+	id    string
+	body  []byte // nil for a delete
+	atEnd time.Time
+}
+
+// TestBackupWhileUploading backs up the embedded default while four
+// writers upload and a fifth deletes, restores the snapshot into an empty
+// data folder and serves it: every upload acknowledged before the
+// snapshot point answers with its bytes, every delete acknowledged before
+// it stays deleted; a second backup copies only the blobs that are new,
+// and a third, with nothing new, none.
+func TestBackupWhileUploading(t *testing.T) {
+	k := key{Public: "backer", Private: "backer-private"}
+	cfg := fmt.Sprintf(`blobQueue:
+  interval: 200ms
+accessControl:
+  keys:
+    - publicKey: %s
+      privateKey: %s
+      rules:
+        - users: "*"
+          group: all
+`, k.Public, k.Private)
+	data := t.TempDir()
+	s := startServerData(t, cfg, data)
+	const user = "alice"
+	first := uploadMany(t, s, user, k, 40, func(i int) []byte { return testJPEG(t, 64+i, 48, byte(i)) })
+	bodies := map[string][]byte{}
+	for i, id := range first {
+		bodies[id] = testJPEG(t, 64+i, 48, byte(i))
+	}
+
+	var mu sync.Mutex
+	var log []acked
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				body := testJPEG(t, 100+i%50, 60+w, byte(i*7+w))
+				body = append(body, byte(w), byte(i), byte(i>>8)) // distinct bytes, distinct ids
+				status, _, _, err := rawDo(client, http.MethodPost, s.URL+"/users/"+user+"/images", body,
+					func(r *http.Request) { signWrite(r, k) })
+				if err != nil || status != http.StatusCreated {
+					t.Errorf("upload during the backup: %d %v", status, err)
+					return
+				}
+				mu.Lock()
+				log = append(log, acked{id: md5Hex(body), body: body, atEnd: time.Now()})
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Go(func() {
+		for _, id := range first[:20] {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			r := s.write(t, http.MethodDelete, "/users/"+user+"/images/"+id, nil, k)
+			if r.Status != http.StatusOK {
+				t.Errorf("delete during the backup: %s", r)
+				return
+			}
+			mu.Lock()
+			log = append(log, acked{id: id, atEnd: time.Now()})
+			mu.Unlock()
+		}
+	})
+	time.Sleep(300 * time.Millisecond)
+	dest := filepath.Join(t.TempDir(), "backup")
+	one := backupCLI(t, "backup", "--json", "--config", s.Config, "--data", data, dest)
+	time.Sleep(300 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	if one.Error != "" || len(one.Failed) > 0 || one.Copied == 0 || one.Copied != one.Blobs {
+		t.Fatalf("first backup: %+v", one)
+	}
+
+	// What the snapshot must hold: the last acknowledged state of each
+	// image before its point.
+	want := map[string][]byte{}
+	for id, b := range bodies {
+		want[id] = b
+	}
+	before, after := 0, 0
+	for _, a := range log {
+		if !a.atEnd.Before(one.Taken) {
+			after++
+			continue
+		}
+		before++
+		if a.body == nil {
+			delete(want, a.id)
+		} else {
+			want[a.id] = a.body
+		}
+	}
+	if before == 0 || after == 0 {
+		t.Fatalf("%d changes acknowledged before the snapshot point and %d after: the backup did not run during the writes", before, after)
+	}
+
+	restored := t.TempDir()
+	r := backupCLI(t, "restore", "--json", "--config", s.Config, "--data", restored, dest)
+	if r.Error != "" || len(r.Failed) > 0 || r.Snapshot != one.Snapshot || r.Check == nil {
+		t.Fatalf("restore: %+v", r)
+	}
+	if _, _, err := runCLI(t, nil, "restore", "--config", s.Config, "--data", restored, dest); err == nil {
+		t.Fatal("a restore into a store that is not empty succeeded")
+	}
+	s2 := startServerData(t, cfg, restored)
+	for id, b := range want {
+		got := s2.get(t, "/users/"+user+"/images/"+id, k)
+		if got.Status != http.StatusOK || !bytes.Equal(got.Body, b) {
+			t.Fatalf("restored image %s: %d, %d bytes; want the %d bytes uploaded", id, got.Status, len(got.Body), len(b))
+		}
+	}
+	for _, a := range log {
+		if a.body == nil && a.atEnd.Before(one.Taken) {
+			wantStatus(t, "image deleted before the snapshot", s2.get(t, "/users/"+user+"/images/"+a.id, k), http.StatusNotFound)
+		}
+	}
+	t.Logf("snapshot %s: %d blobs; %d changes before its point, %d after; %d images restored", one.Snapshot, one.Blobs, before, after, len(want))
+
+	// A second backup copies the blobs the first did not hold; a third,
+	// with nothing new, none.
+	more := uploadMany(t, s, user, k, 5, func(i int) []byte { return testPNG(t, 30+i, 20, byte(i)) })
+	two := backupCLI(t, "backup", "--json", "--config", s.Config, "--data", data, dest)
+	three := backupCLI(t, "backup", "--json", "--config", s.Config, "--data", data, dest)
+	ctx := context.Background()
+	b, err := storage.OpenBlobs(ctx, "file://"+filepath.ToSlash(dest))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	m1, err := storage.ReadManifest(ctx, b, one.Snapshot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m2, err := storage.ReadManifest(ctx, b, two.Snapshot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := map[string]bool{}
+	for _, x := range m1.Blobs {
+		held[x.SHA256] = true
+	}
+	fresh := map[string]bool{}
+	for _, x := range m2.Blobs {
+		if !held[x.SHA256] {
+			fresh[x.SHA256] = true
+		}
+	}
+	if two.Copied != len(fresh) || two.Copied < len(more) || two.Copied >= two.Blobs {
+		t.Fatalf("second backup copied %d of %d blobs; %d are not in the first (at least the %d uploaded since)", two.Copied, two.Blobs, len(fresh), len(more))
+	}
+	if three.Copied != 0 || three.Blobs > two.Blobs {
+		t.Fatalf("third backup, nothing new: copied %d of %d blobs (second: %d)", three.Copied, three.Blobs, two.Blobs)
+	}
+}
