@@ -1,4 +1,4 @@
-// The store's upkeep: vitrine fsck, vitrine backup and vitrine restore.
+// The store's upkeep: vitrine fsck, backup, restore and import.
 
 package main
 
@@ -287,6 +287,79 @@ func summarize(w io.Writer, what string, r *storage.BackupReport, err error, asJ
 			what, r.Snapshot, r.Taken.Format("2006-01-02 15:04:05.000000Z07:00"), r.Blobs, r.Bytes, r.Copied, r.CopiedBytes, r.Seconds)
 		for _, f := range r.Failed {
 			fmt.Fprintf(w, "  not copied: %s\n", f)
+		}
+	}
+	if err == nil && len(r.Failed) > 0 {
+		err = errNotAllCopied
+	}
+	return err
+}
+
+const importUsage = `usage:
+  vitrine import imbo --database URL --storage URL [--json] [--config FILE] [--data DIR]
+imports an Imbo 3 installation into the store --config or --data names:
+its database (mysql://, postgres:// or sqlite://, the schema Imbo ships)
+and its image files (a folder, Imbo's Filesystem dataDir, or a bucket URL
+with the same layout); identifiers, dates, metadata and short URLs are
+kept (storage/README.md "Importing from Imbo")
+`
+
+// runImport is `vitrine import imbo`.
+func runImport(ctx context.Context, args []string) error {
+	cmd := newCommand("import", importUsage)
+	var f commonFlags
+	f.register(cmd.FlagSet)
+	asJSON := cmd.Bool("json", false, "print the summary as JSON")
+	database := cmd.String("database", "", "Imbo's database URL (mysql://user:password@host:3306/imbo)")
+	files := cmd.String("storage", "", "Imbo's image files: a folder or a blob store URL")
+	pos, err := cmd.parse(args, 1, 1)
+	if err != nil {
+		return err
+	}
+	if pos[0] != "imbo" {
+		return &usageError{cmd: cmd, msg: fmt.Sprintf("import: unknown source %q: vitrine imports from imbo", pos[0])}
+	}
+	if *database == "" || *files == "" {
+		return &usageError{cmd: cmd, msg: "import imbo: --database and --storage are required"}
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	u, err := backupURL(*files)
+	if err != nil {
+		return err
+	}
+	images, err := storage.OpenBlobs(ctx, u)
+	if err != nil {
+		return fmt.Errorf("import: --storage: %w", err)
+	}
+	defer images.Close()
+	st, err := open(ctx, f)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	var prog func(string, int64, int64)
+	if isTerminal(os.Stderr) {
+		prog = progress(os.Stderr)
+	}
+	r, err := storage.ImportImbo(ctx, storage.ImboSource{Database: *database, Images: images}, st.db, st.blobs, prog)
+	if prog != nil {
+		fmt.Fprintln(os.Stderr)
+	}
+	if r == nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		if eerr := enc.Encode(r); eerr != nil {
+			return eerr
+		}
+	} else {
+		fmt.Printf("import: %d images: %d imported (%d bytes), %d there already, %d with metadata; %d short URLs, %d imported; %d Imbo variations left (vitrine variations builds its own); %.1f s\n",
+			r.Images, r.Imported, r.Bytes, r.Present, r.Metadata, r.ShortURLs, r.ShortURLsImported, r.Variations, r.Seconds)
+		for _, f := range r.Failed {
+			fmt.Printf("  not imported: %s\n", f)
 		}
 	}
 	if err == nil && len(r.Failed) > 0 {

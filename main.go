@@ -8,6 +8,7 @@
 //	vitrine fsck [--repair]
 //	vitrine backup DEST
 //	vitrine restore SRC
+//	vitrine import imbo --database URL --storage URL
 //	vitrine analyze [--user U] [--force]
 //	vitrine variations [--user U]
 //	vitrine version
@@ -18,7 +19,7 @@
 // Package main is the wiring only (e2e/README.md, Layout): main.go dispatches the
 // subcommands (one table, commands) and holds what they share (the flag
 // parsing, the progress line); cli_<command>.go is each subcommand
-// (cli_store.go the store's upkeep: fsck, backup and restore);
+// (cli_store.go the store's upkeep: fsck, backup, restore and import);
 // config.go the configuration file and environment; app.go the
 // application value, New and Run with every start step in order and the
 // stop; stores.go opening the stores; workers.go the one shape of
@@ -100,6 +101,8 @@ var commands = []struct {
 		func(ctx, _ context.Context, args []string) error { return runBackup(ctx, args) }},
 	{"restore", "[--snapshot NAME] [--json] [--config FILE] [--data DIR] SRC",
 		func(ctx, _ context.Context, args []string) error { return runRestore(ctx, args) }},
+	{"import", "imbo --database URL --storage URL [--json] [--config FILE] [--data DIR]",
+		func(_, cli context.Context, args []string) error { return runImport(cli, args) }},
 	{"analyze", "[--user U] [--force] [--json] [--config FILE] [--data DIR]",
 		func(_, cli context.Context, args []string) error { return runAnalyze(cli, args) }},
 	{"variations", "[--user U] [--config FILE] [--data DIR]",
