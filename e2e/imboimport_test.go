@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -155,8 +157,12 @@ func TestImportImbo(t *testing.T) {
 			checksum = md5Hex(f.body)
 		}
 		mime := map[string]string{"jpg": "image/jpeg", "png": "image/png"}[f.ext]
+		w, h := 10, 10
+		if f.body != nil {
+			_, w, h = decodeSize(t, f.id, f.body)
+		}
 		if _, err := idb.Exec("INSERT INTO imageinfo (user, imageIdentifier, size, extension, mime, added, updated, width, height, checksum, originalChecksum, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-			f.user, f.id, len(f.body), f.ext, mime, f.added, f.added+3600, 10, 10, checksum, checksum, md); err != nil {
+			f.user, f.id, len(f.body), f.ext, mime, f.added, f.added+3600, w, h, checksum, checksum, md); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -283,8 +289,14 @@ accessControl:
 			t.Fatalf("dates of imbo/%s: %v, want added %s, updated %s", f.id, got, added, updated)
 		}
 	}
+	type shortWant struct {
+		ID  string `json:"id"`
+		MD5 string `json:"md5"`
+	}
+	var shorts []shortWant
 	for id, f := range shortIDs {
 		short := s.get(t, "/s/"+id, k)
+		shorts = append(shorts, shortWant{id, md5Hex(short.Body)})
 		q := url.Values{"t[]": queries[id]}
 		path := "/users/" + f.user + "/images/" + f.id
 		if withExt[id] {
@@ -295,4 +307,59 @@ accessControl:
 			t.Fatalf("short URL %s: %d, %d bytes; the image it names with its transformations: %d, %d bytes", id, short.Status, len(short.Body), direct.Status, len(direct.Body))
 		}
 	}
+	t.Run("ImboClient", func(t *testing.T) { readWithImboClient(t, s, k, images, shorts) })
+}
+
+// readWithImboClient reads every imported image and short URL with Imbo's
+// JavaScript client (testdata/imboclient-read.js).
+func readWithImboClient[S any](t *testing.T, s *server, k key, images []imboFixture, shorts []S) {
+	for _, tool := range []string{"node", "npm"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed: reading the import with the Imbo JavaScript client needs Node.js and npm", tool)
+		}
+	}
+	type imageWant struct {
+		User      string         `json:"user"`
+		ID        string         `json:"id"`
+		MD5       string         `json:"md5"`
+		Width     int            `json:"width"`
+		Height    int            `json:"height"`
+		Size      int            `json:"size"`
+		Extension string         `json:"extension"`
+		Mime      string         `json:"mime"`
+		Metadata  map[string]any `json:"metadata"`
+	}
+	var want struct {
+		Images    []imageWant `json:"images"`
+		ShortURLs []S         `json:"shortUrls"`
+	}
+	for _, f := range images {
+		_, w, h := decodeSize(t, f.id, f.body)
+		want.Images = append(want.Images, imageWant{f.user, f.id, md5Hex(f.body), w, h, len(f.body), f.ext,
+			map[string]string{"jpg": "image/jpeg", "png": "image/png"}[f.ext], f.metadata})
+	}
+	want.ShortURLs = shorts
+	b, err := json.Marshal(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect := filepath.Join(t.TempDir(), "expect.json")
+	if err := os.WriteFile(expect, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	script, err := filepath.Abs(filepath.Join("testdata", "imboclient-read.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	modules := installImboClient(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", script)
+	cmd.Env = append(os.Environ(), "NODE_PATH="+modules, "IMBO_HOST="+s.URL, "IMBO_PUBLIC_KEY="+k.Public,
+		"IMBO_PRIVATE_KEY="+k.Private, "IMBO_EXPECT="+expect)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.HasPrefix(lastLine(string(out)), "PASS") {
+		t.Fatalf("the Imbo client read the import (%v):\n%s", err, out)
+	}
+	t.Log(lastLine(string(out)))
 }
