@@ -82,6 +82,7 @@ func (e *Engine) Thumbnail(ctx context.Context, data []byte, size int) (*image.N
 		return nil, invalidImage(err)
 	}
 	defer ref.Close()
+	defer stopOnCancel(ctx, ref)()
 	if err := toSRGB8(ref); err != nil {
 		return nil, fmt.Errorf("analysis thumbnail: %w", err)
 	}

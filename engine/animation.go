@@ -132,6 +132,9 @@ func (e *Engine) openAnimation(src []byte, req Request) (*animation, error) {
 // joined frames.
 func (e *Engine) processAnimation(ctx context.Context, a *animation, req Request) (*Result, error) {
 	defer a.strip.Close()
+	// Every frame is computed from the strip: once ctx is done it gives
+	// no more pixels, and each frame's work stops within a tile.
+	defer stopOnCancel(ctx, a.strip)()
 	out := &Output{Format: a.ext}
 	headers := map[string]string{}
 	frames := make([]*vips.ImageRef, 0, a.n)

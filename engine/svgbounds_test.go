@@ -130,3 +130,25 @@ func TestRenderStopsWithItsRequest(t *testing.T) {
 		t.Errorf("%v of CPU in the second after the render answered: libvips went on", used)
 	}
 }
+
+// TestAnimationStopsWithItsRequest: an animation's frames are computed
+// from one decoded strip, which stops giving pixels once the request's
+// time is up, so no frame's work goes on after the answer.
+func TestAnimationStopsWithItsRequest(t *testing.T) {
+	e := newTestEngine(t, Config{})
+	c, err := e.ParseChain([]string{"resize:width=1500", "blur:sigma=40,radius=80"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err = e.Process(ctx, animatedSource(t, "gif"), Request{Chain: c, Format: "webp"})
+	if err != context.DeadlineExceeded {
+		t.Fatalf("render: %v, want context.DeadlineExceeded", err)
+	}
+	before := cpuTime()
+	time.Sleep(time.Second)
+	if used := cpuTime() - before; used > 100*time.Millisecond {
+		t.Errorf("%v of CPU in the second after the render answered: libvips went on", used)
+	}
+}
