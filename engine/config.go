@@ -38,6 +38,9 @@ type Config struct {
 	// api's upload tokens, so main composes that section rather than this
 	// field.
 	Uploads Uploads `yaml:"-"`
+	// Effort is each encoder's effort: CPU time spent for fewer bytes at
+	// the same look.
+	Effort Effort `yaml:"effort"`
 	// Output is the policy for transformed and converted images.
 	Output OutputPolicy `yaml:"output"`
 	// AutoQuality configures compress:level=auto and quality=auto.
@@ -123,6 +126,66 @@ func (a AutoQuality) Validate() error {
 	return nil
 }
 
+// Effort sets each encoder's effort, for fixed-quality renders and for
+// auto quality's encodes (the answer of a search, stored and reused,
+// earns a slower encode); unset means the default.
+type Effort struct {
+	// AVIF is libaom's effort, 1 (fastest) to 9 (default 1, imgproxy's
+	// speed 8); AVIFAuto for auto quality (default 3). libvips takes 0 as
+	// its own default (4), so 0 is refused.
+	AVIF     *int `yaml:"avif"`
+	AVIFAuto *int `yaml:"avifAuto"`
+	// JXL is libjxl's effort, 1 (fastest) to 9 (default 4); JXLAuto for
+	// auto quality (default 5).
+	JXL     *int `yaml:"jxl"`
+	JXLAuto *int `yaml:"jxlAuto"`
+	// WebP is libwebp's method, 0 (fastest) to 6 (default 4, libvips').
+	WebP *int `yaml:"webp"`
+	// GIF is the GIF quantiser's effort, 1 (fastest) to 10 (default 3).
+	GIF *int `yaml:"gif"`
+}
+
+// Default efforts (Effort); the measurements that chose them are in
+// e2e/README.md, Encoder settings.
+const (
+	DefaultAVIFEffort     = 1
+	DefaultAVIFAutoEffort = 3
+	DefaultJXLEffort      = 4
+	DefaultJXLAutoEffort  = 5
+	DefaultWebPEffort     = 4
+	DefaultGIFEffort      = 3
+)
+
+// withDefaults sets every unset effort to its default.
+func (f Effort) withDefaults() Effort {
+	for _, d := range []struct {
+		p   **int
+		def int
+	}{{&f.AVIF, DefaultAVIFEffort}, {&f.AVIFAuto, DefaultAVIFAutoEffort}, {&f.JXL, DefaultJXLEffort},
+		{&f.JXLAuto, DefaultJXLAutoEffort}, {&f.WebP, DefaultWebPEffort}, {&f.GIF, DefaultGIFEffort}} {
+		if *d.p == nil {
+			v := d.def
+			*d.p = &v
+		}
+	}
+	return f
+}
+
+// Validate reports an effort outside its encoder's range, naming its key.
+func (f Effort) Validate() error {
+	for _, c := range []struct {
+		key    string
+		v      *int
+		lo, hi int
+	}{{"avif", f.AVIF, 1, 9}, {"avifAuto", f.AVIFAuto, 1, 9}, {"jxl", f.JXL, 1, 9}, {"jxlAuto", f.JXLAuto, 1, 9},
+		{"webp", f.WebP, 0, 6}, {"gif", f.GIF, 1, 10}} {
+		if c.v != nil && (*c.v < c.lo || *c.v > c.hi) {
+			return fmt.Errorf("engine: effort.%s must be between %d and %d, got %d", c.key, c.lo, c.hi, *c.v)
+		}
+	}
+	return nil
+}
+
 // Defaults applied by New to zero fields of Config.
 const (
 	DefaultMaxSide            = 32768
@@ -174,6 +237,7 @@ func (c Config) withDefaults() Config {
 	if c.JPEGQuality == 0 {
 		c.JPEGQuality = DefaultJPEGQuality
 	}
+	c.Effort = c.Effort.withDefaults()
 	return c
 }
 
@@ -181,6 +245,9 @@ func (c Config) withDefaults() Config {
 // mean "default").
 func (c Config) Validate() error {
 	if err := c.AutoQuality.Validate(); err != nil {
+		return err
+	}
+	if err := c.Effort.Validate(); err != nil {
 		return err
 	}
 	switch {

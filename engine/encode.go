@@ -27,31 +27,10 @@ func MimeOf(ext string) (string, bool) {
 
 // Encoder settings that are not the client's to choose.
 const (
-	// avifEffort is libaom's CPU effort (0 fastest .. 9 slowest). libvips'
-	// default costs about 1.4 s for a 1080p image. At the same SSIMULACRA 2
-	// (84, six bench-bytes images at 1200 pixels) 3 takes 11% fewer bytes
-	// than 2 for 1.4x the encode time; 4 takes 14% fewer for 5.6x (e2e/README.md,
-	// Perceptual quality: measurements, Encoder settings).
-	avifEffort = 3
-	// gifEffort is the GIF quantiser's effort (1..10; libvips' default 7).
-	// Measured on a 10-frame 200x200 GIF resized to width 100
-	// (BenchmarkAnimatedGIFResize): 266 ms at 7, 86 ms at 3, 84 ms at 1,
-	// with the same mean error against the source and 5% more bytes.
-	gifEffort   = 3
 	avifQuality = 60
 	// jxlQuality is JPEG XL's quality without compress: libvips' default
 	// (distance 2.35 on libjxl's scale).
-	jxlQuality = 75
-	// jxlEffort is libjxl's effort (1 fastest .. 9 slowest; libjxl's
-	// default 7). Measured at 1 MP (BenchmarkEncodeJXL, e2e/README.md,
-	// JPEG XL effort): see there for the times that chose it.
-	jxlEffort = 4
-	// jxlAutoEffort is libjxl's effort for auto quality's encodes: at the
-	// same SSIMULACRA 2 (84, six bench-bytes images at 1200 pixels) 5 takes
-	// 17% fewer bytes than 4 for 3.5x the encode time (7: 18% fewer); a
-	// fixed-quality render keeps 4 (e2e/README.md, Perceptual quality: measurements, Encoder
-	// settings).
-	jxlAutoEffort   = 5
+	jxlQuality      = 75
 	webpQuality     = 80
 	pngDefaultLevel = 6
 )
@@ -100,7 +79,7 @@ func (e *Engine) encode(img *vips.ImageRef, out *Output) ([]byte, error) {
 	case "gif":
 		p := vips.NewGifExportParams()
 		p.StripMetadata = out.Strip
-		p.Effort = gifEffort
+		p.Effort = *e.cfg.Effort.GIF
 		buf, _, err = img.ExportGIF(p)
 	case "webp":
 		p := vips.NewWebpExportParams()
@@ -108,11 +87,16 @@ func (e *Engine) encode(img *vips.ImageRef, out *Output) ([]byte, error) {
 		if out.LevelSet {
 			p.Quality = max(out.Level, 1)
 		}
+		p.ReductionEffort = *e.cfg.Effort.WebP
 		p.StripMetadata = out.Strip
 		buf, _, err = img.ExportWebp(p)
 	case "avif":
 		// govips passes effort to libvips only together with a bit depth.
-		p := &vips.AvifExportParams{Quality: avifQuality, Bitdepth: 8, Effort: avifEffort, StripMetadata: out.Strip}
+		effort := *e.cfg.Effort.AVIF
+		if out.Searched {
+			effort = *e.cfg.Effort.AVIFAuto
+		}
+		p := &vips.AvifExportParams{Quality: avifQuality, Bitdepth: 8, Effort: effort, StripMetadata: out.Strip}
 		if out.LevelSet {
 			p.Quality = max(out.Level, 1)
 		}
@@ -124,9 +108,9 @@ func (e *Engine) encode(img *vips.ImageRef, out *Output) ([]byte, error) {
 		}
 		// govips passes libjxl's distance, not the quality: the mapping is
 		// cjxl's (jxlDistance), so a quality means what it means to cjxl.
-		effort := jxlEffort
+		effort := *e.cfg.Effort.JXL
 		if out.Searched {
-			effort = jxlAutoEffort
+			effort = *e.cfg.Effort.JXLAuto
 		}
 		p := &vips.JxlExportParams{Distance: jxlDistance(q), Effort: effort, Lossless: q >= 100}
 		buf, _, err = img.ExportJxl(p)

@@ -132,7 +132,7 @@ func BenchmarkEncodeJXL(b *testing.B) {
 }
 
 // TestJXLAutoEffort checks that auto quality's JPEG XL encodes spend
-// jxlAutoEffort: on a photograph at the same quality they are smaller than
+// DefaultJXLAutoEffort: on a photograph at the same quality they are smaller than
 // a fixed-quality render's and score at least as well, less one point
 // (e2e/README.md, Perceptual quality: measurements, Encoder settings).
 func TestJXLAutoEffort(t *testing.T) {
@@ -166,7 +166,7 @@ func TestJXLAutoEffort(t *testing.T) {
 	}
 	fixed, fs := enc(false)
 	auto, as := enc(true)
-	t.Logf("q85: effort %d %d bytes, score %.1f; effort %d %d bytes, score %.1f", jxlEffort, len(fixed), fs, jxlAutoEffort, len(auto), as)
+	t.Logf("q85: effort %d %d bytes, score %.1f; effort %d %d bytes, score %.1f", DefaultJXLEffort, len(fixed), fs, DefaultJXLAutoEffort, len(auto), as)
 	if len(auto) >= len(fixed) || as < fs-1 {
 		t.Errorf("auto's encode: %d bytes, score %.1f; fixed: %d bytes, score %.1f", len(auto), as, len(fixed), fs)
 	}

@@ -18,7 +18,7 @@ type try struct {
 // pixels wide (read off the scores of qualities 40-92 on eleven of the byte
 // benchmark's images, e2e/README.md, Perceptual quality: measurements); a search starts from the
 // prediction for its target. JPEG XL's qualities for 80 and 90 were moved 3
-// lower for jxlAutoEffort, whose outputs scored 84 at q81-87 (mean 84) on six
+// lower for DefaultJXLAutoEffort, whose outputs scored 84 at q81-87 (mean 84) on six
 // of those images, where effort 4 needed q84-89.
 var qualityAnchors = map[string][6]float64{
 	"jpg":  {30, 45, 62, 80, 93, 98},

@@ -75,7 +75,7 @@ type Output struct {
 	AutoTarget string
 	// Searched marks an encode of auto quality's (a search's or its
 	// answer's): the encoders that give markedly fewer bytes at the same
-	// SSIMULACRA 2 for more time do so there (encode.go, jxlAutoEffort).
+	// SSIMULACRA 2 for more time do so there (config.go, Effort.JXLAuto).
 	Searched bool
 	// Progressive asks for progressive JPEG / interlaced PNG and GIF.
 	Progressive bool
