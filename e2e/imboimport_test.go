@@ -219,7 +219,7 @@ func TestImportImbo(t *testing.T) {
 	args := []string{"import", "imbo", "--json", "--data", data, "--database", base, "--storage", files}
 	var report struct {
 		Images, Imported, Present, Metadata, ShortURLs, ShortURLsImported, Variations int
-		Failed                                                                      []string
+		Failed                                                                        []string
 	}
 	run := func() {
 		t.Helper()

@@ -92,10 +92,7 @@ func (e *Engine) encode(img *vips.ImageRef, out *Output) ([]byte, error) {
 		buf, _, err = img.ExportWebp(p)
 	case "avif":
 		// govips passes effort to libvips only together with a bit depth.
-		effort := *e.cfg.Effort.AVIF
-		if out.Searched {
-			effort = *e.cfg.Effort.AVIFAuto
-		}
+		effort := pick(out.Searched, *e.cfg.Effort.AVIFAuto, *e.cfg.Effort.AVIF)
 		p := &vips.AvifExportParams{Quality: avifQuality, Bitdepth: 8, Effort: effort, StripMetadata: out.Strip}
 		if out.LevelSet {
 			p.Quality = max(out.Level, 1)
@@ -108,10 +105,7 @@ func (e *Engine) encode(img *vips.ImageRef, out *Output) ([]byte, error) {
 		}
 		// govips passes libjxl's distance, not the quality: the mapping is
 		// cjxl's (jxlDistance), so a quality means what it means to cjxl.
-		effort := *e.cfg.Effort.JXL
-		if out.Searched {
-			effort = *e.cfg.Effort.JXLAuto
-		}
+		effort := pick(out.Searched, *e.cfg.Effort.JXLAuto, *e.cfg.Effort.JXL)
 		p := &vips.JxlExportParams{Distance: jxlDistance(q), Effort: effort, Lossless: q >= 100}
 		buf, _, err = img.ExportJxl(p)
 	case "tif":
@@ -125,6 +119,14 @@ func (e *Engine) encode(img *vips.ImageRef, out *Output) ([]byte, error) {
 		return nil, fmt.Errorf("engine: encode %s: %w", out.Format, err)
 	}
 	return buf, nil
+}
+
+// pick is auto when searched (auto quality's encodes), else fixed.
+func pick(searched bool, auto, fixed int) int {
+	if searched {
+		return auto
+	}
+	return fixed
 }
 
 // jxlDistance maps a quality 1..100 to libjxl's Butteraugli distance as
