@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -73,9 +72,7 @@ func runAnalyze(ctx context.Context, args []string) error {
 		return fmt.Errorf("analyze: %w", err)
 	}
 	if *asJSON || !isTerminal(os.Stdout) {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(sum); err != nil {
+		if err := printJSON(sum); err != nil {
 			return err
 		}
 	} else {

@@ -59,9 +59,7 @@ func runFsck(ctx context.Context, args []string) error {
 		return fmt.Errorf("fsck: %w", err)
 	}
 	if *asJSON {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(r); err != nil {
+		if err := printJSON(r); err != nil {
 			return err
 		}
 	} else {
@@ -128,16 +126,29 @@ restores a snapshot of the backup SRC (default: its newest) into the store
 // errNotAllCopied makes backup and restore exit 1 after their summary.
 var errNotAllCopied = errors.New("not everything was copied (see the summary)")
 
-// backupURL is the blob store URL of a backup folder or URL.
-func backupURL(dest string) (string, error) {
-	if strings.Contains(dest, "://") {
-		return dest, nil
+// openAt opens the blob store at a folder path or blob store URL (what
+// names it in errors).
+func openAt(ctx context.Context, what, dest string) (*storage.Blobs, error) {
+	u := dest
+	if !strings.Contains(dest, "://") {
+		abs, err := filepath.Abs(dest)
+		if err != nil {
+			return nil, err
+		}
+		u = "file://" + filepath.ToSlash(abs)
 	}
-	abs, err := filepath.Abs(dest)
+	b, err := storage.OpenBlobs(ctx, u)
 	if err != nil {
-		return "", err
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	return "file://" + filepath.ToSlash(abs), nil
+	return b, nil
+}
+
+// printJSON writes v to standard output as indented JSON.
+func printJSON(v any) error {
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
 
 // runBackup is `vitrine backup DEST`.
@@ -152,13 +163,9 @@ func runBackup(ctx context.Context, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	u, err := backupURL(pos[0])
+	dest, err := openAt(ctx, "backup", pos[0])
 	if err != nil {
 		return err
-	}
-	dest, err := storage.OpenBlobs(ctx, u)
-	if err != nil {
-		return fmt.Errorf("backup: %w", err)
 	}
 	defer dest.Close()
 	st, err := open(ctx, f)
@@ -177,7 +184,7 @@ func runBackup(ctx context.Context, args []string) error {
 	if opts.Progress != nil {
 		fmt.Fprintln(os.Stderr)
 	}
-	return summarize(os.Stdout, "backup", r, err, *asJSON)
+	return summarize("backup", r, err, *asJSON)
 }
 
 // runRestore is `vitrine restore SRC`.
@@ -201,13 +208,9 @@ func runRestore(ctx context.Context, args []string) error {
 	if !ok {
 		return fmt.Errorf("restore: the database is %s: vitrine restore writes a SQLite file (the embedded default)", storage.RedactURL(cfg.Database))
 	}
-	u, err := backupURL(pos[0])
+	src, err := openAt(ctx, "restore", pos[0])
 	if err != nil {
 		return err
-	}
-	src, err := storage.OpenBlobs(ctx, u)
-	if err != nil {
-		return fmt.Errorf("restore: %w", err)
 	}
 	defer src.Close()
 	name := *snapshot
@@ -238,7 +241,7 @@ func runRestore(ctx context.Context, args []string) error {
 	if err == nil {
 		err = checkRestored(ctx, cfg, f.data, r)
 	}
-	return summarize(os.Stdout, "restore", r, err, *asJSON)
+	return summarize("restore", r, err, *asJSON)
 }
 
 // checkRestored opens the restored store (migrating it), drops the hold
@@ -265,7 +268,7 @@ func checkRestored(ctx context.Context, cfg *fileConfig, data string, r *storage
 
 // summarize prints what a backup or restore did, and returns its error,
 // or errNotAllCopied when something was not copied.
-func summarize(w io.Writer, what string, r *storage.BackupReport, err error, asJSON bool) error {
+func summarize(what string, r *storage.BackupReport, err error, asJSON bool) error {
 	if r == nil {
 		return err
 	}
@@ -277,16 +280,14 @@ func summarize(w io.Writer, what string, r *storage.BackupReport, err error, asJ
 		if err != nil {
 			out.Error = err.Error()
 		}
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		if eerr := enc.Encode(out); eerr != nil {
+		if eerr := printJSON(out); eerr != nil {
 			return eerr
 		}
 	} else {
-		fmt.Fprintf(w, "%s: snapshot %s taken %s: %d blobs (%d bytes), %d copied (%d bytes) in %.1f s\n",
+		fmt.Printf("%s: snapshot %s taken %s: %d blobs (%d bytes), %d copied (%d bytes) in %.1f s\n",
 			what, r.Snapshot, r.Taken.Format("2006-01-02 15:04:05.000000Z07:00"), r.Blobs, r.Bytes, r.Copied, r.CopiedBytes, r.Seconds)
 		for _, f := range r.Failed {
-			fmt.Fprintf(w, "  not copied: %s\n", f)
+			fmt.Printf("  not copied: %s\n", f)
 		}
 	}
 	if err == nil && len(r.Failed) > 0 {
@@ -324,13 +325,9 @@ func runImport(ctx context.Context, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	u, err := backupURL(*files)
+	images, err := openAt(ctx, "import: --storage", *files)
 	if err != nil {
 		return err
-	}
-	images, err := storage.OpenBlobs(ctx, u)
-	if err != nil {
-		return fmt.Errorf("import: --storage: %w", err)
 	}
 	defer images.Close()
 	st, err := open(ctx, f)
@@ -350,9 +347,7 @@ func runImport(ctx context.Context, args []string) error {
 		return err
 	}
 	if *asJSON {
-		enc := json.NewEncoder(os.Stdout)
-		enc.SetIndent("", "  ")
-		if eerr := enc.Encode(r); eerr != nil {
+		if eerr := printJSON(r); eerr != nil {
 			return eerr
 		}
 	} else {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -71,9 +70,7 @@ func runVariations(ctx context.Context, args []string) error {
 	if show != nil {
 		fmt.Fprintln(os.Stderr)
 	}
-	enc := json.NewEncoder(os.Stdout)
-	enc.SetIndent("", "  ")
-	if eerr := enc.Encode(sum); eerr != nil {
+	if eerr := printJSON(sum); eerr != nil {
 		return eerr
 	}
 	if err == nil && sum.Failed > 0 {

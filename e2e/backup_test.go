@@ -19,6 +19,7 @@ import (
 type backupSummary struct {
 	Snapshot    string    `json:"snapshot"`
 	Taken       time.Time `json:"taken"`
+	Until       time.Time `json:"until"`
 	Blobs       int       `json:"blobs"`
 	Copied      int       `json:"copied"`
 	CopiedBytes int64     `json:"copiedBytes"`
@@ -39,12 +40,12 @@ func backupCLI(t *testing.T, args ...string) backupSummary {
 	return s
 }
 
-// acked is an upload or a delete the server acknowledged, and when its
-// answer arrived.
+// acked is an upload or a delete the server acknowledged: when it was
+// sent and when its answer arrived.
 type acked struct {
-	id    string
-	body  []byte // nil for a delete
-	atEnd time.Time
+	id         string
+	body       []byte // nil for a delete
+	sent, done time.Time
 }
 
 // TestBackupWhileUploading backs up the embedded default while four
@@ -88,6 +89,7 @@ accessControl:
 				}
 				body := testJPEG(t, 100+i%50, 60+w, byte(i*7+w))
 				body = append(body, byte(w), byte(i), byte(i>>8)) // distinct bytes, distinct ids
+				sent := time.Now()
 				status, _, _, err := rawDo(client, http.MethodPost, s.URL+"/users/"+user+"/images", body,
 					func(r *http.Request) { signWrite(r, k) })
 				if err != nil || status != http.StatusCreated {
@@ -95,7 +97,7 @@ accessControl:
 					return
 				}
 				mu.Lock()
-				log = append(log, acked{id: md5Hex(body), body: body, atEnd: time.Now()})
+				log = append(log, acked{id: md5Hex(body), body: body, sent: sent, done: time.Now()})
 				mu.Unlock()
 			}
 		})
@@ -107,13 +109,14 @@ accessControl:
 				return
 			case <-time.After(20 * time.Millisecond):
 			}
+			sent := time.Now()
 			r := s.write(t, http.MethodDelete, "/users/"+user+"/images/"+id, nil, k)
 			if r.Status != http.StatusOK {
 				t.Errorf("delete during the backup: %s", r)
 				return
 			}
 			mu.Lock()
-			log = append(log, acked{id: id, atEnd: time.Now()})
+			log = append(log, acked{id: id, sent: sent, done: time.Now()})
 			mu.Unlock()
 		}
 	})
@@ -127,27 +130,36 @@ accessControl:
 		t.Fatalf("first backup: %+v", one)
 	}
 
-	// What the snapshot must hold: the last acknowledged state of each
-	// image before its point.
+	// What the snapshot must hold: the last state of each image
+	// acknowledged before Taken. An image changed while the snapshot was
+	// being taken (a change sent before Until and answered after Taken)
+	// may be either way, and is not checked.
+	if !one.Until.After(one.Taken) {
+		t.Fatalf("first backup: taken %s, until %s", one.Taken, one.Until)
+	}
 	want := map[string][]byte{}
 	for id, b := range bodies {
 		want[id] = b
 	}
+	unsure := map[string]bool{}
 	before, after := 0, 0
 	for _, a := range log {
-		if !a.atEnd.Before(one.Taken) {
+		switch {
+		case a.done.Before(one.Taken):
+			before++
+			if a.body == nil {
+				delete(want, a.id)
+			} else {
+				want[a.id] = a.body
+			}
+		case a.sent.Before(one.Until):
+			unsure[a.id] = true
+		default:
 			after++
-			continue
-		}
-		before++
-		if a.body == nil {
-			delete(want, a.id)
-		} else {
-			want[a.id] = a.body
 		}
 	}
 	if before == 0 || after == 0 {
-		t.Fatalf("%d changes acknowledged before the snapshot point and %d after: the backup did not run during the writes", before, after)
+		t.Fatalf("%d changes acknowledged before the snapshot and %d begun after: the backup did not run during the writes", before, after)
 	}
 
 	restored := t.TempDir()
@@ -160,17 +172,24 @@ accessControl:
 	}
 	s2 := startServerData(t, cfg, restored)
 	for id, b := range want {
+		if unsure[id] {
+			continue
+		}
 		got := s2.get(t, "/users/"+user+"/images/"+id, k)
 		if got.Status != http.StatusOK || !bytes.Equal(got.Body, b) {
 			t.Fatalf("restored image %s: %d, %d bytes; want the %d bytes uploaded", id, got.Status, len(got.Body), len(b))
 		}
 	}
 	for _, a := range log {
-		if a.body == nil && a.atEnd.Before(one.Taken) {
+		if a.body != nil && !a.sent.Before(one.Until) && !unsure[a.id] {
+			wantStatus(t, "image uploaded after the snapshot", s2.get(t, "/users/"+user+"/images/"+a.id, k), http.StatusNotFound)
+		}
+		if a.body == nil && a.done.Before(one.Taken) && !unsure[a.id] {
 			wantStatus(t, "image deleted before the snapshot", s2.get(t, "/users/"+user+"/images/"+a.id, k), http.StatusNotFound)
 		}
 	}
-	t.Logf("snapshot %s: %d blobs; %d changes before its point, %d after; %d images restored", one.Snapshot, one.Blobs, before, after, len(want))
+	t.Logf("snapshot %s: %d blobs; %d changes before it, %d while it was taken (%s), %d after; %d images restored",
+		one.Snapshot, one.Blobs, before, len(unsure), one.Until.Sub(one.Taken), after, len(want))
 
 	// A second backup copies the blobs the first did not hold; a third,
 	// with nothing new, none.

@@ -62,8 +62,12 @@ type BackupBlob struct {
 
 // BackupReport is what Backup or Restore did.
 type BackupReport struct {
-	Snapshot string    `json:"snapshot"`
-	Taken    time.Time `json:"taken"`
+	Snapshot string `json:"snapshot"`
+	// The snapshot is the store at one moment from Taken to Until: every
+	// change acknowledged before Taken is in it, no change begun after
+	// Until.
+	Taken time.Time `json:"taken"`
+	Until time.Time `json:"until"`
 	// Blobs and Bytes are the snapshot's blobs; Copied and CopiedBytes
 	// those this run wrote (the rest the backup held already).
 	Blobs       int     `json:"blobs"`
@@ -131,10 +135,11 @@ func Backup(ctx context.Context, db *DB, blobs *Blobs, dest *Blobs, opts BackupO
 	if _, err := db.bun.ExecContext(unbounded(ctx), "VACUUM INTO ?", dbFile); err != nil {
 		return nil, fmt.Errorf("storage: backup: snapshot the database: %w", err)
 	}
-	done := time.Now().Add(blobSlack)
+	until := time.Now().UTC()
+	done := until.Add(blobSlack)
 	name := taken.Format("20060102T150405.000000Z")
 	m := BackupManifest{Format: BackupFormat, Taken: taken}
-	r := &BackupReport{Snapshot: name, Taken: taken}
+	r := &BackupReport{Snapshot: name, Taken: taken, Until: until}
 	if m.Blobs, err = copyBlobs(ctx, blobs, dest, prev, done, r, opts.Progress); err != nil {
 		return r, err
 	}
