@@ -60,14 +60,9 @@ func runAnalyze(ctx context.Context, args []string) error {
 	if *force {
 		stale = time.Now().Add(time.Second) // stored times are whole seconds
 	}
-	var bar func(string, int64, int64)
-	if isTerminal(os.Stderr) {
-		bar = progress(os.Stderr)
-	}
+	bar, end := terminalProgress()
 	sum, err := analyzeAll(ctx, st, eng, *user, stale, bar)
-	if bar != nil {
-		fmt.Fprintln(os.Stderr)
-	}
+	end()
 	if err != nil {
 		return fmt.Errorf("analyze: %w", err)
 	}

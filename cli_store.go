@@ -48,13 +48,10 @@ func runFsck(ctx context.Context, args []string) error {
 	defer st.Close()
 	opts := storage.CheckOptions{Grace: *grace, Repair: *repair,
 		Uploads: storage.NewResumable(st.parts, st.cfg.Uploads.API.PartSize)}
-	if isTerminal(os.Stderr) {
-		opts.Progress = progress(os.Stderr)
-	}
+	var end func()
+	opts.Progress, end = terminalProgress()
 	r, err := storage.Check(ctx, st.db, st.blobs, opts)
-	if opts.Progress != nil {
-		fmt.Fprintln(os.Stderr)
-	}
+	end()
 	if err != nil {
 		return fmt.Errorf("fsck: %w", err)
 	}
@@ -177,13 +174,10 @@ func runBackup(ctx context.Context, args []string) error {
 	if st.cfg.Secret == "" {
 		opts.SecretFile = filepath.Join(f.data, "secret")
 	}
-	if isTerminal(os.Stderr) {
-		opts.Progress = progress(os.Stderr)
-	}
+	var end func()
+	opts.Progress, end = terminalProgress()
 	r, err := storage.Backup(ctx, st.db, st.blobs, dest, opts)
-	if opts.Progress != nil {
-		fmt.Fprintln(os.Stderr)
-	}
+	end()
 	return summarize("backup", r, err, *asJSON)
 }
 
@@ -232,11 +226,9 @@ func runRestore(ctx context.Context, args []string) error {
 	if cfg.Secret == "" {
 		t.SecretFile = filepath.Join(f.data, "secret")
 	}
-	var prog func(string, int64, int64)
-	if isTerminal(os.Stderr) {
-		prog = progress(os.Stderr)
-	}
+	prog, end := terminalProgress()
 	r, err := storage.Restore(ctx, src, name, t, prog)
+	end()
 	blobs.Close()
 	if err == nil {
 		err = checkRestored(ctx, cfg, f.data, r)
@@ -272,25 +264,32 @@ func summarize(what string, r *storage.BackupReport, err error, asJSON bool) err
 	if r == nil {
 		return err
 	}
+	out := struct {
+		*storage.BackupReport
+		Error string `json:"error,omitempty"`
+	}{BackupReport: r}
+	if err != nil {
+		out.Error = err.Error()
+	}
+	line := fmt.Sprintf("%s: snapshot %s taken %s: %d blobs (%d bytes), %d copied (%d bytes) in %.1f s",
+		what, r.Snapshot, r.Taken.Format("2006-01-02 15:04:05.000000Z07:00"), r.Blobs, r.Bytes, r.Copied, r.CopiedBytes, r.Seconds)
+	return printSummary(asJSON, out, line, "not copied", r.Failed, err)
+}
+
+// printSummary prints a command's summary: v as JSON, or line and a line
+// per failure. It returns err, or errNotAllCopied when something failed.
+func printSummary(asJSON bool, v any, line, label string, failed []string, err error) error {
 	if asJSON {
-		out := struct {
-			*storage.BackupReport
-			Error string `json:"error,omitempty"`
-		}{BackupReport: r}
-		if err != nil {
-			out.Error = err.Error()
-		}
-		if eerr := printJSON(out); eerr != nil {
+		if eerr := printJSON(v); eerr != nil {
 			return eerr
 		}
 	} else {
-		fmt.Printf("%s: snapshot %s taken %s: %d blobs (%d bytes), %d copied (%d bytes) in %.1f s\n",
-			what, r.Snapshot, r.Taken.Format("2006-01-02 15:04:05.000000Z07:00"), r.Blobs, r.Bytes, r.Copied, r.CopiedBytes, r.Seconds)
-		for _, f := range r.Failed {
-			fmt.Printf("  not copied: %s\n", f)
+		fmt.Println(line)
+		for _, f := range failed {
+			fmt.Printf("  %s: %s\n", label, f)
 		}
 	}
-	if err == nil && len(r.Failed) > 0 {
+	if err == nil && len(failed) > 0 {
 		err = errNotAllCopied
 	}
 	return err
@@ -335,30 +334,13 @@ func runImport(ctx context.Context, args []string) error {
 		return err
 	}
 	defer st.Close()
-	var prog func(string, int64, int64)
-	if isTerminal(os.Stderr) {
-		prog = progress(os.Stderr)
-	}
+	prog, end := terminalProgress()
 	r, err := storage.ImportImbo(ctx, storage.ImboSource{Database: *database, Images: images}, st.db, st.blobs, prog)
-	if prog != nil {
-		fmt.Fprintln(os.Stderr)
-	}
+	end()
 	if r == nil {
 		return err
 	}
-	if *asJSON {
-		if eerr := printJSON(r); eerr != nil {
-			return eerr
-		}
-	} else {
-		fmt.Printf("import: %d images: %d imported (%d bytes), %d there already, %d with metadata; %d short URLs, %d imported; %d Imbo variations left (vitrine variations builds its own); %.1f s\n",
-			r.Images, r.Imported, r.Bytes, r.Present, r.Metadata, r.ShortURLs, r.ShortURLsImported, r.Variations, r.Seconds)
-		for _, f := range r.Failed {
-			fmt.Printf("  not imported: %s\n", f)
-		}
-	}
-	if err == nil && len(r.Failed) > 0 {
-		err = errNotAllCopied
-	}
-	return err
+	line := fmt.Sprintf("import: %d images: %d imported (%d bytes), %d there already, %d with metadata; %d short URLs, %d imported; %d Imbo variations left (vitrine variations builds its own); %.1f s",
+		r.Images, r.Imported, r.Bytes, r.Present, r.Metadata, r.ShortURLs, r.ShortURLsImported, r.Variations, r.Seconds)
+	return printSummary(*asJSON, r, line, "not imported", r.Failed, err)
 }

@@ -62,14 +62,9 @@ func runVariations(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	var show func(string, int64, int64)
-	if isTerminal(os.Stderr) {
-		show = progress(os.Stderr)
-	}
+	show, end := terminalProgress()
 	sum, err := buildAll(ctx, st.db, b, *user, total, show)
-	if show != nil {
-		fmt.Fprintln(os.Stderr)
-	}
+	end()
 	if eerr := printJSON(sum); eerr != nil {
 		return eerr
 	}

@@ -360,6 +360,15 @@ func isTerminal(f *os.File) bool {
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
+// terminalProgress is progress on standard error when it is a terminal
+// (nil otherwise), and end, which closes its line before the summary.
+func terminalProgress() (show func(string, int64, int64), end func()) {
+	if !isTerminal(os.Stderr) {
+		return nil, func() {}
+	}
+	return progress(os.Stderr), func() { fmt.Fprintln(os.Stderr) }
+}
+
 // progress redraws one status line per phase, at most ten times a second:
 // a bar where the phase's total is known, a count otherwise.
 func progress(w io.Writer) func(string, int64, int64) {

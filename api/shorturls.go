@@ -48,11 +48,7 @@ func canonicalQuery(raw string) (string, []string, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	parts := make([]string, len(ts))
-	for i, t := range ts {
-		parts[i] = "t%5B%5D=" + url.QueryEscape(t)
-	}
-	return strings.Join(parts, "&"), ts, nil
+	return storage.ShortURLQuery(ts), ts, nil
 }
 
 // bodyNames checks that the body's field (user, imageIdentifier) repeats

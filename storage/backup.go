@@ -194,9 +194,8 @@ func copyBlobs(ctx context.Context, src, dest *Blobs, prev *BackupManifest, unti
 		if k, ok := known[o.Key]; ok && k.Size == o.Size && k.ModTime.Equal(o.ModTime) {
 			b.SHA256 = k.SHA256
 			held[b.SHA256] = true // the previous backup wrote it
-		}
-		if b.SHA256 == "" || !held[b.SHA256] {
-			data, err := src.Get(ctx, o.Key)
+		} else {
+			sum, size, err := backUpContent(ctx, src, dest, o.Key, held, r)
 			if errors.Is(err, ErrNotExist) {
 				return nil // deleted before the hold: the snapshot cannot name it
 			}
@@ -204,21 +203,7 @@ func copyBlobs(ctx context.Context, src, dest *Blobs, prev *BackupManifest, unti
 				r.Failed = append(r.Failed, o.Key+": "+err.Error())
 				return nil
 			}
-			sum := sha256.Sum256(data)
-			b.SHA256, b.Size = hex.EncodeToString(sum[:]), int64(len(data))
-			if !held[b.SHA256] {
-				ok, err := dest.Exists(ctx, backupBlobKey(b.SHA256))
-				if err == nil && !ok {
-					err = dest.Put(ctx, backupBlobKey(b.SHA256), data)
-					r.Copied++
-					r.CopiedBytes += b.Size
-				}
-				if err != nil {
-					r.Failed = append(r.Failed, o.Key+": "+err.Error())
-					return nil
-				}
-				held[b.SHA256] = true
-			}
+			b.SHA256, b.Size = sum, size
 		}
 		out = append(out, b)
 		r.Blobs++
@@ -232,6 +217,32 @@ func copyBlobs(ctx context.Context, src, dest *Blobs, prev *BackupManifest, unti
 		return nil, fmt.Errorf("storage: backup: list the blobs: %w", err)
 	}
 	return out, nil
+}
+
+// backUpContent reads the blob key of src and writes its bytes to dest
+// under their SHA-256, unless held (the sums dest is known to have) or
+// dest has them; it returns the sum and the size.
+func backUpContent(ctx context.Context, src, dest *Blobs, key string, held map[string]bool, r *BackupReport) (string, int64, error) {
+	data, err := src.Get(ctx, key)
+	if err != nil {
+		return "", 0, err
+	}
+	h := sha256.Sum256(data)
+	sum := hex.EncodeToString(h[:])
+	if !held[sum] {
+		ok, err := dest.Exists(ctx, backupBlobKey(sum))
+		if err == nil && !ok {
+			if err = dest.Put(ctx, backupBlobKey(sum), data); err == nil {
+				r.Copied++
+				r.CopiedBytes += int64(len(data))
+			}
+		}
+		if err != nil {
+			return "", 0, err
+		}
+		held[sum] = true
+	}
+	return sum, int64(len(data)), nil
 }
 
 // putFile writes the local file path to dest at key, and returns its

@@ -264,11 +264,7 @@ func importImboShortURLs(ctx context.Context, idb *sql.DB, q func(string) string
 			r.Failed = append(r.Failed, fmt.Sprintf("short URL %s: its query %q: %v", id, query, err))
 			continue
 		}
-		parts := make([]string, len(ts))
-		for i, t := range ts {
-			parts[i] = "t%5B%5D=" + url.QueryEscape(t)
-		}
-		su := ShortURL{ID: id, User: user, Image: image, Extension: ext.String, Query: strings.Join(parts, "&")}
+		su := ShortURL{ID: id, User: user, Image: image, Extension: ext.String, Query: ShortURLQuery(ts)}
 		switch err := db.InsertShortURL(ctx, su); {
 		case err == nil:
 			r.ShortURLsImported++

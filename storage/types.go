@@ -1,6 +1,10 @@
 package storage
 
-import "time"
+import (
+	"net/url"
+	"strings"
+	"time"
+)
 
 // Image is one stored image's record.
 type Image struct {
@@ -110,7 +114,17 @@ type ShortURL struct {
 	User      string
 	Image     string
 	Extension string // "" when none
-	Query     string // canonical query string, e.g. "t[]=thumbnail&t[]=desaturate"; "" when none
+	Query     string // canonical query string (ShortURLQuery), e.g. "t%5B%5D=thumbnail&t%5B%5D=desaturate"; "" when none
+}
+
+// ShortURLQuery is the canonical query of a short URL's transformations:
+// each a t[] parameter, encoded, in order.
+func ShortURLQuery(ts []string) string {
+	parts := make([]string, len(ts))
+	for i, t := range ts {
+		parts[i] = "t%5B%5D=" + url.QueryEscape(t)
+	}
+	return strings.Join(parts, "&")
 }
 
 // Key is a public/private key pair.
