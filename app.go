@@ -189,6 +189,7 @@ func (a *App) startFilters(ctx context.Context) error {
 // once the filters have loaded).
 func (a *App) startAPI(context.Context) error {
 	a.deps.Readiness = a.unready
+	a.deps.Writes = api.NewWriteGate()
 	srv, err := api.New(a.cfg.API, a.deps)
 	if err != nil {
 		return err
@@ -415,6 +416,7 @@ func (a *App) startWorkers(ctx context.Context) error {
 		a.workers.start(ctx, w.run)
 	}
 	a.workers.start(ctx, a.fh.ReloadOnHUP)
+	a.workers.start(ctx, func(ctx context.Context) { watchWrites(ctx, a.st.db, a.deps.Writes, a.sync.instance(), a.log) })
 	return nil
 }
 

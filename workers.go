@@ -359,3 +359,40 @@ func erasureWorker(db *storage.DB, blobs *storage.Blobs, p storage.ErasurePass, 
 	w.paced = true
 	return w
 }
+
+// watchWrites keeps the instance's write gate in step with the store's
+// write state (storage's write pause, `vitrine copy --cutover`): it polls
+// the state every writePoll, acknowledges a pause once the writes admitted
+// before it have ended, and says every heartbeat that the instance serves
+// the store, until ctx ends (then that it serves no more).
+func watchWrites(ctx context.Context, db *storage.DB, g *api.WriteGate, instance string, log *slog.Logger) {
+	const writePoll, beat = 250 * time.Millisecond, 5 * time.Second
+	tick := time.NewTicker(writePoll)
+	defer tick.Stop()
+	var lastBeat time.Time
+	acked := ""
+	for {
+		if time.Since(lastBeat) >= beat {
+			if err := db.Heartbeat(ctx, instance, 3*beat); err == nil {
+				lastBeat = time.Now()
+			} else if ctx.Err() == nil {
+				log.Warn("write pause: heartbeat", "error", err)
+			}
+		}
+		if s, err := db.WriteState(ctx); err == nil {
+			g.Set(s)
+			if s.Pause != "" && s.Pause != acked && g.Drained(s.Pause) {
+				if err := db.AckPause(ctx, s.Pause, instance); err == nil {
+					acked = s.Pause
+					log.Info("write pause: writes held for vitrine copy --cutover", "pause", s.Pause)
+				}
+			}
+		}
+		select {
+		case <-ctx.Done():
+			_ = db.Leave(context.WithoutCancel(ctx), instance)
+			return
+		case <-tick.C:
+		}
+	}
+}

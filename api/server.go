@@ -78,6 +78,9 @@ type Deps struct {
 	// client address (api/README.md, Rate limits); the caller closes it after the
 	// server stopped. Default: no limits.
 	RateLimits *ratelimit.Limiter
+	// Writes, when set, admits writes under the store's write pause
+	// (WriteGate). Default: every write admitted.
+	Writes *WriteGate
 }
 
 // Waker is a background worker that the server tells when it queued work
@@ -95,6 +98,8 @@ type VariationBuilder interface {
 // Server is the REST interface as an http.Handler.
 type Server struct {
 	cfg Config
+	// writes admits writes under the store's write pause; nil admits all.
+	writes *WriteGate
 	stores
 	blobs      blobStore
 	dbHealth   pinger
@@ -169,6 +174,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if s.ingest, err = ingestGuard(cfg, d.Outbound); err != nil {
 		return nil, fmt.Errorf("api: %w", err)
 	}
+	s.writes = d.Writes
 	s.collector, s.erasureWorker = noWaker{}, noWaker{}
 	if d.Collector != nil {
 		s.collector = d.Collector
@@ -410,6 +416,13 @@ func (s *Server) serve(c *call) error {
 		if err := c.limit(classOf(c.method), ratelimit.PerKey); err != nil {
 			return err
 		}
+	}
+	if s.writes != nil && c.method != http.MethodGet && c.method != http.MethodHead && c.method != http.MethodOptions {
+		leave, err := s.writes.enter(c.ctx())
+		if err != nil {
+			return err
+		}
+		defer leave()
 	}
 	return h(c)
 }

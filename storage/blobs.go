@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -262,6 +263,21 @@ func (b *Blobs) Put(ctx context.Context, key string, data []byte) (err error) {
 	// type is what NewWriter would have sniffed.
 	opts := &blob.WriterOptions{ContentType: http.DetectContentType(data)}
 	return o.wrap(b.bucket.Upload(o.ctx, key, pulled{bytes.NewReader(data), o}, opts))
+}
+
+// PutFrom writes what r yields at key, streaming, all or nothing as Put.
+// The content type is detected from the first bytes.
+func (b *Blobs) PutFrom(ctx context.Context, key string, r io.Reader) (err error) {
+	defer b.timed("put", time.Now(), &err)
+	o, err := b.op(ctx, "put", key)
+	if err != nil {
+		return err
+	}
+	defer o.end()
+	br := bufio.NewReaderSize(r, 512)
+	head, _ := br.Peek(512)
+	opts := &blob.WriterOptions{ContentType: http.DetectContentType(head)}
+	return o.wrap(b.bucket.Upload(o.ctx, key, pulled{br, o}, opts))
 }
 
 // Get reads the blob at key; ErrNotExist when there is none.
