@@ -48,8 +48,7 @@ type App struct {
 	log     *slog.Logger
 	// out receives the first admin key, printed once.
 	out io.Writer
-	// listening, when set, is called with the API's address once it
-	// listens (tests read it instead of probing for a free port).
+	// listening, when set, gets the API's address once it listens (tests).
 	listening func(net.Addr)
 
 	st        *stores
@@ -70,8 +69,7 @@ type App struct {
 	metrics *http.Server // the metrics' own listener, when metrics.listen is set
 	pprof   *http.Server
 	workers workers
-	// stopTracing flushes and stops the traces' exporter (nil when
-	// tracing is off).
+	// stopTracing flushes and stops the traces' exporter (nil: no tracing).
 	stopTracing func(context.Context) error
 	// shutdownVips stops libvips for the process once the engine closed:
 	// engine.Shutdown (a test that starts several Apps keeps it running).

@@ -1,8 +1,9 @@
-// The store's upkeep: vitrine fsck, backup, restore and import.
+// The store's upkeep: vitrine fsck, backup, restore, copy and import.
 
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -343,4 +344,109 @@ func runImport(ctx context.Context, args []string) error {
 	line := fmt.Sprintf("import: %d images: %d imported (%d bytes), %d there already, %d with metadata; %d short URLs, %d imported; %d Imbo variations left (vitrine variations builds its own); %.1f s",
 		r.Images, r.Imported, r.Bytes, r.Present, r.Metadata, r.ShortURLs, r.ShortURLsImported, r.Variations, r.Seconds)
 	return printSummary(*asJSON, r, line, "not imported", r.Failed, err)
+}
+
+const copyUsage = `usage:
+  vitrine copy --to FILE [--to-data DIR] [--cutover] [--rate MB] [--pause-timeout D] [--json] [--config FILE] [--data DIR]
+  vitrine copy --release [--config FILE] [--data DIR]
+copies the store --config or --data names (database, blobs, keys, rules,
+webhooks, filters, history) to the one the configuration FILE names, while
+it serves; a rerun copies only what changed. --cutover ends with a short
+write pause and a last pass: the target is then the source at one moment,
+and the source refuses writes until its instances run on the target
+(--release takes it back) (storage/README.md "Moving a store")
+`
+
+// runCopy is `vitrine copy --to FILE`.
+func runCopy(ctx context.Context, args []string) error {
+	cmd := newCommand("copy", copyUsage)
+	var f commonFlags
+	f.register(cmd.FlagSet)
+	to := cmd.String("to", "", "the target's configuration file (YAML)")
+	toData := cmd.String("to-data", "", "the target's data directory (default: FILE's folder)")
+	cut := cmd.Bool("cutover", false, "end with the write pause and the last pass, and mark the source moved")
+	release := cmd.Bool("release", false, "let a moved (or paused) source take writes again")
+	rate := cmd.Float64("rate", 0, "copy blobs at most this many MB a second (default: as fast as the stores go)")
+	pause := cmd.Duration("pause-timeout", 30*time.Second, "how long to wait for the instances to stop their writes")
+	asJSON := cmd.Bool("json", false, "print the summary as JSON")
+	if _, err := cmd.parse(args, 0, 0); err != nil {
+		return err
+	}
+	if *release {
+		st, err := openDB(ctx, f)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		return st.db.ReleaseWrites(ctx)
+	}
+	if *to == "" {
+		return &usageError{cmd: cmd, msg: "copy: --to FILE names the target's configuration"}
+	}
+	src, err := open(ctx, f)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	data := cmp.Or(*toData, filepath.Dir(*to))
+	tcfg, err := loadConfig(*to, data)
+	if err != nil {
+		return fmt.Errorf("copy: --to: %w", err)
+	}
+	dst, err := openStores(ctx, tcfg, data)
+	if err != nil {
+		return fmt.Errorf("copy: --to: %w", err)
+	}
+	defer dst.Close()
+	opts := storage.CopyOptions{Cutover: *cut, PauseTimeout: *pause, BytesPerSecond: int64(*rate * 1e6),
+		Target: storage.RedactURL(tcfg.Database) + " + " + storage.RedactURL(tcfg.Storage)}
+	var end func()
+	opts.Progress, end = terminalProgress()
+	r, err := storage.Copy(ctx, src.db, src.blobs, dst.db, dst.blobs, opts)
+	end()
+	if err == nil && r != nil {
+		err = checkBoth(ctx, src, dst, r)
+	}
+	return summarizeCopy(r, err, *asJSON)
+}
+
+// checkBoth checks each store of a copy as `vitrine fsck` does.
+func checkBoth(ctx context.Context, src, dst *stores, r *storage.CopyReport) error {
+	var err error
+	if r.Source, err = storage.Check(ctx, src.db, src.blobs, storage.CheckOptions{}); err != nil {
+		return fmt.Errorf("copy: check the source: %w", err)
+	}
+	if r.Target, err = storage.Check(ctx, dst.db, dst.blobs, storage.CheckOptions{}); err != nil {
+		return fmt.Errorf("copy: check the target: %w", err)
+	}
+	if n := r.Target.Unrepaired(); n > 0 && n > r.Source.Unrepaired() {
+		return fmt.Errorf("copy: the target has %d findings the source has not: run vitrine fsck on it", n-r.Source.Unrepaired())
+	}
+	return nil
+}
+
+// summarizeCopy prints what a copy did and returns its error.
+func summarizeCopy(r *storage.CopyReport, err error, asJSON bool) error {
+	if r == nil {
+		return err
+	}
+	out := struct {
+		*storage.CopyReport
+		Error string `json:"error,omitempty"`
+	}{CopyReport: r}
+	if err != nil {
+		out.Error = err.Error()
+	}
+	var b strings.Builder
+	for _, p := range r.Passes {
+		fmt.Fprintf(&b, "copy: %s pass: %d rows (%d inserted, %d updated, %d deleted), %d blobs (%d copied, %d bytes; %d deleted) in %.1f s\n",
+			p.Name, p.Rows, p.Inserted, p.Updated, p.Deleted, p.Blobs, p.CopiedBlobs, p.CopiedBytes, p.DeletedBlob, p.Seconds)
+	}
+	switch {
+	case r.Moved:
+		fmt.Fprintf(&b, "copy: writes paused %.2f s; the source is marked moved and refuses writes: restart its instances on the target", r.PauseSeconds)
+	case err == nil:
+		b.WriteString("copy: the target holds the source as it was at the last pass; run again with --cutover to finish")
+	}
+	return printSummary(asJSON, out, strings.TrimSpace(b.String()), "not copied", r.Failed, err)
 }

@@ -8,6 +8,7 @@
 //	vitrine fsck [--repair]
 //	vitrine backup DEST
 //	vitrine restore SRC
+//	vitrine copy --to FILE [--cutover]
 //	vitrine import imbo --database URL --storage URL
 //	vitrine analyze [--user U] [--force]
 //	vitrine variations [--user U]
@@ -19,7 +20,7 @@
 // Package main is the wiring only (e2e/README.md, Layout): main.go dispatches the
 // subcommands (one table, commands) and holds what they share (the flag
 // parsing, the progress line); cli_<command>.go is each subcommand
-// (cli_store.go the store's upkeep: fsck, backup, restore and import);
+// (cli_store.go the store's upkeep: fsck, backup, restore, copy and import);
 // config.go the configuration file and environment; app.go the
 // application value, New and Run with every start step in order and the
 // stop; stores.go opening the stores; workers.go the one shape of
@@ -101,6 +102,8 @@ var commands = []struct {
 		func(ctx, _ context.Context, args []string) error { return runBackup(ctx, args) }},
 	{"restore", "[--snapshot NAME] [--json] [--config FILE] [--data DIR] SRC",
 		func(ctx, _ context.Context, args []string) error { return runRestore(ctx, args) }},
+	{"copy", "--to FILE [--to-data DIR] [--cutover] [--json] [--config FILE] [--data DIR]",
+		func(_, cli context.Context, args []string) error { return runCopy(cli, args) }},
 	{"import", "imbo --database URL --storage URL [--json] [--config FILE] [--data DIR]",
 		func(_, cli context.Context, args []string) error { return runImport(cli, args) }},
 	{"analyze", "[--user U] [--force] [--json] [--config FILE] [--data DIR]",

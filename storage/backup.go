@@ -460,7 +460,7 @@ func (db *DB) DropHolds(ctx context.Context) error {
 }
 
 // errHeld is a blob deletion put off by a hold.
-var errHeld = errors.New("a backup holds blob deletions; this one waits for its end")
+var errHeld = errors.New("a backup or a copy holds blob deletions; this one waits for its end")
 
 // blobsHeld reports whether a hold on blob deletions is in force.
 func (db *DB) blobsHeld(ctx context.Context) (bool, error) {

@@ -80,6 +80,9 @@ type CopyReport struct {
 	// PauseSeconds is how long the instances held writes (Cutover): from
 	// the pause until the target held everything.
 	PauseSeconds float64 `json:"pauseSeconds,omitempty"`
+	// PauseWaitSeconds is the part of it spent waiting for the instances
+	// to end the writes in flight.
+	PauseWaitSeconds float64 `json:"pauseWaitSeconds,omitempty"`
 	// Moved says the source was marked moved: it refuses writes.
 	Moved bool `json:"moved"`
 	// Compare is the check after the last pass: what still differs.
@@ -114,16 +117,17 @@ func Copy(ctx context.Context, src *DB, srcBlobs *Blobs, dst *DB, dstBlobs *Blob
 		return r, err
 	}
 	defer release()
-	passes := []string{"bulk"}
-	if opts.Cutover {
-		passes = append(passes, "catch-up")
+	if err := copyPass(ctx, src, srcBlobs, dst, dstBlobs, "bulk", false, opts, r, nil); err != nil {
+		return r, err
 	}
-	for _, name := range passes {
-		if err := copyPass(ctx, src, srcBlobs, dst, dstBlobs, name, false, opts, r); err != nil {
-			return r, err
+	if opts.Cutover {
+		// Catch up until a pass is short (up to catchUps): the last pass,
+		// under the pause, then has little left to write.
+		for i := 0; i < catchUps && r.Passes[len(r.Passes)-1].Seconds > catchUpShort.Seconds(); i++ {
+			if err := copyPass(ctx, src, srcBlobs, dst, dstBlobs, "catch-up", false, opts, r, nil); err != nil {
+				return r, err
+			}
 		}
-	}
-	if opts.Cutover {
 		if err := cutover(ctx, src, srcBlobs, dst, dstBlobs, opts, r); err != nil {
 			return r, err
 		}
@@ -132,33 +136,55 @@ func Copy(ctx context.Context, src *DB, srcBlobs *Blobs, dst *DB, dstBlobs *Blob
 	return r, nil
 }
 
-// cutover pauses the source's writes, takes the last pass, compares and
-// marks the source moved (or, when anything differs, lets writes go on).
+// catchUps bounds the passes before a cutover's pause; a pass shorter
+// than catchUpShort ends them.
+const (
+	catchUps     = 3
+	catchUpShort = 2 * time.Second
+)
+
+// cutover pauses the source's writes and takes the last pass, at whose
+// end the source is marked moved: the pause lasts the wait for the
+// instances and that pass. The comparison follows on the same snapshot;
+// when anything differs, the source takes writes again.
 func cutover(ctx context.Context, src *DB, srcBlobs *Blobs, dst *DB, dstBlobs *Blobs, opts CopyOptions, r *CopyReport) error {
 	p, err := src.PauseWrites(ctx, 15*time.Second)
 	if err != nil {
 		return err
 	}
 	paused := time.Now()
-	missing, err := p.Wait(ctx, cmp.Or(opts.PauseTimeout, 30*time.Second))
+	wait := cmp.Or(opts.PauseTimeout, 30*time.Second)
+	missing, err := p.Wait(ctx, wait)
+	r.PauseWaitSeconds = time.Since(paused).Seconds()
 	if err == nil && len(missing) > 0 {
-		err = fmt.Errorf("storage: copy: instances still writing after %s: %v (their writes in flight had not ended; try again)", cmp.Or(opts.PauseTimeout, 30*time.Second), missing)
-	}
-	if err == nil {
-		err = copyPass(ctx, src, srcBlobs, dst, dstBlobs, "cutover", true, opts, r)
-	}
-	if err == nil && (r.Compare.RowsDiffer > 0 || r.Compare.BlobsDiffer > 0 || r.Compare.SumsMismatch > 0) {
-		err = fmt.Errorf("storage: copy: the stores differ after the last pass (%d rows, %d blobs, %d checksums): the source takes writes again", r.Compare.RowsDiffer, r.Compare.BlobsDiffer, r.Compare.SumsMismatch)
+		err = fmt.Errorf("storage: copy: instances still writing after %s: %v (their writes in flight had not ended; try again)", wait, missing)
 	}
 	if err != nil {
 		return errors.Join(err, p.Release(ctx))
 	}
-	if err := p.Moved(ctx, opts.Target); err != nil {
+	err = copyPass(ctx, src, srcBlobs, dst, dstBlobs, "cutover", true, opts, r, func(conn bun.IDB, listed map[string]int64) error {
+		if err := p.Moved(ctx, opts.Target); err != nil {
+			return err
+		}
+		r.PauseSeconds, r.Moved = time.Since(paused).Seconds(), true
+		// The comparison reads the same snapshot: the source's workers
+		// write on during the pause (deliveries, usage), but no
+		// acknowledged change.
+		c, err := compareStores(ctx, conn, src, dst, srcBlobs, dstBlobs, listed)
+		if err == nil && (c.RowsDiffer > 0 || c.BlobsDiffer > 0 || c.SumsMismatch > 0) {
+			err = fmt.Errorf("storage: copy: the stores differ after the last pass (%d rows, %d blobs, %d checksums): the source takes writes again", c.RowsDiffer, c.BlobsDiffer, c.SumsMismatch)
+		}
+		r.Compare = c
+		if err != nil {
+			r.Moved = false
+			return errors.Join(err, src.ReleaseWrites(context.WithoutCancel(ctx)))
+		}
+		return nil
+	})
+	if err != nil && !r.Moved {
 		return errors.Join(err, p.Release(ctx))
 	}
-	r.PauseSeconds = time.Since(paused).Seconds()
-	r.Moved = true
-	return nil
+	return err
 }
 
 // checkDistinct refuses a copy onto its own source: a probe row and blob
@@ -219,8 +245,10 @@ func sourceSnapshot(ctx context.Context, src *DB, tmpDir string) (conn bun.IDB, 
 }
 
 // copyPass is one pass: the rows, then the blobs; final deletes from the
-// target what the source does not have.
-func copyPass(ctx context.Context, src *DB, srcBlobs *Blobs, dst *DB, dstBlobs *Blobs, name string, final bool, opts CopyOptions, r *CopyReport) error {
+// target what the source does not have. then, when set, runs at the end
+// with the pass's snapshot and the blobs it listed.
+func copyPass(ctx context.Context, src *DB, srcBlobs *Blobs, dst *DB, dstBlobs *Blobs, name string, final bool, opts CopyOptions, r *CopyReport,
+	then func(conn bun.IDB, listed map[string]int64) error) error {
 	start := time.Now()
 	p := CopyPass{Name: name}
 	conn, done, err := sourceSnapshot(ctx, src, opts.TempDir)
@@ -239,18 +267,13 @@ func copyPass(ctx context.Context, src *DB, srcBlobs *Blobs, dst *DB, dstBlobs *
 	if err != nil {
 		return fmt.Errorf("storage: copy: %w", err)
 	}
-	if final && len(r.Failed) == 0 {
-		// The comparison reads the same snapshot: the source's workers
-		// write on during the pause (deliveries, usage), but no
-		// acknowledged change.
-		if r.Compare, err = compareStores(ctx, conn, src, dst, srcBlobs, dstBlobs, listed); err != nil {
-			return fmt.Errorf("storage: copy: compare: %w", err)
-		}
-	}
 	p.Seconds = time.Since(start).Seconds()
 	r.Passes = append(r.Passes, p)
 	if len(r.Failed) > 0 {
 		return fmt.Errorf("storage: copy: %d blobs not copied", len(r.Failed))
+	}
+	if then != nil {
+		return then(conn, listed)
 	}
 	return nil
 }

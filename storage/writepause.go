@@ -89,7 +89,7 @@ func (db *DB) setState(ctx context.Context, name, value string, expires time.Tim
 }
 
 func (db *DB) dropState(ctx context.Context, names ...string) error {
-	_, err := db.bun.NewDelete().Model((*stateRow)(nil)).Where("name IN (?)", bun.In(names)).Exec(ctx)
+	_, err := db.bun.NewDelete().Model((*stateRow)(nil)).Where("name IN (?)", bun.List(names)).Exec(ctx)
 	return err
 }
 
