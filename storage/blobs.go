@@ -424,6 +424,27 @@ type BlobInfo struct {
 	ModTime time.Time
 }
 
+// listPages is how many times a page of a listing is read again when a
+// file it walked vanished under it (a folder's write renames its
+// temporary file, a deletion removes one).
+const listPages = 5
+
+// listPage reads one page of a listing.
+func (b *Blobs) listPage(ctx context.Context, prefix string, token []byte, size int) ([]*blob.ListObject, []byte, error) {
+	for attempt := 1; ; attempt++ {
+		o, err := b.op(ctx, "list", prefix)
+		if err != nil {
+			return nil, nil, err
+		}
+		page, next, err := b.bucket.ListPage(o.ctx, token, size, &blob.ListOptions{Prefix: prefix})
+		err = o.wrap(err)
+		o.end()
+		if !errors.Is(err, ErrNotExist) || attempt == listPages {
+			return page, next, err
+		}
+	}
+}
+
 // List calls fn for every blob whose key starts with prefix, in key order,
 // a page at a time (each page bounded by the timeout); an error from fn
 // stops the listing and is returned.
@@ -433,13 +454,7 @@ func (b *Blobs) List(ctx context.Context, prefix string, fn func(BlobInfo) error
 		size = defaultListPage
 	}
 	for {
-		o, err := b.op(ctx, "list", prefix)
-		if err != nil {
-			return err
-		}
-		page, next, err := b.bucket.ListPage(o.ctx, token, size, &blob.ListOptions{Prefix: prefix})
-		err = o.wrap(err)
-		o.end()
+		page, next, err := b.listPage(ctx, prefix, token, size)
 		if err != nil {
 			return err
 		}

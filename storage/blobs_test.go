@@ -1,10 +1,13 @@
 package storage_test
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/vitrine/vitrine/storage"
@@ -95,6 +98,55 @@ func TestEmulatorPins(t *testing.T) {
 	} {
 		if !strings.Contains(string(mk), pin) {
 			t.Errorf("Makefile does not pin %q", strings.TrimSpace(pin))
+		}
+	}
+}
+
+// TestListWhileWriting: a folder's listing goes on while blobs are
+// written (each through a temporary file renamed into place) and deleted
+// under it, as a backup's or a copy's does on a serving store.
+func TestListWhileWriting(t *testing.T) {
+	ctx := context.Background()
+	b, err := storage.OpenBlobs(ctx, "file://"+filepath.ToSlash(t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	for i := range 200 {
+		if err := b.Put(ctx, fmt.Sprintf("keep/%03d", i), []byte("kept")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 2 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				key := fmt.Sprintf("churn/%d/%d", w, i%50)
+				_ = b.Put(ctx, key, bytes.Repeat([]byte{'x'}, 4096))
+				_ = b.Delete(ctx, key)
+			}
+		})
+	}
+	defer func() { close(stop); wg.Wait() }()
+	for range 100 {
+		kept := 0
+		err := b.List(ctx, "", func(o storage.BlobInfo) error {
+			if strings.HasPrefix(o.Key, "keep/") {
+				kept++
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("list while writing: %v", err)
+		}
+		if kept != 200 {
+			t.Fatalf("listed %d of the 200 blobs no one touched", kept)
 		}
 	}
 }

@@ -74,6 +74,10 @@ type CopyPass struct {
 	Seconds     float64 `json:"seconds"`
 }
 
+func (p CopyPass) changes() int {
+	return p.Inserted + p.Updated + p.Deleted + p.CopiedBlobs + p.DeletedBlob
+}
+
 // CopyReport is what Copy did.
 type CopyReport struct {
 	Passes []CopyPass `json:"passes"`
@@ -121,9 +125,14 @@ func Copy(ctx context.Context, src *DB, srcBlobs *Blobs, dst *DB, dstBlobs *Blob
 		return r, err
 	}
 	if opts.Cutover {
-		// Catch up until a pass is short (up to catchUps): the last pass,
-		// under the pause, then has little left to write.
-		for i := 0; i < catchUps && r.Passes[len(r.Passes)-1].Seconds > catchUpShort.Seconds(); i++ {
+		// Catch up while the passes shrink (up to catchUps): the last
+		// pass, under the pause, then has little left to write. A pass
+		// reads both stores whole, so under a steady load they stop
+		// shrinking soon.
+		for i := 0; i < catchUps; i++ {
+			if n := len(r.Passes); n > 1 && (r.Passes[n-1].changes() < catchUpSmall || 2*r.Passes[n-1].changes() > r.Passes[n-2].changes()) {
+				break
+			}
 			if err := copyPass(ctx, src, srcBlobs, dst, dstBlobs, "catch-up", false, opts, r, nil); err != nil {
 				return r, err
 			}
@@ -136,11 +145,11 @@ func Copy(ctx context.Context, src *DB, srcBlobs *Blobs, dst *DB, dstBlobs *Blob
 	return r, nil
 }
 
-// catchUps bounds the passes before a cutover's pause; a pass shorter
-// than catchUpShort ends them.
+// catchUps bounds the passes before a cutover's pause; a pass that wrote
+// fewer than catchUpSmall changes ends them.
 const (
 	catchUps     = 3
-	catchUpShort = 2 * time.Second
+	catchUpSmall = 200
 )
 
 // cutover pauses the source's writes and takes the last pass, at whose
@@ -225,7 +234,10 @@ func checkDistinct(ctx context.Context, src *DB, srcBlobs *Blobs, dst *DB, dstBl
 
 // sourceSnapshot opens the source's rows at one moment; done closes it.
 func sourceSnapshot(ctx context.Context, src *DB, tmpDir string) (conn bun.IDB, done func(), err error) {
-	if src.kind == sqliteKind {
+	switch {
+	case src.file != "":
+		return readSQLite(ctx, src.file)
+	case src.kind == sqliteKind: // in memory: a copy
 		dir, err := os.MkdirTemp(tmpDir, "vitrine-copy-")
 		if err != nil {
 			return nil, nil, err

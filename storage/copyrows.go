@@ -288,6 +288,29 @@ func openSealed(t copyTable, sh *tableShape, vals []any, open func(ad, stored st
 	return nil
 }
 
+// readSQLite opens a read transaction on the SQLite database at path, on a
+// connection of its own (the DB's take the write lock at BEGIN): in WAL
+// mode it reads the database as it was at its first read, made here,
+// while the writers go on.
+func readSQLite(ctx context.Context, path string) (bun.IDB, func(), error) {
+	sqldb, err := sql.Open("sqlite3", "file:"+path+"?mode=ro&_txlock=deferred&_busy_timeout=10000")
+	if err != nil {
+		return nil, nil, err
+	}
+	sqldb.SetMaxOpenConns(1)
+	db := bun.NewDB(sqldb, sqlitedialect.New())
+	tx, err := db.BeginTx(ctx, nil)
+	if err == nil {
+		var n int
+		err = tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM sqlite_master").Scan(&n)
+	}
+	if err != nil {
+		db.Close()
+		return nil, nil, fmt.Errorf("read the database: %w", err)
+	}
+	return tx, func() { _ = tx.Rollback(); db.Close() }, nil
+}
+
 // snapshotSQLite copies an SQLite database with VACUUM INTO (one read
 // transaction, which does not hold back the writers) into dir and opens
 // the copy: the source's rows at one moment.

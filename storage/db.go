@@ -67,6 +67,7 @@ const (
 type DB struct {
 	bun    *bun.DB
 	kind   kind
+	file   string  // the SQLite database's file; "" for another or in memory
 	sealer *sealer // nil when private keys are stored as given
 	lease  time.Duration
 	// inserted is the last images.inserted value this DB wrote
@@ -109,6 +110,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*DB, error) {
 	switch {
 	case strings.HasPrefix(dsn, "sqlite:"):
 		db.kind = sqliteKind
+		db.file, _ = SQLiteFile(dsn)
 		sqldb, err = openSQLite(strings.TrimPrefix(dsn, "sqlite:"))
 		if err == nil {
 			db.bun = bun.NewDB(sqldb, sqlitedialect.New())
