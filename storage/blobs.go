@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -40,7 +41,8 @@ type Blobs struct {
 	observe   ObserveFunc                                     // nil when off
 	intercept func(ctx context.Context, op, key string) error // nil when off
 	timeout   time.Duration
-	pageSize  int // List's page size; 0 for defaultListPage
+	pageSize  int    // List's page size; 0 for defaultListPage
+	dir       string // a folder's path (file://), which List walks itself
 }
 
 // defaultListPage is how many keys List asks the store for at a time.
@@ -92,7 +94,11 @@ func OpenBlobs(ctx context.Context, rawURL string) (*Blobs, error) {
 	if err != nil {
 		return nil, fmt.Errorf("storage: open blobs %s: %w", u.Redacted(), err)
 	}
-	return &Blobs{bucket: b, timeout: DefaultBlobTimeout}, nil
+	bl := &Blobs{bucket: b, timeout: DefaultBlobTimeout}
+	if u.Scheme == "file" {
+		bl.dir = filepath.FromSlash(u.Path)
+	}
+	return bl, nil
 }
 
 // SetTimeout bounds every later operation to d (DefaultBlobTimeout when d
@@ -424,37 +430,25 @@ type BlobInfo struct {
 	ModTime time.Time
 }
 
-// listPages is how many times a page of a listing is read again when a
-// file it walked vanished under it (a folder's write renames its
-// temporary file, a deletion removes one).
-const listPages = 5
-
-// listPage reads one page of a listing.
-func (b *Blobs) listPage(ctx context.Context, prefix string, token []byte, size int) ([]*blob.ListObject, []byte, error) {
-	for attempt := 1; ; attempt++ {
-		o, err := b.op(ctx, "list", prefix)
-		if err != nil {
-			return nil, nil, err
-		}
-		page, next, err := b.bucket.ListPage(o.ctx, token, size, &blob.ListOptions{Prefix: prefix})
-		err = o.wrap(err)
-		o.end()
-		if !errors.Is(err, ErrNotExist) || attempt == listPages {
-			return page, next, err
-		}
-	}
-}
-
 // List calls fn for every blob whose key starts with prefix, in key order,
 // a page at a time (each page bounded by the timeout); an error from fn
 // stops the listing and is returned.
 func (b *Blobs) List(ctx context.Context, prefix string, fn func(BlobInfo) error) error {
+	if b.dir != "" {
+		return b.listDir(ctx, prefix, fn)
+	}
 	token, size := blob.FirstPageToken, b.pageSize
 	if size <= 0 {
 		size = defaultListPage
 	}
 	for {
-		page, next, err := b.listPage(ctx, prefix, token, size)
+		o, err := b.op(ctx, "list", prefix)
+		if err != nil {
+			return err
+		}
+		page, next, err := b.bucket.ListPage(o.ctx, token, size, &blob.ListOptions{Prefix: prefix})
+		err = o.wrap(err)
+		o.end()
 		if err != nil {
 			return err
 		}

@@ -117,6 +117,19 @@ func TestListWhileWriting(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Key order, as every store lists: a folder "a" sorts as "a/".
+	for _, k := range []string{"order/a/b", "order/a-b", "order/a0"} {
+		if err := b.Put(ctx, k, []byte("o")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var order []string
+	if err := b.List(ctx, "order/", func(o storage.BlobInfo) error { order = append(order, o.Key); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(order, " ") != "order/a-b order/a/b order/a0" {
+		t.Fatalf("listed in the order %v", order)
+	}
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for w := range 2 {
