@@ -199,9 +199,16 @@ func runRestore(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	// Into PostgreSQL or MySQL: the snapshot's SQLite file goes to a
+	// temporary folder, and its rows into the database (checkRestored).
 	file, ok := storage.SQLiteFile(cfg.Database)
 	if !ok {
-		return fmt.Errorf("restore: the database is %s: vitrine restore writes a SQLite file (the embedded default)", storage.RedactURL(cfg.Database))
+		tmp, err := os.MkdirTemp("", "vitrine-restore-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		file = filepath.Join(tmp, "vitrine.db")
 	}
 	src, err := openAt(ctx, "restore", pos[0])
 	if err != nil {
@@ -232,19 +239,26 @@ func runRestore(ctx context.Context, args []string) error {
 	end()
 	blobs.Close()
 	if err == nil {
-		err = checkRestored(ctx, cfg, f.data, r)
+		err = checkRestored(ctx, cfg, f.data, file, !ok, r)
 	}
 	return summarize("restore", r, err, *asJSON)
 }
 
-// checkRestored opens the restored store (migrating it), drops the hold
-// its backup had taken and checks it as `vitrine fsck` does.
-func checkRestored(ctx context.Context, cfg *fileConfig, data string, r *storage.BackupReport) error {
+// checkRestored opens the restored store (migrating it), loads the
+// snapshot's file into its database when that is not the file (load),
+// drops the hold its backup had taken and checks it as `vitrine fsck`
+// does.
+func checkRestored(ctx context.Context, cfg *fileConfig, data, file string, load bool, r *storage.BackupReport) error {
 	st, err := openStores(ctx, cfg, data)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
+	if load {
+		if err := storage.LoadDump(ctx, file, st.db); err != nil {
+			return err
+		}
+	}
 	if err := st.db.DropHolds(ctx); err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -226,4 +227,53 @@ accessControl:
 	if three.Copied != 0 || three.Blobs > two.Blobs {
 		t.Fatalf("third backup, nothing new: copied %d of %d blobs (second: %d)", three.Copied, three.Blobs, two.Blobs)
 	}
+}
+
+// TestBackupPostgresToMariaDB backs up a store on PostgreSQL while it
+// takes uploads and restores it into an empty MariaDB database and blob
+// folder: every image acknowledged before the snapshot answers with its
+// bytes, and a database key (sealed with the shared secret) still signs.
+func TestBackupPostgresToMariaDB(t *testing.T) {
+	admin := key{Public: "admin", Private: "admin-private"}
+	common := fmt.Sprintf("secret: shared-by-both\naccessControl:\n  keys:\n    - publicKey: %s\n      privateKey: %s\n      rules: [{users: [\"*\"], group: all}]\n", admin.Public, admin.Private)
+	src := fmt.Sprintf("database: %q\nstorage: %q\n%s", postgresDSN(t), "file://"+t.TempDir(), common)
+	s := startServer(t, src)
+	out := mustCLI(t, nil, "keys", "add", "dbkey", "--users", "bob", "--group", "read-write", "--config", s.Config, "--data", s.DataDir)
+	dbKey := key{Public: "dbkey", Private: printedPrivate(t, out)}
+	bodies := map[string][]byte{}
+	for i := range 30 {
+		b := testJPEG(t, 40+i, 30, byte(i))
+		wantStatus(t, "upload", s.write(t, http.MethodPost, "/users/bob/images", b, admin), http.StatusCreated)
+		bodies[md5Hex(b)] = b
+	}
+	dest := filepath.Join(t.TempDir(), "backup")
+	one := backupCLI(t, "backup", "--json", "--config", s.Config, "--data", s.DataDir, dest)
+	if one.Error != "" || one.Blobs < 30 || !one.Until.After(one.Taken) {
+		t.Fatalf("backup of PostgreSQL: %+v", one)
+	}
+	// After the snapshot: not in it.
+	late := testPNG(t, 21, 13, 9)
+	wantStatus(t, "upload after the backup", s.write(t, http.MethodPost, "/users/bob/images", late, admin), http.StatusCreated)
+
+	dst := fmt.Sprintf("database: %q\nstorage: %q\n%s", mysqlDSN(t), "file://"+t.TempDir(), common)
+	dstFile := filepath.Join(t.TempDir(), "vitrine.yaml")
+	if err := os.WriteFile(dstFile, []byte(dst), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	data := t.TempDir()
+	r := backupCLI(t, "restore", "--json", "--config", dstFile, "--data", data, dest)
+	if r.Error != "" || r.Check == nil || r.Check.Images != 30 {
+		t.Fatalf("restore into MariaDB: %+v", r)
+	}
+	if _, _, err := runCLI(t, nil, "restore", "--config", dstFile, "--data", data, dest); err == nil {
+		t.Fatal("a second restore into the same (now full) store succeeded")
+	}
+	m := startServerData(t, dst, data)
+	for id, b := range bodies {
+		got := m.get(t, "/users/bob/images/"+id, dbKey)
+		if got.Status != http.StatusOK || !bytes.Equal(got.Body, b) {
+			t.Fatalf("restored image %s: %s", id, got)
+		}
+	}
+	wantStatus(t, "the image uploaded after the snapshot", m.get(t, "/users/bob/images/"+md5Hex(late), admin), http.StatusNotFound)
 }

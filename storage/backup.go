@@ -23,8 +23,9 @@ import (
 //	snapshots/<20261203T140501Z>/secret         the data folder's secret, when it has one
 //	snapshots/<20261203T140501Z>/manifest.json  written last: the snapshot is complete
 //
-// The database is copied with SQLite's VACUUM INTO, one read transaction,
-// while the server goes on; deletions of blobs are held meanwhile
+// The database is copied with SQLite's VACUUM INTO, one read transaction
+// (PostgreSQL and MySQL: their rows from one repeatable-read transaction
+// into an SQLite file, backupdump.go), while the server goes on; deletions of blobs are held meanwhile
 // (HoldBlobDeletions), so that every blob the snapshot names is still
 // there when the backup reads it. A second backup reads again only the
 // blobs whose key, size or time changed, and writes only those it does not
@@ -103,10 +104,6 @@ func snapshotPrefix(name string) string { return "snapshots/" + name + "/" }
 // complete (its manifest then is not written, and a later backup reuses
 // the blobs it copied).
 func Backup(ctx context.Context, db *DB, blobs *Blobs, dest *Blobs, opts BackupOptions) (*BackupReport, error) {
-	if db.kind != sqliteKind {
-		return nil, fmt.Errorf("storage: backup: the database is %s; vitrine backup snapshots SQLite (the embedded default): back up PostgreSQL with pg_dump and MySQL/MariaDB with mariadb-dump, and their blob store with its own tools: %w",
-			dbSystem(db.kind).Value.AsString(), ErrInvalid)
-	}
 	start := time.Now()
 	release, err := db.HoldBlobDeletions(ctx, time.Minute)
 	if err != nil {
@@ -123,19 +120,10 @@ func Backup(ctx context.Context, db *DB, blobs *Blobs, dest *Blobs, opts BackupO
 	}
 	defer os.RemoveAll(tmp)
 	dbFile := filepath.Join(tmp, "vitrine.db")
-	// The snapshot is VACUUM INTO's read transaction, which begins
-	// between taken and done: a change acknowledged before taken is in
-	// it, and a blob it names was written before done (before the commit
-	// that names it). The blobs' times may come from another clock (a
-	// bucket's): blobSlack more are copied, which a restore keeps as
-	// young orphans that fsck collects.
-	taken := time.Now().UTC()
-	// Why unbounded: the copy of a large database outlasts the
-	// statement timeout.
-	if _, err := db.bun.ExecContext(unbounded(ctx), "VACUUM INTO ?", dbFile); err != nil {
+	taken, until, err := snapshotDB(ctx, db, dbFile)
+	if err != nil {
 		return nil, fmt.Errorf("storage: backup: snapshot the database: %w", err)
 	}
-	until := time.Now().UTC()
 	done := until.Add(blobSlack)
 	name := taken.Format("20060102T150405.000000Z")
 	m := BackupManifest{Format: BackupFormat, Taken: taken}
@@ -165,6 +153,26 @@ func Backup(ctx context.Context, db *DB, blobs *Blobs, dest *Blobs, opts BackupO
 	}
 	r.Seconds = time.Since(start).Seconds()
 	return r, nil
+}
+
+// snapshotDB writes db at one moment, between taken and until, into the
+// SQLite file path: with VACUUM INTO, one read transaction, for SQLite;
+// through dumpSQLite for PostgreSQL and MySQL.
+func snapshotDB(ctx context.Context, db *DB, path string) (taken, until time.Time, err error) {
+	if db.kind != sqliteKind {
+		return dumpSQLite(ctx, db, path)
+	}
+	// The snapshot is VACUUM INTO's read transaction, which begins
+	// between taken and until: a change acknowledged before taken is in
+	// it, and a blob it names was written before until (before the commit
+	// that names it). The blobs' times may come from another clock (a
+	// bucket's): blobSlack more are copied, which a restore keeps as
+	// young orphans that fsck collects.
+	taken = time.Now().UTC()
+	// Why unbounded: the copy of a large database outlasts the
+	// statement timeout.
+	_, err = db.bun.ExecContext(unbounded(ctx), "VACUUM INTO ?", path)
+	return taken, time.Now().UTC(), err
 }
 
 // blobSlack is how much later than the snapshot a blob may seem to be

@@ -199,12 +199,8 @@ func cutover(ctx context.Context, src *DB, srcBlobs *Blobs, dst *DB, dstBlobs *B
 // checkDistinct refuses a copy onto its own source: a probe row and blob
 // written to the source must not show on the target.
 func checkDistinct(ctx context.Context, src *DB, srcBlobs *Blobs, dst *DB, dstBlobs *Blobs) error {
-	if v, err := src.SchemaVersion(ctx); err != nil {
+	if err := sameSchema(ctx, src, dst); err != nil {
 		return err
-	} else if w, err := dst.SchemaVersion(ctx); err != nil {
-		return err
-	} else if v != w {
-		return fmt.Errorf("storage: copy: the source's schema is version %d, the target's %d: run the same vitrine on both: %w", v, w, ErrInvalid)
 	}
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
@@ -251,6 +247,13 @@ func sourceSnapshot(ctx context.Context, src *DB, tmpDir string) (conn bun.IDB, 
 	}
 	tx, err := src.bun.BeginTx(unbounded(ctx), &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
 	if err != nil {
+		return nil, nil, err
+	}
+	// The first read fixes the transaction's snapshot (PostgreSQL's, and
+	// MySQL's read view): now, not at the first table copied.
+	var n int
+	if err := tx.QueryRowContext(ctx, "SELECT COUNT(*) FROM schema_migrations").Scan(&n); err != nil {
+		_ = tx.Rollback()
 		return nil, nil, err
 	}
 	return tx, func() { _ = tx.Rollback() }, nil

@@ -2,6 +2,7 @@ package storage_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -144,5 +145,45 @@ func TestCopyRefusesItself(t *testing.T) {
 	}
 	if _, err := storage.Copy(ctx, a, b, openDB(t, "sqlite://"+filepath.Join(t.TempDir(), "b.db"), nil), b, storage.CopyOptions{}); err == nil {
 		t.Fatal("a copy onto its own blob store succeeded")
+	}
+}
+
+// TestBackupOfServerDatabases: a backup of a PostgreSQL store holds its
+// rows as an SQLite file; restored into MySQL (LoadDump) with the same
+// secret, every row is there, sealed values open, and a restore into a
+// database that holds rows is refused.
+func TestBackupOfServerDatabases(t *testing.T) {
+	ctx := context.Background()
+	secret := []byte("one-secret")
+	pg, blobs, dest := openDB(t, storagetest.PostgresDSN(t), secret), memBlobs(t), memBlobs(t)
+	copyFixture(t, pg, blobs, 12)
+	r, err := storage.Backup(ctx, pg, blobs, dest, storage.BackupOptions{TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Blobs != 12 || !r.Until.After(r.Taken) {
+		t.Fatalf("backup of PostgreSQL: %+v", r)
+	}
+	file := filepath.Join(t.TempDir(), "vitrine.db")
+	restored := memBlobs(t)
+	if _, err := storage.Restore(ctx, dest, r.Snapshot, storage.RestoreTarget{DatabaseFile: file, Blobs: restored}, nil); err != nil {
+		t.Fatal(err)
+	}
+	my := openDB(t, storagetest.MySQLDSN(t), secret)
+	if err := storage.LoadDump(ctx, file, my); err != nil {
+		t.Fatal(err)
+	}
+	cmp, err := storage.Copy(ctx, pg, blobs, my, restored, storage.CopyOptions{TempDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := cmp.Passes[0]; p.Inserted+p.Updated+p.Deleted+p.CopiedBlobs != 0 {
+		t.Fatalf("the restored store differs from the source: %+v", p)
+	}
+	if k, err := my.Key(ctx, "copier"); err != nil || k.PrivateKey != "copier-private" {
+		t.Fatalf("restored key %+v, %v", k, err)
+	}
+	if err := storage.LoadDump(ctx, file, my); err == nil || !errors.Is(err, storage.ErrInvalid) {
+		t.Fatalf("a restore into a database that holds rows: %v", err)
 	}
 }
