@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -438,24 +437,12 @@ func (db *DB) HoldBlobDeletions(ctx context.Context, lease time.Duration) (relea
 	if _, err := db.bun.NewInsert().Model(&row).Exec(ctx); err != nil {
 		return nil, fmt.Errorf("storage: hold blob deletions: %w", err)
 	}
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		tick := time.NewTicker(lease / 3)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-				_, _ = db.bun.NewUpdate().Model((*queueRow)(nil)).Set("due = ?", time.Now().Add(lease).UnixMicro()).
-					Where("id = ?", row.ID).Exec(context.WithoutCancel(ctx))
-			}
-		}
+	stop := renewing(lease/3, func() {
+		_, _ = db.bun.NewUpdate().Model((*queueRow)(nil)).Set("due = ?", time.Now().Add(lease).UnixMicro()).
+			Where("id = ?", row.ID).Exec(context.WithoutCancel(ctx))
 	})
 	return func() {
-		close(stop)
-		wg.Wait()
+		stop()
 		_, _ = db.bun.NewDelete().Model((*queueRow)(nil)).Where("id = ?", row.ID).Exec(context.WithoutCancel(ctx))
 	}, nil
 }

@@ -138,22 +138,30 @@ func (db *DB) PauseWrites(ctx context.Context, lease time.Duration) (*WritePause
 	if err := db.setState(ctx, statePause, p.ID, time.Now().Add(lease)); err != nil {
 		return nil, err
 	}
+	p.stop = renewing(lease/3, func() {
+		_ = db.setState(context.WithoutCancel(ctx), statePause, p.ID, time.Now().Add(lease))
+	})
+	return p, nil
+}
+
+// renewing calls renew every period until stop, which waits for the
+// last call to end (and may be called more than once).
+func renewing(period time.Duration, renew func()) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		tick := time.NewTicker(lease / 3)
+		tick := time.NewTicker(period)
 		defer tick.Stop()
 		for {
 			select {
 			case <-done:
 				return
 			case <-tick.C:
-				_ = db.setState(context.WithoutCancel(ctx), statePause, p.ID, time.Now().Add(lease))
+				renew()
 			}
 		}
 	})
-	p.stop = sync.OnceFunc(func() { close(done); wg.Wait() })
-	return p, nil
+	return sync.OnceFunc(func() { close(done); wg.Wait() })
 }
 
 // Wait returns once every live instance has acknowledged the pause, or
