@@ -414,7 +414,7 @@ func (a *App) startWorkers(ctx context.Context) error {
 		a.workers.start(ctx, w.run)
 	}
 	a.workers.start(ctx, a.fh.ReloadOnHUP)
-	a.workers.start(ctx, func(ctx context.Context) { watchWrites(ctx, a.st.db, a.deps.Writes, a.sync.instance(), a.log) })
+	a.workers.start(ctx, watchWrites(ctx, a.st.db, a.deps.Writes, a.sync.instance(), a.log))
 	return nil
 }
 

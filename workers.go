@@ -361,17 +361,18 @@ func erasureWorker(db *storage.DB, blobs *storage.Blobs, p storage.ErasurePass, 
 }
 
 // watchWrites keeps the instance's write gate in step with the store's
-// write state (storage's write pause, `vitrine copy --cutover`): it polls
-// the state every writePoll, acknowledges a pause once the writes admitted
-// before it have ended, and says every heartbeat that the instance serves
-// the store, until ctx ends (then that it serves no more).
-func watchWrites(ctx context.Context, db *storage.DB, g *api.WriteGate, instance string, log *slog.Logger) {
+// write state (storage's write pause, `vitrine copy --cutover`): it says
+// that the instance serves the store and reads the state once before it
+// returns (before the instance serves: a write cannot slip past a pause
+// it has not seen), then its loop polls the state every writePoll,
+// acknowledges a pause once the writes admitted before it have ended, and
+// renews the heartbeat, until ctx ends (then it says the instance serves
+// no more).
+func watchWrites(ctx context.Context, db *storage.DB, g *api.WriteGate, instance string, log *slog.Logger) func(context.Context) {
 	const writePoll, beat = 250 * time.Millisecond, 5 * time.Second
-	tick := time.NewTicker(writePoll)
-	defer tick.Stop()
 	var lastBeat time.Time
 	acked := ""
-	for {
+	step := func(ctx context.Context) {
 		if time.Since(lastBeat) >= beat {
 			if err := db.Heartbeat(ctx, instance, 3*beat); err == nil {
 				lastBeat = time.Now()
@@ -388,11 +389,19 @@ func watchWrites(ctx context.Context, db *storage.DB, g *api.WriteGate, instance
 				}
 			}
 		}
-		select {
-		case <-ctx.Done():
-			_ = db.Leave(context.WithoutCancel(ctx), instance)
-			return
-		case <-tick.C:
+	}
+	step(ctx)
+	return func(ctx context.Context) {
+		tick := time.NewTicker(writePoll)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				_ = db.Leave(context.WithoutCancel(ctx), instance)
+				return
+			case <-tick.C:
+				step(ctx)
+			}
 		}
 	}
 }

@@ -20,8 +20,9 @@ import (
 // Copy (vitrine copy) makes a store (database and blob store) a copy of
 // another, while the source serves:
 //
-//   - a pass reads the source's rows at one moment (SQLite: VACUUM INTO a
-//     temporary file; PostgreSQL and MySQL: a repeatable-read
+//   - a pass reads the source's rows at one moment (SQLite: a read
+//     transaction on a connection of its own, which in WAL mode does not
+//     hold back the writers; PostgreSQL and MySQL: a repeatable-read
 //     transaction), compares them row by row with the target's (each
 //     row's values normalized across dialects, sealed columns compared in
 //     the clear and sealed again with the target's secret), writes what
@@ -54,7 +55,8 @@ type CopyOptions struct {
 	BytesPerSecond int64
 	// Workers copy blobs at once (default 4).
 	Workers int
-	// TempDir holds an SQLite source's snapshot (default: the system's).
+	// TempDir holds the snapshot of an SQLite source in memory (default:
+	// the system's).
 	TempDir string
 	// Progress, when set, is told how each phase advances.
 	Progress func(phase string, done, total int64)
@@ -305,7 +307,7 @@ func syncBlobs(ctx context.Context, src, dst *Blobs, final bool, opts CopyOption
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	throttle := newThrottle(opts.BytesPerSecond)
-	for range max(opts.Workers, 4) {
+	for range cmp.Or(opts.Workers, 4) {
 		wg.Go(func() {
 			for o := range jobs {
 				n, err := copyBlob(ctx, src, dst, o.Key, throttle)
