@@ -168,7 +168,7 @@ func cutover(ctx context.Context, src *DB, srcBlobs *Blobs, dst *DB, dstBlobs *B
 	missing, err := p.Wait(ctx, wait)
 	r.PauseWaitSeconds = time.Since(paused).Seconds()
 	if err == nil && len(missing) > 0 {
-		err = fmt.Errorf("storage: copy: instances still writing after %s: %v (their writes in flight had not ended; try again)", wait, missing)
+		err = fmt.Errorf("storage: copy: instances that did not stop their writes within %s: %v (a write still in flight, or an instance stopped or stalled; its heartbeat expires 15s after the last): the source takes writes again; try again", wait, missing)
 	}
 	if err != nil {
 		return errors.Join(err, p.Release(ctx))

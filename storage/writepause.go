@@ -164,10 +164,14 @@ func renewing(period time.Duration, renew func()) (stop func()) {
 	return sync.OnceFunc(func() { close(done); wg.Wait() })
 }
 
-// Wait returns once every live instance has acknowledged the pause, or
-// when timeout has passed: missing then names those that have not.
+// Wait returns once every instance live at the first look (or since) has
+// acknowledged the pause, or when timeout has passed: missing then names
+// those that have not. One that stops renewing its heartbeat meanwhile
+// (stopped, or stalled with a write in flight) stays missing: the pause
+// cannot know whether it will still finish that write.
 func (p *WritePause) Wait(ctx context.Context, timeout time.Duration) (missing []string, err error) {
 	end := time.Now().Add(timeout)
+	waiting := map[string]bool{}
 	for {
 		var rows []stateRow
 		err := p.db.bun.NewSelect().Model(&rows).
@@ -176,25 +180,27 @@ func (p *WritePause) Wait(ctx context.Context, timeout time.Duration) (missing [
 		if err != nil {
 			return nil, fmt.Errorf("storage: wait for the instances: %w", err)
 		}
-		acked := map[string]bool{}
+		for _, r := range rows {
+			if inst, ok := strings.CutPrefix(r.Name, stateInstance); ok {
+				waiting[inst] = true
+			}
+		}
 		for _, r := range rows {
 			if inst, ok := strings.CutPrefix(r.Name, stateAck+p.ID+"/"); ok {
-				acked[inst] = true
+				delete(waiting, inst)
 			}
 		}
-		missing = missing[:0]
-		for _, r := range rows {
-			if inst, ok := strings.CutPrefix(r.Name, stateInstance); ok && !acked[inst] {
+		if len(waiting) == 0 || time.Now().After(end) {
+			missing = missing[:0]
+			for inst := range waiting {
 				missing = append(missing, inst)
 			}
-		}
-		if len(missing) == 0 || time.Now().After(end) {
 			slices.Sort(missing)
 			return missing, nil
 		}
 		select {
 		case <-ctx.Done():
-			return missing, ctx.Err()
+			return nil, ctx.Err()
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
