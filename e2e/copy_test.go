@@ -314,6 +314,14 @@ accessControl:
 		n, atKill, cut.Passes, cut.PauseSeconds, load.paused.Load(), load.moved.Load(), load.acked.Load(), *cut.Compare)
 	r := s.get(t, "/users/"+user+"/images/"+seeded[0], admin)
 	wantStatus(t, "a read from the moved source", r, http.StatusOK)
+	// A sample of renders, to compare with the copy's.
+	renders := map[string][]byte{}
+	for i, id := range seeded[:10] {
+		path := fmt.Sprintf("/users/%s/images/%s.png?t[]=thumbnail:width=%d&t[]=desaturate", user, id, 20+i)
+		got := s.get(t, path, admin)
+		wantStatus(t, "a render from the moved source", got, http.StatusOK)
+		renders[path] = got.Body
+	}
 	s.Stop()
 
 	// An instance on the copy serves every acknowledged change.
@@ -324,6 +332,11 @@ accessControl:
 	}
 	for _, id := range shorts {
 		wantStatus(t, "short URL on the copy", c.do(t, http.MethodGet, "/s/"+id, nil, nil), http.StatusOK)
+	}
+	for path, want := range renders {
+		if got := c.get(t, path, admin); got.Status != http.StatusOK || !bytes.Equal(got.Body, want) {
+			t.Fatalf("render %s on the copy: %d, %d bytes; the source rendered %d", path, got.Status, len(got.Body), len(want))
+		}
 	}
 	wantStatus(t, "the database key on the copy (sealed again with the copy's secret)", c.get(t, "/users/"+user+"/images/"+seeded[0], dbKey), http.StatusOK)
 	hooks := c.get(t, "/webhooks", admin)
