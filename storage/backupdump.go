@@ -32,11 +32,7 @@ func dumpSQLite(ctx context.Context, db *DB, path string) (taken, until time.Tim
 		return taken, until, err
 	}
 	defer done()
-	diffs, err := diffTables(ctx, conn, db, out, nil)
-	if err == nil {
-		err = applyDiffs(unbounded(ctx), out, diffs, &CopyPass{}, nil)
-	}
-	return taken, until, err
+	return taken, until, syncTables(unbounded(ctx), conn, db, out, &CopyPass{}, nil)
 }
 
 // sameSchema refuses a copy between databases at different schema
@@ -80,11 +76,7 @@ func LoadDump(ctx context.Context, path string, dst *DB) error {
 			return fmt.Errorf("storage: restore: the target database's %s holds %d rows: restore into an empty database: %w", t, n, ErrInvalid)
 		}
 	}
-	diffs, err := diffTables(ctx, dump.bun, dump, dst, nil)
-	if err == nil {
-		err = applyDiffs(unbounded(ctx), dst, diffs, &CopyPass{}, nil)
-	}
-	if err != nil {
+	if err := syncTables(unbounded(ctx), dump.bun, dump, dst, &CopyPass{}, nil); err != nil {
 		return fmt.Errorf("storage: restore: %w", err)
 	}
 	return nil

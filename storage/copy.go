@@ -39,8 +39,9 @@ import (
 //     checks that nothing differs, and the source is marked moved: it
 //     serves reads and refuses writes until its instances run on the copy.
 //
-// The row comparison holds one side's keys and hashes in memory (about
-// 100 bytes a row), and the rows that differ.
+// The row comparison holds one table at a time: the target's keys and
+// hashes (about 100 bytes a row) and the source's rows that differ (on a
+// first pass, all of that table's).
 
 // CopyOptions are a copy's inputs besides the stores.
 type CopyOptions struct {
@@ -273,11 +274,7 @@ func copyPass(ctx context.Context, src *DB, srcBlobs *Blobs, dst *DB, dstBlobs *
 		return fmt.Errorf("storage: copy: %w", err)
 	}
 	defer done()
-	diffs, err := diffTables(ctx, conn, src, dst, opts.Progress)
-	if err != nil {
-		return fmt.Errorf("storage: copy: %w", err)
-	}
-	if err := applyDiffs(ctx, dst, diffs, &p, opts.Progress); err != nil {
+	if err := syncTables(ctx, conn, src, dst, &p, opts.Progress); err != nil {
 		return fmt.Errorf("storage: copy: %w", err)
 	}
 	listed, err := syncBlobs(ctx, srcBlobs, dstBlobs, final, opts, &p, r)
@@ -364,7 +361,7 @@ const compareSample = 200
 // sizes, and the SHA-256 of a sample of blobs on both sides.
 func compareStores(ctx context.Context, conn bun.IDB, src, dst *DB, srcBlobs, dstBlobs *Blobs, listed map[string]int64) (*CopyCompare, error) {
 	c := &CopyCompare{Blobs: int64(len(listed))}
-	diffs, err := diffTables(ctx, conn, src, dst, nil)
+	diffs, err := diffTables(ctx, conn, src, dst)
 	if err != nil {
 		return nil, err
 	}

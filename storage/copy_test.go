@@ -31,6 +31,9 @@ func copyFixture(t *testing.T, db *storage.DB, blobs *storage.Blobs, n int) {
 			t.Fatal(err)
 		}
 	}
+	if err := db.InsertShortURL(ctx, storage.ShortURL{ID: "s0", User: "u", Image: "img0", Extension: "png"}); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := db.CreateKey(ctx, storage.Key{PublicKey: "copier", PrivateKey: "copier-private"},
 		[]storage.Rule{{Resources: []string{"image.get"}, Users: []string{"u"}}}); err != nil {
 		t.Fatal(err)
@@ -83,6 +86,18 @@ func TestCopyAcrossDialects(t *testing.T) {
 		if err := src.db.DeleteImage(ctx, "u", "img2"); err != nil {
 			t.Fatal(err)
 		}
+		// A short URL made again: a new id, the same unique lookup.
+		old, err := src.db.FindShortURL(ctx, "u", "img0", "png", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := src.db.DeleteShortURL(ctx, "u", "img0", old.ID); err != nil {
+			t.Fatal(err)
+		}
+		short := fmt.Sprint("s", i)
+		if err := src.db.InsertShortURL(ctx, storage.ShortURL{ID: short, User: "u", Image: "img0", Extension: "png"}); err != nil {
+			t.Fatal(err)
+		}
 		opts.Cutover, opts.Target = true, fmt.Sprint("hop ", i)
 		cut, err := storage.Copy(ctx, src.db, src.blobs, dst.db, dst.blobs, opts)
 		if err != nil {
@@ -114,6 +129,9 @@ func TestCopyAcrossDialects(t *testing.T) {
 		md, err := dst.db.Metadata(ctx, "u", "img1")
 		if err != nil || md["changed"] != true {
 			t.Fatalf("hop %d: metadata %v, %v", i, md, err)
+		}
+		if u, err := dst.db.ShortURL(ctx, short); err != nil || u.Image != "img0" {
+			t.Fatalf("hop %d: the short URL made again: %+v, %v", i, u, err)
 		}
 		if _, err := dst.db.Image(ctx, "u", "img2"); err == nil {
 			t.Fatalf("hop %d: the image deleted on the source is on the target", i)
