@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/vitrine/vitrine/storage"
 	"github.com/vitrine/vitrine/storage/storagetest"
@@ -130,6 +131,13 @@ func TestListWhileWriting(t *testing.T) {
 	if strings.Join(order, " ") != "order/a-b order/a/b order/a0" {
 		t.Fatalf("listed in the order %v", order)
 	}
+	// The time fn takes is not the store's: a slow consumer is not a
+	// silent folder.
+	b.SetTimeout(50 * time.Millisecond)
+	if err := b.List(ctx, "order/", func(storage.BlobInfo) error { time.Sleep(100 * time.Millisecond); return nil }); err != nil {
+		t.Fatalf("a listing whose consumer outlasts the timeout: %v", err)
+	}
+	b.SetTimeout(storage.DefaultBlobTimeout)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for w := range 2 {

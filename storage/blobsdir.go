@@ -22,20 +22,25 @@ func (b *Blobs) listDir(ctx context.Context, prefix string, fn func(BlobInfo) er
 		return err
 	}
 	defer o.end()
+	// The bound runs while the folder is read, not while fn runs (fn may
+	// wait on a consumer, as a copy's does on its workers).
+	o.timer.Stop()
 	start := ""
 	if i := strings.LastIndex(prefix, "/"); i >= 0 {
 		start = prefix[:i+1]
 	}
-	return o.wrap(b.walkDir(o.ctx, start, prefix, fn))
+	return o.wrap(b.walkDir(o, start, prefix, fn))
 }
 
 // walkDir lists the folder of keys starting with dir ("" or ending in
 // "/").
-func (b *Blobs) walkDir(ctx context.Context, dir, prefix string, fn func(BlobInfo) error) error {
-	if err := ctx.Err(); err != nil {
+func (b *Blobs) walkDir(o *blobOp, dir, prefix string, fn func(BlobInfo) error) error {
+	if err := o.ctx.Err(); err != nil {
 		return err
 	}
+	answered := o.waiting()
 	entries, err := os.ReadDir(filepath.Join(b.dir, filepath.FromSlash(dir)))
+	answered()
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	} else if err != nil {
@@ -58,13 +63,15 @@ func (b *Blobs) walkDir(ctx context.Context, dir, prefix string, fn func(BlobInf
 		switch {
 		case x.e.IsDir():
 			if strings.HasPrefix(x.key, prefix) || strings.HasPrefix(prefix, x.key) {
-				if err := b.walkDir(ctx, x.key, prefix, fn); err != nil {
+				if err := b.walkDir(o, x.key, prefix, fn); err != nil {
 					return err
 				}
 			}
 		case strings.HasSuffix(x.key, ".attrs") || !strings.HasPrefix(x.key, prefix):
 		default:
+			answered := o.waiting()
 			fi, err := x.e.Info()
+			answered()
 			if errors.Is(err, fs.ErrNotExist) {
 				continue // gone since the folder was read
 			} else if err != nil {
