@@ -83,6 +83,7 @@ test-deps: deps
 	[ -x /usr/bin/convert ] || need="$$need imagemagick"; \
 	command -v redis-server >/dev/null || need="$$need redis-server"; \
 	command -v butteraugli_main >/dev/null || need="$$need libjxl-devtools"; \
+	command -v ffmpeg >/dev/null || need="$$need ffmpeg"; \
 	[ -d /usr/share/backgrounds/gnome ] || need="$$need gnome-backgrounds"; \
 	[ -d /usr/share/backgrounds/mate/nature ] || need="$$need mate-backgrounds"; \
 	[ -f /usr/lib/wasm32-wasi/libc.a ] || need="$$need wasi-libc"; \

@@ -24,6 +24,8 @@ type upload struct {
 	err  error
 	// info is the checked type and size of data (nil until checked).
 	info *engine.Info
+	// poster is a video's poster as the engine chose it (video.go).
+	poster []byte
 	// metadata is what listeners set for the new image.
 	metadata map[string]any
 	// source is the URL the image was fetched from (an upload by URL,
@@ -80,7 +82,12 @@ func (c *call) uploadInfo(ctx context.Context) (engine.Info, error) {
 	if len(data) == 0 {
 		return engine.Info{}, coded(http.StatusBadRequest, codeNoImageAttached, "No image attached")
 	}
-	info, err := c.s.engine.Inspect(ctx, data)
+	var info engine.Info
+	if _, video := engine.VideoType(data); video {
+		info, c.upload.poster, err = c.s.engine.InspectVideo(ctx, data)
+	} else if err = c.s.checkImageSize(data); err == nil {
+		info, err = c.s.engine.Inspect(ctx, data)
+	}
 	if err != nil {
 		return engine.Info{}, err
 	}

@@ -220,6 +220,13 @@ func (s *Server) render(ctx context.Context, img storage.Image, chain engine.Cha
 		// those its search finds.
 		Qualities: s.qualitiesOf(img),
 	}
+	if isVideo(img) {
+		res, source, err := s.renderVideo(ctx, img, req)
+		if err != nil {
+			return variant{}, err
+		}
+		return renderedVariant(res, source), nil
+	}
 	source := "original"
 	v, ok := s.pickVariation(ctx, img, chain, req.Env)
 	var res *engine.Result
@@ -245,17 +252,21 @@ func (s *Server) render(ctx context.Context, img storage.Image, chain engine.Cha
 	if err != nil {
 		return variant{}, err
 	}
-	// The output's dimensions go out as <prefix>-OutputWidth and
-	// -OutputHeight, so a client learns them without decoding the bytes;
-	// <prefix>-Source says whether a stored variation or the original was
-	// decoded.
+	return renderedVariant(res, source), nil
+}
+
+// renderedVariant is a render's variant. The output's dimensions go out as
+// <prefix>-OutputWidth and -OutputHeight, so a client learns them without
+// decoding the bytes; <prefix>-Source says whether a stored variation, the
+// original or a video's poster was decoded.
+func renderedVariant(res *engine.Result, source string) variant {
 	headers := maps.Clone(res.Headers)
 	if headers == nil {
 		headers = map[string]string{}
 	}
 	headers["OutputWidth"], headers["OutputHeight"] = strconv.Itoa(res.Width), strconv.Itoa(res.Height)
 	headers["Source"] = source
-	return variant{Mime: res.Mime, Headers: headers, Data: res.Data}, nil
+	return variant{Mime: res.Mime, Headers: headers, Data: res.Data}
 }
 
 // pickVariation returns the stored variation of img the chain may render

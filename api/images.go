@@ -15,7 +15,7 @@ import (
 
 // imageFields is the fixed key order of listing entries.
 var imageFields = append([]string{"added", "updated", "checksum", "originalChecksum", "extension", "size",
-	"width", "height", "mime", "mimeType", "imageIdentifier", "user", "metadata"}, propertyFields...)
+	"width", "height", "mime", "mimeType", "imageIdentifier", "user", "metadata", "video"}, propertyFields...)
 
 // object is a JSON object that keeps its key order.
 type object struct {
@@ -57,6 +57,9 @@ func imageEntry(img storage.Image, fields []string, withMetadata, similar bool) 
 		"user": img.User,
 	}
 	propertyValues(img, similar, vals)
+	if v := img.Video; v != nil {
+		vals["video"] = VideoEntry{Duration: v.Duration, FPS: v.FPS, Codec: v.Codec}
+	}
 	if withMetadata {
 		md := img.Metadata
 		if md == nil {
@@ -225,7 +228,8 @@ func (s *Server) storeImage(ctx context.Context, u *pendingUpload) (bool, error)
 		s.release(ctx, res)
 		return false, fmt.Errorf("store image %s/%s: %w", img.User, img.Identifier, err)
 	}
-	created, err := s.images.CommitImage(ctx, img, res, s.builder.Wants(img.Width, img.Height, img.Size))
+	// A video's one variation is its poster, stored once it is committed.
+	created, err := s.images.CommitImage(ctx, img, res, !isVideo(*img) && s.builder.Wants(img.Width, img.Height, img.Size))
 	if err != nil {
 		s.release(ctx, res)
 		return false, err
@@ -235,6 +239,7 @@ func (s *Server) storeImage(ctx context.Context, u *pendingUpload) (bool, error)
 	} else {
 		s.usage.Add(storage.MetricUploads, img.User, 1)
 		s.usage.Add(storage.MetricUploadBytes, img.User, img.Size)
+		s.storePoster(ctx, *img, u.call.upload.poster)
 		s.builder.Wake() // its variation job, if it has one
 	}
 	return created, nil

@@ -100,7 +100,7 @@ var extOfMime = map[string]string{
 	"image/jpeg": "jpg", "image/png": "png", "image/gif": "gif",
 	"image/webp": "webp", "image/avif": "avif", "image/tiff": "tif",
 	"image/heic": "heic", "image/jxl": "jxl", "image/svg+xml": "svg",
-	"application/pdf": "pdf",
+	"application/pdf": "pdf", "video/mp4": "mp4", "video/quicktime": "mov", "video/webm": "webm",
 }
 
 // outputFormat picks the output extension for an image response: the path

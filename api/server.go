@@ -113,9 +113,11 @@ type Server struct {
 	// chooses from.
 	builder    VariationBuilder
 	variations variationStore
-	flight     flight
-	draining   atomic.Bool
-	readiness  func() []string
+	// videos keeps the posters of videos (video.go).
+	videos    videoStore
+	flight    flight
+	draining  atomic.Bool
+	readiness func() []string
 	// webhooks is nil while webhooks are off; guard checks their URLs.
 	webhooks  webhookStore
 	guard     *outbound.Guard
@@ -165,6 +167,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		engine: d.Engine, filters: d.Filters, deploys: d.DB, log: d.Logger, now: d.Now, Bus: &Bus{},
 		metrics: d.Metrics, accessLog: d.AccessLog, usage: d.Usage, limits: d.RateLimits, sinks: d.Sinks, ids: newRequestIDs()}
 	s.acl = newAccessControl(cfg.AccessControl, d.DB)
+	s.videos = videoStore{db: d.DB, blobs: d.Blobs}
 	s.blocklist = &blocklist{store: d.DB, now: d.Now}
 	s.readiness = d.Readiness
 	if d.Webhooks != nil {

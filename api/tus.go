@@ -78,10 +78,11 @@ func newTus(s *Server, parts *storage.Resumable) (*tus, error) {
 	// The lock is per instance; between instances, a part is created only
 	// if no other request created it first (storage.Resumable).
 	memorylocker.New().UseIn(composer)
+	maxUpload, _ := s.uploadLimit()
 	h, err := tusd.NewUnroutedHandler(tusd.Config{
 		StoreComposer:             composer,
 		BasePath:                  "/",
-		MaxSize:                   s.cfg.Limits.MaxBodyBytes,
+		MaxSize:                   maxUpload,
 		DisableDownload:           true,
 		DisableConcatenation:      true,
 		Cors:                      &tusd.CorsConfig{Disable: true},
@@ -153,7 +154,8 @@ func (s *Server) serveTusOptions(c *call) error {
 	h.Set("Tus-Resumable", "1.0.0")
 	h.Set("Tus-Version", "1.0.0")
 	h.Set("Tus-Extension", s.tus.h.SupportedExtensions()+",expiration")
-	h.Set("Tus-Max-Size", strconv.FormatInt(s.cfg.Limits.MaxBodyBytes, 10))
+	limit, _ := s.uploadLimit()
+	h.Set("Tus-Max-Size", strconv.FormatInt(limit, 10))
 	c.w.WriteHeader(http.StatusNoContent)
 	return nil
 }
@@ -212,7 +214,7 @@ func (t *tus) check(c *call) (storage.UploadInfo, error) {
 // limit is the largest upload the call may create, and the setting that
 // says so.
 func (t *tus) limit(c *call) (int64, string) {
-	limit, what := t.s.cfg.Limits.MaxBodyBytes, "limits.maxBodyBytes"
+	limit, what := t.s.uploadLimit()
 	if c.token != nil && c.token.MaxBytes < limit {
 		limit, what = c.token.MaxBytes, "the upload token's maxBytes"
 	}

@@ -24,6 +24,8 @@ type ImageEntry struct {
 	Updated          string `json:"updated"`
 	// Metadata is set with metadata=1.
 	Metadata json.RawMessage `json:"metadata"`
+	// Video is set for a video (uploads.video).
+	Video *VideoEntry `json:"video"`
 	// What the analysis at upload learnt (absent for images not analysed;
 	// see engine/README.md "Image analysis").
 	BlurHash     string   `json:"blurhash"`
@@ -33,6 +35,15 @@ type ImageEntry struct {
 	PHash        string   `json:"phash"`
 	// Distance is set in similar-image listings only.
 	Distance *int `json:"distance"`
+}
+
+// VideoEntry is what a video's header said at upload: its duration in
+// seconds, its average frame rate and its codec (h264, hevc, av1, vp8,
+// vp9). Its width and height are the entry's, after the display rotation.
+type VideoEntry struct {
+	Duration float64 `json:"duration"`
+	FPS      float64 `json:"fps"`
+	Codec    string  `json:"codec"`
 }
 
 // Listing is a page of images.

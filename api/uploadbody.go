@@ -3,6 +3,7 @@ package api
 import (
 	"errors"
 	"fmt"
+	"github.com/vitrine/vitrine/engine"
 	"io"
 	"mime"
 	"mime/multipart"
@@ -18,18 +19,19 @@ const formSlack = 64 << 10
 
 // readUpload reads the upload of images.post: the body itself or, for a
 // multipart/form-data body (a plain HTML form), its one file, capped at
-// limits.maxBodyBytes and, with an upload token, at the token's maxBytes;
+// limits.maxBodyBytes (uploads.videoMaxBytes when videos are on and it is
+// larger) and, with an upload token, at the token's maxBytes;
 // with a token, the upload's type and pixels are then checked against its
 // policy from the header, before anything is decoded.
 func (c *call) readUpload() ([]byte, error) {
-	limit := c.s.cfg.Limits.MaxBodyBytes
-	t := c.token
+	most, _ := c.s.uploadLimit()
+	limit, t := most, c.token
 	if t != nil {
 		limit = min(limit, t.MaxBytes)
 	}
 	data, err := readImageBody(c, limit)
 	if err != nil {
-		if t != nil && t.MaxBytes < c.s.cfg.Limits.MaxBodyBytes && httpError(err).Status == http.StatusRequestEntityTooLarge {
+		if t != nil && t.MaxBytes < most && httpError(err).Status == http.StatusRequestEntityTooLarge {
 			return nil, errorf(http.StatusRequestEntityTooLarge, "Image too large for the upload token: it allows at most %d bytes", t.MaxBytes)
 		}
 		return nil, err
@@ -44,8 +46,13 @@ func (c *call) tokenAllows(data []byte) ([]byte, error) {
 	if t == nil || len(data) == 0 {
 		return data, nil
 	}
-	info, err := c.s.engine.Probe(data)
-	if err != nil {
+	var info engine.Info
+	var err error
+	if ext, video := engine.VideoType(data); video {
+		// The header is read with the rest of the video's checks
+		// (uploadInfo); the token's type is checked here.
+		info.Ext = ext
+	} else if info, err = c.s.engine.Probe(data); err != nil {
 		return nil, err
 	}
 	if !slices.Contains(t.Formats, info.Ext) {

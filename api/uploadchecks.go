@@ -85,6 +85,7 @@ func (s *Server) readUpload(ctx context.Context, u *pendingUpload) error {
 		User: c.params["user"], Identifier: id, Size: int64(len(data)), Extension: info.Ext, Mime: info.Mime,
 		Width: info.Width, Height: info.Height, Frames: info.Frames, Checksum: id, OriginalChecksum: orig,
 		Added: s.now().UTC(), Updated: s.now().UTC(), Metadata: c.upload.metadata, Source: c.upload.source,
+		Video: videoOf(info),
 	}
 	if c.token != nil {
 		u.img.UploadToken = c.token.ID
@@ -141,7 +142,7 @@ func (s *Server) analyzeUpload(ctx context.Context, u *pendingUpload) error {
 		return nil
 	}
 	img := &u.img
-	props, tags, err := s.Analyze(ctx, u.data)
+	props, tags, err := s.Analyze(ctx, u.picture())
 	if err != nil {
 		s.log.Warn("analysis failed; the image is stored without properties", "user", img.User, "image", img.Identifier, "err", err)
 	}
@@ -162,7 +163,7 @@ func (s *Server) analyzeUpload(ctx context.Context, u *pendingUpload) error {
 // already, which is not analysed), computed for the check alone. No twin,
 // as for the checksums.
 func (s *Server) refuseBlockedHash(ctx context.Context, u *pendingUpload) error {
-	return s.checkBlockedHash(ctx, u.img.Properties, u.data)
+	return s.checkBlockedHash(ctx, u.img.Properties, u.picture())
 }
 
 // refuseNearDuplicate answers 409 when analysis.rejectNearDuplicates is

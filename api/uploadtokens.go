@@ -103,7 +103,8 @@ func jsonKind(field string) string {
 // defaults: the record to store, without its id, hash and times.
 func (s *Server) tokenPolicy(req UploadTokenRequest) (storage.UploadToken, time.Duration, error) {
 	ecfg := s.engine.Config()
-	p := storage.UploadToken{Uses: 1, MaxBytes: s.cfg.Limits.MaxBodyBytes, MaxPixels: ecfg.MaxPixels,
+	maxBytes, what := s.uploadLimit()
+	p := storage.UploadToken{Uses: 1, MaxBytes: maxBytes, MaxPixels: ecfg.MaxPixels,
 		Formats: slices.Clone(ecfg.Uploads.Formats)}
 	ttl := min(defaultTokenTTL, s.cfg.Uploads.TokenMaxTTL)
 	bad := func(format string, args ...any) error {
@@ -117,7 +118,7 @@ func (s *Server) tokenPolicy(req UploadTokenRequest) (storage.UploadToken, time.
 	}
 	if req.MaxBytes != nil {
 		if *req.MaxBytes < 1 || *req.MaxBytes > p.MaxBytes {
-			return p, 0, bad("maxBytes must be from 1 to %d (limits.maxBodyBytes), got %d", p.MaxBytes, *req.MaxBytes)
+			return p, 0, bad("maxBytes must be from 1 to %d (%s), got %d", p.MaxBytes, what, *req.MaxBytes)
 		}
 		p.MaxBytes = *req.MaxBytes
 	}

@@ -93,6 +93,9 @@ func (e *Engine) ParseChainHints(ts []string, h Hints) (Chain, error) {
 	if err := used.check(ts); err != nil {
 		return Chain{}, err
 	}
+	if err := c.checkVideoSteps(); err != nil {
+		return Chain{}, err
+	}
 	return c, nil
 }
 

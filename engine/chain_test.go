@@ -199,8 +199,8 @@ func TestChainNeedsMetadata(t *testing.T) {
 func TestRegistryHasEveryTransformation(t *testing.T) {
 	t.Parallel()
 	want := strings.Fields(`autoRotate blur border canvas compress contrast convert crop desaturate drawPois
-		flipHorizontally flipVertically histogram icc level maxSize modulate progressive resize rotate sepia
-		sharpen smartSize strip text thumbnail transpose transverse vignette watermark`)
+		flipHorizontally flipVertically frame histogram icc level maxSize modulate progressive resize rotate sepia
+		preview sharpen smartSize sprite strip text thumbnail transpose transverse vignette watermark`)
 	r := NewRegistry()
 	for _, name := range want {
 		if _, ok := r.Lookup(name); !ok {

@@ -88,6 +88,8 @@ type Uploads struct {
 	// PDFDPI is the resolution PDF pages are rendered at (default 150, at
 	// most 600); the size limits apply to the rendered page.
 	PDFDPI int `yaml:"pdfDPI"`
+	// VideoUploads are the `uploads.video*` keys (videoconfig.go).
+	VideoUploads `yaml:",inline"`
 }
 
 // OutputPolicy is the policy for transformed and converted images.
@@ -223,7 +225,7 @@ func (c Config) withDefaults() Config {
 	for _, o := range []struct {
 		ext string
 		on  bool
-	}{{"svg", c.Uploads.SVG}, {"pdf", c.Uploads.PDF}} {
+	}{{"svg", c.Uploads.SVG}, {"pdf", c.Uploads.PDF}, {"mp4", c.Uploads.Video}, {"mov", c.Uploads.Video}, {"webm", c.Uploads.Video}} {
 		if o.on && !slices.Contains(c.Uploads.Formats, o.ext) {
 			c.Uploads.Formats = append(c.Uploads.Formats, o.ext)
 		}
@@ -231,6 +233,7 @@ func (c Config) withDefaults() Config {
 	if c.Uploads.PDFDPI == 0 {
 		c.Uploads.PDFDPI = DefaultPDFDPI
 	}
+	c.Uploads.VideoUploads = c.Uploads.VideoUploads.withDefaults()
 	if c.MaxAnimationPixels == 0 {
 		c.MaxAnimationPixels = DefaultMaxPixels
 	}
@@ -265,6 +268,14 @@ func (c Config) Validate() error {
 		return fmt.Errorf("engine: uploads.pdfDPI must be between 1 and %d, got %d", MaxPDFDPI, c.Uploads.PDFDPI)
 	case c.JPEGQuality < 0 || c.JPEGQuality > 100:
 		return fmt.Errorf("engine: jpegQuality must be between 1 and 100, got %d", c.JPEGQuality)
+	}
+	if err := c.Uploads.VideoUploads.Validate(); err != nil {
+		return err
+	}
+	for _, f := range c.Uploads.Formats {
+		if VideoTypes[f] != "" && !c.Uploads.Video {
+			return fmt.Errorf("engine: uploads.formats lists %s: set uploads.video to take videos", f)
+		}
 	}
 	if err := validUploadFormats(c.Uploads.Formats); err != nil {
 		return err

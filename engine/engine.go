@@ -21,6 +21,9 @@ type Info struct {
 	Height int
 	// Frames is the number of frames of an animation, 1 for a still image.
 	Frames int
+	// Video is set for a video (video/mp4, video/quicktime, video/webm):
+	// Width and Height are its frames' size after the display rotation.
+	Video *VideoInfo
 }
 
 // Request asks Process for one output.
@@ -81,6 +84,8 @@ type Engine struct {
 	// closed is closed by Close once it holds every slot.
 	closed    chan struct{}
 	closeOnce sync.Once
+	// video runs ffmpeg and ffprobe; nil unless uploads.video is on.
+	video *videoTools
 }
 
 // ErrClosed is the error of work asked of an engine after Close.
@@ -96,8 +101,12 @@ func New(cfg Config) (*Engine, error) {
 	if err := startVips(cfg.Logger); err != nil {
 		return nil, err
 	}
+	video, err := findVideoTools(cfg.Uploads.VideoUploads)
+	if err != nil {
+		return nil, err
+	}
 	pixels.configure(cfg.PixelPool.MaxIdleMB<<20, cfg.PixelPool.IdleTimeout)
-	return &Engine{cfg: cfg, reg: NewRegistry(), sem: make(chan struct{}, cfg.Concurrency), closed: make(chan struct{})}, nil
+	return &Engine{cfg: cfg, reg: NewRegistry(), sem: make(chan struct{}, cfg.Concurrency), closed: make(chan struct{}), video: video}, nil
 }
 
 // Close waits until no render, analysis or variation build runs, by taking

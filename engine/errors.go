@@ -23,6 +23,10 @@ const (
 	KindCorrupt
 	// KindTooLarge is input over the configured dimension or pixel limits (413).
 	KindTooLarge
+	// KindInvalidMedia is a video that cannot be decoded (415, code 205);
+	// unlike KindCorrupt its message says why, for ffmpeg's own words stay
+	// in the log.
+	KindInvalidMedia
 )
 
 // Error is an engine error with a kind and a public message. Msg is safe to
@@ -50,7 +54,7 @@ func (e *Error) HTTPStatus() int {
 	switch e.Kind {
 	case KindInvalid:
 		return http.StatusBadRequest
-	case KindUnsupported, KindCorrupt:
+	case KindUnsupported, KindCorrupt, KindInvalidMedia:
 		return http.StatusUnsupportedMediaType
 	case KindTooLarge:
 		return http.StatusRequestEntityTooLarge
@@ -77,7 +81,7 @@ func (e *Error) ErrorCode() int {
 	switch e.Kind {
 	case KindUnsupported:
 		return 203
-	case KindCorrupt:
+	case KindCorrupt, KindInvalidMedia:
 		return 205
 	}
 	return 0

@@ -18,6 +18,9 @@ var DefaultUploadFormats = []string{"jpg", "png", "gif", "webp"}
 // decode.
 func validUploadFormats(formats []string) error {
 	for _, f := range formats {
+		if VideoTypes[f] != "" {
+			continue // uploads.video adds them; Validate checks it is on
+		}
 		if !slices.Contains(InputFormats, f) {
 			return fmt.Errorf("engine: uploads.formats: %q is not one of %v", f, InputFormats)
 		}

@@ -107,8 +107,13 @@ func (e *Engine) Probe(data []byte) (Info, error) {
 
 // Inspect is Probe plus a full decode, so that an upload whose pixels are
 // corrupt or truncated is refused (KindCorrupt) before it is stored. Types
-// Config.Uploads.Formats does not list are refused as unsupported.
+// Config.Uploads.Formats does not list are refused as unsupported. A video
+// is checked by InspectVideo.
 func (e *Engine) Inspect(ctx context.Context, data []byte) (Info, error) {
+	if _, ok := VideoType(data); ok {
+		info, _, err := e.InspectVideo(ctx, data)
+		return info, err
+	}
 	// A type uploads do not take is refused as such before its loader
 	// (or the SVG check) reads anything.
 	if f, ok := sniff(data); ok && !e.uploadAllowed(f.ext) {

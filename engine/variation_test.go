@@ -104,6 +104,8 @@ var followers = map[string]string{
 	"sharpen": "sharpen", "smartSize": "smartSize:width=200,height=200", "strip": "strip",
 	"thumbnail": "thumbnail", "transpose": "transpose", "transverse": "transverse", "vignette": "vignette",
 	"text": "text:text=Hello,size=20", "watermark": "watermark:img=wm",
+	// The video steps come first only, and only on a video: no follower.
+	"frame": "", "sprite": "", "preview": "",
 }
 
 // allScales are the decoder's scales storage keeps copies at by default.
@@ -156,7 +158,7 @@ func fidelityChains(t *testing.T, e *Engine) [][]string {
 		chains = append(chains, []string{h})
 	}
 	for _, n := range names {
-		if followers[n] != "" { // icc needs a configured profile
+		if followers[n] != "" { // icc needs a configured profile; video steps a video
 			chains = append(chains, []string{heads[0], followers[n]})
 		}
 	}

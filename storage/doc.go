@@ -86,7 +86,7 @@
 // key creation time and session address (audit.go, usage.go), 11 image
 // insertion order, 12 image frames, 13 image properties (analysis), 14
 // variation jobs, 15 stored variations, 16 variant chains, 17 events, 18
-// webhooks and deliveries, 20 per-user quotas. To add step N, add one file,
+// webhooks and deliveries, 20 per-user quotas, 28 video columns. To add step N, add one file,
 // stepNNNN_what.go, that registers it:
 //
 //	func init() {

@@ -29,6 +29,10 @@ type imageRow struct {
 	Version          int64          `bun:"version"`
 	Inserted         int64          `bun:"inserted"`
 	BlobToken        string         `bun:"blob_token"`
+	// The video columns are NULL for an image (step 28).
+	VideoDuration sql.NullFloat64 `bun:"video_duration"`
+	VideoFPS      sql.NullFloat64 `bun:"video_fps"`
+	VideoCodec    sql.NullString  `bun:"video_codec"`
 }
 
 func (r *imageRow) image() Image {
@@ -47,7 +51,15 @@ func (r *imageRow) image() Image {
 		Updated:          fromMicros(r.Updated),
 		Version:          r.Version,
 		BlobToken:        r.BlobToken,
+		Video:            r.video(),
 	}
+}
+
+func (r *imageRow) video() *Video {
+	if !r.VideoCodec.Valid {
+		return nil
+	}
+	return &Video{Duration: r.VideoDuration.Float64, FPS: r.VideoFPS.Float64, Codec: r.VideoCodec.String}
 }
 
 // toMicros stores a record time: UTC, whole seconds.
@@ -136,6 +148,11 @@ func (db *DB) CommitImage(ctx context.Context, img *Image, res Reservation, vari
 		Version:          time.Now().UnixMicro(),
 		Inserted:         db.insertedNow(),
 		BlobToken:        img.BlobToken,
+	}
+	if v := img.Video; v != nil {
+		row.VideoDuration = sql.NullFloat64{Float64: v.Duration, Valid: true}
+		row.VideoFPS = sql.NullFloat64{Float64: v.FPS, Valid: true}
+		row.VideoCodec = sql.NullString{String: v.Codec, Valid: true}
 	}
 	var n int64
 	err = db.inTx(ctx, func(ctx context.Context, tx bun.Tx) error {

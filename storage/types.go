@@ -49,6 +49,17 @@ type Image struct {
 	// image's transaction, and the audit entry of its creation names it
 	// (`uploadToken`). It is not stored with the image.
 	UploadToken string
+	// Video is set for a video (migration step 28): what its container's
+	// header said at upload.
+	Video *Video
+}
+
+// Video is what a video's header says: its duration in seconds, its
+// average frame rate and its video codec (h264, hevc, av1, vp8, vp9).
+type Video struct {
+	Duration float64
+	FPS      float64
+	Codec    string
 }
 
 // Key is the blob key of the image's bytes.

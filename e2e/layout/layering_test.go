@@ -67,6 +67,8 @@ var layers = []layer{
 		why: "the leaf engine, filters and api share: no package of ours and nothing outside the standard library"},
 	{pkg: "engine/schema/schematest", may: []string{"engine/schema"}, support: true,
 		why: "test support: the colour syntax's table that engine, filters and web each run"},
+	{pkg: "engine/videotest", std: true, support: true,
+		why: "test support: makes short real videos with Debian's ffmpeg for engine's and api's video tests"},
 
 	{pkg: "filters", may: []string{"engine/schema"}, deny: []string{"github.com/davidbyttow/govips/..."},
 		why: "a filter works on plain pixels or an event's data: never govips, engine proper or api; main hands filters to them"},

@@ -249,6 +249,33 @@ func (e GroupSource) Valid() bool {
 	}
 }
 
+// Defines values for ImageEntryVideoCodec.
+const (
+	Av1  ImageEntryVideoCodec = "av1"
+	H264 ImageEntryVideoCodec = "h264"
+	Hevc ImageEntryVideoCodec = "hevc"
+	Vp8  ImageEntryVideoCodec = "vp8"
+	Vp9  ImageEntryVideoCodec = "vp9"
+)
+
+// Valid indicates whether the value is a known member of the ImageEntryVideoCodec enum.
+func (e ImageEntryVideoCodec) Valid() bool {
+	switch e {
+	case Av1:
+		return true
+	case H264:
+		return true
+	case Hevc:
+		return true
+	case Vp8:
+		return true
+	case Vp9:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for NewRuleUsers0.
 const (
 	NewRuleUsers0Asterisk NewRuleUsers0 = "*"
@@ -434,6 +461,7 @@ const (
 	ListGlobalImagesParamsFieldsThumbhash        ListGlobalImagesParamsFields = "thumbhash"
 	ListGlobalImagesParamsFieldsUpdated          ListGlobalImagesParamsFields = "updated"
 	ListGlobalImagesParamsFieldsUser             ListGlobalImagesParamsFields = "user"
+	ListGlobalImagesParamsFieldsVideo            ListGlobalImagesParamsFields = "video"
 	ListGlobalImagesParamsFieldsWidth            ListGlobalImagesParamsFields = "width"
 )
 
@@ -475,6 +503,8 @@ func (e ListGlobalImagesParamsFields) Valid() bool {
 	case ListGlobalImagesParamsFieldsUpdated:
 		return true
 	case ListGlobalImagesParamsFieldsUser:
+		return true
+	case ListGlobalImagesParamsFieldsVideo:
 		return true
 	case ListGlobalImagesParamsFieldsWidth:
 		return true
@@ -542,6 +572,7 @@ const (
 	ListImagesParamsFieldsThumbhash        ListImagesParamsFields = "thumbhash"
 	ListImagesParamsFieldsUpdated          ListImagesParamsFields = "updated"
 	ListImagesParamsFieldsUser             ListImagesParamsFields = "user"
+	ListImagesParamsFieldsVideo            ListImagesParamsFields = "video"
 	ListImagesParamsFieldsWidth            ListImagesParamsFields = "width"
 )
 
@@ -583,6 +614,8 @@ func (e ListImagesParamsFields) Valid() bool {
 	case ListImagesParamsFieldsUpdated:
 		return true
 	case ListImagesParamsFieldsUser:
+		return true
+	case ListImagesParamsFieldsVideo:
 		return true
 	case ListImagesParamsFieldsWidth:
 		return true
@@ -1172,8 +1205,23 @@ type ImageEntry struct {
 	// Updated An HTTP date in GMT.
 	Updated *HTTPDate `json:"updated,omitempty"`
 	User    *string   `json:"user,omitempty"`
-	Width   *int      `json:"width,omitempty"`
+
+	// Video Videos only (`uploads.video`): what the container's header said at upload.
+	// The entry's `width` and `height` are the frames' size after the display rotation.
+	Video *struct {
+		Codec ImageEntryVideoCodec `json:"codec"`
+
+		// Duration Seconds.
+		Duration float32 `json:"duration"`
+
+		// Fps Average frames per second.
+		Fps float32 `json:"fps"`
+	} `json:"video,omitempty"`
+	Width *int `json:"width,omitempty"`
 }
+
+// ImageEntryVideoCodec defines model for ImageEntry.Video.Codec.
+type ImageEntryVideoCodec string
 
 // JSONObject A JSON object with any keys and values.
 type JSONObject map[string]interface{}

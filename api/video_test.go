@@ -1,0 +1,153 @@
+package api_test
+
+import (
+	"bytes"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/davidbyttow/govips/v2/vips"
+	"github.com/vitrine/vitrine/api"
+	"github.com/vitrine/vitrine/engine"
+	"github.com/vitrine/vitrine/engine/videotest"
+)
+
+// videoEnv is an env whose engine takes videos.
+func videoEnv(t *testing.T, cfg api.Config) *env {
+	t.Helper()
+	eng, err := engine.New(engine.Config{Uploads: engine.Uploads{VideoUploads: engine.VideoUploads{Video: true}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newEnvWith(t, cfg, func(d *api.Deps) { d.Engine = eng })
+}
+
+// decoded returns an answer's image type, width, height and mean.
+func decoded(t *testing.T, b []byte) (vips.ImageType, int, int, float64) {
+	t.Helper()
+	ref, err := vips.NewImageFromBuffer(b)
+	if err != nil {
+		t.Fatalf("answer is not an image: %v", err)
+	}
+	defer ref.Close()
+	m, err := ref.Average()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ref.Format(), ref.Width(), ref.Height(), m
+}
+
+// TestVideoUpload: a video is stored as sent and listed as a video; its
+// poster (not the black first frame) answers every image request at its
+// size, through chains and negotiation; a lost poster is made again;
+// deleting the video deletes the poster's blob.
+func TestVideoUpload(t *testing.T) {
+	videotest.Need(t)
+	data := videotest.H264(t, t.TempDir())
+	e := videoEnv(t, testConfig())
+	r := e.signed(http.MethodPost, "/users/alice/images", userKey, userPriv, data)
+	if r.StatusCode != http.StatusCreated {
+		t.Fatalf("upload: %d %s", r.StatusCode, r.body)
+	}
+	up := r.json(t)
+	id, _ := up["imageIdentifier"].(string)
+	if up["extension"] != "mp4" || up["width"] != 640.0 || up["height"] != 360.0 {
+		t.Fatalf("upload answer %v", up)
+	}
+	list := e.get(e.tokenURL("/users/alice/images?fields[]=mime&fields[]=video&fields[]=blurhash", userPriv)).json(t)
+	entry := list["images"].([]any)[0].(map[string]any)
+	v, _ := entry["video"].(map[string]any)
+	if entry["mime"] != "video/mp4" || v["codec"] != "h264" || v["fps"] != 25.0 || v["duration"].(float64) < 3.9 || entry["blurhash"] == nil {
+		t.Fatalf("listing entry %v", entry)
+	}
+	path := "/users/alice/images/" + id
+	if r := e.get(e.tokenURL(path, userPriv)); r.StatusCode != 200 || !bytes.Equal(r.body, data) || r.Header.Get("Content-Type") != "video/mp4" {
+		t.Fatalf("original: %d %s, %d bytes", r.StatusCode, r.Header.Get("Content-Type"), len(r.body))
+	}
+	for _, c := range []struct {
+		query, accept string
+		typ           vips.ImageType
+		w, h          int
+	}{
+		{".jpg", "", vips.ImageTypeJPEG, 640, 360},
+		{".png?t[]=thumbnail:width=160,height=90", "", vips.ImageTypePNG, 160, 90},
+		{"?t[]=resize:width=320", "image/webp", vips.ImageTypeWEBP, 320, 180},
+		{".jpg?t[]=crop:width=100,height=100,x=10,y=10&t[]=desaturate", "", vips.ImageTypeJPEG, 100, 100},
+	} {
+		var h []string
+		if c.accept != "" {
+			h = []string{"Accept", c.accept}
+		}
+		r := e.get(e.tokenURL(path+c.query, userPriv), h...)
+		if r.StatusCode != 200 || r.Header.Get("X-Service-Source") != "poster" {
+			t.Fatalf("GET %s: %d source %q %s", c.query, r.StatusCode, r.Header.Get("X-Service-Source"), r.body)
+		}
+		typ, w, h2, mean := decoded(t, r.body)
+		if typ != c.typ || w != c.w || h2 != c.h || mean < 40 {
+			t.Fatalf("GET %s: %v %dx%d mean %.1f", c.query, typ, w, h2, mean)
+		}
+	}
+	// A frame step decodes the video itself: the frame at half its
+	// duration, then the rest of the chain.
+	fr := e.get(e.tokenURL(path+".png?t[]=frame:at=0.5&t[]=thumbnail:width=160,height=90", userPriv))
+	if typ, w, h, _ := decoded(t, fr.body); fr.StatusCode != 200 || fr.Header.Get("X-Service-Source") != "video" ||
+		fr.Header.Get("X-Service-Frame-Time") != "2.000" || typ != vips.ImageTypePNG || w != 160 || h != 90 {
+		t.Fatalf("frame: %d %v %dx%d %v", fr.StatusCode, typ, w, h, fr.Header)
+	}
+	if r := e.get(e.tokenURL(path+".jpg?t[]=resize:width=100&t[]=frame:time=1", userPriv)); r.StatusCode != 400 {
+		t.Fatalf("frame not first: %d %s", r.StatusCode, r.body)
+	}
+	img, err := e.db.Image(t.Context(), "alice", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs, err := e.db.Variations(t.Context(), img)
+	if err != nil || len(vs) != 1 || vs[0].Ext != "jpg" || vs[0].Width != 640 {
+		t.Fatalf("variations %+v, %v; want the poster", vs, err)
+	}
+	if r := e.signed(http.MethodDelete, path, userKey, userPriv, nil); r.StatusCode != http.StatusOK {
+		t.Fatalf("delete: %d %s", r.StatusCode, r.body)
+	}
+	e.drain()
+	if ok, err := e.blobs.Exists(t.Context(), vs[0].Key); err != nil || ok {
+		t.Fatalf("poster blob exists = %v, %v after the delete", ok, err)
+	}
+}
+
+// TestVideoRefusals: with uploads.video off a video is refused naming the
+// setting; with it on, an image is still held to limits.maxBodyBytes while
+// a video may reach uploads.videoMaxBytes; an upload token's formats apply
+// to videos.
+func TestVideoRefusals(t *testing.T) {
+	videotest.Need(t)
+	data := videotest.H264(t, t.TempDir())
+	off := newEnv(t, testConfig())
+	r := off.signed(http.MethodPost, "/users/alice/images", userKey, userPriv, data)
+	if r.StatusCode != http.StatusUnsupportedMediaType || !strings.Contains(r.errMessage(t), "uploads.video is off") {
+		t.Fatalf("video off: %d %s", r.StatusCode, r.body)
+	}
+	cfg := testConfig()
+	cfg.Limits.MaxBodyBytes = int64(len(data)) / 2
+	e := videoEnv(t, cfg)
+	if r := e.signed(http.MethodPost, "/users/alice/images", userKey, userPriv, data); r.StatusCode != http.StatusCreated {
+		t.Fatalf("video over limits.maxBodyBytes: %d %s", r.StatusCode, r.body)
+	}
+	// The size is checked before the image is decoded: trailing bytes
+	// make a PNG as large as the video.
+	big := append(pngImage(t, 64, 64, 3), make([]byte, len(data))...)
+	r = e.signed(http.MethodPost, "/users/alice/images", userKey, userPriv, big)
+	if r.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(r.errMessage(t), "limits.maxBodyBytes") {
+		t.Fatalf("image over limits.maxBodyBytes: %d %s", r.StatusCode, r.body)
+	}
+	// A 2-second video is refused by uploads.videoMaxSeconds, from its
+	// header.
+	eng, err := engine.New(engine.Config{Uploads: engine.Uploads{VideoUploads: engine.VideoUploads{Video: true, VideoMaxSeconds: 2}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	short := newEnvWith(t, testConfig(), func(d *api.Deps) { d.Engine = eng })
+	r = short.signed(http.MethodPost, "/users/alice/images", userKey, userPriv, data)
+	if r.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(r.errMessage(t), "uploads.videoMaxSeconds") {
+		t.Fatalf("too long: %d %s", r.StatusCode, r.body)
+	}
+}
