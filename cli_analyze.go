@@ -138,7 +138,15 @@ func analyzeAll(ctx context.Context, st *stores, eng *engine.Engine, user string
 // reports whether it did. Tags left out for the limits are no failure:
 // the error wraps api.ErrEXIFLeftOut beside written false.
 func analyzeOne(ctx context.Context, st *stores, eng *engine.Engine, cfg api.Analysis, img storage.Image) (bool, error) {
-	data, err := st.blobs.Get(ctx, img.Key())
+	key := img.Key()
+	if img.Video != nil { // a video is analysed by its poster
+		poster, ok, err := api.StoredPoster(ctx, st.db, img)
+		if err != nil || !ok {
+			return false, err // no poster yet: left for the next run, after its first render
+		}
+		key = poster
+	}
+	data, err := st.blobs.Get(ctx, key)
 	if err != nil {
 		return false, err
 	}

@@ -185,6 +185,9 @@ func (b *StoredVariations) BuildImage(ctx context.Context, user, id string) (Bui
 	if err != nil {
 		return Built{}, err
 	}
+	if img.Video != nil {
+		return Built{}, nil // a video's one variation is its poster, made at upload
+	}
 	if have, err := b.db.Variations(ctx, img); err != nil || len(have) > 0 {
 		return Built{}, err
 	}

@@ -100,7 +100,13 @@ var errPosterNotStored = errors.New("its poster is not stored (the video was del
 
 // storedPoster finds a video's poster among its stored variations.
 func (s *Server) storedPoster(ctx context.Context, img storage.Image) (string, bool, error) {
-	vs, err := s.videos.db.Variations(ctx, img)
+	return StoredPoster(ctx, s.videos.db, img)
+}
+
+// StoredPoster finds the blob key of a video's poster among its stored
+// variations; ok is false when none is stored (its first render makes it).
+func StoredPoster(ctx context.Context, db *storage.DB, img storage.Image) (key string, ok bool, err error) {
+	vs, err := db.Variations(ctx, img)
 	if err != nil {
 		return "", false, err
 	}
