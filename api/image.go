@@ -39,6 +39,9 @@ func (s *Server) getImage(c *call) error {
 	if err != nil {
 		return err
 	}
+	if c.ext == "vtt" {
+		return s.spriteTrack(c, img, chain)
+	}
 	format, err := c.outputFormat(img.Mime)
 	if err != nil {
 		return err

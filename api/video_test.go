@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -149,5 +150,57 @@ func TestVideoRefusals(t *testing.T) {
 	r = short.signed(http.MethodPost, "/users/alice/images", userKey, userPriv, data)
 	if r.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(r.errMessage(t), "uploads.videoMaxSeconds") {
 		t.Fatalf("too long: %d %s", r.StatusCode, r.body)
+	}
+}
+
+// TestVideoSpriteTrack: a .vtt of a sprite has a cue per tile, in order,
+// the last ending with the video; each cue names the sprite as a signed
+// JPEG URL that answers the sprite, its #xywh the tile's place in it. A
+// .vtt of another chain or of an image is refused.
+func TestVideoSpriteTrack(t *testing.T) {
+	videotest.Need(t)
+	e := videoEnv(t, testConfig())
+	r := e.signed(http.MethodPost, "/users/alice/images", userKey, userPriv, videotest.H264(t, t.TempDir()))
+	if r.StatusCode != http.StatusCreated {
+		t.Fatalf("upload: %d %s", r.StatusCode, r.body)
+	}
+	path := "/users/alice/images/" + r.json(t)["imageIdentifier"].(string)
+	vtt := e.get(e.tokenURL(path+".vtt?t[]=sprite:columns=4,rows=2,width=160", userPriv))
+	if vtt.StatusCode != 200 || vtt.Header.Get("Content-Type") != "text/vtt; charset=utf-8" || !strings.HasPrefix(string(vtt.body), "WEBVTT\n") {
+		t.Fatalf("vtt: %d %s %s", vtt.StatusCode, vtt.Header.Get("Content-Type"), vtt.body)
+	}
+	cues := strings.Split(strings.TrimSpace(string(vtt.body)), "\n\n")[1:]
+	if len(cues) != 8 {
+		t.Fatalf("%d cues, want 8:\n%s", len(cues), vtt.body)
+	}
+	var sprite string
+	for i, cue := range cues {
+		lines := strings.Split(cue, "\n")
+		start, end := fmt.Sprintf("00:00:%02d.%03d", i/2, i%2*500), fmt.Sprintf("00:00:%02d.%03d", (i+1)/2, (i+1)%2*500)
+		if i == 7 {
+			end = lines[0][strings.Index(lines[0], "--> ")+4:] // the video's duration
+		}
+		u, xywh, _ := strings.Cut(lines[1], "#xywh=")
+		if len(lines) != 2 || lines[0] != start+" --> "+end || xywh != fmt.Sprintf("%d,%d,160,90", i%4*160, i/4*90) {
+			t.Fatalf("cue %d = %q", i, cue)
+		}
+		if sprite = u; !strings.HasPrefix(u, e.url+path+".jpg?t[]=sprite:columns=4,rows=2,width=160&accessToken=") {
+			t.Fatalf("cue %d names %s", i, u)
+		}
+	}
+	if last := cues[7][strings.Index(cues[7], "--> ")+4:]; !strings.HasPrefix(last, "00:00:03.9") && !strings.HasPrefix(last, "00:00:04.0") {
+		t.Fatalf("last cue ends at %s, want the video's 4 s", last)
+	}
+	img := e.get(sprite)
+	if typ, w, h, _ := decoded(t, img.body); img.StatusCode != 200 || typ != vips.ImageTypeJPEG || w != 640 || h != 180 {
+		t.Fatalf("the cues' sprite: %d %v %dx%d", img.StatusCode, typ, w, h)
+	}
+	if r := e.get(e.tokenURL(path+".vtt?t[]=sprite:columns=4,rows=2&t[]=resize:width=100", userPriv)); r.StatusCode != 400 || !strings.Contains(r.errMessage(t), "only transformation") {
+		t.Fatalf("vtt of a resized sprite: %d %s", r.StatusCode, r.body)
+	}
+	up := e.signed(http.MethodPost, "/users/alice/images", userKey, userPriv, pngImage(t, 64, 64, 3))
+	id := up.json(t)["imageIdentifier"].(string)
+	if r := e.get(e.tokenURL("/users/alice/images/"+id+".vtt", userPriv)); r.StatusCode != 400 || !strings.Contains(r.errMessage(t), "not a video") {
+		t.Fatalf("vtt of an image: %d %s", r.StatusCode, r.body)
 	}
 }
