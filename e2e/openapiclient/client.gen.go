@@ -4009,6 +4009,12 @@ type ClientInterface interface {
 	// of the transformed bytes and `X-Service-TransformationCache: Hit|Miss`. A missing image is 404
 	// whatever `Accept` says.
 	//
+	// A video (`uploads.video`) renders from its poster, or from the video itself when the chain
+	// starts with `frame`, `sprite` or `preview` (see `GET /transformations`). `.vtt` with
+	// `t[]=sprite:...` as the only transformation answers the sprite's WebVTT thumbnails track: a
+	// cue per tile naming the sprite as a `.jpg` URL with the same query (signed again with the
+	// caller's key when the request had an access token) and the tile's `#xywh=x,y,w,h`.
+	//
 	// Corresponds with GET /users/{user}/images/{image} (the `GetImage` operationId).
 	GetImage(ctx context.Context, user User, image ImageWithExtension, params *GetImageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
@@ -5458,6 +5464,12 @@ func (c *Client) DeleteImage(ctx context.Context, user User, image ImageWithExte
 // or comments (unless `output.keepMetadata`). Transformed images carry an `ETag` that is the MD5
 // of the transformed bytes and `X-Service-TransformationCache: Hit|Miss`. A missing image is 404
 // whatever `Accept` says.
+//
+// A video (`uploads.video`) renders from its poster, or from the video itself when the chain
+// starts with `frame`, `sprite` or `preview` (see `GET /transformations`). `.vtt` with
+// `t[]=sprite:...` as the only transformation answers the sprite's WebVTT thumbnails track: a
+// cue per tile naming the sprite as a `.jpg` URL with the same query (signed again with the
+// caller's key when the request had an access token) and the tile's `#xywh=x,y,w,h`.
 //
 // Corresponds with GET /users/{user}/images/{image} (the `GetImage` operationId).
 func (c *Client) GetImage(ctx context.Context, user User, image ImageWithExtension, params *GetImageParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -13960,6 +13972,12 @@ type ClientWithResponsesInterface interface {
 	// of the transformed bytes and `X-Service-TransformationCache: Hit|Miss`. A missing image is 404
 	// whatever `Accept` says.
 	//
+	// A video (`uploads.video`) renders from its poster, or from the video itself when the chain
+	// starts with `frame`, `sprite` or `preview` (see `GET /transformations`). `.vtt` with
+	// `t[]=sprite:...` as the only transformation answers the sprite's WebVTT thumbnails track: a
+	// cue per tile naming the sprite as a `.jpg` URL with the same query (signed again with the
+	// caller's key when the request had an access token) and the tile's `#xywh=x,y,w,h`.
+	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /users/{user}/images/{image} (the `GetImage` operationId).
@@ -17514,6 +17532,7 @@ type GetShortURLResponse200Headers struct {
 	LastModified                *HTTPDate
 	SurrogateKey                *string
 	Vary                        *string
+	XServiceFrameTime           *string
 	XServiceImageIdentifier     *string
 	XServiceOriginalExtension   *string
 	XServiceOriginalFileSize    *int
@@ -17526,6 +17545,7 @@ type GetShortURLResponse200Headers struct {
 	XServicePOIsUsed            *string
 	XServiceShortUrl            *string
 	XServiceSource              *string
+	XServiceSpriteInterval      *string
 	XServiceTransformationCache *string
 	Xkey                        *string
 }
@@ -19422,6 +19442,7 @@ type GetImageResponse200Headers struct {
 	LastModified                *HTTPDate
 	SurrogateKey                *string
 	Vary                        *string
+	XServiceFrameTime           *string
 	XServiceImageIdentifier     *string
 	XServiceOriginalExtension   *string
 	XServiceOriginalFileSize    *int
@@ -19434,6 +19455,7 @@ type GetImageResponse200Headers struct {
 	XServicePOIsUsed            *string
 	XServiceShortUrl            *string
 	XServiceSource              *string
+	XServiceSpriteInterval      *string
 	XServiceTransformationCache *string
 	Xkey                        *string
 }
@@ -24087,6 +24109,12 @@ func (c *ClientWithResponses) DeleteImageWithResponse(ctx context.Context, user 
 // or comments (unless `output.keepMetadata`). Transformed images carry an `ETag` that is the MD5
 // of the transformed bytes and `X-Service-TransformationCache: Hit|Miss`. A missing image is 404
 // whatever `Accept` says.
+//
+// A video (`uploads.video`) renders from its poster, or from the video itself when the chain
+// starts with `frame`, `sprite` or `preview` (see `GET /transformations`). `.vtt` with
+// `t[]=sprite:...` as the only transformation answers the sprite's WebVTT thumbnails track: a
+// cue per tile naming the sprite as a `.jpg` URL with the same query (signed again with the
+// caller's key when the request had an access token) and the tile's `#xywh=x,y,w,h`.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -29825,6 +29853,13 @@ func ParseGetShortURLResponse(rsp *http.Response) (*GetShortURLResponse, error) 
 			}
 			headers.Vary = &value
 		}
+		if values := rsp.Header.Values("X-Service-Frame-Time"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Frame-Time", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceFrameTime = &value
+		}
 		if values := rsp.Header.Values("X-Service-ImageIdentifier"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-ImageIdentifier", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -29908,6 +29943,13 @@ func ParseGetShortURLResponse(rsp *http.Response) (*GetShortURLResponse, error) 
 				return nil, err
 			}
 			headers.XServiceSource = &value
+		}
+		if values := rsp.Header.Values("X-Service-Sprite-Interval"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Sprite-Interval", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceSpriteInterval = &value
 		}
 		if values := rsp.Header.Values("X-Service-TransformationCache"); len(values) > 0 {
 			var value string
@@ -33004,6 +33046,13 @@ func ParseGetImageResponse(rsp *http.Response) (*GetImageResponse, error) {
 			}
 			headers.Vary = &value
 		}
+		if values := rsp.Header.Values("X-Service-Frame-Time"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Frame-Time", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceFrameTime = &value
+		}
 		if values := rsp.Header.Values("X-Service-ImageIdentifier"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-ImageIdentifier", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -33087,6 +33136,13 @@ func ParseGetImageResponse(rsp *http.Response) (*GetImageResponse, error) {
 				return nil, err
 			}
 			headers.XServiceSource = &value
+		}
+		if values := rsp.Header.Values("X-Service-Sprite-Interval"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Service-Sprite-Interval", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XServiceSpriteInterval = &value
 		}
 		if values := rsp.Header.Values("X-Service-TransformationCache"); len(values) > 0 {
 			var value string
