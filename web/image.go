@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/vitrine/vitrine/api"
@@ -14,10 +15,13 @@ import (
 // imageView is one image: properties, original headers, metadata editor,
 // short URLs and deletion.
 type imageView struct {
-	Page          pageView
-	User, ID      string
-	Preview       string
-	Original      string
+	Page     pageView
+	User, ID string
+	Preview  string
+	Original string
+	// Video is the original's URL when the image is a video: the page
+	// plays it, its poster the preview.
+	Video         string
 	Props         []kv
 	Headers       []kv
 	HeadersNote   string
@@ -86,6 +90,11 @@ func (q *request) loadImage(v *imageView) error {
 		{"Added", im.Added}, {"Updated", im.Updated}}
 	v.Preview = q.api.signedURL(apiPath+".webp", url.Values{"t[]": {"maxSize:width=960,height=960"}})
 	v.Original = q.api.signedURL(apiPath+"."+im.Extension, nil)
+	if vid := im.Video; vid != nil {
+		v.Video = v.Original
+		v.Props = append(v.Props, kv{"Duration", strconv.FormatFloat(vid.Duration, 'f', 2, 64) + " s"},
+			kv{"Frame rate", strconv.FormatFloat(vid.FPS, 'f', -1, 64) + " fps"}, kv{"Codec", vid.Codec})
+	}
 	r, err := q.api.headOriginal(ctx, apiPath)
 	if err != nil {
 		return err

@@ -198,8 +198,9 @@ func (u *UI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	// Why no 'unsafe-inline' anywhere: every script and style is an
 	// embedded file, so an injected tag or attribute cannot run. img-src
-	// allows blob: for the upload previews made by upload.js.
-	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob:; "+
+	// allows blob: for the upload previews made by upload.js; media-src lets
+	// the image page play a video.
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob:; media-src 'self'; "+
 		"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "same-origin")
