@@ -3,13 +3,14 @@ package api
 import (
 	"errors"
 	"fmt"
-	"github.com/vitrine/vitrine/engine"
 	"io"
 	"mime"
 	"mime/multipart"
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/vitrine/vitrine/engine"
 )
 
 // formSlack is the room a multipart/form-data upload may take beside its

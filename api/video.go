@@ -55,6 +55,12 @@ func videoOf(info engine.Info) *storage.Video {
 	return &storage.Video{Duration: info.Video.Duration, FPS: info.Video.FPS, Codec: info.Video.Codec}
 }
 
+// videoInfo is videoOf's inverse: what the engine needs to know of a
+// stored video.
+func videoInfo(v *storage.Video) *engine.VideoInfo {
+	return &engine.VideoInfo{Duration: v.Duration, FPS: v.FPS, Codec: v.Codec}
+}
+
 // picture is the upload's picture: its bytes, or a video's poster.
 func (u *pendingUpload) picture() []byte {
 	if p := u.call.upload.poster; p != nil {
@@ -122,8 +128,7 @@ func StoredPoster(ctx context.Context, db *storage.DB, img storage.Image) (key s
 // step (frame) on the video itself, any other from its poster.
 func (s *Server) renderVideo(ctx context.Context, img storage.Image, req engine.Request) (*engine.Result, string, error) {
 	if req.Chain.ReadsVideo() {
-		v := img.Video
-		req.Source.Video = &engine.VideoInfo{Duration: v.Duration, FPS: v.FPS, Codec: v.Codec}
+		req.Source.Video = videoInfo(img.Video)
 		res, err := s.engine.ProcessVideo(ctx, func(ctx context.Context) ([]byte, error) {
 			data, err := s.blobs.Get(ctx, img.Key())
 			if err != nil {

@@ -13,10 +13,11 @@ import (
 	"github.com/vitrine/vitrine/engine/videotest"
 )
 
-// videoEnv is an env whose engine takes videos.
-func videoEnv(t *testing.T, cfg api.Config) *env {
+// videoEnv is an env whose engine takes videos under v's limits.
+func videoEnv(t *testing.T, cfg api.Config, v engine.VideoUploads) *env {
 	t.Helper()
-	eng, err := engine.New(engine.Config{Uploads: engine.Uploads{VideoUploads: engine.VideoUploads{Video: true}}})
+	v.Video = true
+	eng, err := engine.New(engine.Config{Uploads: engine.Uploads{VideoUploads: v}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +46,7 @@ func decoded(t *testing.T, b []byte) (vips.ImageType, int, int, float64) {
 func TestVideoUpload(t *testing.T) {
 	videotest.Need(t)
 	data := videotest.H264(t, t.TempDir())
-	e := videoEnv(t, testConfig())
+	e := videoEnv(t, testConfig(), engine.VideoUploads{})
 	r := e.signed(http.MethodPost, "/users/alice/images", userKey, userPriv, data)
 	if r.StatusCode != http.StatusCreated {
 		t.Fatalf("upload: %d %s", r.StatusCode, r.body)
@@ -129,7 +130,7 @@ func TestVideoRefusals(t *testing.T) {
 	}
 	cfg := testConfig()
 	cfg.Limits.MaxBodyBytes = int64(len(data)) / 2
-	e := videoEnv(t, cfg)
+	e := videoEnv(t, cfg, engine.VideoUploads{})
 	if r := e.signed(http.MethodPost, "/users/alice/images", userKey, userPriv, data); r.StatusCode != http.StatusCreated {
 		t.Fatalf("video over limits.maxBodyBytes: %d %s", r.StatusCode, r.body)
 	}
@@ -142,11 +143,7 @@ func TestVideoRefusals(t *testing.T) {
 	}
 	// A 2-second video is refused by uploads.videoMaxSeconds, from its
 	// header.
-	eng, err := engine.New(engine.Config{Uploads: engine.Uploads{VideoUploads: engine.VideoUploads{Video: true, VideoMaxSeconds: 2}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	short := newEnvWith(t, testConfig(), func(d *api.Deps) { d.Engine = eng })
+	short := videoEnv(t, testConfig(), engine.VideoUploads{VideoMaxSeconds: 2})
 	r = short.signed(http.MethodPost, "/users/alice/images", userKey, userPriv, data)
 	if r.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(r.errMessage(t), "uploads.videoMaxSeconds") {
 		t.Fatalf("too long: %d %s", r.StatusCode, r.body)
@@ -159,7 +156,7 @@ func TestVideoRefusals(t *testing.T) {
 // .vtt of another chain or of an image is refused.
 func TestVideoSpriteTrack(t *testing.T) {
 	videotest.Need(t)
-	e := videoEnv(t, testConfig())
+	e := videoEnv(t, testConfig(), engine.VideoUploads{})
 	r := e.signed(http.MethodPost, "/users/alice/images", userKey, userPriv, videotest.H264(t, t.TempDir()))
 	if r.StatusCode != http.StatusCreated {
 		t.Fatalf("upload: %d %s", r.StatusCode, r.body)

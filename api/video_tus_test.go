@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vitrine/vitrine/api"
 	"github.com/vitrine/vitrine/engine"
 	"github.com/vitrine/vitrine/engine/videotest"
 )
@@ -23,13 +22,9 @@ func TestVideoLargeUploads(t *testing.T) {
 	if len(data) < 200_000_000 {
 		t.Fatalf("test video of %d bytes, want 200 MB", len(data))
 	}
-	eng, err := engine.New(engine.Config{Uploads: engine.Uploads{VideoUploads: engine.VideoUploads{Video: true}}})
-	if err != nil {
-		t.Fatal(err)
-	}
 	cfg := tokenConfig()
 	cfg.Uploads.PartSize = 8 << 20
-	e := newEnvWith(t, cfg, func(d *api.Deps) { d.Engine = eng })
+	e := videoEnv(t, cfg, engine.VideoUploads{})
 	token := e.issue(map[string]any{"uploads": 2}).Token
 	start := time.Now()
 	path := e.createUpload(token, len(data))

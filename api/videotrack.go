@@ -18,8 +18,7 @@ func (s *Server) spriteTrack(c *call, img storage.Image, chain engine.Chain) err
 	if !isVideo(img) {
 		return errorf(http.StatusBadRequest, "A .vtt is a video's sprite track: %s is a %s, not a video", img.Identifier, img.Mime)
 	}
-	v := img.Video
-	info := engine.Info{Width: img.Width, Height: img.Height, Video: &engine.VideoInfo{Duration: v.Duration, FPS: v.FPS, Codec: v.Codec}}
+	info := engine.Info{Width: img.Width, Height: img.Height, Video: videoInfo(img.Video)}
 	sp, ok := chain.SpriteOf(info)
 	if !ok || chain.Len() != 1 {
 		return errorf(http.StatusBadRequest, "A .vtt describes a sprite: ask for .vtt?t[]=sprite:columns=5,rows=5,width=160 with the sprite as the only transformation")
@@ -28,7 +27,7 @@ func (s *Server) spriteTrack(c *call, img storage.Image, chain engine.Chain) err
 	if err != nil {
 		return err
 	}
-	return c.writeBody([]byte(spriteVTT(sp, v.Duration, imageURL)), "text/vtt; charset=utf-8",
+	return c.writeBody([]byte(spriteVTT(sp, img.Video.Duration, imageURL)), "text/vtt; charset=utf-8",
 		out{cache: cacheImages, etag: true, lastModified: img.Updated})
 }
 
@@ -36,7 +35,7 @@ func (s *Server) spriteTrack(c *call, img storage.Image, chain engine.Chain) err
 // URL as .jpg, signed again when the request carried an access token.
 func (s *Server) spriteURL(c *call) (string, error) {
 	path, _, rawQuery := requestTarget(c.r)
-	path = strings.TrimSuffix(path, path[strings.LastIndexByte(path, '.'):]) + ".jpg"
+	path = path[:strings.LastIndexByte(path, '.')] + ".jpg"
 	u := stripAccessToken(s.bases(c)[0] + path + "?" + rawQuery)
 	if c.query.Get("accessToken") == "" || c.publicKey == "" {
 		return u, nil
