@@ -16,7 +16,7 @@
 GO ?= go
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: run test deps test-deps build vet templ-check openapi-client openapi-check fuzz asan bench bench-bytes load load-mixed load-upload load-events
+.PHONY: run test deps test-deps build vet templ-check openapi-client openapi-check fuzz asan bench bench-bytes load load-mixed load-upload load-events load-video
 
 deps:
 	@pkg-config --exists vips 2>/dev/null || { \
@@ -249,6 +249,10 @@ load-mixed: build
 # Upload latency with stored variations on and off (p50/p90/p99 per size).
 load-upload: build
 	VITRINE_BIN=$(CURDIR)/vitrine e2e/load/upload.sh
+
+# Frames and posters of a video against ffmpeg run per request (e2e/load/video.sh).
+load-video: build
+	VITRINE_BIN=$(CURDIR)/vitrine e2e/load/video.sh
 
 # Upload latency with events off, 3 webhooks and a NATS topic, and a slow
 # webhook; delivery lag; outbox drain throughput.

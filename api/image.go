@@ -223,19 +223,31 @@ func (s *Server) render(ctx context.Context, img storage.Image, chain engine.Cha
 		// those its search finds.
 		Qualities: s.qualitiesOf(img),
 	}
-	if isVideo(img) {
-		res, source, err := s.renderVideo(ctx, img, req)
+	if isVideo(img) && chain.ReadsVideo() {
+		res, err := s.renderVideo(ctx, img, req)
 		if err != nil {
 			return variant{}, err
 		}
-		return renderedVariant(res, source), nil
+		return renderedVariant(res, "video"), nil
 	}
-	source := "original"
-	v, ok := s.pickVariation(ctx, img, chain, req.Env)
+	// A video's other chains render from its poster as an image's from its
+	// original, and from the copies built from the poster.
+	base, baseName, pick := img.Key(), "original", img
+	if isVideo(img) {
+		key, err := s.posterKey(ctx, img)
+		if err != nil {
+			return variant{}, err
+		}
+		base, baseName = key, "poster"
+		pick.Mime, pick.Extension = "image/jpeg", "jpg"
+		req.Source = engine.Info{Mime: pick.Mime, Ext: pick.Extension, Width: img.Width, Height: img.Height, Frames: 1}
+	}
+	source := baseName
+	v, ok := s.pickVariation(ctx, pick, chain, req.Env)
 	var res *engine.Result
 	err := fs.ErrNotExist
 	if ok {
-		req.Variation = &engine.VariationSource{OrigWidth: v.OrigWidth, OrigHeight: v.OrigHeight, OrigExt: img.Extension}
+		req.Variation = &engine.VariationSource{OrigWidth: v.OrigWidth, OrigHeight: v.OrigHeight, OrigExt: pick.Extension}
 		source = "variation-" + strconv.Itoa(v.Width)
 		res, err = s.renderFrom(ctx, img, v.Key, req)
 	}
@@ -248,9 +260,9 @@ func (s *Server) render(ctx context.Context, img storage.Image, chain engine.Cha
 	}
 	if !ok || (err != nil && ctx.Err() == nil) {
 		// No variation, or it went (its image is being deleted), or it
-		// failed: the original answers, or says what is wrong.
-		req.Variation, source = nil, "original"
-		res, err = s.renderFrom(ctx, img, img.Key(), req)
+		// failed: the original (or poster) answers, or says what is wrong.
+		req.Variation, source = nil, baseName
+		res, err = s.renderFrom(ctx, img, base, req)
 	}
 	if err != nil {
 		return variant{}, err

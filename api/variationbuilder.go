@@ -167,6 +167,10 @@ func (b *StoredVariations) Pass(ctx context.Context) (int, error) {
 	return taken, err
 }
 
+// errNoPosterYet retries a video's job that ran before the upload stored
+// its poster (or after the poster was lost: its next render makes it).
+var errNoPosterYet = errors.New("the video's poster is not stored yet: its copies are built from it once it is")
+
 // Built is what BuildImage added.
 type Built struct {
 	Variations int
@@ -185,16 +189,25 @@ func (b *StoredVariations) BuildImage(ctx context.Context, user, id string) (Bui
 	if err != nil {
 		return Built{}, err
 	}
-	if img.Video != nil {
-		return Built{}, nil // a video's one variation is its poster, made at upload
-	}
-	if have, err := b.db.Variations(ctx, img); err != nil || len(have) > 0 {
+	have, err := b.db.Variations(ctx, img)
+	if err != nil {
 		return Built{}, err
 	}
-	if !b.cfg.Wants(img.Width, img.Height, img.Size) {
+	// A video's copies are built from its poster, as an image's from its
+	// original; the poster is the one variation a video has until then.
+	key := img.Key()
+	if img.Video != nil {
+		i := slices.IndexFunc(have, func(v storage.Variation) bool { return isPosterOf(img, v) })
+		if i < 0 {
+			return Built{}, errNoPosterYet
+		}
+		key = have[i].Key
+		have = slices.Delete(have, i, i+1)
+	}
+	if len(have) > 0 || !b.cfg.Wants(img.Width, img.Height, img.Size) {
 		return Built{}, nil
 	}
-	src, err := b.blobs.Get(ctx, img.Key())
+	src, err := b.blobs.Get(ctx, key)
 	if errors.Is(err, storage.ErrNotExist) {
 		return Built{}, nil // deleted meanwhile
 	}

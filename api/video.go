@@ -12,10 +12,12 @@ import (
 
 // Videos (uploads.video) are uploaded like images and stored as sent; at
 // upload the engine checks them and chooses a poster, which is kept as a
-// stored variation of the video (a JPEG of its full size). Every chain,
-// format and analysis of a video works on its poster, so `GET
-// .../<id>.jpg` and the rest answer at image speed; a video whose poster
-// went missing gets one made again on its first render.
+// stored variation of the video (a JPEG of its full size), and the
+// variations worker builds the smaller copies from it as from an image's
+// original. Every chain, format and analysis of a video works on its
+// poster and those copies, so `GET .../<id>.jpg` and the rest answer at
+// image speed; a video whose poster went missing gets one made again on
+// its first render.
 
 // videoStore keeps posters: the database and blob store of the server.
 type videoStore struct {
@@ -117,33 +119,28 @@ func StoredPoster(ctx context.Context, db *storage.DB, img storage.Image) (key s
 		return "", false, err
 	}
 	for _, v := range vs {
-		if v.Ext == "jpg" && v.Width == img.Width && v.Height == img.Height {
+		if isPosterOf(img, v) {
 			return v.Key, true, nil
 		}
 	}
 	return "", false, nil
 }
 
-// renderVideo renders req on a video: a chain that starts with a video
-// step (frame) on the video itself, any other from its poster.
-func (s *Server) renderVideo(ctx context.Context, img storage.Image, req engine.Request) (*engine.Result, string, error) {
-	if req.Chain.ReadsVideo() {
-		req.Source.Video = videoInfo(img.Video)
-		res, err := s.engine.ProcessVideo(ctx, func(ctx context.Context) ([]byte, error) {
-			data, err := s.blobs.Get(ctx, img.Key())
-			if err != nil {
-				return nil, fmt.Errorf("video %s/%s: %w", img.User, img.Identifier, err)
-			}
-			return data, nil
-		}, req)
-		return res, "video", err
-	}
-	key, err := s.posterKey(ctx, img)
-	if err != nil {
-		return nil, "", err
-	}
-	req.Source = engine.Info{Mime: "image/jpeg", Ext: "jpg", Width: img.Width, Height: img.Height, Frames: 1}
-	req.Variation = nil
-	res, err := s.renderFrom(ctx, img, key, req)
-	return res, "poster", err
+// isPosterOf reports whether v is the poster of the video img: the JPEG
+// of its full size (the copies built from it are TIFFs).
+func isPosterOf(img storage.Image, v storage.Variation) bool {
+	return v.Ext == "jpg" && v.Width == img.Width && v.Height == img.Height
+}
+
+// renderVideo renders a chain that starts with a video step (frame,
+// sprite, preview) on the video itself.
+func (s *Server) renderVideo(ctx context.Context, img storage.Image, req engine.Request) (*engine.Result, error) {
+	req.Source.Video = videoInfo(img.Video)
+	return s.engine.ProcessVideo(ctx, func(ctx context.Context) ([]byte, error) {
+		data, err := s.blobs.Get(ctx, img.Key())
+		if err != nil {
+			return nil, fmt.Errorf("video %s/%s: %w", img.User, img.Identifier, err)
+		}
+		return data, nil
+	}, req)
 }

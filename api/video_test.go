@@ -3,6 +3,7 @@ package api_test
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"net/http"
 	"strings"
 	"testing"
@@ -199,5 +200,53 @@ func TestVideoSpriteTrack(t *testing.T) {
 	id := up.json(t)["imageIdentifier"].(string)
 	if r := e.get(e.tokenURL("/users/alice/images/"+id+".vtt", userPriv)); r.StatusCode != 400 || !strings.Contains(r.errMessage(t), "not a video") {
 		t.Fatalf("vtt of an image: %d %s", r.StatusCode, r.body)
+	}
+}
+
+// TestVideoPosterCopies: the variations worker builds a video's smaller
+// copies from its poster, as from an image's original, and a reducing
+// chain renders from one of them (X-Service-Source: variation-<width>)
+// with the look the poster gives; a chain that needs every pixel still
+// renders from the poster.
+func TestVideoPosterCopies(t *testing.T) {
+	videotest.Need(t)
+	var sv *api.StoredVariations
+	cfg, off := testConfig(), false
+	cfg.CacheVariants = &off // every GET renders
+	e := newEnvWith(t, cfg, func(d *api.Deps) {
+		eng, err := engine.New(engine.Config{Uploads: engine.Uploads{VideoUploads: engine.VideoUploads{Video: true}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sv, err = api.NewStoredVariations(d.DB, d.Blobs, eng, api.VariationsConfig{MinWidth: 320}); err != nil {
+			t.Fatal(err)
+		}
+		d.Engine, d.Variations = eng, sv
+	})
+	id := e.upload(videotest.H264(t, t.TempDir()))
+	path := "/users/alice/images/" + id
+	const chain = ".png?t[]=resize:width=300"
+	before := e.get(e.tokenURL(path+chain, userPriv))
+	if before.StatusCode != 200 || before.Header.Get("X-Service-Source") != "poster" {
+		t.Fatalf("before the copies: %d source %q %s", before.StatusCode, before.Header.Get("X-Service-Source"), before.body)
+	}
+	built, err := sv.BuildImage(t.Context(), "alice", id)
+	if err != nil || built.Variations != 3 {
+		t.Fatalf("BuildImage = %+v, %v; want 3 copies of the 640x360 poster", built, err)
+	}
+	if again, err := sv.BuildImage(t.Context(), "alice", id); err != nil || again.Variations != 0 {
+		t.Fatalf("BuildImage again = %+v, %v; want nothing more", again, err)
+	}
+	after := e.get(e.tokenURL(path+chain, userPriv))
+	if after.StatusCode != 200 || after.Header.Get("X-Service-Source") != "variation-320" {
+		t.Fatalf("after the copies: %d source %q %s", after.StatusCode, after.Header.Get("X-Service-Source"), after.body)
+	}
+	_, w, h, m1 := decoded(t, before.body)
+	_, w2, h2, m2 := decoded(t, after.body)
+	if w != 300 || w2 != 300 || h != h2 || math.Abs(m1-m2) > 1 {
+		t.Fatalf("from the poster %dx%d mean %.2f, from its copy %dx%d mean %.2f; want the same picture", w, h, m1, w2, h2, m2)
+	}
+	if r := e.get(e.tokenURL(path+".jpg?t[]=crop:width=100,height=100,x=10,y=10", userPriv)); r.StatusCode != 200 || r.Header.Get("X-Service-Source") != "poster" {
+		t.Fatalf("a crop: %d source %q", r.StatusCode, r.Header.Get("X-Service-Source"))
 	}
 }

@@ -122,3 +122,40 @@ func processIn(dir string) int {
 	}
 	return 0
 }
+
+// TestVideoHugeDimensions: 100 KB of H.264 whose header says
+// 8192x4320 is refused as too large (413 naming uploads.videoMaxPixels)
+// from the header, and a WebM whose track header claims 65535x65535 over
+// 320x256 frames is taken at the size its frames have, or refused, never
+// a 5xx.
+func TestVideoHugeDimensions(t *testing.T) {
+	videotest.Need(t)
+	dir := t.TempDir()
+	bomb := videotest.FFmpeg(t, dir, "bomb.mp4", "-f", "lavfi", "-i", "color=black:size=8192x4320:rate=25", "-t", "1",
+		"-c:v", "libx264", "-preset", "ultrafast", "-f", "mp4")
+	small := videotest.FFmpeg(t, dir, "small.webm", "-f", "lavfi", "-i", "testsrc=size=320x256:rate=25", "-t", "1",
+		"-c:v", "libvpx-vp9", "-b:v", "100k", "-f", "webm")
+	liar := bytes.Clone(small)
+	for _, el := range []string{"\xb0\x82\x01\x40", "\xba\x82\x01\x00"} { // PixelWidth 320, PixelHeight 256
+		i := bytes.Index(liar, []byte(el))
+		if i < 0 {
+			t.Fatalf("no %x element in the WebM", el)
+		}
+		liar[i+2], liar[i+3] = 0xff, 0xff
+	}
+	e := videoEngine(t, VideoUploads{})
+	_, _, err := e.InspectVideo(context.Background(), bomb)
+	var ee *Error
+	if !errors.As(err, &ee) || ee.HTTPStatus() != 413 || !strings.Contains(ee.PublicMessage(), "uploads.videoMaxPixels") {
+		t.Fatalf("%d bytes of 8192x4320 H.264: %v; want 413 naming uploads.videoMaxPixels", len(bomb), err)
+	}
+	t.Logf("%d bytes of 8192x4320 H.264: %v", len(bomb), err)
+	info, _, err := e.InspectVideo(context.Background(), liar)
+	switch {
+	case err == nil && (info.Width != 320 || info.Height != 256):
+		t.Fatalf("WebM claiming 65535x65535: taken as %dx%d; want its frames' 320x256", info.Width, info.Height)
+	case err != nil && (!errors.As(err, &ee) || ee.HTTPStatus() >= 500):
+		t.Fatalf("WebM claiming 65535x65535: %v", err)
+	}
+	t.Logf("WebM claiming 65535x65535: %dx%d, %v", info.Width, info.Height, err)
+}
