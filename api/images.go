@@ -228,8 +228,9 @@ func (s *Server) storeImage(ctx context.Context, u *pendingUpload) (bool, error)
 		s.release(ctx, res)
 		return false, fmt.Errorf("store image %s/%s: %w", img.User, img.Identifier, err)
 	}
-	// A video's one variation is its poster, stored once it is committed.
-	created, err := s.images.CommitImage(ctx, img, res, !isVideo(*img) && s.builder.Wants(img.Width, img.Height, img.Size))
+	// A video's poster is stored once it is committed, and its copies are
+	// built from the poster (a job that runs first is retried).
+	created, err := s.images.CommitImage(ctx, img, res, s.builder.Wants(img.Width, img.Height, img.Size))
 	if err != nil {
 		s.release(ctx, res)
 		return false, err

@@ -230,9 +230,16 @@ func TestVideoPosterCopies(t *testing.T) {
 	if before.StatusCode != 200 || before.Header.Get("X-Service-Source") != "poster" {
 		t.Fatalf("before the copies: %d source %q %s", before.StatusCode, before.Header.Get("X-Service-Source"), before.body)
 	}
-	built, err := sv.BuildImage(t.Context(), "alice", id)
-	if err != nil || built.Variations != 3 {
-		t.Fatalf("BuildImage = %+v, %v; want 3 copies of the 640x360 poster", built, err)
+	// The job the upload queued, taken by the worker, builds the copies.
+	if taken, err := sv.Pass(t.Context()); err != nil || taken != 1 {
+		t.Fatalf("the upload's variation job: %d taken, %v; want 1", taken, err)
+	}
+	img, err := e.db.Image(t.Context(), "alice", id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vs, err := e.db.Variations(t.Context(), img); err != nil || len(vs) != 4 {
+		t.Fatalf("variations %+v, %v; want the poster and 3 copies of it", vs, err)
 	}
 	if again, err := sv.BuildImage(t.Context(), "alice", id); err != nil || again.Variations != 0 {
 		t.Fatalf("BuildImage again = %+v, %v; want nothing more", again, err)

@@ -286,6 +286,26 @@ func TestVideoFrame(t *testing.T) {
 	if small.Width != 160 || small.Height != 90 || small.Mime != "image/png" {
 		t.Fatalf("frame then thumbnail: %dx%d %s", small.Width, small.Height, small.Mime)
 	}
+	// A reducing chain gets the frame shrunk by ffmpeg (as a JPEG shrinks
+	// on load) and a crop the full frame: both look as the chain on
+	// ffmpeg's full frame does (a shrunk frame is resampled twice, so
+	// within 2.5 rather than 1.5; the frame a second away is 5 or more).
+	for _, c := range []struct {
+		rest []string
+		tol  float64
+	}{{[]string{"resize:width=200"}, 2.5}, {[]string{"maxSize:width=150,height=150"}, 2.5}, {[]string{"crop:width=120,height=80,x=300,y=200"}, 0.5}} {
+		chain, err := e.ParseChain(c.rest)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := e.Process(context.Background(), ref, Request{Chain: chain, Format: "png"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := meanDiff(t, render(append([]string{"frame:time=2.5,exact=1"}, c.rest...)...).Data, want.Data); d > c.tol {
+			t.Errorf("frame then %v differs from ffmpeg's frame then the same by %.2f", c.rest, d)
+		}
+	}
 	if _, err := e.ParseChain([]string{"resize:width=10", "frame:time=1"}); KindOf(err) != KindInvalid {
 		t.Fatalf("frame not first: %v", err)
 	}

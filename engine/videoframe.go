@@ -59,8 +59,18 @@ func (st *frame) second(info Info) float64 {
 }
 
 func (st *frame) picture(ctx context.Context, e *Engine, vf *videoFile, f format, info Info) ([]byte, map[string]string, error) {
+	return st.scaled(ctx, e, vf, f, info, 1)
+}
+
+// scaled is picture at 1/shrink of the video's size (shrink 2, 4 or 8:
+// what a JPEG's decoder would give the rest of the chain; 1: full size).
+func (st *frame) scaled(ctx context.Context, e *Engine, vf *videoFile, f format, info Info, shrink int) ([]byte, map[string]string, error) {
 	t := st.second(info)
-	out, err := e.extractFrame(ctx, vf, f, info, t, st.exact, 0)
+	width := 0
+	if shrink > 1 {
+		width = ceilDiv(info.Width, shrink)
+	}
+	out, err := e.extractFrame(ctx, vf, f, info, t, st.exact, width)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -123,12 +133,27 @@ func (e *Engine) ProcessVideo(ctx context.Context, load func(context.Context) ([
 		return nil, err
 	}
 	defer vf.remove()
-	pic, headers, err := src.picture(ctx, e, vf, f, req.Source)
+	rest := Chain{specs: req.Chain.specs[1:], steps: req.Chain.steps[1:], hints: req.Chain.hints}
+	var variation *VariationSource
+	var pic []byte
+	var headers map[string]string
+	if fr, ok := src.(*frame); ok {
+		// A reducing chain gets the frame scaled by ffmpeg, as a JPEG's
+		// decoder would shrink it on load, and renders it as a stored
+		// variation of the full frame: converting and passing the full
+		// frame costs more than its decode.
+		shrink := max(1, rest.VariationScale(req.Source.Width, req.Source.Height, "jpg", req.Env))
+		if shrink > 1 {
+			variation = &VariationSource{OrigWidth: req.Source.Width, OrigHeight: req.Source.Height, OrigExt: "tif"}
+		}
+		pic, headers, err = fr.scaled(ctx, e, vf, f, req.Source, shrink)
+	} else {
+		pic, headers, err = src.picture(ctx, e, vf, f, req.Source)
+	}
 	if err != nil {
 		return nil, err
 	}
-	req.Chain = Chain{specs: req.Chain.specs[1:], steps: req.Chain.steps[1:], hints: req.Chain.hints}
-	req.Source, req.Variation = Info{}, nil
+	req.Chain, req.Source, req.Variation = rest, Info{}, variation
 	if _, ok := mimeOf[req.Format]; !ok {
 		req.Format = "jpg"
 		if _, anim := src.(*preview); anim {
