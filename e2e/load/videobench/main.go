@@ -178,11 +178,17 @@ func fetch(ctx context.Context, url string, width int) error {
 		b, _ := io.ReadAll(res.Body)
 		return fmt.Errorf("GET %s: %d %s", url, res.StatusCode, b)
 	}
-	cfg, err := jpeg.DecodeConfig(res.Body)
-	if err == nil && cfg.Width != width {
-		err = fmt.Errorf("GET %s: %d px wide, want %d", url, cfg.Width, width)
-	}
+	err = isJPEG(res.Body, "GET "+url, width)
 	_, _ = io.Copy(io.Discard, res.Body)
+	return err
+}
+
+// isJPEG checks that r starts a JPEG width pixels wide; what names it.
+func isJPEG(r io.Reader, what string, width int) error {
+	cfg, err := jpeg.DecodeConfig(r)
+	if err == nil && cfg.Width != width {
+		err = fmt.Errorf("%s: %d px wide, want %d", what, cfg.Width, width)
+	}
 	return err
 }
 
@@ -193,11 +199,7 @@ func checkJPEG(path string, width int) error {
 		return err
 	}
 	defer f.Close()
-	cfg, err := jpeg.DecodeConfig(f)
-	if err == nil && cfg.Width != width {
-		err = fmt.Errorf("%s: %d px wide, want %d", path, cfg.Width, width)
-	}
-	return err
+	return isJPEG(f, path, width)
 }
 
 // get GETs url and returns its body; it exits on a failure.
