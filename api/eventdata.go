@@ -84,7 +84,7 @@ func (c *call) uploadInfo(ctx context.Context) (engine.Info, error) {
 	}
 	var info engine.Info
 	if _, video := engine.VideoType(data); video {
-		info, c.upload.poster, err = c.s.engine.InspectVideo(ctx, data)
+		info, c.upload.poster, err = c.s.engine.InspectVideo(ctx, data, c.tokenPixels)
 	} else if err = c.s.checkImageSize(data); err == nil {
 		info, err = c.s.engine.Inspect(ctx, data)
 	}

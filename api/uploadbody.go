@@ -49,9 +49,10 @@ func (c *call) tokenAllows(data []byte) ([]byte, error) {
 	}
 	var info engine.Info
 	var err error
-	if ext, video := engine.VideoType(data); video {
+	ext, video := engine.VideoType(data)
+	if video {
 		// The header is read with the rest of the video's checks
-		// (uploadInfo); the token's type is checked here.
+		// (uploadInfo, tokenPixels); the token's type is checked here.
 		info.Ext = ext
 	} else if info, err = c.s.engine.Probe(data); err != nil {
 		return nil, err
@@ -60,11 +61,25 @@ func (c *call) tokenAllows(data []byte) ([]byte, error) {
 		return nil, coded(http.StatusUnsupportedMediaType, codeUnsupportedType, fmt.Sprintf(
 			"Image type %s is not accepted by the upload token (it accepts %s)", info.Ext, strings.Join(t.Formats, ", ")))
 	}
+	if video {
+		return data, nil
+	}
+	return data, c.tokenPixels(info)
+}
+
+// tokenPixels refuses an upload over the call's upload token's maxPixels
+// (none without a token): an image's from its header, a video's from its
+// container's, before a frame is decoded.
+func (c *call) tokenPixels(info engine.Info) error {
+	t := c.token
+	if t == nil {
+		return nil
+	}
 	if px := int64(info.Width) * int64(info.Height); px > t.MaxPixels {
-		return nil, errorf(http.StatusRequestEntityTooLarge, "Image too large for the upload token: %dx%d is %d pixels; it allows at most %d",
+		return errorf(http.StatusRequestEntityTooLarge, "Image too large for the upload token: %dx%d is %d pixels; it allows at most %d",
 			info.Width, info.Height, px, t.MaxPixels)
 	}
-	return data, nil
+	return nil
 }
 
 // readImageBody reads the image of an upload at most limit bytes long:

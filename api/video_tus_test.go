@@ -3,6 +3,7 @@ package api_test
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -57,4 +58,27 @@ func TestVideoLargeUploads(t *testing.T) {
 		t.Fatalf("token POST: %d %s", r.StatusCode, r.body)
 	}
 	t.Logf("token POST of %d bytes: %d in %v", len(other), r.StatusCode, time.Since(start))
+}
+
+// TestVideoTokenPixels: an upload token's maxPixels holds a video to its
+// header's width x height, as an image: a 640x360 video is refused by a
+// token allowing 200,000 pixels, by POST and by tus, and taken by one
+// allowing 230,400.
+func TestVideoTokenPixels(t *testing.T) {
+	videotest.Need(t)
+	data := videotest.H264(t, t.TempDir())
+	e := videoEnv(t, tokenConfig(), engine.VideoUploads{})
+	small := e.issue(map[string]any{"uploads": 2, "maxPixels": 200_000}).Token
+	r := e.request(http.MethodPost, e.url+"/users/alice/images", data, "Authorization", "Bearer "+small)
+	if r.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(r.errMessage(t), "640x360 is 230400 pixels; it allows at most 200000") {
+		t.Fatalf("POST over the token's pixels: %d %s", r.StatusCode, r.body)
+	}
+	path := e.createUpload(small, len(data))
+	if r := e.tusReq(http.MethodPatch, path, small, data, "Upload-Offset", "0"); r.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Fatalf("tus over the token's pixels: %d %s", r.StatusCode, r.body)
+	}
+	exact := e.issue(map[string]any{"maxPixels": 640 * 360}).Token
+	if r := e.request(http.MethodPost, e.url+"/users/alice/images", data, "Authorization", "Bearer "+exact); r.StatusCode != http.StatusCreated {
+		t.Fatalf("POST at the token's pixels: %d %s", r.StatusCode, r.body)
+	}
 }

@@ -223,8 +223,10 @@ func videoOff(f format) error {
 // InspectVideo checks a video upload: its type, its header against the
 // limits (before any frame is decoded) and that its frames decode, and
 // chooses its poster (videoposter.go), returned as a JPEG of the video's
-// full size. It holds a pipeline slot while ffmpeg runs.
-func (e *Engine) InspectVideo(ctx context.Context, data []byte) (Info, []byte, error) {
+// full size. It holds a pipeline slot while ffmpeg runs. Each of checks
+// (the caller's own limits, an upload token's pixels) sees the header's
+// Info before a frame is decoded; the first error refuses the video.
+func (e *Engine) InspectVideo(ctx context.Context, data []byte, checks ...func(Info) error) (Info, []byte, error) {
 	f, ok, err := sniffVideo(data)
 	switch {
 	case err != nil:
@@ -249,6 +251,11 @@ func (e *Engine) InspectVideo(ctx context.Context, data []byte) (Info, []byte, e
 	info, err := e.probeVideo(ctx, vf, f)
 	if err != nil {
 		return Info{}, nil, err
+	}
+	for _, check := range checks {
+		if err := check(info); err != nil {
+			return Info{}, nil, err
+		}
 	}
 	poster, err := e.choosePoster(ctx, vf, f, info)
 	if err != nil {
