@@ -54,6 +54,29 @@ func (s *Server) getImage(c *call) error {
 	return s.serveImage(c, img, chain, format)
 }
 
+// rangeWriter passes http.ServeContent's answer through but for a 416,
+// which it swallows, so the refusal goes out as every error does (JSON);
+// the Content-Range: bytes */<size> ServeContent set stays.
+type rangeWriter struct {
+	http.ResponseWriter
+	refused bool
+}
+
+func (w *rangeWriter) WriteHeader(code int) {
+	if code == http.StatusRequestedRangeNotSatisfiable {
+		w.refused = true
+		return
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *rangeWriter) Write(b []byte) (int, error) {
+	if w.refused {
+		return len(b), nil
+	}
+	return w.ResponseWriter.Write(b)
+}
+
 // svgPolicy is the Content-Security-Policy of stored SVGs served as they
 // are: nothing loads or runs but the document's own styles and data: images.
 const svgPolicy = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; sandbox"
@@ -94,8 +117,9 @@ func (s *Server) serveImage(c *call, img storage.Image, chain engine.Chain, form
 			c.w.WriteHeader(http.StatusNotModified)
 			return nil
 		}
+		c.w.Header().Set("Content-Type", img.Mime)
+		c.w.Header().Set("Accept-Ranges", "bytes")
 		if c.method == http.MethodHead {
-			c.w.Header().Set("Content-Type", img.Mime)
 			c.w.Header().Set("Content-Length", strconv.FormatInt(img.Size, 10))
 			c.w.WriteHeader(http.StatusOK)
 			return nil
@@ -104,7 +128,15 @@ func (s *Server) serveImage(c *call, img storage.Image, chain engine.Chain, form
 		if err != nil {
 			return fmt.Errorf("image %s/%s: %w", img.User, img.Identifier, err)
 		}
-		return c.writeBody(data, img.Mime, o)
+		// An original answers byte ranges (206; If-Range with its ETag), so
+		// a browser's player seeks in a video without fetching all of it.
+		rw := &rangeWriter{ResponseWriter: c.w}
+		http.ServeContent(rw, c.r, "", img.Updated, bytes.NewReader(data))
+		if rw.refused {
+			return errorf(http.StatusRequestedRangeNotSatisfiable, "Range %q lies outside the image's %d bytes: ask for bytes from 0 to %d",
+				c.r.Header.Get("Range"), len(data), len(data)-1)
+		}
+		return nil
 	}
 	renderStart := time.Now()
 	v, hit, err := s.variant(c.ctx(), img, chain, format, c.bestFormats(chain, format), c.limitRender)

@@ -257,3 +257,33 @@ func TestVideoPosterCopies(t *testing.T) {
 		t.Fatalf("a crop: %d source %q", r.StatusCode, r.Header.Get("X-Service-Source"))
 	}
 }
+
+// TestVideoRanges: a video's original answers byte ranges, as a browser's
+// player asks for them when it seeks: 206 with Content-Range, the bytes of
+// the range, If-Range with the ETag, 416 past the end; HEAD says it takes
+// ranges.
+func TestVideoRanges(t *testing.T) {
+	videotest.Need(t)
+	data := videotest.H264(t, t.TempDir())
+	e := videoEnv(t, testConfig(), engine.VideoUploads{})
+	url := e.tokenURL("/users/alice/images/"+e.upload(data), userPriv)
+	if r := e.request(http.MethodHead, url, nil); r.StatusCode != 200 || r.Header.Get("Accept-Ranges") != "bytes" {
+		t.Fatalf("HEAD: %d %v", r.StatusCode, r.Header)
+	}
+	r := e.get(url, "Range", "bytes=1000-1999")
+	if r.StatusCode != http.StatusPartialContent || r.Header.Get("Content-Range") != fmt.Sprintf("bytes 1000-1999/%d", len(data)) ||
+		!bytes.Equal(r.body, data[1000:2000]) || r.Header.Get("Content-Type") != "video/mp4" {
+		t.Fatalf("range: %d %v, %d bytes", r.StatusCode, r.Header, len(r.body))
+	}
+	etag := r.Header.Get("ETag")
+	if r := e.get(url, "Range", "bytes=-100", "If-Range", etag); r.StatusCode != http.StatusPartialContent || !bytes.Equal(r.body, data[len(data)-100:]) {
+		t.Fatalf("suffix range with If-Range: %d, %d bytes", r.StatusCode, len(r.body))
+	}
+	if r := e.get(url, "Range", "bytes=0-9", "If-Range", `"another"`); r.StatusCode != 200 || !bytes.Equal(r.body, data) {
+		t.Fatalf("If-Range of another version: %d, %d bytes; want the whole video", r.StatusCode, len(r.body))
+	}
+	if r := e.get(url, "Range", fmt.Sprintf("bytes=%d-", len(data)+10)); r.StatusCode != http.StatusRequestedRangeNotSatisfiable ||
+		r.Header.Get("Content-Range") != fmt.Sprintf("bytes */%d", len(data)) || !strings.Contains(r.errMessage(t), "ask for bytes from 0 to") {
+		t.Fatalf("past the end: %d %v %s", r.StatusCode, r.Header, r.body)
+	}
+}

@@ -17525,6 +17525,7 @@ func (r GetReadyzResponse) ContentType() string {
 // GetShortURLResponse200Headers the declared response headers of an HTTP 200 response for GetShortURL
 type GetShortURLResponse200Headers struct {
 	AcceptCH                    *string
+	AcceptRanges                *string
 	CacheControl                *string
 	CacheTag                    *string
 	ContentSecurityPolicy       *string
@@ -19435,6 +19436,7 @@ func (r DeleteImageResponse) ContentType() string {
 // GetImageResponse200Headers the declared response headers of an HTTP 200 response for GetImage
 type GetImageResponse200Headers struct {
 	AcceptCH                    *string
+	AcceptRanges                *string
 	CacheControl                *string
 	CacheTag                    *string
 	ContentSecurityPolicy       *string
@@ -19460,6 +19462,13 @@ type GetImageResponse200Headers struct {
 	Xkey                        *string
 }
 
+// GetImageResponse206Headers the declared response headers of an HTTP 206 response for GetImage
+type GetImageResponse206Headers struct {
+	AcceptRanges *string
+	ContentRange *string
+	ETag         *string
+}
+
 // GetImageResponse304Headers the declared response headers of an HTTP 304 response for GetImage
 type GetImageResponse304Headers struct {
 	CacheTag     *string
@@ -19480,6 +19489,11 @@ type GetImageResponse404Headers struct {
 	XServiceErrorDate         *HTTPDate
 	XServiceErrorInternalCode *int
 	XServiceErrorMessage      *string
+}
+
+// GetImageResponse416Headers the declared response headers of an HTTP 416 response for GetImage
+type GetImageResponse416Headers struct {
+	ContentRange *string
 }
 
 // GetImageResponse429Headers the declared response headers of an HTTP 429 response for GetImage
@@ -19507,18 +19521,24 @@ type GetImageResponse struct {
 	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON416 the response for an HTTP 416 `application/json` response
+	JSON416 *Error
 	// JSON429 the response for an HTTP 429 `application/json` response
 	JSON429 *TooManyRequests
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *ErrorResponse
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetImageResponse200Headers
+	// Headers206 the parsed response headers for an HTTP 206 response
+	Headers206 *GetImageResponse206Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetImageResponse304Headers
 	// Headers400 the parsed response headers for an HTTP 400 response
 	Headers400 *GetImageResponse400Headers
 	// Headers404 the parsed response headers for an HTTP 404 response
 	Headers404 *GetImageResponse404Headers
+	// Headers416 the parsed response headers for an HTTP 416 response
+	Headers416 *GetImageResponse416Headers
 	// Headers429 the parsed response headers for an HTTP 429 response
 	Headers429 *GetImageResponse429Headers
 	// HeadersDefault the parsed response headers for an HTTP default response
@@ -19533,6 +19553,11 @@ func (r GetImageResponse) GetJSON400() *BadRequest {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetImageResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON416 returns the response for an HTTP 416 `application/json` response
+func (r GetImageResponse) GetJSON416() *Error {
+	return r.JSON416
 }
 
 // GetJSON429 returns the response for an HTTP 429 `application/json` response
@@ -29804,6 +29829,13 @@ func ParseGetShortURLResponse(rsp *http.Response) (*GetShortURLResponse, error) 
 			}
 			headers.AcceptCH = &value
 		}
+		if values := rsp.Header.Values("Accept-Ranges"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Accept-Ranges", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AcceptRanges = &value
+		}
 		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
@@ -32971,6 +33003,13 @@ func ParseGetImageResponse(rsp *http.Response) (*GetImageResponse, error) {
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 416:
+		var dest Error
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON416 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
 		var dest TooManyRequests
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -32996,6 +33035,13 @@ func ParseGetImageResponse(rsp *http.Response) (*GetImageResponse, error) {
 				return nil, err
 			}
 			headers.AcceptCH = &value
+		}
+		if values := rsp.Header.Values("Accept-Ranges"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Accept-Ranges", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AcceptRanges = &value
 		}
 		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
 			var value string
@@ -33159,6 +33205,30 @@ func ParseGetImageResponse(rsp *http.Response) (*GetImageResponse, error) {
 			headers.Xkey = &value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 206:
+		var headers GetImageResponse206Headers
+		if values := rsp.Header.Values("Accept-Ranges"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Accept-Ranges", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AcceptRanges = &value
+		}
+		if values := rsp.Header.Values("Content-Range"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Range", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentRange = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = &value
+		}
+		response.Headers206 = &headers
 	case rsp.StatusCode == 304:
 		var headers GetImageResponse304Headers
 		if values := rsp.Header.Values("Cache-Tag"); len(values) > 0 {
@@ -33238,6 +33308,16 @@ func ParseGetImageResponse(rsp *http.Response) (*GetImageResponse, error) {
 			headers.XServiceErrorMessage = &value
 		}
 		response.Headers404 = &headers
+	case rsp.StatusCode == 416:
+		var headers GetImageResponse416Headers
+		if values := rsp.Header.Values("Content-Range"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Range", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentRange = &value
+		}
+		response.Headers416 = &headers
 	case rsp.StatusCode == 429:
 		var headers GetImageResponse429Headers
 		if values := rsp.Header.Values("RateLimit"); len(values) > 0 {
