@@ -262,15 +262,13 @@ func (s *Server) render(ctx context.Context, img storage.Image, chain engine.Cha
 		}
 		return renderedVariant(res, "video"), nil
 	}
-	// A video's other chains render from its poster as an image's from its
-	// original, and from the copies built from the poster.
-	base, baseName, pick := img.Key(), "original", img
+	// A video's other chains render from the copies built from its poster
+	// as an image's from its original's, else from the poster (looked up,
+	// or made again, only then).
+	baseName, pick := "original", img
+	baseKey := func() (string, error) { return img.Key(), nil }
 	if isVideo(img) {
-		key, err := s.posterKey(ctx, img)
-		if err != nil {
-			return variant{}, err
-		}
-		base, baseName = key, "poster"
+		baseName, baseKey = "poster", func() (string, error) { return s.posterKey(ctx, img) }
 		pick.Mime, pick.Extension = "image/jpeg", "jpg"
 		req.Source = engine.Info{Mime: pick.Mime, Ext: pick.Extension, Width: img.Width, Height: img.Height, Frames: 1}
 	}
@@ -293,8 +291,12 @@ func (s *Server) render(ctx context.Context, img storage.Image, chain engine.Cha
 	if !ok || (err != nil && ctx.Err() == nil) {
 		// No variation, or it went (its image is being deleted), or it
 		// failed: the original (or poster) answers, or says what is wrong.
+		key, kerr := baseKey()
+		if kerr != nil {
+			return variant{}, kerr
+		}
 		req.Variation, source = nil, baseName
-		res, err = s.renderFrom(ctx, img, base, req)
+		res, err = s.renderFrom(ctx, img, key, req)
 	}
 	if err != nil {
 		return variant{}, err
