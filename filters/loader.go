@@ -98,7 +98,12 @@ func checkManifest(cfg Config, src *source) (*Manifest, error) {
 // stops at the deadline). finished is closed once load has returned; a
 // filter it loads after the deadline is closed then, its result dropped.
 func loadWithin(ctx context.Context, cfg Config, cache wazero.CompilationCache, src *source, ctrs *counters, background bool) (f *Filter, finished <-chan struct{}, err error) {
+	// Why cancel only once this returns, never from the goroutine: a
+	// goroutine that cancelled as it sent its result would let the select
+	// below see both ready and, picking at random, answer "context
+	// canceled" for a load that finished.
 	ctx, cancel := context.WithTimeout(ctx, cfg.CompileTimeout)
+	defer cancel()
 	type result struct {
 		f   *Filter
 		err error
@@ -108,7 +113,6 @@ func loadWithin(ctx context.Context, cfg Config, cache wazero.CompilationCache, 
 	abandoned := make(chan struct{})
 	go func() {
 		defer close(fin)
-		defer cancel()
 		if background {
 			// Why never unlocked: the goroutine ends locked, so its thread
 			// exits with it and the lowered priority dies with the thread.

@@ -360,3 +360,17 @@ func TestConfigLimits(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadErrorNotCanceled: a module that fails at once is refused with its
+// own reason every time, never "context canceled" (the load's deadline is
+// cancelled only after its result is taken).
+func TestLoadErrorNotCanceled(t *testing.T) {
+	t.Parallel()
+	fdir := writeFilter(t, t.TempDir(), "broken", []byte("\x00asm but not really"), map[string]any{"kind": KindTransformation})
+	for i := range 300 {
+		_, err := Check(context.Background(), Config{Logger: quietLogger()}, fdir)
+		if err == nil || errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "filter.wasm") {
+			t.Fatalf("load %d: %v", i, err)
+		}
+	}
+}
