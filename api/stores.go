@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"io"
 	"time"
 
 	"github.com/vitrine/vitrine/storage"
@@ -93,6 +94,9 @@ type blobStore interface {
 	// GetInto is Get reading into buf's memory when it has room.
 	GetInto(ctx context.Context, key string, buf []byte) ([]byte, error)
 	Put(ctx context.Context, key string, data []byte) error
+	// Open streams the blob at key (a video to decode); the caller closes
+	// the reader.
+	Open(ctx context.Context, key string) (io.ReadCloser, error)
 }
 
 // variationStore lists an image's stored variations.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 
 	"github.com/vitrine/vitrine/engine"
@@ -136,11 +137,11 @@ func isPosterOf(img storage.Image, v storage.Variation) bool {
 // sprite, preview) on the video itself.
 func (s *Server) renderVideo(ctx context.Context, img storage.Image, req engine.Request) (*engine.Result, error) {
 	req.Source.Video = videoInfo(img.Video)
-	return s.engine.ProcessVideo(ctx, func(ctx context.Context) ([]byte, error) {
-		data, err := s.blobs.Get(ctx, img.Key())
+	return s.engine.ProcessVideo(ctx, func(ctx context.Context) (io.ReadCloser, error) {
+		r, err := s.blobs.Open(ctx, img.Key())
 		if err != nil {
 			return nil, fmt.Errorf("video %s/%s: %w", img.User, img.Identifier, err)
 		}
-		return data, nil
+		return r, nil
 	}, req)
 }

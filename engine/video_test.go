@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -250,7 +251,7 @@ func TestVideoFrame(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := e.ProcessVideo(context.Background(), func(context.Context) ([]byte, error) { return h264, nil },
+		res, err := e.ProcessVideo(context.Background(), openBytes(h264),
 			Request{Chain: c, Format: "png", Source: info})
 		if err != nil {
 			t.Fatal(err)
@@ -369,7 +370,7 @@ func TestVideoSpritePreview(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := e.ProcessVideo(context.Background(), func(context.Context) ([]byte, error) { return h264, nil },
+		res, err := e.ProcessVideo(context.Background(), openBytes(h264),
 			Request{Chain: c, Format: format, Source: info})
 		if err != nil {
 			t.Fatal(err)
@@ -411,3 +412,65 @@ func TestVideoSpritePreview(t *testing.T) {
 		t.Fatalf("gif preview %s: %d frames, %d wide", gif.Mime, g.Pages(), g.Width())
 	}
 }
+
+// openBytes is ProcessVideo's open for a video held in memory.
+func openBytes(data []byte) func(context.Context) (io.ReadCloser, error) {
+	return func(context.Context) (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(data)), nil }
+}
+
+// failingReader returns the first n bytes of data, then err.
+type failingReader struct {
+	data []byte
+	n    int
+	err  error
+}
+
+func (r *failingReader) Read(p []byte) (int, error) {
+	if r.n == 0 {
+		return 0, r.err
+	}
+	k := copy(p, r.data[:min(len(p), r.n)])
+	r.data, r.n = r.data[k:], r.n-k
+	return k, nil
+}
+
+// TestVideoReadFails: a video whose stream from the store breaks half-way
+// fails the render with the store's error, closes the stream and leaves no
+// temporary copy behind.
+func TestVideoReadFails(t *testing.T) {
+	videotest.Need(t)
+	h264 := videotest.H264(t, t.TempDir())
+	e := videoEngine(t, VideoUploads{})
+	info, _, err := e.InspectVideo(context.Background(), h264)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := e.ParseChain([]string{"frame:time=1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	broken := errors.New("store went away")
+	closed := false
+	open := func(context.Context) (io.ReadCloser, error) {
+		r := &failingReader{data: h264, n: len(h264) / 2, err: broken}
+		return struct {
+			io.Reader
+			io.Closer
+		}{r, closer(func() error { closed = true; return nil })}, nil
+	}
+	if _, err := e.ProcessVideo(context.Background(), open, Request{Chain: c, Source: info}); !errors.Is(err, broken) {
+		t.Fatalf("err = %v, want the store's error", err)
+	}
+	if !closed {
+		t.Error("the stream was not closed")
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
+
+type closer func() error
+
+func (c closer) Close() error { return c() }

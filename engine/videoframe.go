@@ -1,8 +1,8 @@
 package engine
 
 import (
-	"bytes"
 	"context"
+	"io"
 	"math"
 	"strconv"
 )
@@ -104,11 +104,11 @@ func (c Chain) checkVideoSteps() error {
 }
 
 // ProcessVideo renders a chain that starts with a video step (ReadsVideo)
-// on the video load returns; req.Source is the video's Info as stored,
-// Video included. It waits for a pipeline slot first, copies the video
-// into a private file, has ffmpeg decode the picture, and renders the rest
+// on the video open streams; req.Source is the video's Info as stored,
+// Video included. It waits for a pipeline slot first, streams the video
+// into a private file (never whole in memory), has ffmpeg decode the picture, and renders the rest
 // of the chain on it (a JPEG unless req.Format says otherwise).
-func (e *Engine) ProcessVideo(ctx context.Context, load func(context.Context) ([]byte, error), req Request) (*Result, error) {
+func (e *Engine) ProcessVideo(ctx context.Context, open func(context.Context) (io.ReadCloser, error), req Request) (*Result, error) {
 	src, ok := req.Chain.videoSource()
 	f, known := videoFormat(req.Source.Ext)
 	switch {
@@ -124,11 +124,12 @@ func (e *Engine) ProcessVideo(ctx context.Context, load func(context.Context) ([
 		return nil, err
 	}
 	defer end()
-	data, err := load(ctx)
+	r, err := open(ctx)
 	if err != nil {
 		return nil, err
 	}
-	vf, err := writeVideoFile(bytes.NewReader(data))
+	vf, err := writeVideoFile(r)
+	r.Close()
 	if err != nil {
 		return nil, err
 	}
